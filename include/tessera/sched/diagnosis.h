@@ -1,0 +1,43 @@
+// Diagnosis: why a task found no node, counted per reason.
+//
+// Every node that was rejected is counted under the Reason its first failing filter gave, so
+// the answer to "why is my job pending" is exact: "0/1213 nodes: 1100 insufficient gpu,
+// 113 gpu model not allowed". Reasons are ordered by count (descending), then by detail.
+// A value type.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/sched/sched_status.h"
+
+namespace tessera {
+
+struct ReasonCount {
+  const Reason* reason = nullptr;
+  int64_t nodes = 0;
+};
+
+class Diagnosis {
+ public:
+  void Add(const Reason* reason, int64_t nodes = 1);
+  void set_total_nodes(int64_t n) { total_nodes_ = n; }
+  void set_feasible_nodes(int64_t n) { feasible_nodes_ = n; }
+
+  int64_t total_nodes() const { return total_nodes_; }
+  int64_t feasible_nodes() const { return feasible_nodes_; }
+  // Sorted by count (descending), then detail.
+  std::vector<ReasonCount> Counts() const;
+  // The code of the most common reason ("InsufficientResources"); empty when none.
+  std::string_view TopCode() const;
+  // "0/1213 nodes: 1100 insufficient gpu, 113 gpu model not allowed".
+  std::string ToString() const;
+
+ private:
+  std::vector<ReasonCount> counts_;  // few distinct reasons: a flat vector beats a map
+  int64_t total_nodes_ = 0;
+  int64_t feasible_nodes_ = 0;
+};
+
+}  // namespace tessera

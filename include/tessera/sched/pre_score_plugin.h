@@ -1,0 +1,19 @@
+// PreScorePlugin: runs once per attempt after filtering, before any Score.
+//
+// Called on the scheduling thread with the number of feasible nodes. Writes per-task data to the
+// CycleState for its Score to read, or returns Skip when it has nothing to do.
+#pragma once
+
+#include "core/job.h"
+#include "tessera/sched/cycle_state.h"
+#include "tessera/sched/plugin.h"
+#include "tessera/sched/sched_status.h"
+
+namespace tessera {
+
+class PreScorePlugin : public virtual Plugin {
+ public:
+  virtual SchedStatus PreScore(CycleState& state, const TaskRequest& task) = 0;
+};
+
+}  // namespace tessera

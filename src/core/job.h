@@ -1,0 +1,102 @@
+// Jobs, task groups and the per-task request the scheduler places.
+//
+// A Job has one or more TaskGroups (roles such as "master", "worker"); each group has
+// `replicas` identical tasks. The gang is the all-or-nothing set of `min_available` tasks.
+// A TaskRequest is what one task asks of one node:
+//   cpu         millicores        memory      bytes
+//   gpu_count   devices           gpu_milli   milli-GPU per device (1..1000; 1000 = whole)
+//   gpu_memory  bytes per device  gpu_models  allowed device models (empty = any)
+// A sharing task has gpu_count == 1 and gpu_milli < 1000; a whole-GPU task has
+// gpu_milli == 1000 and needs gpu_count fully free devices on one node.
+//
+// Value types; safe to share when const.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/node.h"
+#include "core/resources.h"
+#include "tessera/common/clock.h"
+
+namespace tessera {
+
+struct Toleration {
+  std::string key;       // empty with operator Exists = tolerate everything
+  std::string value;     // ignored when exists == true
+  bool exists = false;   // operator Exists (any value) instead of Equal
+  std::optional<TaintEffect> effect;  // nullopt = every effect
+
+  // Kubernetes semantics: key, value (unless Exists) and effect (when set) must match.
+  bool Tolerates(const Taint& taint) const;
+};
+
+struct TaskRequest {
+  int64_t cpu = 0;          // millicores
+  int64_t memory = 0;       // bytes
+  int32_t gpu_count = 0;    // devices
+  int64_t gpu_milli = 0;    // milli-GPU per device; 0 when gpu_count == 0
+  int64_t gpu_memory = 0;   // bytes per device; needs gpu_count > 0
+  std::vector<std::string> gpu_models;  // allowed models; empty = any
+  std::map<std::string, int64_t, std::less<>> extended;
+  Labels node_selector;                 // every pair must be on the node's labels
+  std::vector<Toleration> tolerations;
+
+  bool IsSharing() const { return gpu_count == 1 && gpu_milli < kMilliGpuPerDevice; }
+  bool NeedsGpu() const { return gpu_count > 0; }
+  // Total milli-GPU: gpu_count x gpu_milli.
+  int64_t TotalGpuMilli() const { return gpu_count * gpu_milli; }
+  // The node-level resources this task holds once placed.
+  Resources AsResources() const;
+  // True when `model` is allowed (gpu_models empty, or contains it).
+  bool AllowsModel(std::string_view model) const;
+  // A canonical string: tasks with equal keys get identical filter and score results
+  // (the scheduler's equivalence classes).
+  std::string EquivalenceKey() const;
+
+  // Checks every field; errors name the path, prefixed by `field` (e.g. "spec.tasks[1]").
+  absl::Status Validate(std::string_view field) const;
+};
+
+enum class RestartAction { kRequeue, kFail };
+
+struct RestartPolicy {
+  RestartAction on_failure = RestartAction::kRequeue;
+  int32_t max_restarts = 3;
+};
+
+struct TaskGroup {
+  std::string name;
+  int32_t replicas = 1;
+  TaskRequest request;
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  std::map<std::string, std::string> env;
+  std::string working_dir;
+};
+
+struct JobSpec {
+  std::string name;
+  Labels labels;
+  std::string queue = "default";
+  int32_t priority = 0;
+  std::optional<int32_t> min_available;  // nullopt = all tasks
+  std::optional<Duration> time_limit;
+  bool preemptible = true;
+  Duration min_runtime{0};
+  Duration termination_grace{0};
+  RestartPolicy restart_policy;
+  Labels cluster_selector;
+  std::vector<TaskGroup> tasks;
+
+  int32_t TotalTasks() const;
+  int32_t GangSize() const { return min_available.value_or(TotalTasks()); }
+  // Checks every field and every task group; errors name the path under `field` ("spec").
+  absl::Status Validate(std::string_view field) const;
+};
+
+}  // namespace tessera

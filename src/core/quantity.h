@@ -1,0 +1,35 @@
+// Quantity parsing at the edges: Kubernetes quantity notation to Tessera's standard units.
+//
+// Accepted forms: plain numbers ("8", "1.5", "0.5"), decimal SI suffixes ("500m", "2k", "1M",
+// "1G", "1T", "1P", "1E"), binary suffixes ("16Ki", "64Mi", "16Gi", "1Ti", "1Pi", "1Ei") and
+// exponents ("1e3"). Results are exact integers in the target unit; a value that is not a whole
+// number of the unit (e.g. "0.5m" cpu), negative, non-numeric, or beyond int64 is an error.
+// Every error message starts with the field path it was given ("spec.tasks[1].resources.gpu:
+// must be >= 0"), so callers pass the path of the value being parsed.
+// Thread-safe: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace tessera {
+
+// "500m" -> 500, "2" -> 2000, "1.5" -> 1500 (millicores).
+absl::StatusOr<int64_t> ParseCpuMillis(std::string_view text, std::string_view field);
+
+// "16Gi" -> 17179869184, "1G" -> 1000000000, "512" -> 512 (bytes).
+absl::StatusOr<int64_t> ParseBytes(std::string_view text, std::string_view field);
+
+// GPU request in milli-GPU: "1" -> 1000, "0.5" -> 500, "500m" -> 500, "8" -> 8000.
+absl::StatusOr<int64_t> ParseMilliGpu(std::string_view text, std::string_view field);
+
+// A plain non-negative integer count ("3"); used for replicas and extended resources.
+absl::StatusOr<int64_t> ParseCount(std::string_view text, std::string_view field);
+
+// Formats back to the edge notation: 1500 -> "1500m", 2000 -> "2"; 17179869184 -> "16Gi".
+std::string FormatCpuMillis(int64_t millis);
+std::string FormatBytes(int64_t bytes);
+
+}  // namespace tessera

@@ -1,0 +1,63 @@
+// ClusterState: the scheduler's cache of every node, mutated incrementally.
+//
+// Owned by the scheduling thread; nothing else mutates it, so the hot path takes no locks.
+// Each node carries a generation number that changes whenever the node changes (a task assumed
+// or forgotten, a label, taint, condition or device health changed); the framework caches
+// filter and score results per task equivalence class and node generation, so a placement
+// costs work only on the nodes that changed since the class was last evaluated.
+// Node indices are stable for the lifetime of the state: removed nodes stay, marked `removed`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/job.h"
+#include "core/node.h"
+#include "core/placement.h"
+
+namespace tessera {
+
+class ClusterState {
+ public:
+  ClusterState();
+
+  // Adds a node; InvalidArgument when its name is taken or a quantity is negative.
+  absl::StatusOr<int32_t> AddNode(Node node);
+
+  int32_t size() const { return static_cast<int32_t>(nodes_.size()); }
+  std::span<const Node> nodes() const { return nodes_; }
+  const Node& node(int32_t index) const { return nodes_[index]; }
+  std::optional<int32_t> FindNode(std::string_view name) const;
+
+  // The node's generation: equal values mean the node did not change in between.
+  uint64_t generation(int32_t index) const { return generations_[index]; }
+  // Unique per ClusterState instance; lets caches notice they are given another state.
+  uint64_t uid() const { return uid_; }
+
+  // Gives the caller a node to change (labels, taints, condition, device health, cordon) and
+  // bumps its generation. Do not change allocations through it: use Assume/Forget.
+  Node& MutableNode(int32_t index);
+
+  // Adds the task's request to the node and its devices. FailedPrecondition (and no change)
+  // when it would push cpu, memory, a device's milli-GPU or memory above capacity, or uses an
+  // unhealthy device: the state never overcommits.
+  absl::Status Assume(const TaskRequest& task, const Placement& placement);
+  // Removes what Assume added. REQUIRES: the same (task, placement) was assumed.
+  void Forget(const TaskRequest& task, const Placement& placement);
+
+ private:
+  std::vector<Node> nodes_;
+  std::vector<uint64_t> generations_;
+  std::unordered_map<std::string, int32_t> by_name_;
+  uint64_t next_generation_ = 1;
+  uint64_t uid_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,128 @@
+// Framework: runs scheduling attempts through a resolved profile's plugins.
+//
+// One Framework per profile, built once at start-up: Create() instantiates every plugin the
+// profile names (once each, whatever the number of points it serves) and resolves them into
+// per-point vectors, so the hot path does no lookups or casts.
+//
+// A task attempt (PlaceTask) is a stage chain:
+//   PreFilter (once) → Filter (per node, cached) → [PostFilter when none fit]
+//   → PreScore (once) → Score (per feasible node, cached) → NormalizeScore → weighted sum
+//   → pick the highest total, ties broken uniformly with the Handle's Rng → Reserve (devices).
+// Filter verdicts and raw scores are cached per task equivalence class and node generation
+// (ClusterState), so identical tasks — a gang's replicas, a burst of inference replicas, the
+// common classes of a trace — reuse each other's work and only changed nodes are re-evaluated.
+//
+// A gang attempt (ScheduleGang) places a job's tasks one by one, assuming each into the state,
+// asks Permit after each, and binds the gang only once permitted; on any failure every task
+// reserved in the attempt is forgotten and unreserved: a waiting gang never holds capacity.
+//
+// Match modes (one entry point for the live scheduler, the API's explain/estimate and the
+// simulator): kAllocate places and binds; kWithoutAllocating answers "where would it go now"
+// and leaves the state as it was; kSatisfiability asks "could it ever run" against every node's
+// allocatable capacity with nothing placed. (kAllocateOrReserve — backfill reservations — comes
+// with the backfill planner.)
+//
+// Thread-safety: not thread-safe; owned and called by the scheduling thread.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/job.h"
+#include "core/placement.h"
+#include "sched/cluster_state.h"
+#include "sched/profile.h"
+#include "tessera/sched/bind_plugin.h"
+#include "tessera/sched/diagnosis.h"
+#include "tessera/sched/filter_plugin.h"
+#include "tessera/sched/handle.h"
+#include "tessera/sched/permit_plugin.h"
+#include "tessera/sched/post_filter_plugin.h"
+#include "tessera/sched/pre_filter_plugin.h"
+#include "tessera/sched/pre_score_plugin.h"
+#include "tessera/sched/queue_sort_plugin.h"
+#include "tessera/sched/registry.h"
+#include "tessera/sched/reserve_plugin.h"
+#include "tessera/sched/score_plugin.h"
+
+namespace tessera {
+
+enum class MatchMode { kAllocate, kWithoutAllocating, kSatisfiability };
+
+// The outcome of one task attempt. `placement` is set exactly when status.ok().
+struct TaskAttempt {
+  SchedStatus status;
+  std::optional<Placement> placement;
+  Diagnosis diagnosis;  // per-reason node counts (filled when no node fit, and on success)
+};
+
+// The outcome of one gang attempt.
+struct GangAttempt {
+  SchedStatus status;                   // Success when the gang was permitted (and bound)
+  std::vector<Placement> placements;    // one per task placed, in task order; empty on failure
+  int32_t failed_task = -1;             // the first task that found no node, when any
+  Diagnosis diagnosis;                  // that task's diagnosis
+};
+
+class Framework {
+ public:
+  // Builds every plugin the profile names. InvalidArgument names the point and the plugin when a
+  // name is unknown, a plugin does not implement the point it is listed at, a weight is < 1, or
+  // a factory rejects its arguments.
+  static absl::StatusOr<std::unique_ptr<Framework>> Create(const Profile& profile,
+                                                           const Registry& registry,
+                                                           const Handle& handle);
+
+  const std::string& profile_name() const { return profile_name_; }
+
+  // Finds a node (and devices) for one task without changing `state`. With kSatisfiability the
+  // nodes are judged as if empty.
+  TaskAttempt PlaceTask(const ClusterState& state, const TaskRequest& task,
+                        MatchMode mode = MatchMode::kAllocate);
+
+  // Places `tasks` all-or-nothing for their first `min_available` (the gang; tasks beyond it are
+  // placed as capacity allows), assuming each into `state`. With kAllocate the placed tasks are
+  // bound and stay assumed; with kWithoutAllocating they are forgotten again before returning.
+  // REQUIRES: 1 <= min_available <= tasks.size().
+  GangAttempt ScheduleGang(ClusterState& state, std::string_view job,
+                           std::span<const TaskRequest> tasks, int32_t min_available,
+                           MatchMode mode = MatchMode::kAllocate);
+
+  // The profile's QueueSort order.
+  bool Less(const QueuedJobInfo& a, const QueuedJobInfo& b) const { return queue_sort_->Less(a, b); }
+
+ private:
+  struct ClassCache;  // per equivalence class: cached verdicts and scores per node
+
+  Framework() = default;
+  ClassCache& CacheFor(const ClusterState& state, const TaskRequest& task);
+  void Refresh(ClassCache& cache, const CycleState& cycle, const ClusterState& state,
+               const TaskRequest& task);
+  TaskAttempt PlaceOnEmptyNodes(const ClusterState& state, const TaskRequest& task);
+  void UnreserveAll(CycleState& cycle, const TaskRequest& task, const Placement& placement);
+
+  std::string profile_name_;
+  Handle handle_;
+  std::vector<std::unique_ptr<Plugin>> owned_;
+  QueueSortPlugin* queue_sort_ = nullptr;
+  std::vector<PreFilterPlugin*> pre_filter_;
+  std::vector<FilterPlugin*> filter_;
+  std::vector<PostFilterPlugin*> post_filter_;
+  std::vector<PreScorePlugin*> pre_score_;
+  std::vector<ScorePlugin*> score_;
+  std::vector<int64_t> score_weights_;
+  std::vector<ReservePlugin*> reserve_;
+  std::vector<PermitPlugin*> permit_;
+  std::vector<BindPlugin*> bind_;
+
+  uint64_t cache_state_uid_ = 0;
+  std::unordered_map<std::string, std::unique_ptr<ClassCache>> caches_;
+};
+
+}  // namespace tessera
