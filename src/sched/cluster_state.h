@@ -41,6 +41,18 @@ class ClusterState {
   // Unique per ClusterState instance; lets caches notice they are given another state.
   uint64_t uid() const { return uid_; }
 
+  // The number of node changes so far (each MutableNode, Assume, Forget, AddNode is one).
+  uint64_t change_count() const { return change_base_ + change_log_.size(); }
+  // Calls `fn(node_index)` for every change after the first `since` changes (a node may be
+  // reported more than once). Returns false, calling nothing, when the log no longer reaches
+  // back that far (it is trimmed as it grows); the caller must then look at every node.
+  template <typename Fn>
+  bool ForEachChangeSince(uint64_t since, Fn&& fn) const {
+    if (since < change_base_) return false;
+    for (uint64_t i = since - change_base_; i < change_log_.size(); ++i) fn(change_log_[i]);
+    return true;
+  }
+
   // Gives the caller a node to change (labels, taints, condition, device health, cordon) and
   // bumps its generation. Do not change allocations through it: use Assume/Forget.
   Node& MutableNode(int32_t index);
@@ -58,6 +70,11 @@ class ClusterState {
   std::unordered_map<std::string, int32_t> by_name_;
   uint64_t next_generation_ = 1;
   uint64_t uid_;
+  // Indices of changed nodes, oldest first; entry i is change number change_base_ + i.
+  std::vector<int32_t> change_log_;
+  uint64_t change_base_ = 0;
+
+  void RecordChange(int32_t index);
 };
 
 }  // namespace tessera

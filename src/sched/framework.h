@@ -59,15 +59,17 @@ enum class MatchMode { kAllocate, kWithoutAllocating, kSatisfiability };
 struct TaskAttempt {
   SchedStatus status;
   std::optional<Placement> placement;
-  Diagnosis diagnosis;  // per-reason node counts (filled when no node fit, and on success)
+  Diagnosis diagnosis;     // per-reason node counts; filled when no node fit
+  bool nominated = false;  // a PostFilter plugin made room; retry in a later cycle
 };
 
 // The outcome of one gang attempt.
 struct GangAttempt {
-  SchedStatus status;                   // Success when the gang was permitted (and bound)
-  std::vector<Placement> placements;    // one per task placed, in task order; empty on failure
-  int32_t failed_task = -1;             // the first task that found no node, when any
-  Diagnosis diagnosis;                  // that task's diagnosis
+  SchedStatus status;                 // Success when the gang was permitted (and bound)
+  std::vector<Placement> placements;  // one per task placed, in task order; empty on failure
+  std::vector<int32_t> task_indices;  // the task index of each placement
+  int32_t failed_task = -1;           // the first task that found no node, when any
+  Diagnosis diagnosis;                // that task's diagnosis
 };
 
 class Framework {
@@ -78,6 +80,8 @@ class Framework {
   static absl::StatusOr<std::unique_ptr<Framework>> Create(const Profile& profile,
                                                            const Registry& registry,
                                                            const Handle& handle);
+
+  ~Framework();
 
   const std::string& profile_name() const { return profile_name_; }
 
@@ -95,17 +99,29 @@ class Framework {
                            MatchMode mode = MatchMode::kAllocate);
 
   // The profile's QueueSort order.
-  bool Less(const QueuedJobInfo& a, const QueuedJobInfo& b) const { return queue_sort_->Less(a, b); }
+  bool Less(const QueuedJobInfo& a, const QueuedJobInfo& b) const {
+    return queue_sort_->Less(a, b);
+  }
 
  private:
   struct ClassCache;  // per equivalence class: cached verdicts and scores per node
 
   Framework() = default;
   ClassCache& CacheFor(const ClusterState& state, const TaskRequest& task);
-  void Refresh(ClassCache& cache, const CycleState& cycle, const ClusterState& state,
-               const TaskRequest& task);
+  // Runs PreFilter and PreScore; marks the filters whose PreFilter returned Skip.
+  SchedStatus RunPreFilter(CycleState& cycle, const TaskRequest& task);
+  // Re-evaluates the nodes that changed since the cache last looked (every node the first time).
+  SchedStatus Refresh(ClassCache& cache, const CycleState& cycle, const ClusterState& state,
+                      const TaskRequest& task);
+  // Filters and scores one node into the cache.
+  SchedStatus Evaluate(ClassCache& cache, const CycleState& cycle, const ClusterState& state,
+                       const TaskRequest& task, int32_t index);
+  // The highest-scoring feasible node (ties broken with the Rng), or -1 when none is feasible.
+  int32_t SelectNode(ClassCache& cache, const CycleState& cycle, const TaskRequest& task);
+  void Diagnose(const ClassCache& cache, const ClusterState& state, Diagnosis& diagnosis) const;
   TaskAttempt PlaceOnEmptyNodes(const ClusterState& state, const TaskRequest& task);
   void UnreserveAll(CycleState& cycle, const TaskRequest& task, const Placement& placement);
+  SchedStatus Permit(const GangProgress& progress);
 
   std::string profile_name_;
   Handle handle_;
@@ -117,9 +133,13 @@ class Framework {
   std::vector<PreScorePlugin*> pre_score_;
   std::vector<ScorePlugin*> score_;
   std::vector<int64_t> score_weights_;
+  bool any_normalize_ = false;  // some scorer normalizes: totals are rebuilt per attempt
   std::vector<ReservePlugin*> reserve_;
   std::vector<PermitPlugin*> permit_;
   std::vector<BindPlugin*> bind_;
+
+  std::vector<bool> skipped_filters_;  // this attempt's filters skipped by their PreFilter
+  std::vector<int64_t> normalized_;    // scratch: normalized totals per node
 
   uint64_t cache_state_uid_ = 0;
   std::unordered_map<std::string, std::unique_ptr<ClassCache>> caches_;

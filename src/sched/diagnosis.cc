@@ -1,0 +1,42 @@
+#include "tessera/sched/diagnosis.h"
+
+#include <algorithm>
+
+#include "fmt/format.h"
+
+namespace tessera {
+
+void Diagnosis::Add(const Reason* reason, int64_t nodes) {
+  for (ReasonCount& c : counts_) {
+    if (c.reason == reason) {
+      c.nodes += nodes;
+      return;
+    }
+  }
+  counts_.push_back({reason, nodes});
+}
+
+std::vector<ReasonCount> Diagnosis::Counts() const {
+  std::vector<ReasonCount> sorted = counts_;
+  std::sort(sorted.begin(), sorted.end(), [](const ReasonCount& a, const ReasonCount& b) {
+    if (a.nodes != b.nodes) return a.nodes > b.nodes;
+    return a.reason->detail < b.reason->detail;
+  });
+  return sorted;
+}
+
+std::string_view Diagnosis::TopCode() const {
+  std::vector<ReasonCount> sorted = Counts();
+  return sorted.empty() ? std::string_view() : sorted.front().reason->code;
+}
+
+std::string Diagnosis::ToString() const {
+  std::string out = fmt::format("{}/{} nodes", feasible_nodes_, total_nodes_);
+  std::vector<ReasonCount> sorted = Counts();
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    out += fmt::format("{}{} {}", i == 0 ? ": " : ", ", sorted[i].nodes, sorted[i].reason->detail);
+  }
+  return out;
+}
+
+}  // namespace tessera

@@ -1,0 +1,453 @@
+#include "sched/framework.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "core/device_selection.h"
+#include "fmt/format.h"
+
+namespace tessera {
+namespace {
+
+constexpr int64_t kInfeasible = std::numeric_limits<int64_t>::min();
+
+// The reason recorded when no node is in the inventory at all.
+inline constexpr Reason kNoNodes{"InsufficientResources", "no nodes in the inventory"};
+
+template <typename Point>
+absl::Status Resolve(const std::vector<std::string>& names, std::string_view point,
+                     const std::map<std::string, Plugin*, std::less<>>& plugins,
+                     std::vector<Point*>& out) {
+  for (const std::string& name : names) {
+    auto it = plugins.find(name);
+    auto* typed = dynamic_cast<Point*>(it->second);
+    if (typed == nullptr) {
+      return absl::InvalidArgumentError(
+          fmt::format("profile: {}: plugin \"{}\" does not implement {}", point, name, point));
+    }
+    out.push_back(typed);
+  }
+  return absl::OkStatus();
+}
+
+// Every plugin name the profile mentions, in first-mention order.
+std::vector<std::string> MentionedPlugins(const Profile& p) {
+  std::vector<std::string> names;
+  auto add = [&](const std::string& n) {
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  };
+  add(p.queue_sort);
+  for (const auto* list :
+       {&p.pre_filter, &p.filter, &p.post_filter, &p.pre_score, &p.reserve, &p.permit, &p.bind}) {
+    for (const std::string& n : *list) add(n);
+  }
+  for (const WeightedPlugin& w : p.score) add(w.name);
+  return names;
+}
+
+}  // namespace
+
+// Cached verdicts and scores of one task equivalence class over every node.
+struct Framework::ClassCache {
+  uint64_t seen_changes = 0;             // ClusterState::change_count() at the last refresh
+  std::vector<uint64_t> generation;      // node generation evaluated; 0 = never
+  std::vector<const Reason*> rejection;  // nullptr = feasible
+  std::vector<int64_t> raw;              // raw scores, node-major: [node * plugins + plugin]
+  std::vector<int64_t> total;            // weighted sum; kInfeasible when rejected or removed
+};
+
+absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const Profile& profile,
+                                                             const Registry& registry,
+                                                             const Handle& handle) {
+  std::unique_ptr<Framework> fw(new Framework());
+  fw->profile_name_ = profile.name;
+  fw->handle_ = handle;
+
+  std::map<std::string, Plugin*, std::less<>> plugins;
+  for (const std::string& name : MentionedPlugins(profile)) {
+    const PluginFactory* factory = registry.Find(name);
+    if (factory == nullptr) {
+      return absl::InvalidArgumentError(
+          fmt::format("profile {}: unknown plugin \"{}\"", profile.name, name));
+    }
+    static const PluginArgs kNoArgs;
+    auto args_it = profile.plugin_args.find(name);
+    auto plugin =
+        (*factory)(args_it == profile.plugin_args.end() ? kNoArgs : args_it->second, handle);
+    if (!plugin.ok()) {
+      return absl::InvalidArgumentError(fmt::format("profile {}: plugin {}: {}", profile.name, name,
+                                                    std::string(plugin.status().message())));
+    }
+    plugins[name] = plugin->get();
+    fw->owned_.push_back(*std::move(plugin));
+  }
+  for (const auto& [name, plugin] : profile.plugin_args) {
+    if (!plugins.contains(name)) {
+      return absl::InvalidArgumentError(
+          fmt::format("profile {}: pluginArgs.{}: plugin is not enabled", profile.name, name));
+    }
+  }
+
+  std::vector<QueueSortPlugin*> sort;
+  absl::Status s = Resolve({profile.queue_sort}, "queueSort", plugins, sort);
+  if (s.ok()) s = Resolve(profile.pre_filter, "preFilter", plugins, fw->pre_filter_);
+  if (s.ok()) s = Resolve(profile.filter, "filter", plugins, fw->filter_);
+  if (s.ok()) s = Resolve(profile.post_filter, "postFilter", plugins, fw->post_filter_);
+  if (s.ok()) s = Resolve(profile.pre_score, "preScore", plugins, fw->pre_score_);
+  if (s.ok()) s = Resolve(profile.reserve, "reserve", plugins, fw->reserve_);
+  if (s.ok()) s = Resolve(profile.permit, "permit", plugins, fw->permit_);
+  if (s.ok()) s = Resolve(profile.bind, "bind", plugins, fw->bind_);
+  if (!s.ok()) return s;
+  fw->queue_sort_ = sort.front();
+  for (const WeightedPlugin& w : profile.score) {
+    std::vector<ScorePlugin*> one;
+    absl::Status r = Resolve({w.name}, "score", plugins, one);
+    if (!r.ok()) return r;
+    if (w.weight < 1) {
+      return absl::InvalidArgumentError(
+          fmt::format("profile {}: score {}: weight must be >= 1", profile.name, w.name));
+    }
+    fw->score_.push_back(one.front());
+    fw->score_weights_.push_back(w.weight);
+    fw->any_normalize_ = fw->any_normalize_ || one.front()->HasNormalizeScore();
+  }
+  if (fw->bind_.empty()) {
+    return absl::InvalidArgumentError(
+        fmt::format("profile {}: bind: at least one bind plugin is required", profile.name));
+  }
+  return fw;
+}
+
+Framework::~Framework() = default;
+
+Framework::ClassCache& Framework::CacheFor(const ClusterState& state, const TaskRequest& task) {
+  if (state.uid() != cache_state_uid_) {
+    caches_.clear();
+    cache_state_uid_ = state.uid();
+  }
+  std::unique_ptr<ClassCache>& cache = caches_[task.EquivalenceKey()];
+  if (cache == nullptr) cache = std::make_unique<ClassCache>();
+  return *cache;
+}
+
+SchedStatus Framework::Evaluate(ClassCache& cache, const CycleState& cycle,
+                                const ClusterState& state, const TaskRequest& task, int32_t index) {
+  const Node& node = state.node(index);
+  const size_t plugins = score_.size();
+  cache.rejection[index] = nullptr;
+  cache.total[index] = kInfeasible;
+  if (!node.removed) {
+    for (size_t f = 0; f < filter_.size(); ++f) {
+      if (skipped_filters_[f]) continue;
+      SchedStatus verdict = filter_[f]->Filter(cycle, task, node);
+      if (verdict.code() == SchedStatus::Code::kError)
+        return verdict.WithPlugin(filter_[f]->name());
+      if (!verdict.ok()) {
+        cache.rejection[index] = verdict.reason();
+        break;
+      }
+    }
+    if (cache.rejection[index] == nullptr) {
+      int64_t total = 0;
+      for (size_t p = 0; p < plugins; ++p) {
+        int64_t score = 0;
+        SchedStatus s = score_[p]->Score(cycle, task, node, &score);
+        if (!s.ok()) return s.WithPlugin(score_[p]->name());
+        cache.raw[index * plugins + p] = score;
+        total += score_weights_[p] * score;
+      }
+      cache.total[index] = total;
+    }
+  }
+  cache.generation[index] = state.generation(index);
+  return {};
+}
+
+SchedStatus Framework::Refresh(ClassCache& cache, const CycleState& cycle,
+                               const ClusterState& state, const TaskRequest& task) {
+  const auto n = static_cast<size_t>(state.size());
+  if (cache.generation.size() < n) {
+    cache.generation.resize(n, 0);
+    cache.rejection.resize(n, nullptr);
+    cache.total.resize(n, kInfeasible);
+    cache.raw.resize(n * score_.size(), 0);
+  }
+  SchedStatus error;
+  auto refresh = [&](int32_t index) {
+    if (!error.ok() || cache.generation[index] == state.generation(index)) return;
+    error = Evaluate(cache, cycle, state, task, index);
+  };
+  if (cache.seen_changes == 0 || !state.ForEachChangeSince(cache.seen_changes, refresh)) {
+    for (int32_t i = 0; i < state.size(); ++i) refresh(i);
+  }
+  if (!error.ok()) return error;
+  cache.seen_changes = state.change_count();
+  return {};
+}
+
+int32_t Framework::SelectNode(ClassCache& cache, const CycleState& cycle, const TaskRequest& task) {
+  const auto n = static_cast<int32_t>(cache.total.size());
+  std::span<const int64_t> totals = cache.total;
+  if (any_normalize_) {
+    // Normalization looks at every feasible node's scores together: rebuild the totals.
+    normalized_.assign(n, kInfeasible);
+    std::vector<int32_t> feasible;
+    for (int32_t i = 0; i < n; ++i) {
+      if (cache.total[i] != kInfeasible) feasible.push_back(i);
+    }
+    for (int32_t i : feasible) normalized_[i] = 0;
+    std::vector<int64_t> scores(feasible.size());
+    const size_t plugins = score_.size();
+    for (size_t p = 0; p < plugins; ++p) {
+      for (size_t k = 0; k < feasible.size(); ++k) scores[k] = cache.raw[feasible[k] * plugins + p];
+      if (score_[p]->HasNormalizeScore()) score_[p]->NormalizeScore(cycle, task, scores);
+      for (size_t k = 0; k < feasible.size(); ++k) {
+        normalized_[feasible[k]] += score_weights_[p] * scores[k];
+      }
+    }
+    totals = normalized_;
+  }
+  int64_t best = kInfeasible;
+  for (int64_t t : totals) best = std::max(best, t);
+  if (best == kInfeasible) return -1;
+  int64_t ties = 0;
+  for (int64_t t : totals) ties += (t == best);
+  // Ties are broken uniformly at random, as kube-scheduler's selectHost does.
+  int64_t pick = ties > 1 ? static_cast<int64_t>(handle_.rng->Uniform(ties)) : 0;
+  for (int32_t i = 0; i < n; ++i) {
+    if (totals[i] == best && pick-- == 0) return i;
+  }
+  return -1;
+}
+
+void Framework::Diagnose(const ClassCache& cache, const ClusterState& state,
+                         Diagnosis& diagnosis) const {
+  int64_t total = 0;
+  for (int32_t i = 0; i < state.size(); ++i) {
+    if (state.node(i).removed) continue;
+    ++total;
+    if (cache.rejection[i] != nullptr) diagnosis.Add(cache.rejection[i]);
+  }
+  diagnosis.set_total_nodes(total);
+  if (total == 0) diagnosis.Add(&kNoNodes, 0);
+}
+
+SchedStatus Framework::RunPreFilter(CycleState& cycle, const TaskRequest& task) {
+  skipped_filters_.assign(filter_.size(), false);
+  for (PreFilterPlugin* plugin : pre_filter_) {
+    SchedStatus s = plugin->PreFilter(cycle, task);
+    if (s.code() == SchedStatus::Code::kSkip) {
+      for (size_t f = 0; f < filter_.size(); ++f) {
+        if (static_cast<Plugin*>(filter_[f]) == static_cast<Plugin*>(plugin)) {
+          skipped_filters_[f] = true;
+        }
+      }
+      continue;
+    }
+    if (!s.ok()) return s.WithPlugin(plugin->name());
+  }
+  for (PreScorePlugin* plugin : pre_score_) {
+    SchedStatus s = plugin->PreScore(cycle, task);
+    if (s.code() == SchedStatus::Code::kSkip) continue;
+    if (!s.ok()) return s.WithPlugin(plugin->name());
+  }
+  return {};
+}
+
+TaskAttempt Framework::PlaceTask(const ClusterState& state, const TaskRequest& task,
+                                 MatchMode mode) {
+  if (mode == MatchMode::kSatisfiability) return PlaceOnEmptyNodes(state, task);
+  TaskAttempt attempt;
+  CycleState cycle;
+  attempt.status = RunPreFilter(cycle, task);
+  if (!attempt.status.ok()) return attempt;
+
+  ClassCache& cache = CacheFor(state, task);
+  attempt.status = Refresh(cache, cycle, state, task);
+  if (!attempt.status.ok()) return attempt;
+
+  const int32_t chosen = SelectNode(cache, cycle, task);
+  if (chosen < 0) {
+    Diagnose(cache, state, attempt.diagnosis);
+    const std::vector<ReasonCount> counts = attempt.diagnosis.Counts();
+    attempt.status = SchedStatus::Unschedulable(counts.empty() ? kNoNodes : *counts.front().reason);
+    for (PostFilterPlugin* plugin : post_filter_) {
+      if (plugin->PostFilter(cycle, task, attempt.diagnosis).ok()) {
+        attempt.nominated = true;
+        break;
+      }
+    }
+    return attempt;
+  }
+
+  const Node& node = state.node(chosen);
+  Placement placement;
+  placement.node_index = chosen;
+  placement.node = node.name;
+  for (size_t r = 0; r < reserve_.size(); ++r) {
+    SchedStatus s = reserve_[r]->Reserve(cycle, task, node, &placement);
+    if (!s.ok()) {
+      for (size_t u = 0; u <= r; ++u) reserve_[u]->Unreserve(cycle, task, placement);
+      attempt.status = s.WithPlugin(reserve_[r]->name());
+      return attempt;
+    }
+  }
+  if (task.NeedsGpu() && placement.gpus.empty()) {
+    placement.gpus = SelectTightestDevices(node, task);
+    placement.gpu_milli = task.gpu_milli;
+    placement.gpu_memory = task.gpu_memory;
+  }
+  if (static_cast<int32_t>(placement.gpus.size()) != task.gpu_count) {
+    UnreserveAll(cycle, task, placement);
+    attempt.status = SchedStatus::Error(
+        fmt::format("node {} passed every filter but its devices do not fit the task", node.name));
+    return attempt;
+  }
+  attempt.placement = std::move(placement);
+  return attempt;
+}
+
+TaskAttempt Framework::PlaceOnEmptyNodes(const ClusterState& state, const TaskRequest& task) {
+  TaskAttempt attempt;
+  CycleState cycle;
+  attempt.status = RunPreFilter(cycle, task);
+  if (!attempt.status.ok()) return attempt;
+  int64_t total = 0;
+  for (const Node& original : state.nodes()) {
+    if (original.removed) continue;
+    ++total;
+    // The node as it would be with nothing placed, every device healthy and the node up.
+    Node empty = original;
+    empty.allocated = Resources{};
+    empty.condition = NodeCondition::kReady;
+    empty.unschedulable = false;
+    for (GpuDevice& d : empty.gpus) {
+      d.used_milli = 0;
+      d.used_memory = 0;
+      d.healthy = true;
+    }
+    const Reason* rejection = nullptr;
+    for (size_t f = 0; f < filter_.size() && rejection == nullptr; ++f) {
+      if (skipped_filters_[f]) continue;
+      SchedStatus verdict = filter_[f]->Filter(cycle, task, empty);
+      if (verdict.code() == SchedStatus::Code::kError) {
+        attempt.status = verdict.WithPlugin(filter_[f]->name());
+        return attempt;
+      }
+      if (!verdict.ok()) rejection = verdict.reason();
+    }
+    if (rejection == nullptr) {
+      Placement placement;
+      placement.node_index = &original - state.nodes().data();
+      placement.node = original.name;
+      attempt.placement = std::move(placement);
+    } else {
+      attempt.diagnosis.Add(rejection);
+    }
+  }
+  attempt.diagnosis.set_total_nodes(total);
+  if (!attempt.placement.has_value()) {
+    const std::vector<ReasonCount> counts = attempt.diagnosis.Counts();
+    attempt.status = SchedStatus::Unresolvable(counts.empty() ? kNoNodes : *counts.front().reason);
+  }
+  return attempt;
+}
+
+void Framework::UnreserveAll(CycleState& cycle, const TaskRequest& task,
+                             const Placement& placement) {
+  for (ReservePlugin* plugin : reserve_) plugin->Unreserve(cycle, task, placement);
+}
+
+SchedStatus Framework::Permit(const GangProgress& progress) {
+  for (PermitPlugin* plugin : permit_) {
+    SchedStatus s = plugin->Permit(progress);
+    if (!s.ok()) return s.WithPlugin(plugin->name());
+  }
+  return {};
+}
+
+GangAttempt Framework::ScheduleGang(ClusterState& state, std::string_view job,
+                                    std::span<const TaskRequest> tasks, int32_t min_available,
+                                    MatchMode mode) {
+  GangAttempt gang;
+  std::vector<int32_t> placed_tasks;  // task index of each entry of gang.placements
+  auto rollback = [&] {
+    for (size_t k = gang.placements.size(); k-- > 0;) {
+      const TaskRequest& task = tasks[placed_tasks[k]];
+      state.Forget(task, gang.placements[k]);
+      CycleState cycle;
+      UnreserveAll(cycle, task, gang.placements[k]);
+    }
+    gang.placements.clear();
+  };
+
+  const auto n = static_cast<int32_t>(tasks.size());
+  bool permitted = false;
+  for (int32_t i = 0; i < n; ++i) {
+    TaskAttempt attempt = PlaceTask(state, tasks[i], MatchMode::kAllocate);
+    if (attempt.status.code() == SchedStatus::Code::kError) {
+      rollback();
+      gang.status = attempt.status;
+      return gang;
+    }
+    if (attempt.placement.has_value()) {
+      absl::Status assumed = state.Assume(tasks[i], *attempt.placement);
+      if (!assumed.ok()) {
+        rollback();
+        gang.status = SchedStatus::Error(std::string(assumed.message()));
+        return gang;
+      }
+      gang.placements.push_back(*std::move(attempt.placement));
+      placed_tasks.push_back(i);
+    } else if (gang.failed_task < 0) {
+      gang.failed_task = i;
+      gang.diagnosis = std::move(attempt.diagnosis);
+      gang.status = attempt.status;
+    }
+    if (permitted) continue;
+    const GangProgress progress{min_available, static_cast<int32_t>(gang.placements.size()),
+                                n - i - 1};
+    SchedStatus verdict = Permit(progress);
+    if (verdict.ok()) {
+      permitted = true;
+    } else if (verdict.code() != SchedStatus::Code::kWait || progress.remaining == 0) {
+      rollback();
+      if (gang.failed_task < 0) gang.status = verdict;
+      return gang;
+    }
+  }
+  if (!permitted) {
+    rollback();
+    return gang;
+  }
+  gang.status = {};
+  if (mode == MatchMode::kWithoutAllocating) {
+    std::vector<Placement> placements = gang.placements;
+    rollback();
+    gang.placements = std::move(placements);
+    gang.task_indices = std::move(placed_tasks);
+    return gang;
+  }
+  for (size_t k = 0; k < gang.placements.size(); ++k) {
+    SchedStatus bound = SchedStatus::Skip();
+    for (BindPlugin* plugin : bind_) {
+      bound = plugin->Bind(job, placed_tasks[k], gang.placements[k]);
+      if (bound.code() != SchedStatus::Code::kSkip) {
+        bound.WithPlugin(plugin->name());
+        break;
+      }
+    }
+    if (!bound.ok()) {
+      rollback();
+      gang.status = bound.code() == SchedStatus::Code::kSkip
+                        ? SchedStatus::Error("no bind plugin accepted the task")
+                        : bound;
+      return gang;
+    }
+  }
+  gang.task_indices = std::move(placed_tasks);
+  return gang;
+}
+
+}  // namespace tessera
