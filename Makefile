@@ -1,0 +1,67 @@
+# Tessera — top-level entry points. See README.md.
+#
+#   make run     build, then run the main job on its embedded default
+#   make test    build and run every test tier: unit, scenario, slow (trace reproduction),
+#                sanitizers (ASan + UBSan), and a short fuzzing run
+#   make bench   build and run the benchmarks (results: docs/benchmarks.md)
+#   make build   configure and build the release tree only
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+JOBS       ?= $(shell nproc)
+FUZZ_SECONDS ?= 20
+TRACE_DIR  ?= $(or $(TESSERA_TRACE_DIR),$(if $(wildcard ../shared/traces),../shared/traces,traces))
+OUT        ?= out
+
+.PHONY: deps build run test test-unit test-scenario test-slow test-asan test-fuzz bench clean
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	ninja -C $(BUILD) -j $(JOBS)
+
+$(TRACE_DIR)/alibaba-gpu-v2023/openb_pod_list_default.csv:
+	bash scripts/fetch-traces.sh $(TRACE_DIR)
+
+run: build $(TRACE_DIR)/alibaba-gpu-v2023/openb_pod_list_default.csv
+	@mkdir -p $(OUT)
+	$(BUILD)/src/cli/tessera sim \
+	  --nodes $(TRACE_DIR)/alibaba-gpu-v2023/openb_node_list_gpu_node.csv \
+	  --pods $(TRACE_DIR)/alibaba-gpu-v2023/openb_pod_list_default.csv \
+	  --policies all --seeds 42-51 --inflate 1.3 \
+	  --expected $(TRACE_DIR)/alibaba-gpu-v2023/fgd-expected-results \
+	  --summary-json $(OUT)/fgd-summary.json --report $(OUT)/fgd-report.html
+	@echo "report: $(abspath $(OUT))/fgd-report.html"
+
+test: build test-unit test-scenario test-slow test-asan test-fuzz
+	@echo "make test: every tier passed"
+
+test-unit: build
+	cd $(BUILD) && ctest -L unit --output-on-failure -j $(JOBS)
+
+test-scenario: build
+	cd $(BUILD) && ctest -L scenario --output-on-failure -j $(JOBS)
+
+test-slow: build
+	cd $(BUILD) && TESSERA_TRACE_DIR=$(abspath $(TRACE_DIR)) ctest -L slow --output-on-failure
+
+test-asan: deps
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTESSERA_SANITIZE=ON -DTESSERA_BENCH=OFF
+	ninja -C $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest -L 'unit|scenario' --output-on-failure -j $(JOBS)
+
+test-fuzz: deps
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DTESSERA_FUZZ=ON -DTESSERA_BENCH=OFF
+	ninja -C $(FUZZ_BUILD) -j $(JOBS) fuzzers
+	bash scripts/run-fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+bench: build
+	TESSERA_TRACE_DIR=$(abspath $(TRACE_DIR)) $(BUILD)/bench/placement_benchmark
+	bash scripts/bench-reproduction.sh $(BUILD) $(TRACE_DIR)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(OUT)
