@@ -6,6 +6,7 @@
 
 #include "core/device_selection.h"
 #include "fmt/format.h"
+#include "sched/max_tree.h"
 
 namespace tessera {
 namespace {
@@ -55,6 +56,7 @@ struct Framework::ClassCache {
   std::vector<const Reason*> rejection;  // nullptr = feasible
   std::vector<int64_t> raw;              // raw scores, node-major: [node * plugins + plugin]
   std::vector<int64_t> total;            // weighted sum; kInfeasible when rejected or removed
+  MaxTree best;                          // over `total`; used when no scorer normalizes
 };
 
 absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const Profile& profile,
@@ -161,6 +163,7 @@ SchedStatus Framework::Evaluate(ClassCache& cache, const CycleState& cycle,
     }
   }
   cache.generation[index] = state.generation(index);
+  if (!any_normalize_) cache.best.Set(index, cache.total[index]);
   return {};
 }
 
@@ -172,6 +175,7 @@ SchedStatus Framework::Refresh(ClassCache& cache, const CycleState& cycle,
     cache.rejection.resize(n, nullptr);
     cache.total.resize(n, kInfeasible);
     cache.raw.resize(n * score_.size(), 0);
+    cache.best.Resize(static_cast<int32_t>(n));
   }
   SchedStatus error;
   auto refresh = [&](int32_t index) {
@@ -187,38 +191,44 @@ SchedStatus Framework::Refresh(ClassCache& cache, const CycleState& cycle,
 }
 
 int32_t Framework::SelectNode(ClassCache& cache, const CycleState& cycle, const TaskRequest& task) {
+  if (!any_normalize_) {
+    if (cache.best.Best() == kInfeasible) return -1;
+    return cache.best.KthBest(PickTie(cache.best.BestCount()));
+  }
+  // Normalization looks at every feasible node's scores together: rebuild the totals.
   const auto n = static_cast<int32_t>(cache.total.size());
-  std::span<const int64_t> totals = cache.total;
-  if (any_normalize_) {
-    // Normalization looks at every feasible node's scores together: rebuild the totals.
-    normalized_.assign(n, kInfeasible);
-    std::vector<int32_t> feasible;
-    for (int32_t i = 0; i < n; ++i) {
-      if (cache.total[i] != kInfeasible) feasible.push_back(i);
-    }
-    for (int32_t i : feasible) normalized_[i] = 0;
-    std::vector<int64_t> scores(feasible.size());
-    const size_t plugins = score_.size();
-    for (size_t p = 0; p < plugins; ++p) {
-      for (size_t k = 0; k < feasible.size(); ++k) scores[k] = cache.raw[feasible[k] * plugins + p];
-      if (score_[p]->HasNormalizeScore()) score_[p]->NormalizeScore(cycle, task, scores);
-      for (size_t k = 0; k < feasible.size(); ++k) {
-        normalized_[feasible[k]] += score_weights_[p] * scores[k];
-      }
-    }
-    totals = normalized_;
+  std::vector<int32_t> feasible;
+  for (int32_t i = 0; i < n; ++i) {
+    if (cache.total[i] != kInfeasible) feasible.push_back(i);
+  }
+  if (feasible.empty()) return -1;
+  std::vector<int64_t> totals(feasible.size(), 0);
+  std::vector<int64_t> scores(feasible.size());
+  const size_t plugins = score_.size();
+  for (size_t p = 0; p < plugins; ++p) {
+    for (size_t k = 0; k < feasible.size(); ++k) scores[k] = cache.raw[feasible[k] * plugins + p];
+    if (score_[p]->HasNormalizeScore()) score_[p]->NormalizeScore(cycle, task, scores);
+    for (size_t k = 0; k < feasible.size(); ++k) totals[k] += score_weights_[p] * scores[k];
   }
   int64_t best = kInfeasible;
-  for (int64_t t : totals) best = std::max(best, t);
-  if (best == kInfeasible) return -1;
   int64_t ties = 0;
-  for (int64_t t : totals) ties += (t == best);
-  // Ties are broken uniformly at random, as kube-scheduler's selectHost does.
-  int64_t pick = ties > 1 ? static_cast<int64_t>(handle_.rng->Uniform(ties)) : 0;
-  for (int32_t i = 0; i < n; ++i) {
-    if (totals[i] == best && pick-- == 0) return i;
+  for (int64_t t : totals) {
+    if (t > best) {
+      best = t;
+      ties = 0;
+    }
+    ties += (t == best);
+  }
+  int64_t pick = PickTie(ties);
+  for (size_t k = 0; k < totals.size(); ++k) {
+    if (totals[k] == best && pick-- == 0) return feasible[k];
   }
   return -1;
+}
+
+int64_t Framework::PickTie(int64_t ties) {
+  // Ties are broken uniformly at random, as kube-scheduler's selectHost does.
+  return ties > 1 ? static_cast<int64_t>(handle_.rng->Uniform(static_cast<uint64_t>(ties))) : 0;
 }
 
 void Framework::Diagnose(const ClassCache& cache, const ClusterState& state,

@@ -118,6 +118,8 @@ class Framework {
                        const TaskRequest& task, int32_t index);
   // The highest-scoring feasible node (ties broken with the Rng), or -1 when none is feasible.
   int32_t SelectNode(ClassCache& cache, const CycleState& cycle, const TaskRequest& task);
+  // A uniform index in [0, ties) from the Handle's Rng (no draw when there is one candidate).
+  int64_t PickTie(int64_t ties);
   void Diagnose(const ClassCache& cache, const ClusterState& state, Diagnosis& diagnosis) const;
   TaskAttempt PlaceOnEmptyNodes(const ClusterState& state, const TaskRequest& task);
   void UnreserveAll(CycleState& cycle, const TaskRequest& task, const Placement& placement);
@@ -139,7 +141,6 @@ class Framework {
   std::vector<BindPlugin*> bind_;
 
   std::vector<bool> skipped_filters_;  // this attempt's filters skipped by their PreFilter
-  std::vector<int64_t> normalized_;    // scratch: normalized totals per node
 
   uint64_t cache_state_uid_ = 0;
   std::unordered_map<std::string, std::unique_ptr<ClassCache>> caches_;

@@ -73,7 +73,8 @@ std::vector<FitCase> FitCases() {
       {"gpu task on a cpu node", CpuNode(), GpuTask(1), Code::kUnschedulableAndUnresolvable,
        &F::kInsufficientGpu},
       {"whole gpus take the fully free devices",
-       With(GpuNode(4), [](Node& n) { UseGpu(n, 0, 100), UseGpu(n, 2, 500); }), GpuTask(2)},
+       With(GpuNode(4), [](Node& n) { UseGpu(n, 0, 100);
+         UseGpu(n, 2, 500); }), GpuTask(2)},
       {"whole gpu never takes a partly used device",
        With(GpuNode(4),
             [](Node& n) {
@@ -96,7 +97,8 @@ std::vector<FitCase> FitCases() {
       {"share fits exactly", With(GpuNode(1), [](Node& n) { UseGpu(n, 0, 500); }),
        GpuTask(1, 500)},
       {"shares never overcommit a device",
-       With(GpuNode(2), [](Node& n) { UseGpu(n, 0, 600), UseGpu(n, 1, 700); }), GpuTask(1, 500),
+       With(GpuNode(2), [](Node& n) { UseGpu(n, 0, 600);
+         UseGpu(n, 1, 700); }), GpuTask(1, 500),
        Code::kUnschedulable, &F::kInsufficientGpu},
       {"share needs one device, not the node's free sum",
        With(GpuNode(4),
@@ -120,14 +122,14 @@ std::vector<FitCase> FitCases() {
       {"allowed devices of a mixed node are busy",
        With(GpuNode(2, "A100"),
             [](Node& n) {
-              n.gpus.push_back(GpuDevice{.index = 2, .model = "V100", .memory = 32 * kGi});
+              n.gpus.push_back(testing::Device(2, "V100", 32 * kGi));
               UseGpu(n, 2, 1000);
             }),
        GpuTask(1, 1000, {"V100"}), Code::kUnschedulable, &F::kInsufficientGpu},
       {"too few devices of the allowed model",
        With(GpuNode(2, "A100"),
             [](Node& n) {
-              n.gpus.push_back(GpuDevice{.index = 2, .model = "V100", .memory = 32 * kGi});
+              n.gpus.push_back(testing::Device(2, "V100", 32 * kGi));
             }),
        GpuTask(2, 1000, {"V100"}), Code::kUnschedulableAndUnresolvable, &F::kInsufficientGpu},
       {"share on a device of another model", GpuNode(1, "A100"), GpuTask(1, 100, {"G2"}),
@@ -173,13 +175,7 @@ TEST_P(NodeResourcesFitTest, Filter) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, NodeResourcesFitTest, ::testing::ValuesIn(FitCases()),
-                         [](const ::testing::TestParamInfo<FitCase>& info) {
-                           std::string name = info.param.name;
-                           for (char& ch : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           }
-                           return name;
-                         });
+                         [](const auto& info) { return testing::TestName(info.param.name); });
 
 TEST(NodeResourcesFitTest, ReasonsCarryTheirCodes) {
   EXPECT_EQ(NodeResourcesFit::kInsufficientGpu.code, "InsufficientResources");

@@ -1,7 +1,9 @@
 // Node and task builders for the basic plugins' tests. Test-only.
 #pragma once
 
+#include <cctype>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,25 @@
 namespace tessera::testing {
 
 inline constexpr int64_t kGi = int64_t{1} << 30;
+
+inline GpuDevice Device(int32_t index, std::string model, int64_t memory) {
+  GpuDevice d;
+  d.index = index;
+  d.model = std::move(model);
+  d.memory = memory;
+  return d;
+}
+
+// A toleration: Exists when `exists` (the value is ignored), else Equal.
+inline Toleration Tolerate(std::string key, std::string value, bool exists,
+                           std::optional<TaintEffect> effect = std::nullopt) {
+  Toleration t;
+  t.key = std::move(key);
+  t.value = std::move(value);
+  t.exists = exists;
+  t.effect = effect;
+  return t;
+}
 
 // A ready node with `cpu` millicores and `memory` bytes allocatable, nothing allocated, no GPUs.
 inline Node CpuNode(int64_t cpu = 32000, int64_t memory = 256 * kGi) {
@@ -25,7 +46,7 @@ inline Node CpuNode(int64_t cpu = 32000, int64_t memory = 256 * kGi) {
 inline Node GpuNode(int devices, std::string model = "A100", int64_t device_memory = 80 * kGi) {
   Node node = CpuNode();
   for (int i = 0; i < devices; ++i) {
-    node.gpus.push_back(GpuDevice{.index = i, .model = model, .memory = device_memory});
+    node.gpus.push_back(Device(i, model, device_memory));
   }
   node.capacity.gpu = node.allocatable.gpu = devices * kMilliGpuPerDevice;
   node.capacity.gpu_memory = node.allocatable.gpu_memory = devices * device_memory;
@@ -57,6 +78,14 @@ inline TaskRequest GpuTask(int32_t count, int64_t milli = kMilliGpuPerDevice,
   task.gpu_models = std::move(models);
   task.gpu_memory = gpu_memory;
   return task;
+}
+
+// A gtest parameter name from a case description: "cpu fits" -> "cpu_fits".
+inline std::string TestName(std::string description) {
+  for (char& ch : description) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return description;
 }
 
 }  // namespace tessera::testing
