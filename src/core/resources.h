@@ -22,6 +22,8 @@ struct Resources {
   int64_t gpu_memory = 0;  // bytes
   std::map<std::string, int64_t, std::less<>> extended;
 
+  // Field-wise sums, saturating at the int64 limits. Extended entries that become zero are
+  // dropped, so `a += b; a -= b;` restores `a` exactly when nothing saturated.
   Resources& operator+=(const Resources& o);
   Resources& operator-=(const Resources& o);
   friend Resources operator+(Resources a, const Resources& b) { return a += b; }
@@ -31,7 +33,8 @@ struct Resources {
   // True when every quantity of this is <= the same quantity of `limit` (missing = 0).
   bool FitsIn(const Resources& limit) const;
   bool IsZero() const;
-  // "cpu=8, memory=64Gi, gpu=4" (zero quantities left out); for messages and logs.
+  // "cpu=8, memory=64Gi, gpu=4" (zero quantities left out, "none" when all are zero); for
+  // messages and logs.
   std::string ToString() const;
 };
 
