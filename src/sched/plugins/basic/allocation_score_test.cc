@@ -59,7 +59,7 @@ std::vector<ScoreCase> Cases() {
       // Idle GPUs count for a cpu task: (75 + 75 + 100) / 3 and (25 + 25 + 0) / 3.
       {"cpu task on an idle gpu node", "", gpu_node, CpuTask(1000, kGi), 83, 16},
       // gpu: 2000 of 4000 milli after placing the task.
-      {"gpu task", "", gpu_node, GpuTask(2), 75 * 2 / 3 + 50 / 3, (25 + 25 + 50) / 3},
+      {"gpu task", "", gpu_node, GpuTask(2), (75 + 75 + 50) / 3, (25 + 25 + 50) / 3},
       {"gpu shares count in milli", "",
        [&] {
          Node n = gpu_node;
@@ -161,10 +161,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(BadWeights{"", "at least one resource"},
                       BadWeights{" , ", "at least one resource"},
                       BadWeights{"cpu", "\"cpu\": want name=weight"},
-                      BadWeights{"=1", "empty resource name"},
-                      BadWeights{"cpu=0", "[1, 100]"}, BadWeights{"cpu=101", "[1, 100]"},
-                      BadWeights{"cpu=x", "[1, 100]"}, BadWeights{"cpu=", "[1, 100]"},
-                      BadWeights{"cpu=1.5", "[1, 100]"},
+                      BadWeights{"=1", "empty resource name"}, BadWeights{"cpu=0", "[1, 100]"},
+                      BadWeights{"cpu=101", "[1, 100]"}, BadWeights{"cpu=x", "[1, 100]"},
+                      BadWeights{"cpu=", "[1, 100]"}, BadWeights{"cpu=1.5", "[1, 100]"},
                       BadWeights{"cpu=1,cpu=2", "\"cpu=2\": resource listed twice"}));
 
 TEST(AllocationScoreTest, FactoriesRejectUnknownArguments) {

@@ -23,8 +23,8 @@ SchedStatus DefaultBinder::Bind(std::string_view job, int32_t task_index,
                                 const Placement& placement) {
   const absl::Status status = sink_->Bind(job, task_index, placement);
   if (status.ok()) return {};
-  return SchedStatus::Error(fmt::format("binding task {} of job {} to node {}: {}", task_index,
-                                        job, placement.node, status.ToString()));
+  return SchedStatus::Error(fmt::format("binding task {} of job {} to node {}: {}", task_index, job,
+                                        placement.node, status.ToString()));
 }
 
 }  // namespace tessera

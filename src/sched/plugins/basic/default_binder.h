@@ -27,8 +27,7 @@ class DefaultBinder final : public BindPlugin {
   static constexpr std::string_view kName = "DefaultBinder";
 
   // InvalidArgument on any argument; FailedPrecondition when handle.sink is null.
-  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args,
-                                                     const Handle& handle);
+  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);
 
   // REQUIRES: sink != nullptr; it outlives the plugin.
   explicit DefaultBinder(DecisionSink* sink) : sink_(sink) {}

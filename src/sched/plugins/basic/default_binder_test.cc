@@ -18,8 +18,7 @@ class RecordingSink final : public DecisionSink {
     std::string node;
   };
 
-  absl::Status Bind(std::string_view job, int32_t task_index,
-                    const Placement& placement) override {
+  absl::Status Bind(std::string_view job, int32_t task_index, const Placement& placement) override {
     calls.push_back({std::string(job), task_index, placement.node});
     return failure;
   }
@@ -65,8 +64,7 @@ TEST(DefaultBinderTest, SinkFailureIsAnError) {
   EXPECT_EQ(status.code(), SchedStatus::Code::kError);
   EXPECT_THAT(status.message(),
               ::testing::AllOf(::testing::HasSubstr("agent of cluster k8s-a is disconnected"),
-                               ::testing::HasSubstr("train-1"),
-                               ::testing::HasSubstr("gpu-a")));
+                               ::testing::HasSubstr("train-1"), ::testing::HasSubstr("gpu-a")));
 }
 
 TEST(DefaultBinderTest, FactoryNeedsASink) {

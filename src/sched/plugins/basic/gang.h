@@ -30,8 +30,7 @@ class Gang final : public PermitPlugin {
   static constexpr Reason kIncomplete{"GangIncomplete", "gang incomplete"};
 
   // InvalidArgument on any argument.
-  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args,
-                                                     const Handle& handle);
+  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);
 
   std::string_view name() const override { return kName; }
   SchedStatus Permit(const GangProgress& gang) override;

@@ -33,13 +33,13 @@ TEST_P(GangTest, Permit) {
 INSTANTIATE_TEST_SUITE_P(Cases, GangTest,
                          ::testing::Values(
                              // {min_available, reserved, remaining, verdict}
-                             GangCase{1, 1, 0, Code::kSuccess},     // a single task
-                             GangCase{4, 4, 0, Code::kSuccess},     // complete
-                             GangCase{4, 4, 3, Code::kSuccess},     // beyond the gang: elastic
-                             GangCase{4, 5, 0, Code::kSuccess},     // more than needed
-                             GangCase{4, 1, 3, Code::kWait},        // exactly enough left
-                             GangCase{4, 3, 5, Code::kWait},        // more than enough left
-                             GangCase{4, 0, 4, Code::kWait},        // nothing reserved yet
+                             GangCase{1, 1, 0, Code::kSuccess},        // a single task
+                             GangCase{4, 4, 0, Code::kSuccess},        // complete
+                             GangCase{4, 4, 3, Code::kSuccess},        // beyond the gang: elastic
+                             GangCase{4, 5, 0, Code::kSuccess},        // more than needed
+                             GangCase{4, 1, 3, Code::kWait},           // exactly enough left
+                             GangCase{4, 3, 5, Code::kWait},           // more than enough left
+                             GangCase{4, 0, 4, Code::kWait},           // nothing reserved yet
                              GangCase{4, 2, 1, Code::kUnschedulable},  // cannot complete
                              GangCase{4, 0, 0, Code::kUnschedulable},
                              GangCase{1, 0, 0, Code::kUnschedulable}));

@@ -9,7 +9,7 @@ namespace tessera {
 static_assert(std::derived_from<LeastAllocated, ScorePlugin>);
 
 absl::StatusOr<std::unique_ptr<Plugin>> LeastAllocated::New(const PluginArgs& args,
-                                                           const Handle& handle) {
+                                                            const Handle& handle) {
   if (absl::Status s = CheckKnownArgs(kName, args, {kResourcesArg}); !s.ok()) return s;
   auto it = args.find(kResourcesArg);
   if (it == args.end()) return std::make_unique<LeastAllocated>();
@@ -19,7 +19,7 @@ absl::StatusOr<std::unique_ptr<Plugin>> LeastAllocated::New(const PluginArgs& ar
 }
 
 SchedStatus LeastAllocated::Score(const CycleState& state, const TaskRequest& task,
-                                   const Node& node, int64_t* score) const {
+                                  const Node& node, int64_t* score) const {
   *score = AllocationScore(weights_, &LeastRequestedScore, task, node);
   return {};
 }

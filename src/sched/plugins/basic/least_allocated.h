@@ -28,8 +28,7 @@ class LeastAllocated final : public ScorePlugin {
   static constexpr std::string_view kName = "LeastAllocated";
 
   // InvalidArgument on an unknown key or a malformed `resources` value.
-  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args,
-                                                     const Handle& handle);
+  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);
 
   explicit LeastAllocated(ResourceWeights weights = DefaultResourceWeights())
       : weights_(std::move(weights)) {}

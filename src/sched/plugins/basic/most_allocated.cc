@@ -18,8 +18,8 @@ absl::StatusOr<std::unique_ptr<Plugin>> MostAllocated::New(const PluginArgs& arg
   return std::make_unique<MostAllocated>(*std::move(weights));
 }
 
-SchedStatus MostAllocated::Score(const CycleState& state, const TaskRequest& task,
-                                   const Node& node, int64_t* score) const {
+SchedStatus MostAllocated::Score(const CycleState& state, const TaskRequest& task, const Node& node,
+                                 int64_t* score) const {
   *score = AllocationScore(weights_, &MostRequestedScore, task, node);
   return {};
 }

@@ -29,8 +29,7 @@ class NodeAffinity final : public FilterPlugin {
   static constexpr Reason kSelectorMismatch{"NodeSelectorMismatch", "node selector mismatch"};
 
   // InvalidArgument on any argument.
-  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args,
-                                                     const Handle& handle);
+  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);
 
   std::string_view name() const override { return kName; }
   SchedStatus Filter(const CycleState& state, const TaskRequest& task,

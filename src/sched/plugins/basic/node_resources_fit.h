@@ -57,8 +57,7 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin {
   static constexpr Reason kGpuModelMismatch{"GpuModelMismatch", "gpu model not allowed"};
 
   // InvalidArgument on any argument.
-  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args,
-                                                     const Handle& handle);
+  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);
 
   std::string_view name() const override { return kName; }
   SchedStatus PreFilter(CycleState& state, const TaskRequest& task) override;

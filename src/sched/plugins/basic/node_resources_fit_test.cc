@@ -55,8 +55,7 @@ std::vector<FitCase> FitCases() {
       {"zero request fits an over-allocated node",
        With(cpu_node, [](Node& n) { n.allocated.cpu = 5000; }), CpuTask(0, kGi)},
       // extended resources
-      {"extended fits",
-       With(cpu_node, [](Node& n) { n.allocatable.extended["rdma/hca"] = 2; }),
+      {"extended fits", With(cpu_node, [](Node& n) { n.allocatable.extended["rdma/hca"] = 2; }),
        WithTask(CpuTask(100), [](TaskRequest& t) { t.extended["rdma/hca"] = 2; })},
       {"extended missing on node", cpu_node,
        WithTask(CpuTask(100), [](TaskRequest& t) { t.extended["rdma/hca"] = 1; }),
@@ -73,8 +72,12 @@ std::vector<FitCase> FitCases() {
       {"gpu task on a cpu node", CpuNode(), GpuTask(1), Code::kUnschedulableAndUnresolvable,
        &F::kInsufficientGpu},
       {"whole gpus take the fully free devices",
-       With(GpuNode(4), [](Node& n) { UseGpu(n, 0, 100);
-         UseGpu(n, 2, 500); }), GpuTask(2)},
+       With(GpuNode(4),
+            [](Node& n) {
+              UseGpu(n, 0, 100);
+              UseGpu(n, 2, 500);
+            }),
+       GpuTask(2)},
       {"whole gpu never takes a partly used device",
        With(GpuNode(4),
             [](Node& n) {
@@ -94,12 +97,14 @@ std::vector<FitCase> FitCases() {
       {"gpu count above devices", GpuNode(8), GpuTask(9), Code::kUnschedulableAndUnresolvable,
        &F::kInsufficientGpu},
       // shared GPUs
-      {"share fits exactly", With(GpuNode(1), [](Node& n) { UseGpu(n, 0, 500); }),
-       GpuTask(1, 500)},
+      {"share fits exactly", With(GpuNode(1), [](Node& n) { UseGpu(n, 0, 500); }), GpuTask(1, 500)},
       {"shares never overcommit a device",
-       With(GpuNode(2), [](Node& n) { UseGpu(n, 0, 600);
-         UseGpu(n, 1, 700); }), GpuTask(1, 500),
-       Code::kUnschedulable, &F::kInsufficientGpu},
+       With(GpuNode(2),
+            [](Node& n) {
+              UseGpu(n, 0, 600);
+              UseGpu(n, 1, 700);
+            }),
+       GpuTask(1, 500), Code::kUnschedulable, &F::kInsufficientGpu},
       {"share needs one device, not the node's free sum",
        With(GpuNode(4),
             [](Node& n) {
@@ -113,8 +118,8 @@ std::vector<FitCase> FitCases() {
               n.gpus[1].healthy = false;
             }),
        GpuTask(1, 400), Code::kUnschedulable, &F::kInsufficientGpu},
-      {"share lands beside a whole-gpu task",
-       With(GpuNode(2), [](Node& n) { UseGpu(n, 0, 1000); }), GpuTask(1, 250)},
+      {"share lands beside a whole-gpu task", With(GpuNode(2), [](Node& n) { UseGpu(n, 0, 1000); }),
+       GpuTask(1, 250)},
       // GPU models
       {"no device of an allowed model", GpuNode(4, "A100"), GpuTask(1, 1000, {"V100", "H100"}),
        Code::kUnschedulableAndUnresolvable, &F::kGpuModelMismatch},
@@ -128,9 +133,7 @@ std::vector<FitCase> FitCases() {
        GpuTask(1, 1000, {"V100"}), Code::kUnschedulable, &F::kInsufficientGpu},
       {"too few devices of the allowed model",
        With(GpuNode(2, "A100"),
-            [](Node& n) {
-              n.gpus.push_back(testing::Device(2, "V100", 32 * kGi));
-            }),
+            [](Node& n) { n.gpus.push_back(testing::Device(2, "V100", 32 * kGi)); }),
        GpuTask(2, 1000, {"V100"}), Code::kUnschedulableAndUnresolvable, &F::kInsufficientGpu},
       {"share on a device of another model", GpuNode(1, "A100"), GpuTask(1, 100, {"G2"}),
        Code::kUnschedulableAndUnresolvable, &F::kGpuModelMismatch},
@@ -149,10 +152,11 @@ std::vector<FitCase> FitCases() {
        With(GpuNode(2, "A100"), [](Node& n) { n.allocated.cpu = n.allocatable.cpu; }),
        GpuTask(1, 1000, {"V100"}), Code::kUnschedulableAndUnresolvable, &F::kGpuModelMismatch},
       {"cpu is reported before gpu",
-       With(GpuNode(1), [](Node& n) {
-         n.allocated.cpu = n.allocatable.cpu;
-         UseGpu(n, 0, 1000);
-       }),
+       With(GpuNode(1),
+            [](Node& n) {
+              n.allocated.cpu = n.allocatable.cpu;
+              UseGpu(n, 0, 1000);
+            }),
        GpuTask(1), Code::kUnschedulable, &F::kInsufficientCpu},
   };
 }
@@ -200,7 +204,7 @@ TEST(NodeResourcesFitTest, PreFilterSkipsEmptyRequests) {
 TEST(NodeResourcesFitTest, AgreesWithFeasibleDevices) {
   const std::vector<int64_t> usages = {0, 250, 500, 750, 1000};
   const std::vector<TaskRequest> tasks = {GpuTask(1, 250), GpuTask(1, 500), GpuTask(1, 800),
-                                          GpuTask(1), GpuTask(2), GpuTask(3)};
+                                          GpuTask(1),      GpuTask(2),      GpuTask(3)};
   NodeResourcesFit fit;
   CycleState state;
   for (int64_t u0 : usages) {
@@ -211,8 +215,8 @@ TEST(NodeResourcesFitTest, AgreesWithFeasibleDevices) {
         UseGpu(node, 1, u1);
         UseGpu(node, 2, u2);
         for (const TaskRequest& task : tasks) {
-          const bool fits = static_cast<int32_t>(FeasibleDevices(node, task).size()) >=
-                            task.gpu_count;
+          const bool fits =
+              static_cast<int32_t>(FeasibleDevices(node, task).size()) >= task.gpu_count;
           EXPECT_EQ(fit.Filter(state, task, node).ok(), fits)
               << "usage " << u0 << "," << u1 << "," << u2 << " task " << task.gpu_count << "x"
               << task.gpu_milli;

@@ -34,8 +34,7 @@ class NodeUnschedulable final : public FilterPlugin {
   static constexpr Reason kCordoned{"NodeUnavailable", "node is cordoned"};
 
   // InvalidArgument on any argument.
-  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args,
-                                                     const Handle& handle);
+  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);
 
   std::string_view name() const override { return kName; }
   SchedStatus Filter(const CycleState& state, const TaskRequest& task,

@@ -24,8 +24,7 @@ class PrioritySort final : public QueueSortPlugin {
   static constexpr std::string_view kName = "PrioritySort";
 
   // InvalidArgument on any argument.
-  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args,
-                                                     const Handle& handle);
+  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);
 
   std::string_view name() const override { return kName; }
   bool Less(const QueuedJobInfo& a, const QueuedJobInfo& b) const override;

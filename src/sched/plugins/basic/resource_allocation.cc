@@ -96,8 +96,9 @@ absl::StatusOr<ResourceWeights> ParseResourceWeights(std::string_view plugin,
     if (name.empty()) return ItemError(plugin, item, "empty resource name");
     int64_t weight = 0;
     if (!ParseInt(weight_text, &weight) || weight < kMinWeight || weight > kMaxWeight) {
-      return ItemError(plugin, item,
-                       fmt::format("weight must be an integer in [{}, {}]", kMinWeight, kMaxWeight));
+      return ItemError(
+          plugin, item,
+          fmt::format("weight must be an integer in [{}, {}]", kMinWeight, kMaxWeight));
     }
     if (std::any_of(out.begin(), out.end(),
                     [&](const WeightedResource& r) { return r.name == name; })) {

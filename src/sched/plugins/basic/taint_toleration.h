@@ -36,8 +36,7 @@ class TaintToleration final : public FilterPlugin, public ScorePlugin {
   static constexpr Reason kUntolerated{"Untolerated", "untolerated taint"};
 
   // InvalidArgument on any argument.
-  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args,
-                                                     const Handle& handle);
+  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);
 
   std::string_view name() const override { return kName; }
   SchedStatus Filter(const CycleState& state, const TaskRequest& task,
