@@ -8,8 +8,7 @@ namespace tessera {
 static_assert(std::derived_from<BestFit, ScorePlugin>);
 static_assert(std::derived_from<BestFit, ReservePlugin>);
 
-absl::StatusOr<std::unique_ptr<Plugin>> BestFit::New(const PluginArgs& args,
-                                                     const Handle& handle) {
+absl::StatusOr<std::unique_ptr<Plugin>> BestFit::New(const PluginArgs& args, const Handle& handle) {
   if (absl::Status s = gpushare::CheckNoArgs(kName, args); !s.ok()) return s;
   return std::make_unique<BestFit>();
 }

@@ -31,8 +31,7 @@ class DotProduct final : public ScorePlugin, public gpushare::TightestDeviceRese
   static constexpr std::string_view kName = "DotProduct";
 
   // InvalidArgument on any argument.
-  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args,
-                                                     const Handle& handle);
+  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);
 
   std::string_view name() const override { return kName; }
   SchedStatus Score(const CycleState& state, const TaskRequest& task, const Node& node,

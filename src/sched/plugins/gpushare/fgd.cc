@@ -3,7 +3,7 @@
 #include <cmath>
 #include <concepts>
 
-#include "absl/strings/str_cat.h"
+#include "fmt/format.h"
 #include "sched/plugins/gpushare/policy_support.h"
 
 namespace tessera::gpushare {
@@ -12,14 +12,14 @@ namespace {
 absl::Status CheckWorkload(const TargetWorkload& workload) {
   if (workload.classes.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(Fgd::kName, ": the target workload has no task classes"));
+        fmt::format("{}: the target workload has no task classes", Fgd::kName));
   }
   for (size_t i = 0; i < workload.classes.size(); ++i) {
     const double p = workload.classes[i].probability;
     if (!(p >= 0 && p <= 1)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(Fgd::kName, ": target_workload.classes[", i,
-                       "].probability: must be in [0, 1], got ", p));
+          fmt::format("{}: target_workload.classes[{}].probability: must be in [0, 1], got {}",
+                      Fgd::kName, i, p));
     }
   }
   return absl::OkStatus();
@@ -34,12 +34,12 @@ int64_t FgdScoreOf(double before, double after) {
   return static_cast<int64_t>(sigmoid * static_cast<double>(kMaxNodeScore));
 }
 
-FgdChoice EvaluateFgd(const TaskRequest& task, const Node& node,
-                      const PreparedWorkload& workload) {
+FgdChoice EvaluateFgd(const TaskRequest& task, const Node& node, const PreparedWorkload& workload) {
   const NodeFragmentationDelta eval(node, workload);
   FgdChoice choice;
   if (!UsesGpu(task)) {
-    choice.score = FgdScoreOf(eval.Before(), eval.After({.cpu = task.cpu}));
+    choice.score =
+        FgdScoreOf(eval.Before(), eval.After({.cpu = task.cpu, .devices = {}, .gpu_milli = 0}));
     return choice;
   }
   if (!task.IsSharing()) {
@@ -53,9 +53,9 @@ FgdChoice EvaluateFgd(const TaskRequest& task, const Node& node,
   for (int32_t i = 0; i < static_cast<int32_t>(node.gpus.size()); ++i) {
     if (!DeviceFits(node.gpus[i], task)) continue;
     const int32_t device[] = {i};
-    const int64_t score = FgdScoreOf(
-        eval.Before(),
-        eval.After({.cpu = task.cpu, .devices = device, .gpu_milli = task.gpu_milli}));
+    const int64_t score =
+        FgdScoreOf(eval.Before(),
+                   eval.After({.cpu = task.cpu, .devices = device, .gpu_milli = task.gpu_milli}));
     if (choice.devices.empty() || score > choice.score) {
       choice.score = score;
       choice.devices = {i};
@@ -74,9 +74,10 @@ static_assert(std::derived_from<Fgd, ReservePlugin>);
 absl::StatusOr<std::unique_ptr<Plugin>> Fgd::New(const PluginArgs& args, const Handle& handle) {
   if (absl::Status s = gpushare::CheckNoArgs(kName, args); !s.ok()) return s;
   if (handle.target_workload == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        kName, ": needs a target workload (handle.target_workload is null); the wiring must "
-               "derive one from the expected task mix"));
+    return absl::FailedPreconditionError(fmt::format(
+        "{}: needs a target workload (handle.target_workload is null); the wiring must derive "
+        "one from the expected task mix",
+        kName));
   }
   if (absl::Status s = gpushare::CheckWorkload(*handle.target_workload); !s.ok()) return s;
   return std::make_unique<Fgd>(*handle.target_workload);

@@ -49,8 +49,7 @@ struct FgdChoice {
 int64_t FgdScoreOf(double before, double after);
 
 // Evaluates `task` on `node` against `workload` (see above).
-FgdChoice EvaluateFgd(const TaskRequest& task, const Node& node,
-                      const PreparedWorkload& workload);
+FgdChoice EvaluateFgd(const TaskRequest& task, const Node& node, const PreparedWorkload& workload);
 
 }  // namespace tessera::gpushare
 
@@ -62,8 +61,7 @@ class Fgd final : public ScorePlugin, public ReservePlugin {
 
   // InvalidArgument on any argument or an empty target workload; FailedPrecondition without
   // handle.target_workload.
-  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args,
-                                                     const Handle& handle);
+  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);
 
   explicit Fgd(const TargetWorkload& workload) : workload_(workload) {}
 

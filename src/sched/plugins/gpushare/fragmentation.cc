@@ -73,9 +73,9 @@ PreparedWorkload::PreparedWorkload(const TargetWorkload& workload) {
   thresholds_.erase(std::unique(thresholds_.begin(), thresholds_.end()), thresholds_.end());
   for (PreparedClass& c : classes_) {
     if (c.gpu_count == 0) continue;
-    c.threshold = static_cast<int32_t>(
-        std::lower_bound(thresholds_.begin(), thresholds_.end(), c.gpu_milli) -
-        thresholds_.begin());
+    c.threshold =
+        static_cast<int32_t>(std::lower_bound(thresholds_.begin(), thresholds_.end(), c.gpu_milli) -
+                             thresholds_.begin());
   }
 
   unnamed_model_mask_.resize(classes_.size());
@@ -88,7 +88,7 @@ PreparedWorkload::PreparedWorkload(const TargetWorkload& workload) {
 }
 
 const PreparedWorkload::ClassMask& PreparedWorkload::AllowedClasses(std::string_view model) const {
-  auto it = model_masks_.find(model);
+  auto it = model_masks_.find(absl::string_view(model.data(), model.size()));
   return it == model_masks_.end() ? unnamed_model_mask_ : it->second;
 }
 
@@ -176,8 +176,7 @@ double ClusterFragmentation::Ratio() const {
   return free_milli > 0 ? bins.Fragment() / static_cast<double>(free_milli) : 0.0;
 }
 
-ClusterFragmentation MeasureCluster(std::span<const Node> nodes,
-                                    const PreparedWorkload& workload) {
+ClusterFragmentation MeasureCluster(std::span<const Node> nodes, const PreparedWorkload& workload) {
   ClusterFragmentation out;
   for (const Node& node : nodes) {
     if (node.removed) continue;

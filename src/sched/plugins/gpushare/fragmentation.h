@@ -47,13 +47,13 @@ namespace tessera::gpushare {
 
 // The case a (node, task class) pair falls in; names after the paper's quadrants.
 enum class FragmentCase : int32_t {
-  kLackBoth = 0,        // Q1: neither the CPU nor the GPUs fit: all free GPU is fragment
-  kLackGpu = 1,         // Q2: the CPU fits, the GPUs do not: all free GPU is fragment
-  kSatisfied = 2,       // Q3: the class fits: the devices below its gpu_milli are fragment
-  kLackCpu = 3,         // Q4: the GPUs fit, the CPU does not: all free GPU is fragment
-  kCpuOnlyFits = 4,     // XL: a CPU-only class that fits: it never uses GPUs, all is fragment
-  kCpuOnlyLacksCpu = 5, // XR: a CPU-only class that does not fit: all is fragment
-  kNoAccess = 6,        // the node's GPU model is not allowed for the class: all is fragment
+  kLackBoth = 0,         // Q1: neither the CPU nor the GPUs fit: all free GPU is fragment
+  kLackGpu = 1,          // Q2: the CPU fits, the GPUs do not: all free GPU is fragment
+  kSatisfied = 2,        // Q3: the class fits: the devices below its gpu_milli are fragment
+  kLackCpu = 3,          // Q4: the GPUs fit, the CPU does not: all free GPU is fragment
+  kCpuOnlyFits = 4,      // XL: a CPU-only class that fits: it never uses GPUs, all is fragment
+  kCpuOnlyLacksCpu = 5,  // XR: a CPU-only class that does not fit: all is fragment
+  kNoAccess = 6,         // the node's GPU model is not allowed for the class: all is fragment
 };
 inline constexpr int kNumFragmentCases = 7;
 
@@ -72,10 +72,10 @@ struct FragmentBins {
 
 // One task class reduced to what the measure reads.
 struct PreparedClass {
-  int64_t cpu = 0;          // millicores
-  int64_t gpu_milli = 0;    // per device; 0 for CPU-only classes
-  int32_t gpu_count = 0;    // 0 for CPU-only classes
-  int32_t threshold = -1;   // index into PreparedWorkload::thresholds(); -1 when CPU-only
+  int64_t cpu = 0;         // millicores
+  int64_t gpu_milli = 0;   // per device; 0 for CPU-only classes
+  int32_t gpu_count = 0;   // 0 for CPU-only classes
+  int32_t threshold = -1;  // index into PreparedWorkload::thresholds(); -1 when CPU-only
   double probability = 0;
 };
 

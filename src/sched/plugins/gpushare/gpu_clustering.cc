@@ -4,7 +4,7 @@
 #include <concepts>
 #include <map>
 
-#include "absl/strings/str_cat.h"
+#include "fmt/format.h"
 #include "sched/plugins/gpushare/hosted_gpu_classes.h"
 
 namespace tessera {
@@ -18,15 +18,15 @@ absl::StatusOr<std::unique_ptr<Plugin>> GpuClustering::New(const PluginArgs& arg
   return std::make_unique<GpuClustering>();
 }
 
-SchedStatus GpuClustering::Score(const CycleState& state, const TaskRequest& task,
-                                 const Node& node, int64_t* score) const {
+SchedStatus GpuClustering::Score(const CycleState& state, const TaskRequest& task, const Node& node,
+                                 int64_t* score) const {
   const std::optional<int64_t> s = gpushare::GpuClusteringScore(task, node);
   if (!s.has_value()) {
     *score = kMinNodeScore;
-    return SchedStatus::Error(absl::StrCat(
-        kName, ": node ", node.name,
-        " has GPUs in use but no hosted GPU task class recorded (the cluster state must call "
-        "RecordHostedClass on Assume and Forget)"));
+    return SchedStatus::Error(fmt::format(
+        "{}: node {} has GPUs in use but no hosted GPU task class recorded (the cluster state "
+        "must call RecordHostedClass on Assume and Forget)",
+        kName, node.name));
   }
   *score = *s;
   return {};

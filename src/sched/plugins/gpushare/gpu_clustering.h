@@ -36,8 +36,7 @@ class GpuClustering final : public ScorePlugin, public gpushare::TightestDeviceR
   static constexpr std::string_view kName = "GpuClustering";
 
   // InvalidArgument on any argument.
-  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args,
-                                                     const Handle& handle);
+  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);
 
   std::string_view name() const override { return kName; }
   SchedStatus Score(const CycleState& state, const TaskRequest& task, const Node& node,

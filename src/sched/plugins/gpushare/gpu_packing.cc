@@ -27,9 +27,9 @@ namespace tessera::gpushare {
 int64_t GpuPackingScore(const TaskRequest& task, const Node& node) {
   if (!UsesGpu(task)) return kMinNodeScore;
   const auto devices = static_cast<int64_t>(node.gpus.size());
-  const auto fully_free = static_cast<int64_t>(std::count_if(
-      node.gpus.begin(), node.gpus.end(),
-      [](const GpuDevice& d) { return d.FreeMilli() == kMilliGpuPerDevice; }));
+  const auto fully_free = static_cast<int64_t>(
+      std::count_if(node.gpus.begin(), node.gpus.end(),
+                    [](const GpuDevice& d) { return d.FreeMilli() == kMilliGpuPerDevice; }));
   if (fully_free == devices) return std::max(kMaxNodeScore / 3 - fully_free, fully_free);
 
   // The devices the task would take: fitting ones, least free first (ties by index).

@@ -2,14 +2,14 @@
 
 #include <algorithm>
 
-#include "absl/strings/str_cat.h"
+#include "fmt/format.h"
 
 namespace tessera::gpushare {
 
 absl::Status CheckNoArgs(std::string_view plugin, const PluginArgs& args) {
   if (args.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(
-      absl::StrCat(plugin, ": unknown argument \"", args.begin()->first, "\" (accepted: none)"));
+      fmt::format("{}: unknown argument \"{}\" (accepted: none)", plugin, args.begin()->first));
 }
 
 DeviceList PackedDevices(const Node& node, const TaskRequest& task) {

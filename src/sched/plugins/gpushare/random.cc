@@ -2,8 +2,8 @@
 
 #include <concepts>
 
-#include "absl/strings/str_cat.h"
 #include "core/device_selection.h"
+#include "fmt/format.h"
 #include "sched/plugins/gpushare/policy_support.h"
 
 namespace tessera {
@@ -11,12 +11,11 @@ namespace tessera {
 static_assert(std::derived_from<Random, ScorePlugin>);
 static_assert(std::derived_from<Random, ReservePlugin>);
 
-absl::StatusOr<std::unique_ptr<Plugin>> Random::New(const PluginArgs& args,
-                                                    const Handle& handle) {
+absl::StatusOr<std::unique_ptr<Plugin>> Random::New(const PluginArgs& args, const Handle& handle) {
   if (absl::Status s = gpushare::CheckNoArgs(kName, args); !s.ok()) return s;
   if (handle.rng == nullptr) {
     return absl::FailedPreconditionError(
-        absl::StrCat(kName, ": needs a random number generator (handle.rng is null)"));
+        fmt::format("{}: needs a random number generator (handle.rng is null)", kName));
   }
   return std::make_unique<Random>(handle.rng);
 }
@@ -30,10 +29,12 @@ SchedStatus Random::Score(const CycleState& state, const TaskRequest& task, cons
 SchedStatus Random::Reserve(CycleState& state, const TaskRequest& task, const Node& node,
                             Placement* placement) {
   if (!gpushare::NeedsDeviceChoice(task, *placement)) return {};
-  if (!task.IsSharing()) return gpushare::FillDevices(task, SelectTightestDevices(node, task), placement);
+  if (!task.IsSharing())
+    return gpushare::FillDevices(task, SelectTightestDevices(node, task), placement);
   const DeviceList feasible = FeasibleDevices(node, task);
   if (feasible.empty()) return SchedStatus::Unschedulable(gpushare::kNoFittingDevices);
-  return gpushare::FillDevices(task, DeviceList{feasible[rng_->Uniform(feasible.size())]}, placement);
+  return gpushare::FillDevices(task, DeviceList{feasible[rng_->Uniform(feasible.size())]},
+                               placement);
 }
 
 }  // namespace tessera

@@ -29,8 +29,7 @@ class Random final : public ScorePlugin, public ReservePlugin {
   static constexpr std::string_view kName = "Random";
 
   // InvalidArgument on any argument; FailedPrecondition without handle.rng.
-  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args,
-                                                     const Handle& handle);
+  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);
 
   explicit Random(Rng* rng) : rng_(rng) {}
 
