@@ -102,7 +102,7 @@ absl::StatusOr<PaperRunResult> RunPaperExperiment(const TraceInput& input,
       if (!assumed.ok()) {
         return absl::InternalError(
             fmt::format("task {}: the state refused node {} chosen by the framework: {}",
-                        task.name, attempt.placement->node, assumed.message()));
+                        task.name, attempt.placement->node, std::string(assumed.message())));
       }
       metrics.NodeChanged(attempt.placement->node_index);
     } else {

@@ -24,7 +24,7 @@ absl::StatusOr<SimWiring> SimWiring::Create(const std::vector<Node>& nodes,
   absl::StatusOr<Profile> profile = BuiltinProfile(policy);
   if (!profile.ok()) {
     return absl::InvalidArgumentError(
-        fmt::format("--policy: {}", profile.status().message()));
+        fmt::format("--policy: {}", std::string(profile.status().message())));
   }
   Handle handle;
   handle.rng = w.rng.get();
