@@ -86,8 +86,7 @@ INSTANTIATE_TEST_SUITE_P(
         FitsCase{"memory_fits", Device(0, 16 * kGi), Gpus(1, 500, 16 * kGi), true},
         FitsCase{"memory_short", Device(0, 16 * kGi + 1), Gpus(1, 500, 16 * kGi), false},
         FitsCase{"whole_memory_too_big", Device(0), Gpus(1, 1000, 33 * kGi), false},
-        FitsCase{"model_allowed", Device(0), WithModels(Gpus(1, 1000), {"A100", "V100M32"}),
-                 true},
+        FitsCase{"model_allowed", Device(0), WithModels(Gpus(1, 1000), {"A100", "V100M32"}), true},
         FitsCase{"model_not_allowed", Device(0), WithModels(Gpus(1, 1000), {"A100"}), false}),
     [](const auto& info) { return info.param.name; });
 
@@ -116,18 +115,19 @@ TEST_P(SelectTightestTest, PicksTheTightestDevices) {
 }
 INSTANTIATE_TEST_SUITE_P(
     DeviceSelection, SelectTightestTest,
-    ::testing::Values(
-        SelectCase{"share_takes_least_free", {0, 200, 600, 500}, Gpus(1, 400), {2}},
-        SelectCase{"share_tie_lowest_index", {500, 0, 500}, Gpus(1, 500), {0}},
-        SelectCase{"share_prefers_used_over_free", {0, 100}, Gpus(1, 900), {1}},
-        SelectCase{"share_no_room", {700, 800}, Gpus(1, 400), {}},
-        SelectCase{"whole_lowest_free", {100, 0, 0, 0}, Gpus(2, 1000), {1, 2}},
-        SelectCase{"whole_skips_shared", {0, 300, 0, 0}, Gpus(3, 1000), {0, 2, 3}},
-        SelectCase{"whole_not_enough", {0, 300, 0}, Gpus(3, 1000), {}},
-        SelectCase{"whole_all_eight", {0, 0, 0, 0, 0, 0, 0, 0}, Gpus(8, 1000),
-                   {0, 1, 2, 3, 4, 5, 6, 7}},
-        SelectCase{"no_gpu_needed", {0, 0}, Gpus(0, 0), {}},
-        SelectCase{"no_devices", {}, Gpus(1, 1000), {}}),
+    ::testing::Values(SelectCase{"share_takes_least_free", {0, 200, 600, 500}, Gpus(1, 400), {2}},
+                      SelectCase{"share_tie_lowest_index", {500, 0, 500}, Gpus(1, 500), {0}},
+                      SelectCase{"share_prefers_used_over_free", {0, 100}, Gpus(1, 900), {1}},
+                      SelectCase{"share_no_room", {700, 800}, Gpus(1, 400), {}},
+                      SelectCase{"whole_lowest_free", {100, 0, 0, 0}, Gpus(2, 1000), {1, 2}},
+                      SelectCase{"whole_skips_shared", {0, 300, 0, 0}, Gpus(3, 1000), {0, 2, 3}},
+                      SelectCase{"whole_not_enough", {0, 300, 0}, Gpus(3, 1000), {}},
+                      SelectCase{"whole_all_eight",
+                                 {0, 0, 0, 0, 0, 0, 0, 0},
+                                 Gpus(8, 1000),
+                                 {0, 1, 2, 3, 4, 5, 6, 7}},
+                      SelectCase{"no_gpu_needed", {0, 0}, Gpus(0, 0), {}},
+                      SelectCase{"no_devices", {}, Gpus(1, 1000), {}}),
     [](const auto& info) { return info.param.name; });
 
 TEST(SelectTightestTest, RespectsHealthAndMemory) {

@@ -5,8 +5,8 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "fmt/format.h"
 #include "core/internal/decimal.h"
+#include "fmt/format.h"
 
 namespace tessera {
 namespace {
@@ -23,9 +23,9 @@ struct DurationUnit {
 
 // Longer suffixes first so that "ms" is not read as "m" followed by garbage.
 constexpr DurationUnit kUnits[] = {
-    {"ns", 1, -6},        {"us", 1, -3},         {"\xC2\xB5s", 1, -3},  // micro sign
-    {"\xCE\xBCs", 1, -3},  // Greek mu
-    {"ms", 1, 0},         {"s", 1000, 0},        {"m", 60'000, 0},      {"h", 3'600'000, 0},
+    {"ns", 1, -6},        {"us", 1, -3},  {"\xC2\xB5s", 1, -3},  // micro sign
+    {"\xCE\xBCs", 1, -3},                                        // Greek mu
+    {"ms", 1, 0},         {"s", 1000, 0}, {"m", 60'000, 0},     {"h", 3'600'000, 0},
 };
 constexpr uint64_t kMillisPerSecond = 1000;
 
@@ -34,8 +34,7 @@ absl::Status Error(std::string_view field, std::string_view message) {
 }
 
 // Adds `number` x unit (in milliseconds as multiplier x 10^exponent) to *total.
-Exactness Accumulate(const Decimal& number, uint64_t multiplier, int64_t exponent,
-                     int64_t* total) {
+Exactness Accumulate(const Decimal& number, uint64_t multiplier, int64_t exponent, int64_t* total) {
   int64_t millis = 0;
   const Exactness exactness = internal::ToInt64(number, multiplier, exponent, &millis);
   if (exactness != Exactness::kOk) return exactness;

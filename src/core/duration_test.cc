@@ -29,15 +29,14 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         ValidCase{"90", seconds(90)}, ValidCase{"1.5", milliseconds(1500)},
         ValidCase{"0", Duration{0}}, ValidCase{"0.001", milliseconds(1)},
-        ValidCase{"90s", seconds(90)}, ValidCase{"5m", minutes(5)},
-        ValidCase{"1h30m", minutes(90)}, ValidCase{"250ms", milliseconds(250)},
-        ValidCase{"1.5h", minutes(90)}, ValidCase{"2h45m30.5s", milliseconds(9930500)},
-        ValidCase{"1500000us", milliseconds(1500)}, ValidCase{"1000000ns", milliseconds(1)},
-        ValidCase{"1000\xC2\xB5s", milliseconds(1)}, ValidCase{"1000\xCE\xBCs", milliseconds(1)},
-        ValidCase{"0s", Duration{0}}, ValidCase{"-0", Duration{0}}, ValidCase{"-0s", Duration{0}},
-        ValidCase{"+5s", seconds(5)}, ValidCase{" 10m ", minutes(10)},
-        ValidCase{"1h0.25s", milliseconds(3600250)}, ValidCase{"1m1m", minutes(2)},
-        ValidCase{"9223372036854775807ms", milliseconds(INT64_MAX)},
+        ValidCase{"90s", seconds(90)}, ValidCase{"5m", minutes(5)}, ValidCase{"1h30m", minutes(90)},
+        ValidCase{"250ms", milliseconds(250)}, ValidCase{"1.5h", minutes(90)},
+        ValidCase{"2h45m30.5s", milliseconds(9930500)}, ValidCase{"1500000us", milliseconds(1500)},
+        ValidCase{"1000000ns", milliseconds(1)}, ValidCase{"1000\xC2\xB5s", milliseconds(1)},
+        ValidCase{"1000\xCE\xBCs", milliseconds(1)}, ValidCase{"0s", Duration{0}},
+        ValidCase{"-0", Duration{0}}, ValidCase{"-0s", Duration{0}}, ValidCase{"+5s", seconds(5)},
+        ValidCase{" 10m ", minutes(10)}, ValidCase{"1h0.25s", milliseconds(3600250)},
+        ValidCase{"1m1m", minutes(2)}, ValidCase{"9223372036854775807ms", milliseconds(INT64_MAX)},
         ValidCase{"2562047788015h", hours(2562047788015)}));
 
 struct InvalidCase {
@@ -53,8 +52,9 @@ TEST_P(DurationInvalid, FailsWithMessage) {
   EXPECT_EQ(got.status().message(), GetParam().want_message);
 }
 
-constexpr char kWant[] = " is not a duration (want seconds or a string such as \"90s\", \"1h30m\" "
-                         "or \"250ms\")";
+constexpr char kWant[] =
+    " is not a duration (want seconds or a string such as \"90s\", \"1h30m\" "
+    "or \"250ms\")";
 
 INSTANTIATE_TEST_SUITE_P(
     Duration, DurationInvalid,

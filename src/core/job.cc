@@ -1,8 +1,8 @@
 #include "core/job.h"
 
 #include <algorithm>
-#include <iterator>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <string>
@@ -11,8 +11,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
-#include "fmt/format.h"
 #include "core/internal/decimal.h"
+#include "fmt/format.h"
 
 namespace tessera {
 namespace {
@@ -27,9 +27,8 @@ bool IsDnsName(std::string_view name, size_t max_length, bool allow_dots) {
   if (name.empty() || name.size() > max_length) return false;
   const auto alnum = [](char c) { return absl::ascii_islower(c) || absl::ascii_isdigit(c); };
   if (!alnum(name.front()) || !alnum(name.back())) return false;
-  return std::all_of(name.begin(), name.end(), [&](char c) {
-    return alnum(c) || c == '-' || (allow_dots && c == '.');
-  });
+  return std::all_of(name.begin(), name.end(),
+                     [&](char c) { return alnum(c) || c == '-' || (allow_dots && c == '.'); });
 }
 
 constexpr size_t kMaxJobNameLength = 253;   // a DNS-1123 subdomain
@@ -68,8 +67,9 @@ absl::Status ValidateGpu(const TaskRequest& r, std::string_view field) {
   if (r.gpu_memory < 0) return FieldError(gpu_memory, "must be >= 0");
   if (r.gpu_count == 0) {
     if (r.gpu_milli != 0) {
-      return FieldError(gpu, fmt::format("milli-GPU per device is {} but no device is requested (gpu_count 0)",
-                                         r.gpu_milli));
+      return FieldError(
+          gpu, fmt::format("milli-GPU per device is {} but no device is requested (gpu_count 0)",
+                           r.gpu_milli));
     }
     if (r.gpu_memory != 0) return FieldError(gpu_memory, "needs a GPU (gpu_count > 0)");
     return absl::OkStatus();
@@ -117,8 +117,8 @@ std::string TaskRequest::EquivalenceKey() const {
   // Every field is written in a fixed order; strings are length-prefixed, and the unordered
   // lists (models, tolerations) are sorted and deduplicated, so equal placements share a key
   // and different ones never do.
-  std::string key = fmt::format("cpu={};mem={};gpu={}x{};gmem={};models=", cpu, memory,
-                                gpu_count, gpu_milli, gpu_memory);
+  std::string key = fmt::format("cpu={};mem={};gpu={}x{};gmem={};models=", cpu, memory, gpu_count,
+                                gpu_milli, gpu_memory);
   std::vector<std::string_view> models(gpu_models.begin(), gpu_models.end());
   std::sort(models.begin(), models.end());
   models.erase(std::unique(models.begin(), models.end()), models.end());
@@ -166,8 +166,7 @@ absl::Status TaskRequest::Validate(std::string_view field) const {
     const Toleration& t = tolerations[i];
     const std::string path = fmt::format("{}.tolerations[{}]", field, i);
     if (t.key.empty() && !t.exists) {
-      return FieldError(path + ".key",
-                        "must not be empty unless the operator is Exists");
+      return FieldError(path + ".key", "must not be empty unless the operator is Exists");
     }
     if (t.exists && !t.value.empty()) {
       return FieldError(path + ".value", "must be empty when the operator is Exists");
@@ -240,9 +239,9 @@ absl::Status JobSpec::Validate(std::string_view field) const {
                                                  std::numeric_limits<int32_t>::max()));
   }
   if (min_available.has_value() && (*min_available < 1 || *min_available > total)) {
-    return FieldError(path("min_available"),
-                      fmt::format("must be in 1..{} (the job's task count), got {}", total,
-                                  *min_available));
+    return FieldError(
+        path("min_available"),
+        fmt::format("must be in 1..{} (the job's task count), got {}", total, *min_available));
   }
   return absl::OkStatus();
 }

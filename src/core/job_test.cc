@@ -227,7 +227,10 @@ INSTANTIATE_TEST_SUITE_P(
         RequestCase{"gpu_memory_overflows",
                     [](TaskRequest& r) { r.gpu_memory = std::numeric_limits<int64_t>::max(); },
                     "spec.tasks[1].resources.gpu_memory: too large"},
-        RequestCase{"empty_model", [](TaskRequest& r) { r.gpu_models = {"A100", ""}; },
+        RequestCase{"empty_model",
+                    [](TaskRequest& r) {
+                      r.gpu_models = {"A100", ""};
+                    },
                     "spec.tasks[1].gpu_models[1]: must not be empty"},
         RequestCase{"negative_extended", [](TaskRequest& r) { r.extended["rdma/hca"] = -1; },
                     "spec.tasks[1].resources.rdma/hca: must be >= 0"},
@@ -236,18 +239,23 @@ INSTANTIATE_TEST_SUITE_P(
         RequestCase{"empty_selector_key", [](TaskRequest& r) { r.node_selector[""] = "x"; },
                     "spec.tasks[1].node_selector: keys must not be empty"},
         RequestCase{"toleration_without_key",
-                    [](TaskRequest& r) { r.tolerations = {{"", "v", false, std::nullopt}}; },
+                    [](TaskRequest& r) {
+                      r.tolerations = {{"", "v", false, std::nullopt}};
+                    },
                     "spec.tasks[1].tolerations[0].key: must not be empty unless the operator is "
                     "Exists"},
-        RequestCase{"toleration_exists_with_value",
-                    [](TaskRequest& r) {
-                      r.tolerations = {{"k", "", true, std::nullopt},
-                                       {"k", "v", true, std::nullopt}};
-                    },
-                    "spec.tasks[1].tolerations[1].value: must be empty when the operator is "
-                    "Exists"},
+        RequestCase{
+            "toleration_exists_with_value",
+            [](TaskRequest& r) {
+              r.tolerations = {{"k", "", true, std::nullopt}, {"k", "v", true, std::nullopt}};
+            },
+            "spec.tasks[1].tolerations[1].value: must be empty when the operator is "
+            "Exists"},
         RequestCase{"tolerate_everything",
-                    [](TaskRequest& r) { r.tolerations = {{"", "", true, std::nullopt}}; }, ""}),
+                    [](TaskRequest& r) {
+                      r.tolerations = {{"", "", true, std::nullopt}};
+                    },
+                    ""}),
     [](const auto& info) { return info.param.name; });
 
 struct JobCase {
@@ -315,9 +323,7 @@ INSTANTIATE_TEST_SUITE_P(
         JobCase{"empty_env_name", [](JobSpec& j) { j.tasks[0].env[""] = "x"; },
                 "spec.tasks[0].env: names must not be empty"},
         JobCase{"too_many_tasks",
-                [](JobSpec& j) {
-                  j.tasks[0].replicas = std::numeric_limits<int32_t>::max();
-                },
+                [](JobSpec& j) { j.tasks[0].replicas = std::numeric_limits<int32_t>::max(); },
                 "spec.tasks: total replicas 2147483651 exceed 2147483647"},
         JobCase{"min_available_zero", [](JobSpec& j) { j.min_available = 0; },
                 "spec.min_available: must be in 1..5 (the job's task count), got 0"},

@@ -5,8 +5,8 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "fmt/format.h"
 #include "core/internal/decimal.h"
+#include "fmt/format.h"
 
 namespace tessera {
 namespace {
@@ -38,10 +38,22 @@ bool DecodeSuffix(std::string_view suffix, Scale* scale) {
     Scale scale;
   };
   static constexpr Named kSuffixes[] = {
-      {"", {1, 0}},         {"n", {1, -9}},         {"u", {1, -6}},         {"m", {1, -3}},
-      {"k", {1, 3}},        {"M", {1, 6}},          {"G", {1, 9}},          {"T", {1, 12}},
-      {"P", {1, 15}},       {"E", {1, 18}},         {"Ki", {1ull << 10, 0}}, {"Mi", {1ull << 20, 0}},
-      {"Gi", {1ull << 30, 0}}, {"Ti", {1ull << 40, 0}}, {"Pi", {1ull << 50, 0}}, {"Ei", {1ull << 60, 0}},
+      {"", {1, 0}},
+      {"n", {1, -9}},
+      {"u", {1, -6}},
+      {"m", {1, -3}},
+      {"k", {1, 3}},
+      {"M", {1, 6}},
+      {"G", {1, 9}},
+      {"T", {1, 12}},
+      {"P", {1, 15}},
+      {"E", {1, 18}},
+      {"Ki", {1ull << 10, 0}},
+      {"Mi", {1ull << 20, 0}},
+      {"Gi", {1ull << 30, 0}},
+      {"Ti", {1ull << 40, 0}},
+      {"Pi", {1ull << 50, 0}},
+      {"Ei", {1ull << 60, 0}},
   };
   for (const Named& named : kSuffixes) {
     if (suffix == named.suffix) {
@@ -80,9 +92,9 @@ absl::StatusOr<int64_t> ParseQuantity(std::string_view text, std::string_view fi
     case Exactness::kOk:
       return value;
     case Exactness::kNotWhole:
-      return Error(field, fmt::format("{} is not a whole number{}{}",
-                                      internal::ShowForMessage(trimmed),
-                                      unit.name.empty() ? "" : " of ", unit.name));
+      return Error(field,
+                   fmt::format("{} is not a whole number{}{}", internal::ShowForMessage(trimmed),
+                               unit.name.empty() ? "" : " of ", unit.name));
     case Exactness::kOverflow:
       break;
   }

@@ -75,14 +75,21 @@ INSTANTIATE_TEST_SUITE_P(
         InvalidCase{"0x10", "spec.tasks[1].resources.x: \"0x10\" is not a quantity"},
         InvalidCase{"1\n2", "spec.tasks[1].resources.x: \"1\\n2\" is not a quantity"},
         InvalidCase{"0.5m", "spec.tasks[1].resources.x: 0.5m is not a whole number of millicores"},
-        InvalidCase{"0.0001", "spec.tasks[1].resources.x: 0.0001 is not a whole number of millicores"},
+        InvalidCase{"0.0001",
+                    "spec.tasks[1].resources.x: 0.0001 is not a whole number of millicores"},
         InvalidCase{"1n", "spec.tasks[1].resources.x: 1n is not a whole number of millicores"},
-        InvalidCase{"1e-999999999999999", "spec.tasks[1].resources.x: 1e-999999999999999 is not a whole number of millicores"},
-        InvalidCase{"9223372036854775808m", "spec.tasks[1].resources.x: 9223372036854775808m is too large"},
+        InvalidCase{
+            "1e-999999999999999",
+            "spec.tasks[1].resources.x: 1e-999999999999999 is not a whole number of millicores"},
+        InvalidCase{"9223372036854775808m",
+                    "spec.tasks[1].resources.x: 9223372036854775808m is too large"},
         InvalidCase{"9223372036854776", "spec.tasks[1].resources.x: 9223372036854776 is too large"},
         InvalidCase{"1E", "spec.tasks[1].resources.x: 1E is too large"},
-        InvalidCase{"1e999999999999999999999", "spec.tasks[1].resources.x: 1e999999999999999999999 is too large"},
-        InvalidCase{"99999999999999999999999999999999999999999", "spec.tasks[1].resources.x: 99999999999999999999999999999999999999999 is too large"}));
+        InvalidCase{"1e999999999999999999999",
+                    "spec.tasks[1].resources.x: 1e999999999999999999999 is too large"},
+        InvalidCase{
+            "99999999999999999999999999999999999999999",
+            "spec.tasks[1].resources.x: 99999999999999999999999999999999999999999 is too large"}));
 
 class BytesValid : public ::testing::TestWithParam<ValidCase> {};
 TEST_P(BytesValid, Parses) {
@@ -111,15 +118,15 @@ TEST_P(BytesInvalid, FailsWithMessage) {
 }
 INSTANTIATE_TEST_SUITE_P(
     Quantity, BytesInvalid,
-    ::testing::Values(
-        InvalidCase{"0.5", "node.memory: 0.5 is not a whole number of bytes"},
-        InvalidCase{"1m", "node.memory: 1m is not a whole number of bytes"},
-        InvalidCase{"0.1Ki", "node.memory: 0.1Ki is not a whole number of bytes"},
-        InvalidCase{"8Ei", "node.memory: 8Ei is too large"},
-        InvalidCase{"9223372036854775808", "node.memory: 9223372036854775808 is too large"},
-        InvalidCase{"-16Gi", "node.memory: must be >= 0"},
-        InvalidCase{"16GB", "node.memory: \"16GB\" is not a quantity"},
-        InvalidCase{"16 Gi", "node.memory: \"16 Gi\" is not a quantity"}));
+    ::testing::Values(InvalidCase{"0.5", "node.memory: 0.5 is not a whole number of bytes"},
+                      InvalidCase{"1m", "node.memory: 1m is not a whole number of bytes"},
+                      InvalidCase{"0.1Ki", "node.memory: 0.1Ki is not a whole number of bytes"},
+                      InvalidCase{"8Ei", "node.memory: 8Ei is too large"},
+                      InvalidCase{"9223372036854775808",
+                                  "node.memory: 9223372036854775808 is too large"},
+                      InvalidCase{"-16Gi", "node.memory: must be >= 0"},
+                      InvalidCase{"16GB", "node.memory: \"16GB\" is not a quantity"},
+                      InvalidCase{"16 Gi", "node.memory: \"16 Gi\" is not a quantity"}));
 
 class MilliGpuValid : public ::testing::TestWithParam<ValidCase> {};
 TEST_P(MilliGpuValid, Parses) {
@@ -193,14 +200,15 @@ TEST_P(FormatByteCount, FormatsAndRoundTrips) {
     EXPECT_EQ(*ParseBytes(GetParam().want, "f"), GetParam().value);
   }
 }
-INSTANTIATE_TEST_SUITE_P(
-    Quantity, FormatByteCount,
-    ::testing::Values(FormatCase{17179869184, "16Gi"}, FormatCase{0, "0"},
-                      FormatCase{512, "512"}, FormatCase{1024, "1Ki"},
-                      FormatCase{1536, "1536"}, FormatCase{1000000000, "1G"},
-                      FormatCase{1500000000, "1500M"}, FormatCase{1610612736, "1536Mi"},
-                      FormatCase{1152921504606846976, "1Ei"}, FormatCase{-1024, "-1Ki"},
-                      FormatCase{INT64_MIN, "-8Ei"}, FormatCase{kMax, "9223372036854775807"}));
+INSTANTIATE_TEST_SUITE_P(Quantity, FormatByteCount,
+                         ::testing::Values(FormatCase{17179869184, "16Gi"}, FormatCase{0, "0"},
+                                           FormatCase{512, "512"}, FormatCase{1024, "1Ki"},
+                                           FormatCase{1536, "1536"}, FormatCase{1000000000, "1G"},
+                                           FormatCase{1500000000, "1500M"},
+                                           FormatCase{1610612736, "1536Mi"},
+                                           FormatCase{1152921504606846976, "1Ei"},
+                                           FormatCase{-1024, "-1Ki"}, FormatCase{INT64_MIN, "-8Ei"},
+                                           FormatCase{kMax, "9223372036854775807"}));
 
 class FormatGpu : public ::testing::TestWithParam<FormatCase> {};
 TEST_P(FormatGpu, FormatsAndRoundTrips) {

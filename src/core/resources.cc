@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
+#include "core/quantity.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
-#include "core/quantity.h"
 
 namespace tessera {
 namespace {

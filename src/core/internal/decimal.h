@@ -131,7 +131,8 @@ inline std::string_view StripWhitespace(std::string_view text) {
 inline std::string ShowForMessage(std::string_view text) {
   constexpr size_t kMaxShown = 64;
   const std::string_view shown = text.substr(0, kMaxShown);
-  return absl::CHexEscape(absl::string_view(shown.data(), shown.size())) + (text.size() > kMaxShown ? "..." : "");
+  return absl::CHexEscape(absl::string_view(shown.data(), shown.size())) +
+         (text.size() > kMaxShown ? "..." : "");
 }
 
 // ShowForMessage in double quotes.
