@@ -103,14 +103,13 @@ Resources TaskRequest::AsResources() const {
   r.cpu = cpu;
   r.memory = memory;
   r.gpu = TotalGpuMilli();
-  r.gpu_memory = gpu_memory * gpu_count;
+  // Validate() rules out overflow; saturate for requests that were never validated.
+  if (__builtin_mul_overflow(gpu_memory, int64_t{gpu_count}, &r.gpu_memory)) {
+    r.gpu_memory = (gpu_memory < 0) != (gpu_count < 0) ? std::numeric_limits<int64_t>::min()
+                                                       : std::numeric_limits<int64_t>::max();
+  }
   r.extended.insert(extended.begin(), extended.end());
   return r;
-}
-
-bool TaskRequest::AllowsModel(std::string_view model) const {
-  return gpu_models.empty() ||
-         std::find(gpu_models.begin(), gpu_models.end(), model) != gpu_models.end();
 }
 
 std::string TaskRequest::EquivalenceKey() const {
