@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <set>
@@ -295,14 +296,25 @@ TEST(FgdTest, ReservePlacesOnTheScoredDevice) {
 
 // ---- Random ----
 
-TEST(RandomTest, ScoreIsConstantSoTheTieBreakDecides) {
+TEST(RandomTest, OneUniformlyDrawnFeasibleNodeScoresTheMaximum) {
   Rng rng(1);
   Random plugin(&rng);
   int64_t a = -1, b = -1;
   ASSERT_TRUE(plugin.Score(CycleState(), GpuTask(1000, 1, 500), MakeNode(1000, {600}), &a).ok());
   ASSERT_TRUE(
       plugin.Score(CycleState(), GpuTask(1000, 1, 500), MakeNode(96000, {1000, 1000}), &b).ok());
-  EXPECT_EQ(a, b);
+  EXPECT_EQ(a, b);  // raw scores are constant, so they cache
+  ASSERT_TRUE(plugin.HasNormalizeScore());
+
+  std::vector<int> wins(4, 0);
+  for (int i = 0; i < 4000; ++i) {
+    std::vector<int64_t> scores = {a, a, a, a};
+    ASSERT_TRUE(plugin.NormalizeScore(CycleState(), GpuTask(1000, 1, 500), scores).ok());
+    ASSERT_EQ(std::count(scores.begin(), scores.end(), kMaxNodeScore), 1);
+    ASSERT_EQ(std::count(scores.begin(), scores.end(), kMinNodeScore), 3);
+    ++wins[std::max_element(scores.begin(), scores.end()) - scores.begin()];
+  }
+  for (int n : wins) EXPECT_GT(n, 850);  // ~1000 each
 }
 
 TEST(RandomTest, ReserveDrawsAFittingDeviceUniformly) {

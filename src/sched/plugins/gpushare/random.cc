@@ -1,5 +1,6 @@
 #include "sched/plugins/gpushare/random.h"
 
+#include <algorithm>
 #include <concepts>
 
 #include "core/device_selection.h"
@@ -23,6 +24,13 @@ absl::StatusOr<std::unique_ptr<Plugin>> Random::New(const PluginArgs& args, cons
 SchedStatus Random::Score(const CycleState& state, const TaskRequest& task, const Node& node,
                           int64_t* score) const {
   *score = kMinNodeScore;
+  return {};
+}
+
+SchedStatus Random::NormalizeScore(const CycleState& state, const TaskRequest& task,
+                                   std::span<int64_t> scores) const {
+  std::fill(scores.begin(), scores.end(), kMinNodeScore);
+  if (!scores.empty()) scores[rng_->Uniform(scores.size())] = kMaxNodeScore;
   return {};
 }
 
