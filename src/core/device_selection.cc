@@ -7,9 +7,12 @@
 namespace tessera {
 
 bool DeviceFits(const GpuDevice& d, const TaskRequest& task) {
-  if (!d.healthy || !task.AllowsModel(d.model)) return false;
-  if (task.gpu_milli >= kMilliGpuPerDevice && !d.IsFullyFree()) return false;
-  return d.FreeMilli() >= task.gpu_milli && d.FreeMemory() >= task.gpu_memory;
+  // Cheap integer checks first; the model comparison last.
+  if (!d.healthy) return false;
+  if (task.gpu_milli >= kMilliGpuPerDevice ? !d.IsFullyFree() : d.FreeMilli() < task.gpu_milli) {
+    return false;
+  }
+  return d.FreeMemory() >= task.gpu_memory && task.AllowsModel(d.model);
 }
 
 DeviceList FeasibleDevices(const Node& node, const TaskRequest& task) {

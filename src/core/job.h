@@ -53,7 +53,12 @@ struct TaskRequest {
   // The node-level resources this task holds once placed.
   Resources AsResources() const;
   // True when `model` is allowed (gpu_models empty, or contains it).
-  bool AllowsModel(std::string_view model) const;
+  bool AllowsModel(std::string_view model) const {
+    for (const std::string& allowed : gpu_models) {
+      if (allowed == model) return true;
+    }
+    return gpu_models.empty();
+  }
   // A canonical string: tasks with equal keys get identical filter and score results
   // (the scheduler's equivalence classes).
   std::string EquivalenceKey() const;

@@ -64,6 +64,7 @@ absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const Profile& prof
                                                              const Handle& handle) {
   std::unique_ptr<Framework> fw(new Framework());
   fw->profile_name_ = profile.name;
+  fw->tie_break_ = profile.tie_break;
   fw->handle_ = handle;
 
   std::map<std::string, Plugin*, std::less<>> plugins;
@@ -163,7 +164,6 @@ SchedStatus Framework::Evaluate(ClassCache& cache, const CycleState& cycle,
     }
   }
   cache.generation[index] = state.generation(index);
-  if (!any_normalize_) cache.best.Set(index, cache.total[index]);
   return {};
 }
 
@@ -179,11 +179,19 @@ SchedStatus Framework::Refresh(ClassCache& cache, const CycleState& cycle,
   }
   SchedStatus error;
   auto refresh = [&](int32_t index) {
-    if (!error.ok() || cache.generation[index] == state.generation(index)) return;
+    if (!error.ok() || cache.generation[index] == state.generation(index)) return false;
     error = Evaluate(cache, cycle, state, task, index);
+    return error.ok();
   };
-  if (cache.seen_changes == 0 || !state.ForEachChangeSince(cache.seen_changes, refresh)) {
-    for (int32_t i = 0; i < state.size(); ++i) refresh(i);
+  auto refresh_one = [&](int32_t index) {
+    if (refresh(index) && !any_normalize_) cache.best.Set(index, cache.total[index]);
+  };
+  if (cache.seen_changes == 0 || !state.ForEachChangeSince(cache.seen_changes, refresh_one)) {
+    // Every node: set the tree's leaves, then rebuild it once.
+    for (int32_t i = 0; i < state.size(); ++i) {
+      if (refresh(i) && !any_normalize_) cache.best.SetLeaf(i, cache.total[i]);
+    }
+    if (!any_normalize_) cache.best.Rebuild();
   }
   if (!error.ok()) return error;
   cache.seen_changes = state.change_count();
@@ -227,8 +235,9 @@ int32_t Framework::SelectNode(ClassCache& cache, const CycleState& cycle, const 
 }
 
 int64_t Framework::PickTie(int64_t ties) {
-  // Ties are broken uniformly at random, as kube-scheduler's selectHost does.
-  return ties > 1 ? static_cast<int64_t>(handle_.rng->Uniform(static_cast<uint64_t>(ties))) : 0;
+  if (tie_break_ == TieBreak::kFirst || ties <= 1) return 0;
+  // Uniformly at random, as kube-scheduler's selectHost does.
+  return static_cast<int64_t>(handle_.rng->Uniform(static_cast<uint64_t>(ties)));
 }
 
 void Framework::Diagnose(const ClassCache& cache, const ClusterState& state,

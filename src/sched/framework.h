@@ -7,7 +7,8 @@
 // A task attempt (PlaceTask) is a stage chain:
 //   PreFilter (once) → Filter (per node, cached) → [PostFilter when none fit]
 //   → PreScore (once) → Score (per feasible node, cached) → NormalizeScore → weighted sum
-//   → pick the highest total, ties broken uniformly with the Handle's Rng → Reserve (devices).
+//   → pick the highest total, ties broken as the profile says (uniformly with the Handle's Rng,
+//   or the first in node order) → Reserve (devices).
 // Filter verdicts and raw scores are cached per task equivalence class and node generation
 // (ClusterState), so identical tasks — a gang's replicas, a burst of inference replicas, the
 // common classes of a trace — reuse each other's work and only changed nodes are re-evaluated.
@@ -118,7 +119,8 @@ class Framework {
                        const TaskRequest& task, int32_t index);
   // The highest-scoring feasible node (ties broken with the Rng), or -1 when none is feasible.
   int32_t SelectNode(ClassCache& cache, const CycleState& cycle, const TaskRequest& task);
-  // A uniform index in [0, ties) from the Handle's Rng (no draw when there is one candidate).
+  // Which of `ties` equal best nodes to take (in node order): the first, or one drawn uniformly
+  // with the Handle's Rng, as the profile says (no draw when there is one candidate).
   int64_t PickTie(int64_t ties);
   void Diagnose(const ClassCache& cache, const ClusterState& state, Diagnosis& diagnosis) const;
   TaskAttempt PlaceOnEmptyNodes(const ClusterState& state, const TaskRequest& task);
@@ -127,6 +129,7 @@ class Framework {
 
   std::string profile_name_;
   Handle handle_;
+  TieBreak tie_break_ = TieBreak::kRandom;
   std::vector<std::unique_ptr<Plugin>> owned_;
   QueueSortPlugin* queue_sort_ = nullptr;
   std::vector<PreFilterPlugin*> pre_filter_;

@@ -229,6 +229,17 @@ TEST_F(FrameworkTest, TiesAreBrokenUniformlyAndReproduciblyBySeed) {
   }
 }
 
+TEST_F(FrameworkTest, TieBreakFirstTakesTheLowestNodeIndex) {
+  ClusterState state;
+  ASSERT_TRUE(state.AddNode(MakeNode("low-score", 4000, {{"score", "1"}})).ok());
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(state.AddNode(MakeNode("n" + std::to_string(i), 4000, {{"score", "7"}})).ok());
+  }
+  profile_.tie_break = TieBreak::kFirst;
+  auto fw = Build();
+  for (int k = 0; k < 10; ++k) EXPECT_EQ(fw->PlaceTask(state, CpuTask(1)).placement->node, "n0");
+}
+
 TEST_F(FrameworkTest, GangIsAllOrNothing) {
   ClusterState state;
   ASSERT_TRUE(state.AddNode(MakeNode("a", 2000)).ok());

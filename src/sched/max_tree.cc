@@ -18,15 +18,26 @@ void MaxTree::Resize(int32_t n) {
       count_[leaves_ + i] = 1;
     }
     for (size_t i = old.size(); i < leaves_; ++i) count_[leaves_ + i] = 1;
-    for (size_t v = leaves_ - 1; v >= 1; --v) Pull(v);
+    Rebuild();
   }
   n_ = n;
 }
 
+void MaxTree::Rebuild() {
+  for (size_t v = leaves_ - 1; v >= 1; --v) Pull(v);
+}
+
 void MaxTree::Set(int32_t index, int64_t value) {
   size_t v = leaves_ + static_cast<size_t>(index);
+  if (best_[v] == value) return;
   best_[v] = value;
-  for (v >>= 1; v >= 1; v >>= 1) Pull(v);
+  // Walk up while the summaries change; above the first unchanged one nothing changes.
+  for (v >>= 1; v >= 1; v >>= 1) {
+    const int64_t old_best = best_[v];
+    const int64_t old_count = count_[v];
+    Pull(v);
+    if (best_[v] == old_best && count_[v] == old_count) return;
+  }
 }
 
 void MaxTree::Pull(size_t v) {

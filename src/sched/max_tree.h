@@ -23,6 +23,11 @@ class MaxTree {
   int32_t size() const { return n_; }
 
   void Set(int32_t index, int64_t value);
+  // Sets many leaves cheaply: SetLeaf each, then Rebuild once (O(n) instead of O(n log n)).
+  void SetLeaf(int32_t index, int64_t value) {
+    best_[leaves_ + static_cast<size_t>(index)] = value;
+  }
+  void Rebuild();
   int64_t Best() const { return best_.empty() ? kNone : best_[1]; }
   // The number of leaves equal to Best().
   int64_t BestCount() const { return count_.empty() ? 0 : count_[1]; }

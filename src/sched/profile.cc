@@ -11,8 +11,8 @@ namespace tessera {
 namespace {
 
 // The built-in profiles, one per placement policy. The FGD paper's policies run only their own
-// scorer (the paper's artifact turns every default Kubernetes scorer off) and choose the GPU
-// devices in their Reserve.
+// scorer (the paper's artifact turns every default Kubernetes scorer off), choose the GPU
+// devices in their Reserve, and take the first of tied nodes as the artifact's scheduler does.
 constexpr std::string_view kFilters =
     "queueSort: PrioritySort\n"
     "preFilter: [NodeResourcesFit]\n"
@@ -29,12 +29,12 @@ constexpr std::array<BuiltinSpec, 8> kBuiltins = {{
     {"default", "score: [{name: LeastAllocated, weight: 1}, {name: TaintToleration, weight: 1}]\n"},
     {"mostallocated",
      "score: [{name: MostAllocated, weight: 1}, {name: TaintToleration, weight: 1}]\n"},
-    {"random", "score: [Random]\nreserve: [Random]\n"},
-    {"dotprod", "score: [DotProduct]\nreserve: [DotProduct]\n"},
-    {"packing", "score: [GpuPacking]\nreserve: [GpuPacking]\n"},
-    {"clustering", "score: [GpuClustering]\nreserve: [GpuClustering]\n"},
-    {"bestfit", "score: [BestFit]\nreserve: [BestFit]\n"},
-    {"fgd", "score: [FGD]\nreserve: [FGD]\n"},
+    {"random", "tieBreak: first\nscore: [Random]\nreserve: [Random]\n"},
+    {"dotprod", "tieBreak: first\nscore: [DotProduct]\nreserve: [DotProduct]\n"},
+    {"packing", "tieBreak: first\nscore: [GpuPacking]\nreserve: [GpuPacking]\n"},
+    {"clustering", "tieBreak: first\nscore: [GpuClustering]\nreserve: [GpuClustering]\n"},
+    {"bestfit", "tieBreak: first\nscore: [BestFit]\nreserve: [BestFit]\n"},
+    {"fgd", "tieBreak: first\nscore: [FGD]\nreserve: [FGD]\n"},
 }};
 
 absl::Status FieldError(std::string_view source, const YAML::Node& node, std::string_view field,
@@ -137,6 +137,11 @@ absl::Status ParseInto(std::string_view source, const YAML::Node& root, Profile&
     if (key == "name") {
       if (!value.IsScalar()) return FieldError(source, value, key, "must be a string");
       profile.name = value.Scalar();
+    } else if (key == "tieBreak") {
+      if (!value.IsScalar() || (value.Scalar() != "random" && value.Scalar() != "first")) {
+        return FieldError(source, value, key, "must be random or first");
+      }
+      profile.tie_break = value.Scalar() == "first" ? TieBreak::kFirst : TieBreak::kRandom;
     } else if (key == "queueSort") {
       auto name = ReadName(source, value, key);
       if (!name.ok()) return name.status();

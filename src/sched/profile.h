@@ -3,6 +3,7 @@
 // YAML form (plugin names as registered in BuiltinPlugins()):
 //
 //   name: fgd
+//   tieBreak: first                      # random (default) | first
 //   queueSort: PrioritySort
 //   preFilter: [NodeResourcesFit]
 //   filter: [NodeUnschedulable, NodeResourcesFit, TaintToleration, NodeAffinity]
@@ -12,7 +13,12 @@
 //   reserve: [FGD]
 //   permit: [Gang]
 //   bind: [DefaultBinder]
-//   pluginArgs: {NodeResourcesFit: {ignoreMemory: "false"}}
+//   pluginArgs: {LeastAllocated: {resources: "cpu=1,memory=1,gpu=2"}}
+//
+// tieBreak says how the framework chooses among nodes with the same best total: `random`
+// picks one uniformly with the injected Rng (kube-scheduler's selectHost); `first` picks the
+// lowest node index, so the choice follows the order nodes were added in (the FGD artifact's
+// scheduler does this "for reproducibility"; its simulator shuffles the node order per seed).
 //
 // Unknown keys are errors naming the key. The built-in profiles are one per placement policy:
 // "default" (LeastAllocated), "mostallocated", and the FGD paper's six: "random", "dotprod",
@@ -34,8 +40,11 @@ struct WeightedPlugin {
   int64_t weight = 1;
 };
 
+enum class TieBreak { kRandom, kFirst };
+
 struct Profile {
   std::string name;
+  TieBreak tie_break = TieBreak::kRandom;
   std::string queue_sort = "PrioritySort";
   std::vector<std::string> pre_filter;
   std::vector<std::string> filter;

@@ -9,6 +9,7 @@ namespace {
 TEST(ProfileTest, ParsesEveryPoint) {
   auto p = ParseProfile(R"(
 name: custom
+tieBreak: first
 queueSort: PrioritySort
 preFilter: [NodeResourcesFit]
 filter: [NodeUnschedulable, NodeResourcesFit]
@@ -21,6 +22,7 @@ pluginArgs: {LeastAllocated: {resources: "cpu=1,gpu=3"}}
                         "custom.yaml");
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->name, "custom");
+  EXPECT_EQ(p->tie_break, TieBreak::kFirst);
   EXPECT_EQ(p->filter.size(), 2u);
   ASSERT_EQ(p->score.size(), 2u);
   EXPECT_EQ(p->score[0].weight, 2);
@@ -38,6 +40,7 @@ TEST(ProfileTest, ErrorsNameFileLineAndField) {
       {"score: [{name: A, weight: 0}]\n", "p.yaml:1: score[0].weight: must be an integer >= 1"},
       {"score: [{weight: 2}]\n", "p.yaml:1: score[0].name: is required"},
       {"filter: A\n", "p.yaml:1: filter: must be a list of plugin names"},
+      {"tieBreak: lowest\n", "p.yaml:1: tieBreak: must be random or first"},
       {"filter: [A\n", "p.yaml:2: invalid YAML: "},
   };
   for (const Case& c : cases) {

@@ -97,9 +97,11 @@ SchedStatus NodeResourcesFit::PreFilter(CycleState& state, const TaskRequest& ta
 
 SchedStatus NodeResourcesFit::Filter(const CycleState& state, const TaskRequest& task,
                                      const Node& node) const {
-  if (const Reason* r = NeverFits(task, node)) return SchedStatus::Unresolvable(*r);
-  if (const Reason* r = DoesNotFitNow(task, node)) return SchedStatus::Unschedulable(*r);
-  return {};
+  // The common case first: a task that fits now needs no further look.
+  const Reason* now = DoesNotFitNow(task, node);
+  if (now == nullptr) return {};
+  if (const Reason* never = NeverFits(task, node)) return SchedStatus::Unresolvable(*never);
+  return SchedStatus::Unschedulable(*now);
 }
 
 }  // namespace tessera

@@ -1,0 +1,142 @@
+// Scheduler: the job-level scheduling cycle over the Framework.
+//
+// The Scheduler keeps the jobs that wait for placement and, once per cycle, tries each of them
+// in the profile's QueueSort order (PrioritySort: priority descending, then submission). A job's
+// gang — its first `min_available` tasks, in task-group order — is placed all-or-nothing with
+// Framework::ScheduleGang; its remaining tasks are placed as capacity allows, in the same cycle
+// and, while the job runs, in later ones. The queue is best-effort FIFO: a job that does not fit
+// does not block the jobs behind it. Every job that stays pending gets a reason: the code of the
+// most common rejection of the first task that found no node (Diagnosis::TopCode(), e.g.
+// "InsufficientResources") and a message ("task worker-1: 0/4 nodes: 3 insufficient gpu, ...").
+// A job one of whose tasks fits no node even with the cluster empty, every node up and every
+// device healthy (MatchMode::kSatisfiability) is refused at its first cycle: it leaves the queue
+// and the sink hears OnRefused. The check is not repeated when the job is requeued: a job that
+// could once run stays pending with its reason when the cluster changes under it (a transient
+// taint over a whole pool must not fail every requeued job). A requeued job keeps its
+// submission order and may wait out a backoff ("Backoff").
+//
+// The Scheduler emits decisions to a SchedulerSink and never does I/O; time comes from the
+// injected Clock, randomness (the framework's tie-breaks) from the injected Rng. It does not
+// track what placed tasks do: the wiring (the server, the simulator) reports a job's end with
+// Remove, a teardown with Hold then Requeue, and releases placements from the ClusterState.
+//
+// Thread-safety: not thread-safe; owned and driven by the scheduling thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/job.h"
+#include "core/placement.h"
+#include "core/target_workload.h"
+#include "sched/cluster_state.h"
+#include "sched/framework.h"
+#include "sched/profile.h"
+#include "tessera/common/clock.h"
+#include "tessera/common/rng.h"
+#include "tessera/sched/registry.h"
+
+namespace tessera {
+
+// Why a job is pending: a code of the job status contract and the detail in words.
+struct PendingReason {
+  std::string code;
+  std::string message;
+  friend bool operator==(const PendingReason&, const PendingReason&) = default;
+};
+
+inline constexpr std::string_view kReasonBackoff = "Backoff";
+inline constexpr std::string_view kReasonRefused = "Refused";
+inline constexpr std::string_view kReasonGangIncomplete = "GangIncomplete";
+inline constexpr std::string_view kReasonSchedulingError = "SchedulingError";
+
+// One task of a job bound to a node. `task` indexes the job's tasks in task-group order
+// (group 0's replicas first).
+struct TaskBinding {
+  int32_t task = 0;
+  Placement placement;
+};
+
+// Receives the Scheduler's decisions, on the scheduling thread, in decision order. The
+// placements are already assumed into the ClusterState. A sink must not call the Scheduler.
+class SchedulerSink {
+ public:
+  virtual ~SchedulerSink() = default;
+  // Tasks of `job` were bound: its whole gang (and any tasks beyond it that fit) when `gang` is
+  // true, or further tasks of a running job when false.
+  virtual void OnPlaced(std::string_view job, bool gang, std::span<const TaskBinding> tasks) = 0;
+  // The job can never run here; it has left the queue. `reason.code` is "Refused".
+  virtual void OnRefused(std::string_view job, const PendingReason& reason) = 0;
+  // The job is still pending and its reason changed (or it is pending for the first time).
+  virtual void OnPending(std::string_view job, const PendingReason& reason) {}
+};
+
+// What the Scheduler is given at start-up; every pointer outlives it.
+struct SchedulerEnv {
+  Rng* rng = nullptr;
+  const Clock* clock = nullptr;
+  const TargetWorkload* target_workload = nullptr;  // for profiles whose plugins need one (FGD)
+};
+
+class Scheduler {
+ public:
+  // Builds the profile's framework. InvalidArgument when the profile names an unknown plugin or
+  // misconfigures one (the framework's message).
+  static absl::StatusOr<std::unique_ptr<Scheduler>> Create(const Profile& profile,
+                                                           const Registry& registry,
+                                                           const SchedulerEnv& env);
+
+  ~Scheduler();
+
+  // Queues a job with every task unplaced; its submission time is the clock's now.
+  // InvalidArgument when the spec does not validate; AlreadyExists when `job` is known.
+  absl::Status Submit(std::string_view job, const JobSpec& spec);
+  // The job's tasks are being torn down: it is not tried, nor are its remaining tasks placed,
+  // until Requeue or Remove. NotFound when unknown.
+  absl::Status Hold(std::string_view job);
+  // Puts a job whose tasks were all released back in the queue, in its original order; it is
+  // not tried before `not_before` (its reason meanwhile is "Backoff"). NotFound when unknown.
+  absl::Status Requeue(std::string_view job, TimePoint not_before);
+  // Forgets a job: it ended, was cancelled or failed. No-op when unknown.
+  void Remove(std::string_view job);
+
+  // One scheduling cycle: tries every pending job in queue order and places the remaining tasks
+  // of running jobs. Placements are assumed into `state` and reported to `sink`.
+  void RunCycle(ClusterState& state, SchedulerSink& sink);
+
+  // The reason a job is pending; nullptr when it is not pending (unknown, running or held).
+  const PendingReason* Reason(std::string_view job) const;
+  // The job's tasks in task-group order, as the Scheduler indexes them; nullptr when unknown.
+  const std::vector<TaskRequest>* Tasks(std::string_view job) const;
+
+ private:
+  struct Entry;
+  class BindRecorder;
+
+  Scheduler() = default;
+  std::vector<Entry*> QueueOrder();
+  bool RefuseIfUnsatisfiable(ClusterState& state, Entry& entry, SchedulerSink& sink);
+  void TryGang(ClusterState& state, Entry& entry, SchedulerSink& sink);
+  void PlaceRemaining(ClusterState& state, Entry& entry, SchedulerSink& sink);
+  // Places tasks[indices] with the first `min_available` all-or-nothing; maps the result back
+  // to job task indices. Empty on failure, with `failure` set.
+  std::vector<TaskBinding> Attempt(ClusterState& state, Entry& entry,
+                                   const std::vector<int32_t>& indices, int32_t min_available,
+                                   PendingReason* failure);
+  void SetPending(Entry& entry, PendingReason reason, SchedulerSink& sink);
+
+  SchedulerEnv env_;
+  std::unique_ptr<BindRecorder> recorder_;
+  std::unique_ptr<Framework> framework_;
+  std::map<std::string, std::unique_ptr<Entry>, std::less<>> jobs_;
+  int64_t next_sequence_ = 0;
+};
+
+}  // namespace tessera
