@@ -1,0 +1,265 @@
+#include "sim/scenario/scenario_parser.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tessera::sim {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr int64_t kGi = int64_t{1} << 30;
+
+absl::StatusOr<Scenario> Parse(const std::string& text) {
+  ParseOptions options;
+  options.allow_files = false;
+  return ParseScenario(text, "t.yaml", options);
+}
+
+TEST(ScenarioParserTest, ParsesEveryPartWithDefaults) {
+  absl::StatusOr<Scenario> s = Parse(R"(name: demo
+config: {seed: 9, requeue_backoff: 5s, backfill: none, preemption: false, fair_share: none}
+clusters:
+  - name: east
+    labels: {region: east}
+nodes:
+  - name: gpu-{0..3}
+    cluster: east
+    pool: a100
+    cpu: 64
+    memory: 512Gi
+    gpus: {model: A100-80GB, count: 8, memory: 80Gi}
+    labels: {rack: r1}
+    taints: [{key: dedicated, value: infer, effect: NoSchedule}]
+  - {name: cpu-0, cpu: "500m", state: cordoned}
+queues:
+  - name: org
+    children: [{name: team-a, weight: 1, priority: 0, ordering: best_effort_fifo}]
+jobs:
+  - name: a
+    queue: team-a
+    at: 90
+    priority: 5
+    tasks:
+      - {name: worker, replicas: 2, cpu: 8, memory: 64Gi, gpu: 0.5, gpu_memory: 10Gi,
+         gpu_model: A100-80GB}
+    duration: 1h30m
+    time_limit: 2h
+    restart_policy: {on_failure: fail, max_restarts: 0}
+    tolerations: [{key: dedicated, operator: Exists}]
+    cluster_selector: {region: east}
+events:
+  - {at: 10s, node: gpu-1, action: drain}
+  - {at: 11s, node: gpu-2, gpu: 7, action: gpu_unhealthy}
+  - {at: 12s, job: a, action: cancel}
+  - {at: 13s, node: gpu-0, action: taint, taint: {key: k, effect: NoExecute}}
+expect:
+  - {at: 10s, job: a, phase: Running, reason: InsufficientResources}
+  - {invariant: no_overcommit}
+  - {always: true, queue: org, allocated: {max: {gpu: 24}}}
+  - {end: true, job: a, nodes_in: ["gpu-{0..1}"], restarts: {max: 0}, start_time: {min: 90s}}
+until: 1h
+)");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->name, "demo");
+  EXPECT_EQ(s->config.seed, 9u);
+  EXPECT_EQ(s->config.requeue_backoff, std::chrono::seconds(5));
+  ASSERT_EQ(s->nodes.size(), 5u);
+  EXPECT_EQ(s->nodes[3].node.name, "gpu-3");
+  EXPECT_EQ(s->nodes[0].node.capacity.cpu, 64'000);
+  EXPECT_EQ(s->nodes[0].node.capacity.gpu, 8'000);
+  EXPECT_EQ(s->nodes[0].node.gpus.size(), 8u);
+  EXPECT_EQ(s->nodes[0].node.gpus[0].memory, 80 * kGi);
+  EXPECT_EQ(s->nodes[0].node.labels.at("region"), "east");  // the cluster's labels
+  EXPECT_EQ(s->nodes[0].node.labels.at("tessera.io/cluster"), "east");
+  EXPECT_EQ(s->nodes[4].node.capacity.cpu, 500);
+  EXPECT_EQ(s->nodes[4].node.pool, "default");
+  EXPECT_EQ(s->nodes[4].state, InitialNodeState::kCordoned);
+  ASSERT_EQ(s->queues.size(), 2u);
+  EXPECT_FALSE(s->queues[0].leaf);
+  EXPECT_TRUE(s->queues[1].leaf);
+  ASSERT_EQ(s->jobs.size(), 1u);
+  const ScenarioJob& job = s->jobs[0];
+  EXPECT_EQ(job.at, std::chrono::seconds(90));
+  EXPECT_EQ(job.duration, std::chrono::minutes(90));
+  const TaskRequest& req = job.spec.tasks[0].request;
+  EXPECT_EQ(req.gpu_count, 1);
+  EXPECT_EQ(req.gpu_milli, 500);
+  EXPECT_EQ(req.gpu_memory, 10 * kGi);
+  EXPECT_EQ(req.node_selector.at("region"), "east");
+  EXPECT_EQ(job.spec.restart_policy.on_failure, RestartAction::kFail);
+  ASSERT_EQ(s->events.size(), 4u);
+  EXPECT_EQ(s->events[1].gpu, 7);
+  EXPECT_EQ(s->events[3].taint.effect, TaintEffect::kNoExecute);
+  ASSERT_EQ(s->expectations.size(), 4u);
+  EXPECT_EQ(s->expectations[0].checks.size(), 2u);
+  EXPECT_EQ(s->expectations[3].checks[0].names.size(), 2u);
+  EXPECT_EQ(*s->expectations[3].checks[2].bounds.min, 90'000);
+  EXPECT_EQ(s->expectations[0].line, 38);
+  EXPECT_EQ(s->until, std::chrono::hours(1));
+}
+
+TEST(ScenarioParserTest, WholeGpusAndDefaults) {
+  absl::StatusOr<Scenario> s = Parse(R"(
+nodes: [{name: n, cpu: 8}]
+jobs: [{name: a, tasks: [{name: w, gpu: 8}], duration: 10}]
+)");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->name, "t");
+  EXPECT_EQ(s->clusters.size(), 1u);
+  EXPECT_EQ(s->queues.size(), 1u);
+  EXPECT_EQ(s->config.profile.name, "default");
+  EXPECT_EQ(s->jobs[0].spec.queue, "default");
+  EXPECT_EQ(s->jobs[0].spec.tasks[0].request.gpu_count, 8);
+  EXPECT_EQ(s->jobs[0].spec.tasks[0].request.gpu_milli, 1000);
+  EXPECT_EQ(s->jobs[0].spec.restart_policy.on_failure, RestartAction::kRequeue);
+}
+
+struct ErrorCase {
+  std::string text;
+  std::string want;  // the start of the message: "t.yaml:LINE: FIELD: ..."
+};
+
+const char kNodes[] = "nodes: [{name: n, cpu: 8}]\n";
+
+TEST(ScenarioParserTest, ErrorsNameFileLineAndField) {
+  const std::string job = "jobs:\n  - name: a\n    duration: 10\n    tasks:\n";
+  const ErrorCase cases[] = {
+      {std::string(kNodes) + job + "      - {name: w, gpu: -1}\n",
+       "t.yaml:6: jobs[0].tasks[0].gpu: must be >= 0"},
+      {std::string(kNodes) + job + "      - {name: w, gpu: 1.5}\n",
+       "t.yaml:6: jobs[0].tasks[0].gpu: must be a whole number"},
+      {std::string(kNodes) + job + "      - {name: w, gpu_memory: 1Gi}\n",
+       "t.yaml:6: jobs[0].tasks[0].gpu_memory: needs gpu > 0"},
+      {std::string(kNodes) + job + "      - {name: w, cpu: lots}\n",
+       "t.yaml:6: jobs[0].tasks[0].cpu:"},
+      {std::string(kNodes) + job + "      - {name: w, gpus: 1}\n",
+       "t.yaml:6: jobs[0].tasks[0].gpus: unknown key"},
+      {std::string(kNodes) + "jobs:\n  - name: a\n    tasks: [{name: w}]\n",
+       "t.yaml:3: jobs[0].duration: required"},
+      {std::string(kNodes) + "jobs:\n  - {name: a, tasks: [{name: w}], duration: 0s}\n",
+       "t.yaml:3: jobs[0].duration: must be > 0"},
+      {std::string(kNodes) + "jobs:\n  - {name: a, tasks: [{name: w}], duration: 5x}\n",
+       "t.yaml:3: jobs[0].duration:"},
+      {std::string(kNodes) + "jobs:\n  - {name: a, queue: q, tasks: [{name: w}], duration: 1}\n",
+       "t.yaml:3: jobs[0].queue: queue 'q' does not exist"},
+      {std::string(kNodes) +
+           "jobs:\n  - {name: a, min_available: 2, tasks: [{name: w}], duration: 1}\n",
+       "t.yaml:3: jobs[0].min_available: must be <= the number of tasks (1)"},
+      {std::string(kNodes) +
+           "jobs:\n  - {name: a, tasks: [{name: w}], duration: 1, outcome: maybe}\n",
+       "t.yaml:3: jobs[0].outcome: must be one of succeed, fail"},
+      {std::string(kNodes) + "jobs:\n  - {name: a, tasks: [{name: w}], duration: 1}\n"
+                             "  - {name: a, tasks: [{name: w}], duration: 1}\n",
+       "t.yaml:4: jobs[1].name: job 'a' given twice"},
+      {"nodes: [{name: 'n-{3..1}'}]\n", "t.yaml:1: nodes[0].name: bad range"},
+      {"nodes: [{name: n}, {name: n}]\n", "t.yaml:1: nodes[1].name: node 'n' given twice"},
+      {"nodes:\n  - {name: n, cluster: west}\n",
+       "t.yaml:2: nodes[0].cluster: cluster 'west' does not exist"},
+      {"nodes:\n  - {name: n, gpus: {model: A}}\n", "t.yaml:2: nodes[0].gpus.count: required"},
+      {"nodes:\n  - {name: n, state: broken}\n",
+       "t.yaml:2: nodes[0].state: must be one of up, down, cordoned"},
+      {"nodes:\n  - {name: n, taints: [{key: k}]}\n",
+       "t.yaml:2: nodes[0].taints[0].effect: required"},
+      {"nodes:\n  - {name: n, memory: -1Gi}\n", "t.yaml:2: nodes[0].memory: must be >= 0"},
+      {"bogus: 1\nnodes: [{name: n}]\n", "t.yaml:1: bogus: unknown key"},
+      {"jobs: []\n", "t.yaml:1: nodes: required"},
+      {"nodes: [{name: n}]\nnodes: [{name: m}]\n", "t.yaml:2: nodes: given twice"},
+      {"nodes: [{name: n}]\nconfig:\n  backfill: easy\n",
+       "t.yaml:3: config.backfill: not supported yet"},
+      {"nodes: [{name: n}]\nconfig:\n  backfill: sometimes\n",
+       "t.yaml:3: config.backfill: must be one of none, easy, conservative"},
+      {"nodes: [{name: n}]\nconfig:\n  preemption: true\n",
+       "t.yaml:3: config.preemption: not supported yet"},
+      {"nodes: [{name: n}]\nconfig:\n  fair_share: drf\n",
+       "t.yaml:3: config.fair_share: not supported yet"},
+      {"nodes: [{name: n}]\nconfig:\n  profile: nosuch\n",
+       "t.yaml:3: config.profile: unknown profile 'nosuch'"},
+      {"nodes: [{name: n}]\nconfig:\n  profile: {queueSort: PrioritySort, bogus: 1}\n",
+       "t.yaml:3: config.profile:"},
+      {"nodes: [{name: n}]\nqueues:\n  - name: q\n    guaranteed: {gpu: 16}\n",
+       "t.yaml:4: queues[0].guaranteed: not supported yet"},
+      {"nodes: [{name: n}]\nqueues:\n  - name: q\n    guaranteed: {gpu: -1}\n",
+       "t.yaml:4: queues[0].guaranteed.gpu: must be >= 0"},
+      {"nodes: [{name: n}]\nqueues:\n  - name: q\n    children: [{name: r, borrowing_limit: {gpu: "
+       "1}}]\n",
+       "t.yaml:4: queues[0].children[0].borrowing_limit: not supported yet"},
+      {"nodes: [{name: n}]\nqueues:\n  - {name: q, ordering: strict_fifo}\n",
+       "t.yaml:3: queues[0].ordering: not supported yet"},
+      {"nodes: [{name: n}]\nqueues:\n  - {name: q, weight: 2}\n",
+       "t.yaml:3: queues[0].weight: not supported yet"},
+      {"nodes: [{name: n}]\nqueues:\n  - {name: q, children: [{name: r}]}\n"
+       "jobs: [{name: a, queue: q, tasks: [{name: w}], duration: 1}]\n",
+       "t.yaml:4: jobs[0].queue: queue 'q' has children"},
+      {std::string(kNodes) +
+           "jobs:\n  - {name: a, tasks: [{name: w}], duration: 1, min_runtime: 30s}\n",
+       "t.yaml:3: jobs[0].min_runtime: not supported yet"},
+      {std::string(kNodes) + "events:\n  - {at: 1s, node: m, action: down}\n",
+       "t.yaml:3: events[0].node: node 'm' does not exist"},
+      {std::string(kNodes) + "events:\n  - {at: 1s, node: n, action: explode}\n",
+       "t.yaml:3: events[0].action: must be one of"},
+      {std::string(kNodes) + "events:\n  - {at: 1s, node: n, action: gpu_unhealthy}\n",
+       "t.yaml:3: events[0].gpu: required by gpu_unhealthy"},
+      {std::string(kNodes) + "events:\n  - {at: 1s, node: n, gpu: 0, action: gpu_unhealthy}\n",
+       "t.yaml:3: events[0].gpu: node 'n' has 0 GPUs"},
+      {std::string(kNodes) + "events:\n  - {at: 1s, job: x, action: cancel}\n",
+       "t.yaml:3: events[0].job: job 'x' does not exist"},
+      {std::string(kNodes) + "events:\n  - {node: n, action: down}\n",
+       "t.yaml:3: events[0].at: required"},
+      {std::string(kNodes) + "expect:\n  - {at: 1s, job: x, phase: Running}\n",
+       "t.yaml:3: expect[0].job: job 'x' does not exist"},
+      {std::string(kNodes) + "expect:\n  - {at: 1s, queue: q, allocated: {max: {gpu: 1}}}\n",
+       "t.yaml:3: expect[0].queue: queue 'q' does not exist"},
+      {std::string(kNodes) + "jobs: [{name: a, tasks: [{name: w}], duration: 1}]\n"
+                             "expect:\n  - {at: 1s, job: a, nodes_in: [m]}\n",
+       "t.yaml:4: expect[0].nodes_in: node 'm' does not exist"},
+      {std::string(kNodes) + "jobs: [{name: a, tasks: [{name: w}], duration: 1}]\n"
+                             "expect:\n  - {job: a, phase: Running}\n",
+       "t.yaml:4: expect[0]: needs exactly one of at, by, always, end"},
+      {std::string(kNodes) + "jobs: [{name: a, tasks: [{name: w}], duration: 1}]\n"
+                             "expect:\n  - {at: 1s, job: a, phase: Sleeping}\n",
+       "t.yaml:4: expect[0].phase: must be one of"},
+      {std::string(kNodes) + "jobs: [{name: a, tasks: [{name: w}], duration: 1}]\n"
+                             "expect:\n  - {at: 1s, job: a}\n",
+       "t.yaml:4: expect[0]: names no check"},
+      {std::string(kNodes) + "jobs: [{name: a, tasks: [{name: w}], duration: 1}]\n"
+                             "expect:\n  - {at: 1s, job: a, restarts: {min: 3, max: 1}}\n",
+       "t.yaml:4: expect[0].restarts: min is above max"},
+      {std::string(kNodes) + "expect:\n  - {at: 1s, invariant: no_overcommit}\n",
+       "t.yaml:3: expect[0]: an invariant holds always"},
+      {std::string(kNodes) + "expect:\n  - {invariant: no_deadlock}\n",
+       "t.yaml:3: expect[0].invariant: must be one of"},
+      {std::string(kNodes) + "until: -5s\n", "t.yaml:2: until: must be >= 0"},
+      {"nodes: [{name: n}\n", "t.yaml:2: "},
+      {"", "t.yaml:1: scenario: the file is empty"},
+      {"- a\n- b\n", "t.yaml:1: : must be a mapping"},
+  };
+  for (const ErrorCase& c : cases) {
+    absl::StatusOr<Scenario> s = Parse(c.text);
+    ASSERT_FALSE(s.ok()) << c.text;
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(s.status().message()), StartsWith(c.want)) << c.text;
+  }
+}
+
+TEST(ScenarioParserTest, ProfileFilesResolveAgainstTheScenario) {
+  ParseOptions options;
+  options.base_dir = "/nonexistent-dir";
+  absl::StatusOr<Scenario> s = ParseScenario(
+      "nodes: [{name: n}]\nconfig:\n  profile: profiles/mine.yaml\n", "t.yaml", options);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.status().message()),
+              StartsWith("t.yaml:3: config.profile: /nonexistent-dir/profiles/mine.yaml"));
+}
+
+TEST(ScenarioParserTest, MissingFileIsAnError) {
+  absl::StatusOr<Scenario> s = ParseScenarioFile("/nonexistent/scenario.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("/nonexistent/scenario.yaml"));
+}
+
+}  // namespace
+}  // namespace tessera::sim

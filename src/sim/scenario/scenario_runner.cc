@@ -1,0 +1,598 @@
+#include "sim/scenario/scenario_runner.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "core/duration.h"
+#include "fmt/format.h"
+#include "fmt/ranges.h"
+#include "sched/plugins/builtin.h"
+#include "sched/scheduler.h"
+#include "sim/engine/event_queue.h"
+#include "sim/scenario/expectation_checker.h"
+#include "sim/scenario/sim_state.h"
+
+namespace tessera::sim {
+namespace {
+
+// A run that has not ended after this many instants is stopped (a scenario that restarts a
+// failing job billions of times): the report says so.
+constexpr int64_t kMaxInstants = 1'000'000;
+
+TimePoint At(Duration d) { return TimePoint{} + d; }
+
+// requeue_backoff doubled for each restart after the first.
+Duration Backoff(Duration base, int32_t restarts) {
+  if (base <= Duration::zero() || restarts <= 0) return Duration::zero();
+  const int shift = std::min(restarts - 1, 20);
+  return base * (int64_t{1} << shift);
+}
+
+std::string DescribePlacement(const JobRun& job, const TaskBinding& b) {
+  std::string out = fmt::format("{}->{}", job.task_names[b.task], b.placement.node);
+  if (!b.placement.gpus.empty())
+    out += fmt::format("[{}]", fmt::format("{}", fmt::join(b.placement.gpus, ",")));
+  return out;
+}
+
+TargetWorkload WorkloadOf(const Scenario& scenario) {
+  std::map<std::string, std::pair<TaskRequest, int64_t>> classes;
+  int64_t total = 0;
+  for (const ScenarioJob& job : scenario.jobs) {
+    for (const TaskGroup& group : job.spec.tasks) {
+      auto [it, added] = classes.try_emplace(group.request.EquivalenceKey(), group.request, 0);
+      it->second.second += group.replicas;
+      total += group.replicas;
+    }
+  }
+  TargetWorkload workload;
+  for (auto& [key, entry] : classes) {
+    if (entry.second == 0) continue;
+    workload.classes.push_back(
+        {entry.first, static_cast<double>(entry.second) / static_cast<double>(total)});
+  }
+  return workload;
+}
+
+class Runner final : public SchedulerSink {
+ public:
+  Runner(const Scenario& scenario, uint64_t seed, std::ostream& out)
+      : scenario_(scenario), rng_(seed), out_(out) {}
+
+  absl::Status Setup();
+  RunReport Run();
+
+  void OnPlaced(std::string_view job, bool gang, std::span<const TaskBinding> tasks) override;
+  void OnRefused(std::string_view job, const PendingReason& reason) override;
+  void OnPending(std::string_view job, const PendingReason& reason) override;
+
+ private:
+  TimePoint Now() const { return queue_.Now(); }
+  void Log(std::string_view kind, std::string_view text);
+  void ApplyEvent(const ScenarioEvent& event);
+  void ApplyNodeEvent(const ScenarioEvent& event, int32_t index);
+  void Submit(JobRun& job);
+  void Cancel(JobRun& job);
+  void JobEnds(JobRun& job, int64_t attempt);
+  void TimeLimitReached(JobRun& job, int64_t attempt);
+  // Tasks on node `index` (and on its device `device`, when given) are lost at once.
+  void LoseTasksOn(int32_t index, std::optional<int32_t> device, const std::string& why);
+  // Signals every job with a task on node `index` (not tolerating `taint`, when given).
+  void EvictTasksOn(int32_t index, const Taint* taint, const std::string& why);
+  // Signals every task of the job; they are released after `grace` (at once when zero), then
+  // the job is requeued or failed by its restart policy, unless it already ended.
+  void Teardown(JobRun& job, Duration grace, std::string code, std::string message);
+  void FinishTeardown(JobRun& job);
+  void ApplyRestartPolicy(JobRun& job);
+  void Release(JobRun& job, size_t task);
+  void ReleaseAll(JobRun& job);
+  void End(JobRun& job, JobPhase phase, std::string reason, std::string message);
+  void Observe(TimePoint t);
+  void ObserveEnd(TimePoint t);
+  std::optional<std::string> Evaluate(const Expectation& e) const;
+  void Decide(size_t i, bool passed, TimePoint t, std::string seen);
+
+  const Scenario& scenario_;
+  Rng rng_;
+  std::ostream& out_;
+  EventQueue queue_;
+  SimState state_;
+  TargetWorkload workload_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::vector<ExpectationResult> results_;
+  std::vector<bool> decided_;
+  std::vector<std::string> last_seen_;
+};
+
+absl::Status Runner::Setup() {
+  state_.scenario = &scenario_;
+  for (const ScenarioNode& sn : scenario_.nodes) {
+    Node node = sn.node;
+    node.condition =
+        sn.state == InitialNodeState::kDown ? NodeCondition::kDown : NodeCondition::kReady;
+    node.unschedulable = sn.state == InitialNodeState::kCordoned;
+    absl::StatusOr<int32_t> added = state_.cluster.AddNode(std::move(node));
+    if (!added.ok()) {
+      return absl::InvalidArgumentError(fmt::format("{}:{}: nodes: {}", scenario_.file, sn.line,
+                                                    std::string(added.status().message())));
+    }
+  }
+  std::map<std::string, std::string> parent;
+  for (const ScenarioQueue& q : scenario_.queues) parent[q.name] = q.parent;
+  for (const ScenarioQueue& q : scenario_.queues) {
+    state_.queue_leaves[q.name];
+    if (!q.leaf) continue;
+    for (std::string at = q.name; !at.empty(); at = parent[at])
+      state_.queue_leaves[at].insert(q.name);
+  }
+  state_.jobs.reserve(scenario_.jobs.size());
+  for (const ScenarioJob& sj : scenario_.jobs) {
+    JobRun job;
+    job.def = &sj;
+    for (const TaskGroup& group : sj.spec.tasks) {
+      for (int32_t r = 0; r < group.replicas; ++r) {
+        job.tasks.push_back(group.request);
+        job.task_names.push_back(fmt::format("{}-{}", group.name, r));
+      }
+    }
+    job.held.resize(job.tasks.size());
+    job.last.resize(job.tasks.size());
+    state_.job_index.emplace(sj.spec.name, static_cast<int32_t>(state_.jobs.size()));
+    state_.jobs.push_back(std::move(job));
+  }
+  workload_ = WorkloadOf(scenario_);
+  const Registry registry = BuiltinPlugins();
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = Scheduler::Create(
+      scenario_.config.profile, registry,
+      SchedulerEnv{.rng = &rng_, .clock = &queue_.clock(), .target_workload = &workload_});
+  if (!scheduler.ok()) {
+    return absl::InvalidArgumentError(fmt::format("{}:{}: config.profile: {}", scenario_.file,
+                                                  std::max(scenario_.config.profile_line, 1),
+                                                  std::string(scheduler.status().message())));
+  }
+  scheduler_ = *std::move(scheduler);
+
+  for (const ScenarioEvent& event : scenario_.events) {
+    queue_.Push(At(event.at), EventClass::kClusterEvent, [this, &event] { ApplyEvent(event); });
+  }
+  for (JobRun& job : state_.jobs) {
+    queue_.Push(At(job.def->at), EventClass::kSubmission, [this, &job] { Submit(job); });
+  }
+  // Every `at` and `by` time is an instant of the run, even when nothing else happens then.
+  for (const Expectation& e : scenario_.expectations) {
+    if (e.timing == Timing::kAt || e.timing == Timing::kBy) {
+      queue_.Push(At(e.time), EventClass::kObserve, [] {});
+    }
+  }
+  if (scenario_.until) queue_.Push(At(*scenario_.until), EventClass::kObserve, [] {});
+  results_.resize(scenario_.expectations.size());
+  for (size_t i = 0; i < results_.size(); ++i) results_[i].expectation = &scenario_.expectations[i];
+  decided_.assign(results_.size(), false);
+  last_seen_.assign(results_.size(), "");
+  return absl::OkStatus();
+}
+
+RunReport Runner::Run() {
+  Log("scenario", fmt::format("{} ({}): {} nodes, {} jobs, profile {}, seed {}", scenario_.name,
+                              scenario_.file, scenario_.nodes.size(), scenario_.jobs.size(),
+                              scenario_.config.profile.name, rng_.seed()));
+  TimePoint last{};
+  int64_t instants = 0;
+  while (!queue_.empty()) {
+    const TimePoint t = queue_.NextTime();
+    if (scenario_.until && t > At(*scenario_.until)) break;
+    if (++instants > kMaxInstants) {
+      Log("stop", fmt::format("the run was stopped after {} instants", kMaxInstants));
+      break;
+    }
+    while (!queue_.empty() && queue_.NextTime() == t) queue_.RunNext();
+    scheduler_->RunCycle(state_.cluster, *this);
+    Observe(t);
+    last = t;
+  }
+  Log("end", "the run ends");
+  ObserveEnd(last);
+  RunReport report;
+  report.results = std::move(results_);
+  report.end = last;
+  report.seed = rng_.seed();
+  return report;
+}
+
+void Runner::Log(std::string_view kind, std::string_view text) {
+  out_ << fmt::format("{:>9}  {:<9} {}\n", FormatTime(Now()), kind, text);
+}
+
+void Runner::ApplyEvent(const ScenarioEvent& event) {
+  if (event.action == EventAction::kCancel) {
+    Cancel(state_.job(event.job));
+    return;
+  }
+  const int32_t index = *state_.cluster.FindNode(event.node);
+  if (state_.cluster.node(index).removed) {
+    Log("node",
+        fmt::format("{} {}: ignored, the node was removed", event.node, ToString(event.action)));
+    return;
+  }
+  ApplyNodeEvent(event, index);
+}
+
+void Runner::ApplyNodeEvent(const ScenarioEvent& event, int32_t index) {
+  const std::string why = fmt::format("node {} {}", event.node, ToString(event.action));
+  std::string detail;
+  if (event.action == EventAction::kGpuUnhealthy || event.action == EventAction::kGpuHealthy) {
+    detail = fmt::format(" (GPU {})", event.gpu);
+  } else if (event.action == EventAction::kTaint || event.action == EventAction::kUntaint) {
+    detail = fmt::format(" ({}={})", event.taint.key, event.taint.value);
+  }
+  Log("node", why + detail);
+  switch (event.action) {
+    case EventAction::kDown:
+      LoseTasksOn(index, std::nullopt, why);
+      state_.cluster.MutableNode(index).condition = NodeCondition::kDown;
+      break;
+    case EventAction::kUp:
+      state_.cluster.MutableNode(index).condition = NodeCondition::kReady;
+      break;
+    case EventAction::kCordon:
+      state_.cluster.MutableNode(index).unschedulable = true;
+      break;
+    case EventAction::kUncordon:
+      state_.cluster.MutableNode(index).unschedulable = false;
+      break;
+    case EventAction::kDrain:
+      state_.cluster.MutableNode(index).unschedulable = true;
+      EvictTasksOn(index, nullptr, fmt::format("node {} drained", event.node));
+      break;
+    case EventAction::kRemove:
+      LoseTasksOn(index, std::nullopt, why);
+      state_.cluster.MutableNode(index).removed = true;
+      break;
+    case EventAction::kGpuUnhealthy:
+      LoseTasksOn(index, event.gpu,
+                  fmt::format("GPU {} of node {} unhealthy", event.gpu, event.node));
+      state_.cluster.MutableNode(index).gpus[event.gpu].healthy = false;
+      break;
+    case EventAction::kGpuHealthy:
+      state_.cluster.MutableNode(index).gpus[event.gpu].healthy = true;
+      break;
+    case EventAction::kTaint: {
+      std::vector<Taint>& taints = state_.cluster.MutableNode(index).taints;
+      std::erase_if(taints, [&](const Taint& t) {
+        return t.key == event.taint.key && t.effect == event.taint.effect;
+      });
+      taints.push_back(event.taint);
+      if (event.taint.effect == TaintEffect::kNoExecute) {
+        EvictTasksOn(index, &event.taint,
+                     fmt::format("NoExecute taint {} on node {}", event.taint.key, event.node));
+      }
+      break;
+    }
+    case EventAction::kUntaint:
+      std::erase_if(state_.cluster.MutableNode(index).taints, [&](const Taint& t) {
+        return t.key == event.taint.key && (!event.has_effect || t.effect == event.taint.effect);
+      });
+      break;
+    case EventAction::kCancel:
+      break;
+  }
+}
+
+void Runner::Submit(JobRun& job) {
+  if (job.cancel_before_submit) {
+    Log("submit", fmt::format("{}: cancelled before submission", job.name()));
+    End(job, JobPhase::kCancelled, "", "");
+    return;
+  }
+  absl::Status submitted = scheduler_->Submit(job.name(), job.def->spec);
+  if (!submitted.ok()) {
+    Log("submit", fmt::format("{}: rejected: {}", job.name(), std::string(submitted.message())));
+    End(job, JobPhase::kFailed, "Refused", std::string(submitted.message()));
+    return;
+  }
+  job.phase = JobPhase::kPending;
+  Log("submit",
+      fmt::format("{}: {} tasks, gang {}, queue {}, priority {}", job.name(), job.tasks.size(),
+                  job.def->spec.GangSize(), job.def->spec.queue, job.def->spec.priority));
+}
+
+void Runner::Cancel(JobRun& job) {
+  switch (job.phase) {
+    case JobPhase::kNotSubmitted:
+      job.cancel_before_submit = true;
+      Log("cancel", fmt::format("{}: not submitted yet; cancelled on arrival", job.name()));
+      return;
+    case JobPhase::kPending:
+      Log("cancel", job.name());
+      scheduler_->Remove(job.name());
+      End(job, JobPhase::kCancelled, "", "");
+      return;
+    case JobPhase::kRunning:
+      Log("cancel", fmt::format("{}: signalling {} tasks, grace {}", job.name(), job.HeldTasks(),
+                                FormatDuration(job.def->spec.termination_grace)));
+      scheduler_->Remove(job.name());
+      job.phase = JobPhase::kCancelled;
+      job.reason.clear();
+      job.message.clear();
+      if (!job.terminating) Teardown(job, job.def->spec.termination_grace, "", "");
+      return;
+    default:
+      Log("cancel", fmt::format("{}: already {}; nothing to do", job.name(), ToString(job.phase)));
+  }
+}
+
+void Runner::OnPlaced(std::string_view name, bool gang, std::span<const TaskBinding> tasks) {
+  JobRun& job = state_.job(name);
+  std::vector<std::string> where;
+  for (const TaskBinding& b : tasks) {
+    job.held[b.task] = b.placement;
+    job.last[b.task] = b.placement;
+    where.push_back(DescribePlacement(job, b));
+  }
+  if (!gang) {
+    Log("scale", fmt::format("{}: {}", job.name(), fmt::format("{}", fmt::join(where, " "))));
+    return;
+  }
+  job.phase = JobPhase::kRunning;
+  job.reason.clear();
+  job.message.clear();
+  if (!job.first_start) job.first_start = Now();
+  Log("start", fmt::format("{}: {}", job.name(), fmt::format("{}", fmt::join(where, " "))));
+  const int64_t attempt = job.attempt;
+  queue_.Push(Now() + job.def->duration, EventClass::kTaskCompletion,
+              [this, &job, attempt] { JobEnds(job, attempt); });
+  if (job.def->spec.time_limit) {
+    queue_.Push(Now() + *job.def->spec.time_limit, EventClass::kTaskCompletion,
+                [this, &job, attempt] { TimeLimitReached(job, attempt); });
+  }
+}
+
+void Runner::OnRefused(std::string_view name, const PendingReason& reason) {
+  JobRun& job = state_.job(name);
+  Log("refuse", fmt::format("{}: {}", job.name(), reason.message));
+  End(job, JobPhase::kFailed, reason.code, reason.message);
+}
+
+void Runner::OnPending(std::string_view name, const PendingReason& reason) {
+  JobRun& job = state_.job(name);
+  job.reason = reason.code;
+  job.message = reason.message;
+  Log("pending", fmt::format("{}: {}: {}", job.name(), reason.code, reason.message));
+}
+
+void Runner::JobEnds(JobRun& job, int64_t attempt) {
+  if (attempt != job.attempt || job.phase != JobPhase::kRunning || job.terminating) return;
+  if (job.def->fails) {
+    Log("fail", fmt::format("{}: every task exited with failure", job.name()));
+    Teardown(
+        job, Duration::zero(), "TaskFailed",
+        fmt::format("every task exited with failure after {}", FormatDuration(job.def->duration)));
+    return;
+  }
+  ReleaseAll(job);
+  scheduler_->Remove(job.name());
+  Log("finish", fmt::format("{}: Succeeded", job.name()));
+  End(job, JobPhase::kSucceeded, "", "");
+}
+
+void Runner::TimeLimitReached(JobRun& job, int64_t attempt) {
+  if (attempt != job.attempt || job.phase != JobPhase::kRunning || job.terminating) return;
+  const std::string message =
+      fmt::format("ran past its time limit of {}", FormatDuration(*job.def->spec.time_limit));
+  Log("timeout", fmt::format("{}: {}; signalling {} tasks, grace {}", job.name(), message,
+                             job.HeldTasks(), FormatDuration(job.def->spec.termination_grace)));
+  scheduler_->Remove(job.name());
+  job.phase = JobPhase::kFailed;
+  job.reason = "TimeLimitExceeded";
+  job.message = message;
+  Teardown(job, job.def->spec.termination_grace, "", "");
+}
+
+void Runner::LoseTasksOn(int32_t index, std::optional<int32_t> device, const std::string& why) {
+  for (JobRun& job : state_.jobs) {
+    std::vector<size_t> lost;
+    for (size_t t = 0; t < job.held.size(); ++t) {
+      const std::optional<Placement>& p = job.held[t];
+      if (!p || p->node_index != index) continue;
+      if (device && std::find(p->gpus.begin(), p->gpus.end(), *device) == p->gpus.end()) continue;
+      lost.push_back(t);
+    }
+    if (lost.empty()) continue;
+    std::vector<std::string> names;
+    for (size_t t : lost) {
+      names.push_back(job.task_names[t]);
+      Release(job, t);
+    }
+    Log("lost",
+        fmt::format("{}: {} ({})", job.name(), fmt::format("{}", fmt::join(names, " ")), why));
+    if (job.terminating) {
+      FinishTeardown(job);  // its other tasks were going anyway: release them with the lost ones
+    } else {
+      Teardown(job, Duration::zero(), "TaskLost",
+               fmt::format("task {} lost: {}", names.front(), why));
+    }
+  }
+}
+
+void Runner::EvictTasksOn(int32_t index, const Taint* taint, const std::string& why) {
+  for (JobRun& job : state_.jobs) {
+    if (job.terminating) continue;
+    bool hit = false;
+    for (size_t t = 0; t < job.held.size() && !hit; ++t) {
+      if (!job.held[t] || job.held[t]->node_index != index) continue;
+      hit = taint == nullptr ||
+            std::none_of(job.tasks[t].tolerations.begin(), job.tasks[t].tolerations.end(),
+                         [&](const Toleration& tol) { return tol.Tolerates(*taint); });
+    }
+    if (!hit) continue;
+    Log("evict", fmt::format("{}: {}; signalling {} tasks, grace {}", job.name(), why,
+                             job.HeldTasks(), FormatDuration(job.def->spec.termination_grace)));
+    Teardown(job, job.def->spec.termination_grace, "Evicted", why);
+  }
+}
+
+void Runner::Teardown(JobRun& job, Duration grace, std::string code, std::string message) {
+  job.terminating = true;
+  job.teardown_code = std::move(code);
+  job.teardown_message = std::move(message);
+  ++job.attempt;
+  if (!IsTerminal(job.phase)) scheduler_->Hold(job.name()).IgnoreError();
+  if (grace <= Duration::zero()) {
+    FinishTeardown(job);
+    return;
+  }
+  const int64_t attempt = job.attempt;
+  queue_.Push(Now() + grace, EventClass::kTaskCompletion, [this, &job, attempt] {
+    if (job.attempt == attempt && job.terminating) FinishTeardown(job);
+  });
+}
+
+void Runner::FinishTeardown(JobRun& job) {
+  const int32_t held = job.HeldTasks();
+  ReleaseAll(job);
+  job.terminating = false;
+  ++job.attempt;
+  if (held > 0) Log("release", fmt::format("{}: {} tasks released", job.name(), held));
+  if (IsTerminal(job.phase)) {
+    job.end = Now();
+    return;
+  }
+  ApplyRestartPolicy(job);
+}
+
+void Runner::ApplyRestartPolicy(JobRun& job) {
+  const RestartPolicy& policy = job.def->spec.restart_policy;
+  if (policy.on_failure == RestartAction::kRequeue && job.restarts < policy.max_restarts) {
+    ++job.restarts;
+    const Duration backoff = Backoff(scenario_.config.requeue_backoff, job.restarts);
+    scheduler_->Requeue(job.name(), Now() + backoff).IgnoreError();
+    if (backoff > Duration::zero()) queue_.Push(Now() + backoff, EventClass::kObserve, [] {});
+    job.phase = JobPhase::kPending;
+    job.reason.clear();
+    job.message.clear();
+    Log("requeue", fmt::format("{}: restart {} of {} after {}: {}", job.name(), job.restarts,
+                               policy.max_restarts, job.teardown_code, job.teardown_message));
+    return;
+  }
+  scheduler_->Remove(job.name());
+  Log("finish",
+      fmt::format("{}: Failed: {}: {}", job.name(), job.teardown_code, job.teardown_message));
+  End(job, JobPhase::kFailed, job.teardown_code, job.teardown_message);
+}
+
+void Runner::Release(JobRun& job, size_t task) {
+  if (!job.held[task]) return;
+  state_.cluster.Forget(job.tasks[task], *job.held[task]);
+  job.held[task].reset();
+}
+
+void Runner::ReleaseAll(JobRun& job) {
+  for (size_t t = 0; t < job.held.size(); ++t) Release(job, t);
+}
+
+void Runner::End(JobRun& job, JobPhase phase, std::string reason, std::string message) {
+  job.phase = phase;
+  job.reason = std::move(reason);
+  job.message = std::move(message);
+  job.end = Now();
+}
+
+std::optional<std::string> Runner::Evaluate(const Expectation& e) const {
+  std::vector<std::string> seen;
+  for (const Check& check : e.checks) {
+    if (std::optional<std::string> s = EvaluateCheck(check, e, state_)) {
+      seen.push_back(fmt::format("{}: {}", check.key, *s));
+    }
+  }
+  if (seen.empty()) return std::nullopt;
+  return fmt::format("{}", fmt::join(seen, "; "));
+}
+
+void Runner::Decide(size_t i, bool passed, TimePoint t, std::string seen) {
+  decided_[i] = true;
+  results_[i].passed = passed;
+  results_[i].at = t;
+  results_[i].seen = std::move(seen);
+  if (!passed) {
+    Log("FAILED",
+        fmt::format("expect[{}] {}: {}", i, results_[i].expectation->text, results_[i].seen));
+  }
+}
+
+void Runner::Observe(TimePoint t) {
+  for (size_t i = 0; i < results_.size(); ++i) {
+    if (decided_[i]) continue;
+    const Expectation& e = scenario_.expectations[i];
+    const TimePoint due = At(e.time);
+    switch (e.timing) {
+      case Timing::kAt:
+        if (t == due) {
+          std::optional<std::string> seen = Evaluate(e);
+          Decide(i, !seen, t, seen.value_or(""));
+        }
+        break;
+      case Timing::kBy:
+        if (t <= due) {
+          std::optional<std::string> seen = Evaluate(e);
+          if (!seen) {
+            Decide(i, true, t, "");
+          } else if (t == due) {
+            Decide(i, false, t, *seen);
+          }
+        }
+        break;
+      case Timing::kAlways:
+        if (std::optional<std::string> seen = Evaluate(e)) Decide(i, false, t, *seen);
+        break;
+      case Timing::kEnd:
+        break;
+    }
+  }
+}
+
+void Runner::ObserveEnd(TimePoint t) {
+  for (size_t i = 0; i < results_.size(); ++i) {
+    if (decided_[i]) continue;
+    const Expectation& e = scenario_.expectations[i];
+    switch (e.timing) {
+      case Timing::kEnd: {
+        std::optional<std::string> seen = Evaluate(e);
+        Decide(i, !seen, t, seen.value_or(""));
+        break;
+      }
+      case Timing::kAlways:
+        Decide(i, true, t, "");
+        break;
+      case Timing::kAt:
+      case Timing::kBy:
+        Decide(
+            i, false, t,
+            fmt::format("the run ended at {}, before {}", FormatTime(t), FormatTime(At(e.time))));
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+int RunReport::Failures() const {
+  return static_cast<int>(
+      std::count_if(results.begin(), results.end(), [](const auto& r) { return !r.passed; }));
+}
+
+absl::StatusOr<RunReport> RunScenario(const Scenario& scenario, const RunOptions& options,
+                                      std::ostream& timeline) {
+  Runner runner(scenario, options.seed.value_or(scenario.config.seed), timeline);
+  if (absl::Status s = runner.Setup(); !s.ok()) return s;
+  return runner.Run();
+}
+
+std::string FormatFailure(const Scenario& scenario, const ExpectationResult& result) {
+  const Expectation& e = *result.expectation;
+  return fmt::format("{}:{}: expect[{}] {}: failed at {}: {}", scenario.file, e.line, e.index,
+                     e.text, FormatTime(result.at), result.seen);
+}
+
+}  // namespace tessera::sim

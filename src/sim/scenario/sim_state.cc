@@ -1,0 +1,48 @@
+#include "sim/scenario/sim_state.h"
+
+namespace tessera::sim {
+
+std::string_view ToString(JobPhase phase) {
+  switch (phase) {
+    case JobPhase::kNotSubmitted:
+      return "NotSubmitted";
+    case JobPhase::kPending:
+      return "Pending";
+    case JobPhase::kRunning:
+      return "Running";
+    case JobPhase::kSucceeded:
+      return "Succeeded";
+    case JobPhase::kFailed:
+      return "Failed";
+    case JobPhase::kCancelled:
+      return "Cancelled";
+  }
+  return "?";
+}
+
+bool IsTerminal(JobPhase phase) {
+  return phase == JobPhase::kSucceeded || phase == JobPhase::kFailed ||
+         phase == JobPhase::kCancelled;
+}
+
+int32_t JobRun::HeldTasks() const {
+  int32_t n = 0;
+  for (const std::optional<Placement>& p : held) n += p.has_value();
+  return n;
+}
+
+Resources JobRun::HeldResources() const {
+  Resources total;
+  for (size_t i = 0; i < held.size(); ++i) {
+    if (!held[i].has_value()) continue;
+    const TaskRequest& t = tasks[i];
+    total.cpu += t.cpu;
+    total.memory += t.memory;
+    const auto devices = static_cast<int64_t>(held[i]->gpus.size());
+    total.gpu += devices * t.gpu_milli;
+    total.gpu_memory += devices * t.gpu_memory;
+  }
+  return total;
+}
+
+}  // namespace tessera::sim

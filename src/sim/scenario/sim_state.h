@@ -1,0 +1,70 @@
+// SimState: what a scenario run knows at one instant — the cluster and every job's life so far.
+//
+// The runner (scenario_runner.cc) mutates it as events, completions, submissions and scheduling
+// decisions happen; the expectation checker (expectation_checker.h) only reads it. A job holds
+// a task's placement from the moment it is bound until the task ends, is lost, or the
+// termination grace of its eviction ends; `HeldTasks()` is what `running_tasks` counts.
+// Not thread-safe: one run, one thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/job.h"
+#include "core/placement.h"
+#include "core/resources.h"
+#include "sched/cluster_state.h"
+#include "sim/scenario/scenario.h"
+#include "tessera/common/clock.h"
+
+namespace tessera::sim {
+
+enum class JobPhase { kNotSubmitted, kPending, kRunning, kSucceeded, kFailed, kCancelled };
+
+// "Pending", "Running", … ("NotSubmitted" before the job's `at`).
+std::string_view ToString(JobPhase phase);
+bool IsTerminal(JobPhase phase);
+
+struct JobRun {
+  const ScenarioJob* def = nullptr;
+  std::vector<TaskRequest> tasks;              // task-group order, as the Scheduler indexes them
+  std::vector<std::string> task_names;         // "worker-0"
+  std::vector<std::optional<Placement>> held;  // placements holding resources now
+  std::vector<std::optional<Placement>> last;  // the latest placement of each task, ever
+  JobPhase phase = JobPhase::kNotSubmitted;
+  std::string reason;         // a pending reason code, or why the job failed
+  std::string message;        // its detail
+  bool terminating = false;   // signalled; tasks keep their resources until the grace ends
+  std::string teardown_code;  // why the current teardown happened ("Evicted", "TaskLost")
+  std::string teardown_message;
+  bool cancel_before_submit = false;
+  int64_t attempt = 0;  // bumped at each teardown; stale timers carry an older one
+  int32_t restarts = 0;
+  int32_t preemptions = 0;
+  std::optional<TimePoint> first_start;
+  std::optional<TimePoint> end;
+
+  const std::string& name() const { return def->spec.name; }
+  int32_t HeldTasks() const;
+  // Resources held now: cpu, memory, milli-GPU and GPU memory summed over held tasks.
+  Resources HeldResources() const;
+};
+
+struct SimState {
+  const Scenario* scenario = nullptr;
+  ClusterState cluster;
+  std::vector<JobRun> jobs;  // scenario order
+  std::map<std::string, int32_t, std::less<>> job_index;
+  // queue -> the leaf queues of its subtree (itself for a leaf)
+  std::map<std::string, std::set<std::string>, std::less<>> queue_leaves;
+
+  const JobRun& job(std::string_view name) const { return jobs[job_index.find(name)->second]; }
+  JobRun& job(std::string_view name) { return jobs[job_index.find(name)->second]; }
+};
+
+}  // namespace tessera::sim
