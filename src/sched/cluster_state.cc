@@ -92,7 +92,7 @@ absl::StatusOr<int32_t> ClusterState::AddNode(Node node) {
   const auto index = static_cast<int32_t>(nodes_.size());
   by_name_.emplace(node.name, index);
   nodes_.push_back(std::move(node));
-  generations_.push_back(0);
+  versions_.push_back(0);
   RecordChange(index);
   return index;
 }
@@ -104,7 +104,7 @@ std::optional<int32_t> ClusterState::FindNode(std::string_view name) const {
 }
 
 void ClusterState::RecordChange(int32_t index) {
-  generations_[index] = next_generation_++;
+  ++versions_[index];
   change_log_.push_back(index);
   // Trim the older half once the log is much longer than the node array; readers that were
   // further behind fall back to a full scan, which costs no more than replaying the log.

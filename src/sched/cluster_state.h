@@ -1,10 +1,11 @@
 // ClusterState: the scheduler's cache of every node, mutated incrementally.
 //
 // Owned by the scheduling thread; nothing else mutates it, so the hot path takes no locks.
-// Each node carries a generation number that changes whenever the node changes (a task assumed
-// or forgotten, a label, taint, condition or device health changed); the framework caches
-// filter and score results per task equivalence class and node generation, so a placement
-// costs work only on the nodes that changed since the class was last evaluated.
+// Each node carries a version number that changes whenever the node changes (a task assumed
+// or forgotten, a label, taint, condition or device health changed), and every change is
+// appended to a change log; the framework caches filter and score results per task
+// equivalence class and node version, so a placement costs work only on the nodes that changed
+// since the class was last evaluated.
 // Node indices are stable for the lifetime of the state: removed nodes stay, marked `removed`.
 #pragma once
 
@@ -36,8 +37,9 @@ class ClusterState {
   const Node& node(int32_t index) const { return nodes_[index]; }
   std::optional<int32_t> FindNode(std::string_view name) const;
 
-  // The node's generation: equal values mean the node did not change in between.
-  uint64_t generation(int32_t index) const { return generations_[index]; }
+  // The node's version, counting its changes modulo 2^32: equal values mean the node did not
+  // change in between, provided fewer than 2^32 changes (change_count()) happened meanwhile.
+  uint32_t version(int32_t index) const { return versions_[index]; }
   // Unique per ClusterState instance; lets caches notice they are given another state.
   uint64_t uid() const { return uid_; }
 
@@ -54,7 +56,7 @@ class ClusterState {
   }
 
   // Gives the caller a node to change (labels, taints, condition, device health, cordon) and
-  // bumps its generation. Do not change allocations through it: use Assume/Forget.
+  // bumps its version. Do not change allocations through it: use Assume/Forget.
   Node& MutableNode(int32_t index);
 
   // Adds the task's request to the node and its devices. FailedPrecondition (and no change)
@@ -66,9 +68,8 @@ class ClusterState {
 
  private:
   std::vector<Node> nodes_;
-  std::vector<uint64_t> generations_;
+  std::vector<uint32_t> versions_;
   std::unordered_map<std::string, int32_t> by_name_;
-  uint64_t next_generation_ = 1;
   uint64_t uid_;
   // Indices of changed nodes, oldest first; entry i is change number change_base_ + i.
   std::vector<int32_t> change_log_;

@@ -44,11 +44,11 @@ TEST(ClusterStateTest, AssumeAndForgetAreInverse) {
   ClusterState state;
   ASSERT_TRUE(state.AddNode(GpuNode("a", 2)).ok());
   const Node before = state.node(0);
-  const uint64_t gen = state.generation(0);
+  const uint32_t version = state.version(0);
   ASSERT_TRUE(state.Assume(Share(300), On(0, {1}, 300)).ok());
   EXPECT_EQ(state.node(0).gpus[1].used_milli, 300);
   EXPECT_EQ(state.node(0).allocated.gpu, 300);
-  EXPECT_NE(state.generation(0), gen);
+  EXPECT_NE(state.version(0), version);
   state.Forget(Share(300), On(0, {1}, 300));
   EXPECT_EQ(state.node(0).allocated, before.allocated);
   EXPECT_EQ(state.node(0).gpus[1].used_milli, 0);

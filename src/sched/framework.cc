@@ -49,14 +49,27 @@ std::vector<std::string> MentionedPlugins(const Profile& p) {
 
 }  // namespace
 
+// The per-class cache holds, for every node, the node version it last saw and the rejection
+// reason (a small id), and keeps the weighted totals in the leaves of a MaxTree: 16 bytes per
+// node and class, so the caches of many classes stay in the processor's cache.
+constexpr uint64_t kMaxChangesBetweenRefreshes = uint64_t{1} << 31;  // versions are 32-bit
+constexpr uint16_t kFeasible = 0;
+// Caches are evicted, least recently used first, beyond this many bytes.
+constexpr size_t kClassCacheBudgetBytes = size_t{256} << 20;
+
 // Cached verdicts and scores of one task equivalence class over every node.
 struct Framework::ClassCache {
-  uint64_t seen_changes = 0;             // ClusterState::change_count() at the last refresh
-  std::vector<uint64_t> generation;      // node generation evaluated; 0 = never
-  std::vector<const Reason*> rejection;  // nullptr = feasible
-  std::vector<int64_t> raw;              // raw scores, node-major: [node * plugins + plugin]
-  std::vector<int64_t> total;            // weighted sum; kInfeasible when rejected or removed
-  MaxTree best;                          // over `total`; used when no scorer normalizes
+  struct Entry {
+    uint32_t version = 0;         // the node version evaluated
+    uint16_t reason = kFeasible;  // 1 + index into Framework::reasons_ when rejected
+  };
+  std::vector<Entry> nodes;
+  MaxTree totals;             // weighted totals per node; kInfeasible when rejected or removed
+  std::vector<int64_t> raw;   // raw scores, node-major [node * plugins + plugin]; kept only when
+                              // some scorer normalizes
+  uint64_t seen_changes = 0;  // ClusterState::change_count() at the last refresh
+  bool complete = false;      // every node has been evaluated once
+  uint64_t last_used = 0;     // Framework::use_clock_ at the last attempt, for eviction
 };
 
 absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const Profile& profile,
@@ -130,84 +143,116 @@ Framework::ClassCache& Framework::CacheFor(const ClusterState& state, const Task
     cache_state_uid_ = state.uid();
   }
   std::unique_ptr<ClassCache>& cache = caches_[task.EquivalenceKey()];
-  if (cache == nullptr) cache = std::make_unique<ClassCache>();
+  if (cache == nullptr) {
+    cache = std::make_unique<ClassCache>();
+    EvictIfOverBudget(state, cache.get());
+  }
+  cache->last_used = ++use_clock_;
   return *cache;
 }
 
-SchedStatus Framework::Evaluate(ClassCache& cache, const CycleState& cycle,
-                                const ClusterState& state, const TaskRequest& task, int32_t index) {
-  const Node& node = state.node(index);
-  const size_t plugins = score_.size();
-  cache.rejection[index] = nullptr;
-  cache.total[index] = kInfeasible;
-  if (!node.removed) {
-    for (size_t f = 0; f < filter_.size(); ++f) {
-      if (skipped_filters_[f]) continue;
-      SchedStatus verdict = filter_[f]->Filter(cycle, task, node);
-      if (verdict.code() == SchedStatus::Code::kError)
-        return verdict.WithPlugin(filter_[f]->name());
-      if (!verdict.ok()) {
-        cache.rejection[index] = verdict.reason();
-        break;
-      }
+void Framework::EvictIfOverBudget(const ClusterState& state, const ClassCache* keep) {
+  const size_t per_class =
+      static_cast<size_t>(state.size()) *
+      (sizeof(ClassCache::Entry) + sizeof(int64_t) * (any_normalize_ ? score_.size() + 1 : 1));
+  const size_t limit = std::max<size_t>(8, kClassCacheBudgetBytes / std::max<size_t>(per_class, 1));
+  while (caches_.size() > limit) {
+    auto oldest = caches_.end();
+    for (auto it = caches_.begin(); it != caches_.end(); ++it) {
+      if (it->second.get() == keep) continue;
+      if (oldest == caches_.end() || it->second->last_used < oldest->second->last_used) oldest = it;
     }
-    if (cache.rejection[index] == nullptr) {
-      int64_t total = 0;
-      for (size_t p = 0; p < plugins; ++p) {
-        int64_t score = 0;
-        SchedStatus s = score_[p]->Score(cycle, task, node, &score);
-        if (!s.ok()) return s.WithPlugin(score_[p]->name());
-        cache.raw[index * plugins + p] = score;
-        total += score_weights_[p] * score;
-      }
-      cache.total[index] = total;
+    caches_.erase(oldest);
+  }
+}
+
+uint16_t Framework::ReasonId(const Reason* reason) {
+  for (size_t i = 0; i < reasons_.size(); ++i) {
+    if (reasons_[i] == reason) return static_cast<uint16_t>(i + 1);
+  }
+  reasons_.push_back(reason);
+  return static_cast<uint16_t>(reasons_.size());
+}
+
+SchedStatus Framework::Evaluate(ClassCache& cache, const CycleState& cycle,
+                                const ClusterState& state, const TaskRequest& task, int32_t index,
+                                int64_t* total) {
+  const Node& node = state.node(index);
+  ClassCache::Entry& entry = cache.nodes[index];
+  entry.version = state.version(index);
+  entry.reason = kFeasible;
+  *total = kInfeasible;
+  if (node.removed) return {};
+  for (size_t f = 0; f < filter_.size(); ++f) {
+    if (skipped_filters_[f]) continue;
+    SchedStatus verdict = filter_[f]->Filter(cycle, task, node);
+    if (verdict.code() == SchedStatus::Code::kError) return verdict.WithPlugin(filter_[f]->name());
+    if (!verdict.ok()) {
+      entry.reason = ReasonId(verdict.reason());
+      return {};
     }
   }
-  cache.generation[index] = state.generation(index);
+  const size_t plugins = score_.size();
+  int64_t sum = 0;
+  for (size_t p = 0; p < plugins; ++p) {
+    int64_t score = 0;
+    SchedStatus s = score_[p]->Score(cycle, task, node, &score);
+    if (!s.ok()) return s.WithPlugin(score_[p]->name());
+    if (any_normalize_) cache.raw[index * plugins + p] = score;
+    sum += score_weights_[p] * score;
+  }
+  *total = sum;
   return {};
 }
 
 SchedStatus Framework::Refresh(ClassCache& cache, const CycleState& cycle,
                                const ClusterState& state, const TaskRequest& task) {
   const auto n = static_cast<size_t>(state.size());
-  if (cache.generation.size() < n) {
-    cache.generation.resize(n, 0);
-    cache.rejection.resize(n, nullptr);
-    cache.total.resize(n, kInfeasible);
-    cache.raw.resize(n * score_.size(), 0);
-    cache.best.Resize(static_cast<int32_t>(n));
+  if (cache.nodes.size() < n) {
+    cache.nodes.resize(n);
+    if (any_normalize_) cache.raw.resize(n * score_.size(), 0);
+    cache.totals.Resize(static_cast<int32_t>(n));
   }
   SchedStatus error;
-  auto refresh = [&](int32_t index) {
-    if (!error.ok() || cache.generation[index] == state.generation(index)) return false;
-    error = Evaluate(cache, cycle, state, task, index);
+  int64_t total = 0;
+  // Re-evaluates node `index` when `force` or its version moved; true when it was evaluated.
+  auto evaluate = [&](int32_t index, bool force) {
+    if (!error.ok() || (!force && cache.nodes[index].version == state.version(index))) {
+      return false;
+    }
+    error = Evaluate(cache, cycle, state, task, index, &total);
     return error.ok();
   };
-  auto refresh_one = [&](int32_t index) {
-    if (refresh(index) && !any_normalize_) cache.best.Set(index, cache.total[index]);
-  };
-  if (cache.seen_changes == 0 || !state.ForEachChangeSince(cache.seen_changes, refresh_one)) {
-    // Every node: set the tree's leaves, then rebuild it once.
+  const bool everything =
+      !cache.complete || state.change_count() - cache.seen_changes >= kMaxChangesBetweenRefreshes;
+  if (everything || !state.ForEachChangeSince(cache.seen_changes, [&](int32_t index) {
+        if (evaluate(index, false)) cache.totals.Set(index, total);
+      })) {
+    // Every node (the log does not reach back far enough): set the leaves, rebuild once.
     for (int32_t i = 0; i < state.size(); ++i) {
-      if (refresh(i) && !any_normalize_) cache.best.SetLeaf(i, cache.total[i]);
+      if (evaluate(i, everything)) cache.totals.SetLeaf(i, total);
     }
-    if (!any_normalize_) cache.best.Rebuild();
+    cache.totals.Rebuild();
   }
-  if (!error.ok()) return error;
+  if (!error.ok()) {
+    cache.complete = false;  // a node may be half-evaluated: start over next time
+    return error;
+  }
+  cache.complete = true;
   cache.seen_changes = state.change_count();
   return {};
 }
 
 int32_t Framework::SelectNode(ClassCache& cache, const CycleState& cycle, const TaskRequest& task) {
   if (!any_normalize_) {
-    if (cache.best.Best() == kInfeasible) return -1;
-    return cache.best.KthBest(PickTie(cache.best.BestCount()));
+    if (cache.totals.Best() == kInfeasible) return -1;
+    return cache.totals.KthBest(PickTie(cache.totals.BestCount()));
   }
   // Normalization looks at every feasible node's scores together: rebuild the totals.
-  const auto n = static_cast<int32_t>(cache.total.size());
+  const auto n = static_cast<int32_t>(cache.nodes.size());
   std::vector<int32_t> feasible;
   for (int32_t i = 0; i < n; ++i) {
-    if (cache.total[i] != kInfeasible) feasible.push_back(i);
+    if (cache.totals.Leaf(i) != kInfeasible) feasible.push_back(i);
   }
   if (feasible.empty()) return -1;
   std::vector<int64_t> totals(feasible.size(), 0);
@@ -246,7 +291,8 @@ void Framework::Diagnose(const ClassCache& cache, const ClusterState& state,
   for (int32_t i = 0; i < state.size(); ++i) {
     if (state.node(i).removed) continue;
     ++total;
-    if (cache.rejection[i] != nullptr) diagnosis.Add(cache.rejection[i]);
+    const uint16_t reason = cache.nodes[i].reason;
+    if (reason != kFeasible) diagnosis.Add(reasons_[reason - 1]);
   }
   diagnosis.set_total_nodes(total);
   if (total == 0) diagnosis.Add(&kNoNodes, 0);

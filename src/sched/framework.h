@@ -114,9 +114,14 @@ class Framework {
   // Re-evaluates the nodes that changed since the cache last looked (every node the first time).
   SchedStatus Refresh(ClassCache& cache, const CycleState& cycle, const ClusterState& state,
                       const TaskRequest& task);
-  // Filters and scores one node into the cache.
+  // Filters and scores one node into the cache; *total is its weighted total (kInfeasible-like
+  // minimum when rejected or removed).
   SchedStatus Evaluate(ClassCache& cache, const CycleState& cycle, const ClusterState& state,
-                       const TaskRequest& task, int32_t index);
+                       const TaskRequest& task, int32_t index, int64_t* total);
+  // Drops the least recently used class caches (never `keep`) while over the memory budget.
+  void EvictIfOverBudget(const ClusterState& state, const ClassCache* keep);
+  // A small id for a rejection reason (1-based; reasons are few and static).
+  uint16_t ReasonId(const Reason* reason);
   // The highest-scoring feasible node (ties broken with the Rng), or -1 when none is feasible.
   int32_t SelectNode(ClassCache& cache, const CycleState& cycle, const TaskRequest& task);
   // Which of `ties` equal best nodes to take (in node order): the first, or one drawn uniformly
@@ -145,6 +150,8 @@ class Framework {
 
   std::vector<bool> skipped_filters_;  // this attempt's filters skipped by their PreFilter
 
+  std::vector<const Reason*> reasons_;  // interned by ReasonId
+  uint64_t use_clock_ = 0;
   uint64_t cache_state_uid_ = 0;
   std::unordered_map<std::string, std::unique_ptr<ClassCache>> caches_;
 };

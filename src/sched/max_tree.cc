@@ -1,72 +1,74 @@
 #include "sched/max_tree.h"
 
-#include <utility>
+#include <algorithm>
 
 namespace tessera {
 
 void MaxTree::Resize(int32_t n) {
-  if (n <= n_) return;
-  size_t leaves = 1;
-  while (leaves < static_cast<size_t>(n)) leaves <<= 1;
-  if (leaves != leaves_) {
-    std::vector<int64_t> old(best_.begin() + static_cast<ptrdiff_t>(leaves_), best_.end());
-    best_.assign(2 * leaves, kNone);
-    count_.assign(2 * leaves, 0);
-    leaves_ = leaves;
-    for (size_t i = 0; i < old.size(); ++i) {
-      best_[leaves_ + i] = old[i];
-      count_[leaves_ + i] = 1;
-    }
-    for (size_t i = old.size(); i < leaves_; ++i) count_[leaves_ + i] = 1;
-    Rebuild();
+  if (static_cast<size_t>(n) <= leaves_.size()) return;
+  leaves_.resize(static_cast<size_t>(n), kNone);
+  levels_.clear();
+  size_t width = leaves_.size();
+  do {
+    width = (width + kFanout - 1) / kFanout;
+    levels_.push_back(Level{std::vector<int64_t>(width, kNone), std::vector<int64_t>(width, 0)});
+  } while (width > 1);
+  Rebuild();
+}
+
+bool MaxTree::Summarise(size_t l, size_t i) {
+  const size_t begin = i * kFanout;
+  int64_t best = kNone;
+  int64_t count = 0;
+  if (l == 0) {
+    const size_t end = std::min(begin + kFanout, leaves_.size());
+    for (size_t c = begin; c < end; ++c) best = std::max(best, leaves_[c]);
+    for (size_t c = begin; c < end; ++c) count += (leaves_[c] == best);
+  } else {
+    const Level& below = levels_[l - 1];
+    const size_t end = std::min(begin + kFanout, below.best.size());
+    for (size_t c = begin; c < end; ++c) best = std::max(best, below.best[c]);
+    for (size_t c = begin; c < end; ++c) count += below.best[c] == best ? below.count[c] : 0;
   }
-  n_ = n;
+  Level& level = levels_[l];
+  if (level.best[i] == best && level.count[i] == count) return false;
+  level.best[i] = best;
+  level.count[i] = count;
+  return true;
 }
 
 void MaxTree::Rebuild() {
-  for (size_t v = leaves_ - 1; v >= 1; --v) Pull(v);
-}
-
-void MaxTree::Set(int32_t index, int64_t value) {
-  size_t v = leaves_ + static_cast<size_t>(index);
-  if (best_[v] == value) return;
-  best_[v] = value;
-  // Walk up while the summaries change; above the first unchanged one nothing changes.
-  for (v >>= 1; v >= 1; v >>= 1) {
-    const int64_t old_best = best_[v];
-    const int64_t old_count = count_[v];
-    Pull(v);
-    if (best_[v] == old_best && count_[v] == old_count) return;
+  for (size_t l = 0; l < levels_.size(); ++l) {
+    for (size_t i = 0; i < levels_[l].best.size(); ++i) Summarise(l, i);
   }
 }
 
-void MaxTree::Pull(size_t v) {
-  const size_t l = 2 * v, r = 2 * v + 1;
-  if (best_[l] > best_[r]) {
-    best_[v] = best_[l];
-    count_[v] = count_[l];
-  } else if (best_[r] > best_[l]) {
-    best_[v] = best_[r];
-    count_[v] = count_[r];
-  } else {
-    best_[v] = best_[l];
-    count_[v] = count_[l] + count_[r];
+void MaxTree::Set(int32_t index, int64_t value) {
+  size_t i = static_cast<size_t>(index);
+  if (leaves_[i] == value) return;
+  leaves_[i] = value;
+  for (size_t l = 0; l < levels_.size(); ++l) {
+    i /= kFanout;
+    if (!Summarise(l, i)) return;
   }
 }
 
 int32_t MaxTree::KthBest(int64_t k) const {
-  const int64_t best = best_[1];
-  size_t v = 1;
-  while (v < leaves_) {
-    const size_t l = 2 * v;
-    if (best_[l] == best && k < count_[l]) {
-      v = l;
-    } else {
-      if (best_[l] == best) k -= count_[l];
-      v = l + 1;
+  const int64_t best = Best();
+  size_t i = 0;  // summary index at the current level
+  for (size_t l = levels_.size() - 1; l > 0; --l) {
+    const Level& below = levels_[l - 1];
+    size_t c = i * kFanout;
+    for (;; ++c) {
+      if (below.best[c] != best) continue;
+      if (k < below.count[c]) break;
+      k -= below.count[c];
     }
+    i = c;
   }
-  return static_cast<int32_t>(v - leaves_);
+  for (size_t c = i * kFanout;; ++c) {
+    if (leaves_[c] == best && k-- == 0) return static_cast<int32_t>(c);
+  }
 }
 
 }  // namespace tessera

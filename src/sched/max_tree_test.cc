@@ -23,8 +23,8 @@ TEST(MaxTreeTest, AgreesWithLinearScan) {
   MaxTree tree;
   std::vector<int64_t> values;
   for (int round = 0; round < 2000; ++round) {
-    if (values.size() < 300 && rng.Uniform(20) == 0) {
-      const auto grow = static_cast<int32_t>(values.size() + 1 + rng.Uniform(40));
+    if (values.size() < 3000 && rng.Uniform(20) == 0) {
+      const auto grow = static_cast<int32_t>(values.size() + 1 + rng.Uniform(400));
       values.resize(grow, MaxTree::kNone);
       tree.Resize(grow);
     }
@@ -32,7 +32,12 @@ TEST(MaxTreeTest, AgreesWithLinearScan) {
     const auto i = static_cast<int32_t>(rng.Uniform(values.size()));
     const int64_t v = rng.Uniform(5) == 0 ? MaxTree::kNone : static_cast<int64_t>(rng.Uniform(8));
     values[i] = v;
-    tree.Set(i, v);
+    if (rng.Uniform(10) == 0) {
+      tree.SetLeaf(i, v);
+      tree.Rebuild();
+    } else {
+      tree.Set(i, v);
+    }
 
     const int64_t best = *std::max_element(values.begin(), values.end());
     ASSERT_EQ(tree.Best(), best);
