@@ -70,7 +70,8 @@ class Runner final : public SchedulerSink {
 
  private:
   TimePoint Now() const { return queue_.Now(); }
-  void Log(std::string_view kind, std::string_view text);
+  void Log(std::string_view kind, std::string_view text) { LogAt(Now(), kind, text); }
+  void LogAt(TimePoint t, std::string_view kind, std::string_view text);
   void ApplyEvent(const ScenarioEvent& event);
   void ApplyNodeEvent(const ScenarioEvent& event, int32_t index);
   void Submit(JobRun& job);
@@ -103,7 +104,7 @@ class Runner final : public SchedulerSink {
   std::unique_ptr<Scheduler> scheduler_;
   std::vector<ExpectationResult> results_;
   std::vector<bool> decided_;
-  std::vector<std::string> last_seen_;
+  bool acted_ = false;  // something happened at the instant being run (not only stale timers)
 };
 
 absl::Status Runner::Setup() {
@@ -163,14 +164,15 @@ absl::Status Runner::Setup() {
   // Every `at` and `by` time is an instant of the run, even when nothing else happens then.
   for (const Expectation& e : scenario_.expectations) {
     if (e.timing == Timing::kAt || e.timing == Timing::kBy) {
-      queue_.Push(At(e.time), EventClass::kObserve, [] {});
+      queue_.Push(At(e.time), EventClass::kObserve, [this] { acted_ = true; });
     }
   }
-  if (scenario_.until) queue_.Push(At(*scenario_.until), EventClass::kObserve, [] {});
+  if (scenario_.until) {
+    queue_.Push(At(*scenario_.until), EventClass::kObserve, [this] { acted_ = true; });
+  }
   results_.resize(scenario_.expectations.size());
   for (size_t i = 0; i < results_.size(); ++i) results_[i].expectation = &scenario_.expectations[i];
   decided_.assign(results_.size(), false);
-  last_seen_.assign(results_.size(), "");
   return absl::OkStatus();
 }
 
@@ -187,12 +189,14 @@ RunReport Runner::Run() {
       Log("stop", fmt::format("the run was stopped after {} instants", kMaxInstants));
       break;
     }
+    acted_ = false;
     while (!queue_.empty() && queue_.NextTime() == t) queue_.RunNext();
+    if (!acted_) continue;  // only stale timers (a job that ended early): not an instant
     scheduler_->RunCycle(state_.cluster, *this);
     Observe(t);
     last = t;
   }
-  Log("end", "the run ends");
+  LogAt(last, "end", "the run ends");
   ObserveEnd(last);
   RunReport report;
   report.results = std::move(results_);
@@ -201,11 +205,12 @@ RunReport Runner::Run() {
   return report;
 }
 
-void Runner::Log(std::string_view kind, std::string_view text) {
-  out_ << fmt::format("{:>9}  {:<9} {}\n", FormatTime(Now()), kind, text);
+void Runner::LogAt(TimePoint t, std::string_view kind, std::string_view text) {
+  out_ << fmt::format("{:>9}  {:<9} {}\n", FormatTime(t), kind, text);
 }
 
 void Runner::ApplyEvent(const ScenarioEvent& event) {
+  acted_ = true;
   if (event.action == EventAction::kCancel) {
     Cancel(state_.job(event.job));
     return;
@@ -281,6 +286,7 @@ void Runner::ApplyNodeEvent(const ScenarioEvent& event, int32_t index) {
 }
 
 void Runner::Submit(JobRun& job) {
+  acted_ = true;
   if (job.cancel_before_submit) {
     Log("submit", fmt::format("{}: cancelled before submission", job.name()));
     End(job, JobPhase::kCancelled, "", "");
@@ -364,6 +370,7 @@ void Runner::OnPending(std::string_view name, const PendingReason& reason) {
 
 void Runner::JobEnds(JobRun& job, int64_t attempt) {
   if (attempt != job.attempt || job.phase != JobPhase::kRunning || job.terminating) return;
+  acted_ = true;
   if (job.def->fails) {
     Log("fail", fmt::format("{}: every task exited with failure", job.name()));
     Teardown(
@@ -379,6 +386,7 @@ void Runner::JobEnds(JobRun& job, int64_t attempt) {
 
 void Runner::TimeLimitReached(JobRun& job, int64_t attempt) {
   if (attempt != job.attempt || job.phase != JobPhase::kRunning || job.terminating) return;
+  acted_ = true;
   const std::string message =
       fmt::format("ran past its time limit of {}", FormatDuration(*job.def->spec.time_limit));
   Log("timeout", fmt::format("{}: {}; signalling {} tasks, grace {}", job.name(), message,
@@ -445,7 +453,9 @@ void Runner::Teardown(JobRun& job, Duration grace, std::string code, std::string
   }
   const int64_t attempt = job.attempt;
   queue_.Push(Now() + grace, EventClass::kTaskCompletion, [this, &job, attempt] {
-    if (job.attempt == attempt && job.terminating) FinishTeardown(job);
+    if (job.attempt != attempt || !job.terminating) return;
+    acted_ = true;
+    FinishTeardown(job);
   });
 }
 
@@ -468,7 +478,9 @@ void Runner::ApplyRestartPolicy(JobRun& job) {
     ++job.restarts;
     const Duration backoff = Backoff(scenario_.config.requeue_backoff, job.restarts);
     scheduler_->Requeue(job.name(), Now() + backoff).IgnoreError();
-    if (backoff > Duration::zero()) queue_.Push(Now() + backoff, EventClass::kObserve, [] {});
+    if (backoff > Duration::zero()) {
+      queue_.Push(Now() + backoff, EventClass::kObserve, [this] { acted_ = true; });
+    }
     job.phase = JobPhase::kPending;
     job.reason.clear();
     job.message.clear();
@@ -516,8 +528,8 @@ void Runner::Decide(size_t i, bool passed, TimePoint t, std::string seen) {
   results_[i].at = t;
   results_[i].seen = std::move(seen);
   if (!passed) {
-    Log("FAILED",
-        fmt::format("expect[{}] {}: {}", i, results_[i].expectation->text, results_[i].seen));
+    LogAt(t, "FAILED",
+          fmt::format("expect[{}] {}: {}", i, results_[i].expectation->text, results_[i].seen));
   }
 }
 
