@@ -57,6 +57,7 @@ test-fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DTESSERA_FUZZ=ON -DTESSERA_BENCH=OFF
 	ninja -C $(FUZZ_BUILD) -j $(JOBS) fuzzers
+	cd $(FUZZ_BUILD) && ctest -L fuzz --output-on-failure
 	bash scripts/run-fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 bench: build
