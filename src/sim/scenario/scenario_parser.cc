@@ -57,8 +57,6 @@ class Parser {
   absl::Status ParseQuota(std::string_view key, const YAML::Node& n, const std::string& field);
   absl::Status ParseJob(const YAML::Node& n, const std::string& path);
   absl::Status ParseTaskGroup(const YAML::Node& n, const std::string& path, TaskGroup& group);
-  absl::Status FinishTaskRequest(const YAML::Node& job_node, const std::string& path, int64_t gpu,
-                                 const YAML::Node& gpu_node, TaskGroup& group);
   absl::StatusOr<Toleration> ParseToleration(const YAML::Node& n, const std::string& path);
   absl::Status ParseEvent(const YAML::Node& n, const std::string& path);
   absl::Status CheckEventTarget(const ScenarioEvent& event, const YAML::Node& n,
@@ -76,6 +74,9 @@ class Parser {
 
 absl::StatusOr<Scenario> Parser::Parse(const YAML::Node& root) {
   if (root.IsNull()) return r_.ErrorAtLine(1, "scenario", "the file is empty");
+  if (!root.IsMap()) {
+    return r_.Error(root, "scenario", "must be a mapping of sections (nodes, jobs, expect, ...)");
+  }
   std::map<std::string, YAML::Node, std::less<>> sections;
   TESSERA_RETURN_IF_ERROR(
       r_.ForEach(root, "",

@@ -235,7 +235,7 @@ TEST(ScenarioParserTest, ErrorsNameFileLineAndField) {
       {std::string(kNodes) + "until: -5s\n", "t.yaml:2: until: must be >= 0"},
       {"nodes: [{name: n}\n", "t.yaml:2: "},
       {"", "t.yaml:1: scenario: the file is empty"},
-      {"- a\n- b\n", "t.yaml:1: : must be a mapping"},
+      {"- a\n- b\n", "t.yaml:1: scenario: must be a mapping of sections"},
   };
   for (const ErrorCase& c : cases) {
     absl::StatusOr<Scenario> s = Parse(c.text);

@@ -52,8 +52,9 @@ absl::Status YamlReader::ForEach(const YAML::Node& map, std::string_view path,
                                  const EntryFn& fn) const {
   if (!map.IsMap()) return Error(map, path, "must be a mapping");
   std::set<std::string, std::less<>> seen;
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    const YAML::Node& key = it->first;
+  // yaml-cpp's iterators yield entries by value: keep each entry alive for its iteration.
+  for (const auto& entry : map) {
+    const YAML::Node& key = entry.first;
     if (!key.IsScalar()) return Error(key, path, "keys must be plain names");
     const std::string& name = key.Scalar();
     const std::string field = Field(path, name);
@@ -63,7 +64,7 @@ absl::Status YamlReader::ForEach(const YAML::Node& map, std::string_view path,
           Cat("unknown key (expected one of: ", fmt::format("{}", fmt::join(allowed, ", ")), ")"));
     }
     if (!seen.insert(name).second) return Error(key, field, "given twice");
-    absl::Status status = fn(name, it->second, field);
+    absl::Status status = fn(name, entry.second, field);
     if (!status.ok()) return status;
   }
   return absl::OkStatus();
@@ -193,15 +194,15 @@ absl::StatusOr<Labels> YamlReader::LabelMap(const YAML::Node& n, std::string_vie
   Labels labels;
   if (n.IsNull()) return labels;
   if (!n.IsMap()) return Error(n, field, "must be a mapping of names to values");
-  for (auto it = n.begin(); it != n.end(); ++it) {
-    if (!it->first.IsScalar() || it->first.Scalar().empty()) {
-      return Error(it->first, field, "keys must be non-empty names");
+  for (const auto& entry : n) {
+    if (!entry.first.IsScalar() || entry.first.Scalar().empty()) {
+      return Error(entry.first, field, "keys must be non-empty names");
     }
-    const std::string key = it->first.Scalar();
-    absl::StatusOr<std::string> value = String(it->second, Field(field, key));
+    const std::string key = entry.first.Scalar();
+    absl::StatusOr<std::string> value = String(entry.second, Field(field, key));
     if (!value.ok()) return value.status();
     if (!labels.emplace(key, *value).second)
-      return Error(it->first, Field(field, key), "given twice");
+      return Error(entry.first, Field(field, key), "given twice");
   }
   return labels;
 }
