@@ -7,7 +7,7 @@
 // (Node::hosted_gpu_classes), kept current by ClusterState::Assume (+1) and Forget (-1) through
 // RecordHostedClass.
 //
-// Header-only, so the cluster state can keep its count without linking the policy library.
+// Part of the resource model: the cluster state keeps the count, policies read it.
 // Not thread-safe for a node being mutated (the scheduling thread owns the cluster state).
 #pragma once
 
@@ -16,7 +16,7 @@
 #include "core/job.h"
 #include "core/node.h"
 
-namespace tessera::gpushare {
+namespace tessera {
 
 inline constexpr int32_t kNoGpuClass = -1;
 inline constexpr int32_t kSharingClass = 0;
@@ -39,4 +39,4 @@ inline void RecordHostedClass(Node& node, const TaskRequest& task, int32_t delta
   if (it->second <= 0) node.hosted_gpu_classes.erase(it);
 }
 
-}  // namespace tessera::gpushare
+}  // namespace tessera

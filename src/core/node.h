@@ -65,7 +65,7 @@ struct Node {
   // Placed GPU tasks per GPU-request class: key 0 counts sharing tasks (part of one device),
   // key n >= 1 tasks holding n whole devices; only positive counts are kept; CPU-only tasks are
   // not counted. Maintained by ClusterState::Assume/Forget through RecordHostedClass
-  // (sched/plugins/gpushare/hosted_gpu_classes.h); read by the GpuClustering policy.
+  // (core/hosted_gpu_classes.h); read by the GpuClustering policy.
   std::map<int32_t, int32_t> hosted_gpu_classes;
 
   NodeCondition condition = NodeCondition::kReady;

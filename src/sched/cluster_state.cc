@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "fmt/format.h"
-#include "sched/plugins/gpushare/hosted_gpu_classes.h"
+#include "core/hosted_gpu_classes.h"
 
 namespace tessera {
 namespace {
@@ -31,7 +31,7 @@ void Apply(Node& node, const TaskRequest& task, const Placement& placement, int6
   node.allocated.gpu += sign * devices * placement.gpu_milli;
   node.allocated.gpu_memory += sign * devices * placement.gpu_memory;
   for (const auto& [name, value] : task.extended) node.allocated.extended[name] += sign * value;
-  gpushare::RecordHostedClass(node, task, static_cast<int32_t>(sign));
+  RecordHostedClass(node, task, static_cast<int32_t>(sign));
   for (int32_t index : placement.gpus) {
     GpuDevice& d = node.gpus[index];
     d.used_milli += sign * placement.gpu_milli;

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "fmt/format.h"
-#include "sched/plugins/gpushare/hosted_gpu_classes.h"
+#include "core/hosted_gpu_classes.h"
 
 namespace tessera {
 

@@ -1,5 +1,5 @@
 // GpuClustering: keeps GPU tasks of the same request class together — the FGD paper's baseline
-// "GpuClustering". Classes are "sharing", "1 GPU", "2 GPUs", ... (hosted_gpu_classes.h). With
+// "GpuClustering". Classes are "sharing", "1 GPU", "2 GPUs", ... (core/hosted_gpu_classes.h). With
 // bonus = 25 * (8000 - free milli-GPU of the node) / 8000 (integer arithmetic: the fuller the
 // node, the higher), the score is
 //

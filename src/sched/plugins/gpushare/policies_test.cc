@@ -12,7 +12,7 @@
 #include "sched/plugins/gpushare/fgd.h"
 #include "sched/plugins/gpushare/gpu_clustering.h"
 #include "sched/plugins/gpushare/gpu_packing.h"
-#include "sched/plugins/gpushare/hosted_gpu_classes.h"
+#include "core/hosted_gpu_classes.h"
 #include "sched/plugins/gpushare/random.h"
 #include "sched/plugins/gpushare/test_util.h"
 #include "tessera/common/rng.h"
