@@ -57,6 +57,7 @@ struct SimFlags {
   std::string samples_csv;
   std::string report;
   std::string sample_interval = "1h";
+  double arrival_speedup = 1;
   double typical_threshold = 95;
   int32_t threads = 0;
   bool progress = false;
@@ -183,6 +184,27 @@ absl::StatusOr<std::optional<alibaba::ExpectedResults>> LoadExpected(const SimFl
   return std::optional<alibaba::ExpectedResults>(std::move(*loaded));
 }
 
+// Output paths are checked before the runs, so that a typo does not waste a sweep.
+absl::Status CheckOutputPaths(const SimFlags& f) {
+  const std::pair<std::string_view, const std::string*> outputs[] = {
+      {"--summary-json", &f.summary_json}, {"--metrics-csv", &f.metrics_csv},
+      {"--metrics-json", &f.metrics_json}, {"--samples-csv", &f.samples_csv},
+      {"--report", &f.report}};
+  for (const auto& [flag, path] : outputs) {
+    if (path->empty()) continue;
+    const std::filesystem::path parent = std::filesystem::path(*path).parent_path();
+    std::error_code ec;
+    if (std::filesystem::is_directory(*path, ec)) {
+      return absl::InvalidArgumentError(fmt::format("{}: '{}' is a directory", flag, *path));
+    }
+    if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: directory '{}' does not exist", flag, parent.string()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 std::string CommandLine(int argc, char** argv) {
   std::string out = "tessera";
   for (int i = 0; i < argc; ++i) out += fmt::format(" {}", argv[i]);
@@ -292,6 +314,7 @@ int RunReplayMode(const SimFlags& f, const alibaba::TraceInput& input,
       options.policy = policy;
       options.seed = seed;
       options.sample_interval = *interval;
+      options.arrival_speedup = f.arrival_speedup;
       options.progress = bar.counter();
       absl::StatusOr<alibaba::ReplayResult> r = alibaba::RunReplay(input, options);
       if (!r.ok()) {
@@ -418,6 +441,10 @@ int RunSimCommand(int argc, char** argv) {
   app.add_option("--report", f.report, "Write a self-contained HTML report");
   app.add_option("--sample-interval", f.sample_interval,
                  "Replay mode: simulated time between samples (default 1h)");
+  app.add_option("--arrival-speedup", f.arrival_speedup,
+                 "Replay mode: divide the trace's arrival times by this factor (task run times "
+                 "unchanged) to raise the load; default 1")
+      ->check(CLI::Range(1e-6, 1e9));
   app.add_option("--typical-threshold", f.typical_threshold,
                  "Popularity threshold (%) of the target workload M (default 95)")
       ->check(CLI::Range(0.0, 100.0));
@@ -443,6 +470,7 @@ int RunSimCommand(int argc, char** argv) {
   if (f.nodes.empty() || f.pods.empty()) {
     return BadInput("give --scenario FILE, or both --nodes and --pods (see --help)");
   }
+  if (absl::Status s = CheckOutputPaths(f); !s.ok()) return BadInput(s);
   absl::StatusOr<std::vector<std::string>> policies = ResolvePolicies(f);
   if (!policies.ok()) return BadInput(policies.status());
   absl::StatusOr<std::vector<uint64_t>> seeds = ResolveSeeds(f);

@@ -59,7 +59,7 @@ h1 {{ font-size: 22px; }} h2 {{ font-size: 17px; margin-top: 28px; }}
 code, pre {{ background: #f4f4f4; padding: 2px 4px; border-radius: 3px; font-size: 12px; }}
 pre {{ padding: 8px; white-space: pre-wrap; word-break: break-all; }}
 table {{ border-collapse: collapse; font-size: 13px; margin: 8px 0; }}
-th, td {{ border: 1px solid #ccc; padding: 4px 8px; text-align: right; }}
+th, td {{ border: 1px solid #ccc; padding: 4px 8px; text-align: right; white-space: nowrap; }}
 th {{ background: #f0f0f0; }} td:first-child, th:first-child {{ text-align: left; }}
 .note {{ color: #555; font-size: 13px; }}
 svg {{ display: block; margin: 8px 0; }}

@@ -19,7 +19,6 @@
 namespace tessera::sim::alibaba {
 namespace {
 
-TimePoint AtSeconds(int64_t s) { return TimePoint{} + std::chrono::seconds(s); }
 double Seconds(TimePoint t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
@@ -42,8 +41,11 @@ class Replay {
     });
     origin_ = *tasks[order.front()].creation_time;
     for (int32_t i : order) {
-      queue_.Push(AtSeconds(*tasks[i].creation_time - origin_), EventClass::kSubmission,
-                  [this, i] { Submit(i); });
+      const double at_s =
+          static_cast<double>(*tasks[i].creation_time - origin_) / options_.arrival_speedup;
+      queue_.Push(TimePoint{} + std::chrono::duration_cast<Duration>(
+                                    std::chrono::duration<double>(at_s)),
+                  EventClass::kSubmission, [this, i] { Submit(i); });
     }
     queue_.Push(TimePoint{}, EventClass::kObserve, [this] { Observe(/*periodic=*/true); });
     while (!queue_.empty() && error_.ok()) {
@@ -248,6 +250,9 @@ absl::StatusOr<ReplayResult> RunReplay(const TraceInput& input, const ReplayOpti
   }
   if (options.sample_interval <= Duration::zero()) {
     return absl::InvalidArgumentError("--sample-interval: must be > 0");
+  }
+  if (!(options.arrival_speedup > 0)) {
+    return absl::InvalidArgumentError("--arrival-speedup: must be > 0");
   }
   std::vector<int32_t> node_order(input.nodes.nodes.size());
   std::iota(node_order.begin(), node_order.end(), 0);
