@@ -65,11 +65,9 @@ void CheckPods(const PodList& list, std::string_view input) {
     const TaskRequest& r = t.request;
     Require(!t.name.empty() && t.line >= 2, "task without a name or line", input);
     Require(r.cpu >= 0 && r.memory >= 0, "negative task request", input);
-    Require(r.gpu_milli >= 0 && r.gpu_milli <= kMilliGpuPerDevice, "gpu_milli out of range",
-            input);
+    Require(r.gpu_milli >= 0 && r.gpu_milli <= kMilliGpuPerDevice, "gpu_milli out of range", input);
     Require((r.gpu_count == 0) == (r.gpu_milli == 0), "inconsistent CPU-only task", input);
-    Require(r.gpu_count <= 1 || r.gpu_milli == kMilliGpuPerDevice, "shared multi-GPU task",
-            input);
+    Require(r.gpu_count <= 1 || r.gpu_milli == kMilliGpuPerDevice, "shared multi-GPU task", input);
     for (const std::string& m : r.gpu_models) {
       Require(std::find(kModels.begin(), kModels.end(), m) != kModels.end(), "unknown model",
               input);

@@ -152,8 +152,8 @@ absl::StatusOr<std::vector<std::string>> ResolvePolicies(const SimFlags& f) {
   const std::vector<std::string> known = BuiltinProfileNames();
   for (const std::string& p : out) {
     if (std::find(known.begin(), known.end(), p) == known.end()) {
-      return absl::InvalidArgumentError(fmt::format("--policy: unknown policy '{}' (known: {})", p,
-                                                    fmt::join(known, ", ")));
+      return absl::InvalidArgumentError(
+          fmt::format("--policy: unknown policy '{}' (known: {})", p, fmt::join(known, ", ")));
     }
   }
   return out;
@@ -187,8 +187,10 @@ absl::StatusOr<std::optional<alibaba::ExpectedResults>> LoadExpected(const SimFl
 // Output paths are checked before the runs, so that a typo does not waste a sweep.
 absl::Status CheckOutputPaths(const SimFlags& f) {
   const std::pair<std::string_view, const std::string*> outputs[] = {
-      {"--summary-json", &f.summary_json}, {"--metrics-csv", &f.metrics_csv},
-      {"--metrics-json", &f.metrics_json}, {"--samples-csv", &f.samples_csv},
+      {"--summary-json", &f.summary_json},
+      {"--metrics-csv", &f.metrics_csv},
+      {"--metrics-json", &f.metrics_json},
+      {"--samples-csv", &f.samples_csv},
       {"--report", &f.report}};
   for (const auto& [flag, path] : outputs) {
     if (path->empty()) continue;
@@ -245,8 +247,8 @@ int RunPaperMode(const SimFlags& f, const alibaba::TraceInput& input,
   sweep.keep_samples = !f.samples_csv.empty();
   const int32_t cores = std::max(1, static_cast<int32_t>(std::thread::hardware_concurrency()));
   sweep.threads = f.threads > 0 ? f.threads : cores;
-  ProgressBar bar(f.progress || isatty(STDERR_FILENO) != 0,
-                  alibaba::ExpectedArrivals(input, sweep), "arrivals");
+  ProgressBar bar(f.progress || isatty(STDERR_FILENO) != 0, alibaba::ExpectedArrivals(input, sweep),
+                  "arrivals");
   sweep.progress = bar.counter();
   const auto started = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<alibaba::PaperRunResult>> runs = alibaba::RunSweep(input, sweep);
@@ -273,7 +275,8 @@ int RunPaperMode(const SimFlags& f, const alibaba::TraceInput& input,
     outputs.push_back({f.metrics_csv, {"--metrics-csv", csv.str()}});
   }
   if (!f.metrics_json.empty()) {
-    outputs.push_back({f.metrics_json, {"--metrics-json", alibaba::CurvesJson(*runs).dump() + "\n"}});
+    outputs.push_back(
+        {f.metrics_json, {"--metrics-json", alibaba::CurvesJson(*runs).dump() + "\n"}});
   }
   if (!f.samples_csv.empty()) {
     std::ostringstream csv;
@@ -288,12 +291,12 @@ int RunPaperMode(const SimFlags& f, const alibaba::TraceInput& input,
     if (absl::Status s = WriteFile(path, what.first, what.second); !s.ok()) return BadInput(s);
   }
 
-  std::cout << fmt::format("{}: {} run(s), {} node(s), {} task(s) in the trace, M = {} of {} "
-                           "classes ({:.1f}% of tasks), {:.1f}s wall ({} thread(s))\n",
-                           input.workload_name, runs->size(), input.nodes.nodes.size(),
-                           input.pods.tasks.size(), input.target_stats.kept_classes,
-                           input.target_stats.distinct_classes, input.target_stats.covered_pct,
-                           wall, sweep.threads);
+  std::cout << fmt::format(
+      "{}: {} run(s), {} node(s), {} task(s) in the trace, M = {} of {} "
+      "classes ({:.1f}% of tasks), {:.1f}s wall ({} thread(s))\n",
+      input.workload_name, runs->size(), input.nodes.nodes.size(), input.pods.tasks.size(),
+      input.target_stats.kept_classes, input.target_stats.distinct_classes,
+      input.target_stats.covered_pct, wall, sweep.threads);
   PrintPaperSummary(summaries, input.workload_name, theirs, std::cout);
   return kExitOk;
 }
@@ -359,22 +362,22 @@ int RunReplayMode(const SimFlags& f, const alibaba::TraceInput& input,
     for (const alibaba::ReplayResult& r : runs) {
       nlohmann::json samples = nlohmann::json::array();
       for (const alibaba::ReplaySample& s : r.samples) {
-        csv += fmt::format("{},{},{:.0f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{},{}\n",
-                           r.policy, r.seed, s.time_s, s.gpu_alloc_pct, s.cpu_alloc_pct,
-                           s.memory_alloc_pct, s.frag_pct, s.frag_ratio_pct, s.running, s.pending,
-                           s.failed, s.completed);
-        samples.push_back({s.time_s, alibaba::Number(s.gpu_alloc_pct), alibaba::Number(s.cpu_alloc_pct),
-                           alibaba::Number(s.memory_alloc_pct), alibaba::Number(s.frag_pct),
-                           alibaba::Number(s.frag_ratio_pct), s.running, s.pending, s.failed,
-                           s.completed});
+        csv +=
+            fmt::format("{},{},{:.0f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{},{}\n", r.policy,
+                        r.seed, s.time_s, s.gpu_alloc_pct, s.cpu_alloc_pct, s.memory_alloc_pct,
+                        s.frag_pct, s.frag_ratio_pct, s.running, s.pending, s.failed, s.completed);
+        samples.push_back({s.time_s, alibaba::Number(s.gpu_alloc_pct),
+                           alibaba::Number(s.cpu_alloc_pct), alibaba::Number(s.memory_alloc_pct),
+                           alibaba::Number(s.frag_pct), alibaba::Number(s.frag_ratio_pct),
+                           s.running, s.pending, s.failed, s.completed});
       }
-      series.push_back({{"policy", r.policy},
-                        {"seed", r.seed},
-                        {"columns",
-                         {"time_s", "gpu_alloc_pct", "cpu_alloc_pct", "memory_alloc_pct",
-                          "fragment_pct", "frag_ratio_pct", "running", "pending", "failed",
-                          "completed"}},
-                        {"samples", samples}});
+      series.push_back(
+          {{"policy", r.policy},
+           {"seed", r.seed},
+           {"columns",
+            {"time_s", "gpu_alloc_pct", "cpu_alloc_pct", "memory_alloc_pct", "fragment_pct",
+             "frag_ratio_pct", "running", "pending", "failed", "completed"}},
+           {"samples", samples}});
     }
     if (!f.metrics_csv.empty()) outputs.push_back({f.metrics_csv, {"--metrics-csv", csv}});
     if (!f.metrics_json.empty()) {
@@ -420,10 +423,12 @@ int RunSimCommand(int argc, char** argv) {
   app.add_option("--policy", f.policy,
                  "Placement policy: a built-in profile (fgd, bestfit, packing, clustering, "
                  "dotprod, random, default, ...); default fgd");
-  app.add_option("--policies", f.policies, "Several policies: comma-separated, or 'all' (the "
-                                           "paper's six)");
-  app.add_option("--mode", f.mode, "paper (each task placed once, nothing leaves; default) or "
-                                   "replay (arrivals and departures on the trace's times)")
+  app.add_option("--policies", f.policies,
+                 "Several policies: comma-separated, or 'all' (the "
+                 "paper's six)");
+  app.add_option("--mode", f.mode,
+                 "paper (each task placed once, nothing leaves; default) or "
+                 "replay (arrivals and departures on the trace's times)")
       ->check(CLI::IsMember({"paper", "replay"}));
   app.add_option("--inflate", f.inflate,
                  "Paper mode: add clones until the GPU requests reach this multiple of the "
@@ -483,8 +488,8 @@ int RunSimCommand(int argc, char** argv) {
   if (!input.ok()) return BadInput(input.status());
 
   alibaba::ReportContext context;
-  context.title = fmt::format("Tessera trace simulation: {} ({} mode)", (*input)->workload_name,
-                              f.mode);
+  context.title =
+      fmt::format("Tessera trace simulation: {} ({} mode)", (*input)->workload_name, f.mode);
   context.command = CommandLine(argc, argv);
   context.nodes_path = f.nodes;
   context.pods_path = f.pods;

@@ -40,9 +40,9 @@ class Where {
  public:
   explicit Where(std::string_view source) : source_(source) {}
   absl::Status Error(int32_t line, std::string_view field, std::string_view problem) const {
-    if (field.empty()) return absl::InvalidArgumentError(fmt::format("{}:{}: {}", source_, line, problem));
-    return absl::InvalidArgumentError(
-        fmt::format("{}:{}: {}: {}", source_, line, field, problem));
+    if (field.empty())
+      return absl::InvalidArgumentError(fmt::format("{}:{}: {}", source_, line, problem));
+    return absl::InvalidArgumentError(fmt::format("{}:{}: {}: {}", source_, line, field, problem));
   }
   absl::Status FileError(std::string_view problem) const {
     return absl::InvalidArgumentError(fmt::format("{}: {}", source_, problem));
@@ -75,9 +75,9 @@ absl::StatusOr<std::vector<Row>> SplitCsv(std::string_view text, const Where& wh
           return where.FileError(
               fmt::format("empty file (expected the header '{}')", *headers.begin()));
         }
-        return where.Error(line_number, "header",
-                           fmt::format("expected '{}', got '{}'", Join(headers, "' or '"),
-                                       line.substr(0, 200)));
+        return where.Error(
+            line_number, "header",
+            fmt::format("expected '{}', got '{}'", Join(headers, "' or '"), line.substr(0, 200)));
       }
       *header_index = i;
       expected_fields = std::count(headers.begin()[i].begin(), headers.begin()[i].end(), ',') + 1;
@@ -87,15 +87,14 @@ absl::StatusOr<std::vector<Row>> SplitCsv(std::string_view text, const Where& wh
     if (IsBlank(line)) continue;
     Row row{line_number, internal::Split(line, ',')};
     if (row.fields.size() != expected_fields) {
-      return where.Error(line_number, "",
-                         fmt::format("expected {} fields, got {}", expected_fields,
-                                     row.fields.size()));
+      return where.Error(
+          line_number, "",
+          fmt::format("expected {} fields, got {}", expected_fields, row.fields.size()));
     }
     rows.push_back(std::move(row));
   }
   if (!header_seen) {
-    return where.FileError(
-        fmt::format("empty file (expected the header '{}')", *headers.begin()));
+    return where.FileError(fmt::format("empty file (expected the header '{}')", *headers.begin()));
   }
   if (rows.empty()) return where.FileError("no data rows after the header");
   return rows;
@@ -104,7 +103,7 @@ absl::StatusOr<std::vector<Row>> SplitCsv(std::string_view text, const Where& wh
 bool IsAbsent(std::string_view v) { return v.empty() || v == "nan" || v == "NaN"; }
 
 absl::StatusOr<int64_t> ParseNonNegative(const Where& where, int32_t line, std::string_view field,
-                                          std::string_view value) {
+                                         std::string_view value) {
   int64_t out = 0;
   if (!internal::ParseInt64(value, &out)) {
     return where.Error(line, field, fmt::format("not an integer: '{}'", value.substr(0, 40)));
@@ -152,8 +151,7 @@ absl::StatusOr<std::vector<std::string>> ParseGpuSpec(const Where& where, int32_
   return models;
 }
 
-absl::Status CheckGpuRequest(const Where& where, int32_t line, int64_t num_gpu,
-                             int64_t gpu_milli) {
+absl::Status CheckGpuRequest(const Where& where, int32_t line, int64_t num_gpu, int64_t gpu_milli) {
   if (num_gpu > kMaxGpusPerNode) {
     return where.Error(line, "num_gpu",
                        fmt::format("must be <= {}, got {}", kMaxGpusPerNode, num_gpu));
@@ -169,9 +167,9 @@ absl::Status CheckGpuRequest(const Where& where, int32_t line, int64_t num_gpu,
     return where.Error(line, "gpu_milli", "must be > 0 when num_gpu > 0");
   }
   if (num_gpu > 1 && gpu_milli != kMilliGpuPerDevice) {
-    return where.Error(line, "gpu_milli",
-                       fmt::format("a task with num_gpu > 1 takes whole GPUs (1000), got {}",
-                                   gpu_milli));
+    return where.Error(
+        line, "gpu_milli",
+        fmt::format("a task with num_gpu > 1 takes whole GPUs (1000), got {}", gpu_milli));
   }
   return absl::OkStatus();
 }
@@ -216,8 +214,7 @@ absl::StatusOr<TraceTask> TaskFromRow(const Where& where, const Row& row, bool f
   TESSERA_ASSIGN_OR_RETURN(task.request.cpu, ParseNonNegative(where, row.line, "cpu_milli", f[1]));
   TESSERA_ASSIGN_OR_RETURN(task.request.memory, MibToBytes(where, row.line, f[2]));
   TESSERA_ASSIGN_OR_RETURN(int64_t num_gpu, ParseNonNegative(where, row.line, "num_gpu", f[3]));
-  TESSERA_ASSIGN_OR_RETURN(int64_t gpu_milli,
-                           ParseNonNegative(where, row.line, "gpu_milli", f[4]));
+  TESSERA_ASSIGN_OR_RETURN(int64_t gpu_milli, ParseNonNegative(where, row.line, "gpu_milli", f[4]));
   TESSERA_RETURN_IF_ERROR(CheckGpuRequest(where, row.line, num_gpu, gpu_milli));
   task.request.gpu_count = static_cast<int32_t>(num_gpu);
   task.request.gpu_milli = gpu_milli;
@@ -235,14 +232,14 @@ absl::StatusOr<TraceTask> TaskFromRow(const Where& where, const Row& row, bool f
   TESSERA_ASSIGN_OR_RETURN(task.scheduled_time,
                            ParseOptionalTime(where, row.line, "scheduled_time", f[10]));
   if (task.creation_time && task.deletion_time && *task.deletion_time < *task.creation_time) {
-    return where.Error(row.line, "deletion_time",
-                       fmt::format("before creation_time ({} < {})", *task.deletion_time,
-                                   *task.creation_time));
+    return where.Error(
+        row.line, "deletion_time",
+        fmt::format("before creation_time ({} < {})", *task.deletion_time, *task.creation_time));
   }
   if (task.creation_time && task.scheduled_time && *task.scheduled_time < *task.creation_time) {
-    return where.Error(row.line, "scheduled_time",
-                       fmt::format("before creation_time ({} < {})", *task.scheduled_time,
-                                   *task.creation_time));
+    return where.Error(
+        row.line, "scheduled_time",
+        fmt::format("before creation_time ({} < {})", *task.scheduled_time, *task.creation_time));
   }
   return task;
 }
@@ -259,9 +256,9 @@ absl::StatusOr<NodeList> ParseNodeList(std::string_view text, std::string_view s
     TESSERA_ASSIGN_OR_RETURN(Node node, NodeFromRow(where, row));
     auto [it, inserted] = seen.emplace(node.name, row.line);
     if (!inserted) {
-      return where.Error(row.line, "sn",
-                         fmt::format("duplicate node '{}' (first on line {})", node.name,
-                                     it->second));
+      return where.Error(
+          row.line, "sn",
+          fmt::format("duplicate node '{}' (first on line {})", node.name, it->second));
     }
     if (!node.gpus.empty()) out.models.push_back(node.gpus.front().model);
     out.total_gpu_milli += node.capacity.gpu;
@@ -289,9 +286,9 @@ absl::StatusOr<PodList> ParsePodList(std::string_view text, std::string_view sou
     TESSERA_ASSIGN_OR_RETURN(TraceTask task, TaskFromRow(where, row, out.has_times, known));
     auto [it, inserted] = seen.emplace(task.name, row.line);
     if (!inserted) {
-      return where.Error(row.line, "name",
-                         fmt::format("duplicate pod '{}' (first on line {})", task.name,
-                                     it->second));
+      return where.Error(
+          row.line, "name",
+          fmt::format("duplicate pod '{}' (first on line {})", task.name, it->second));
     }
     out.tasks.push_back(std::move(task));
   }

@@ -11,9 +11,9 @@ namespace {
 TEST(CurveTest, BucketMeanByRoundedArrivedPercent) {
   CurveBuilder b;
   b.Add(0.2, 10);
-  b.Add(0.4, 20);   // bucket 0
-  b.Add(0.6, 30);   // bucket 1
-  b.Add(1.4, 50);   // bucket 1
+  b.Add(0.4, 20);  // bucket 0
+  b.Add(0.6, 30);  // bucket 1
+  b.Add(1.4, 50);  // bucket 1
   const Curve c = b.Build();
   EXPECT_DOUBLE_EQ(c.At(0), 15);
   EXPECT_DOUBLE_EQ(c.At(1), 40);

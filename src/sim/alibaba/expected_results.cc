@@ -19,9 +19,11 @@ struct PolicyName {
 };
 
 constexpr PolicyName kPolicyNames[] = {
-    {"random", "01-Random", "Random"},         {"dotprod", "02-DotProd", "DotProd"},
+    {"random", "01-Random", "Random"},
+    {"dotprod", "02-DotProd", "DotProd"},
     {"clustering", "03-GpuClustering", "GpuClustering"},
-    {"packing", "04-GpuPacking", "GpuPacking"}, {"bestfit", "05-BestFit", "BestFit"},
+    {"packing", "04-GpuPacking", "GpuPacking"},
+    {"bestfit", "05-BestFit", "BestFit"},
     {"fgd", "06-FGD", "FGD"},
 };
 
@@ -33,8 +35,8 @@ absl::Status RowError(std::string_view source, int32_t line, std::string_view fi
 }  // namespace
 
 const std::vector<std::string>& PaperPolicies() {
-  static const auto* const kPolicies = new std::vector<std::string>{
-      "random", "dotprod", "clustering", "packing", "bestfit", "fgd"};
+  static const auto* const kPolicies =
+      new std::vector<std::string>{"random", "dotprod", "clustering", "packing", "bestfit", "fgd"};
   return *kPolicies;
 }
 
@@ -107,8 +109,7 @@ absl::StatusOr<std::vector<ExpectedRun>> ParseExpectedCsv(std::string_view text,
     }
     if (fields.size() != x_of_column.size()) {
       return RowError(source, line_number, "row",
-                      fmt::format("expected {} fields, got {}", x_of_column.size(),
-                                  fields.size()));
+                      fmt::format("expected {} fields, got {}", x_of_column.size(), fields.size()));
     }
     ExpectedRun run;
     run.workload = std::string(fields[0]);

@@ -50,14 +50,17 @@ TEST(ExpectedResultsTest, FragFileWithoutTotalGpusColumn) {
 
 TEST(ExpectedResultsTest, BadInputNamesLineAndField) {
   EXPECT_THAT(ParseExpectedCsv("a,b\n", "f.csv").status().message(), HasSubstr("f.csv:1: header"));
+  EXPECT_THAT(ParseExpectedCsv("workload,sc_policy,tune,seed,0\nw,06-FGD,1.3,x,1\n", "f.csv")
+                  .status()
+                  .message(),
+              HasSubstr("f.csv:2: seed: not an integer"));
+  EXPECT_THAT(ParseExpectedCsv("workload,sc_policy,tune,seed,0\nw,06-FGD,1.3,1,abc\n", "f.csv")
+                  .status()
+                  .message(),
+              HasSubstr("f.csv:2: column 0: not a number"));
   EXPECT_THAT(
-      ParseExpectedCsv("workload,sc_policy,tune,seed,0\nw,06-FGD,1.3,x,1\n", "f.csv").status().message(),
-      HasSubstr("f.csv:2: seed: not an integer"));
-  EXPECT_THAT(
-      ParseExpectedCsv("workload,sc_policy,tune,seed,0\nw,06-FGD,1.3,1,abc\n", "f.csv").status().message(),
-      HasSubstr("f.csv:2: column 0: not a number"));
-  EXPECT_THAT(ParseExpectedCsv("workload,sc_policy,tune,seed,0\nw,06-FGD\n", "f.csv").status().message(),
-              HasSubstr("expected 5 fields"));
+      ParseExpectedCsv("workload,sc_policy,tune,seed,0\nw,06-FGD\n", "f.csv").status().message(),
+      HasSubstr("expected 5 fields"));
 }
 
 TEST(ExpectedResultsTest, PolicyNames) {

@@ -79,7 +79,7 @@ svg {{ display: block; margin: 8px 0; }}
 }
 
 std::vector<std::pair<double, double>> CurvePoints(const Curve& c, bool unallocated,
-                                                    int32_t from = 0) {
+                                                   int32_t from = 0) {
   std::vector<std::pair<double, double>> out;
   for (int32_t x = from; x < kCurvePoints; ++x) {
     const double v = c.At(x);
@@ -110,8 +110,7 @@ std::vector<std::tuple<double, double, double>> Band(const std::vector<PaperRunR
   return band;
 }
 
-Chart CurveChart(std::string title, std::string y_label,
-                 const std::vector<PaperRunResult>& runs,
+Chart CurveChart(std::string title, std::string y_label, const std::vector<PaperRunResult>& runs,
                  const std::vector<PolicySummary>& summaries, const ExpectedResults* expected,
                  Curve PaperRunResult::*metric, Curve PolicySummary::*median,
                  ExpectedMetric expected_metric, bool unallocated, int32_t from) {
@@ -162,11 +161,10 @@ std::string SummaryTable(const std::vector<PolicySummary>& summaries, const std:
         "<tr><td><span style=\"color:{}\">&#9632;</span> {}</td><td>{}</td><td>{}&ndash;{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td></tr>\n",
-        PolicyColor(s.policy), HtmlEscape(PolicyDisplayName(s.policy)),
-        Cell(s.unallocated_median), Cell(s.unallocated_q25), Cell(s.unallocated_q75),
-        Cell(theirs), Cell(s.unallocated_median - theirs), Cell(s.frag_amount_median),
-        Cell(their_frag), Cell(s.frag_ratio_median, 1), Cell(their_ratio, 1),
-        Cell(s.failed_tasks_median, 0), s.runs);
+        PolicyColor(s.policy), HtmlEscape(PolicyDisplayName(s.policy)), Cell(s.unallocated_median),
+        Cell(s.unallocated_q25), Cell(s.unallocated_q75), Cell(theirs),
+        Cell(s.unallocated_median - theirs), Cell(s.frag_amount_median), Cell(their_frag),
+        Cell(s.frag_ratio_median, 1), Cell(their_ratio, 1), Cell(s.failed_tasks_median, 0), s.runs);
   }
   return fmt::format(
       "<table>\n<tr><th>Policy</th><th>Unallocated GPU % (median)</th><th>25&ndash;75%</th>"
@@ -216,12 +214,23 @@ std::string HtmlEscape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -273,9 +282,10 @@ std::string RenderSvg(const Chart& chart) {
       "<rect width=\"{0}\" height=\"{1}\" fill=\"#fff\"/>\n"
       "<text x=\"{2}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{3}</text>\n",
       kWidth, kHeight, kLeft, HtmlEscape(chart.title));
-  svg += fmt::format("<clipPath id=\"{}\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>"
-                     "</clipPath>\n",
-                     clip_id, kLeft, kTop, pw, ph);
+  svg += fmt::format(
+      "<clipPath id=\"{}\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>"
+      "</clipPath>\n",
+      clip_id, kLeft, kTop, pw, ph);
   const double xs = TickStep(x1 - x0, 10), ys = TickStep(y1 - y0, 8);
   for (double t = std::ceil(x0 / xs) * xs; t <= x1 + 1e-9; t += xs) {
     svg += fmt::format(
@@ -293,8 +303,8 @@ std::string RenderSvg(const Chart& chart) {
       "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#888\"/>\n"
       "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n"
       "<text transform=\"translate(16 {}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
-      kLeft, kTop, pw, ph, kLeft + pw / 2, kHeight - 10, HtmlEscape(chart.x_label),
-      kTop + ph / 2, HtmlEscape(chart.y_label));
+      kLeft, kTop, pw, ph, kLeft + pw / 2, kHeight - 10, HtmlEscape(chart.x_label), kTop + ph / 2,
+      HtmlEscape(chart.y_label));
 
   svg += fmt::format("<g clip-path=\"url(#{})\">\n", clip_id);
   for (const ChartSeries& s : chart.series) {
@@ -305,9 +315,10 @@ std::string RenderSvg(const Chart& chart) {
       upper += fmt::format("{:.1f},{:.1f} ", sx(x), sy(hi));
       lower = fmt::format("{:.1f},{:.1f} ", sx(x), sy(lo)) + lower;
     }
-    svg += fmt::format("<polygon points=\"{}{}\" fill=\"{}\" fill-opacity=\"0.15\" "
-                       "stroke=\"none\"/>\n",
-                       upper, lower, s.color);
+    svg += fmt::format(
+        "<polygon points=\"{}{}\" fill=\"{}\" fill-opacity=\"0.15\" "
+        "stroke=\"none\"/>\n",
+        upper, lower, s.color);
   }
   for (const ChartSeries& s : chart.series) {
     std::string path;
@@ -321,9 +332,8 @@ std::string RenderSvg(const Chart& chart) {
       pen_down = true;
     }
     if (path.empty()) continue;
-    svg += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"{}/>\n",
-                       path, s.color, s.dashed ? 1.2 : 1.8,
-                       s.dashed ? " stroke-dasharray=\"5,3\"" : "");
+    svg += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"{}/>\n", path,
+                       s.color, s.dashed ? 1.2 : 1.8, s.dashed ? " stroke-dasharray=\"5,3\"" : "");
   }
   svg += "</g>\n";
   double ly = kTop + 6;
@@ -340,8 +350,7 @@ std::string RenderSvg(const Chart& chart) {
   return svg;
 }
 
-std::string PaperReportHtml(const ReportContext& context,
-                            const std::vector<PaperRunResult>& runs,
+std::string PaperReportHtml(const ReportContext& context, const std::vector<PaperRunResult>& runs,
                             const std::vector<PolicySummary>& summaries,
                             const ExpectedResults* expected) {
   const std::string workload = runs.empty() ? "" : runs.front().workload;
@@ -370,18 +379,17 @@ std::string PaperReportHtml(const ReportContext& context,
                                "Unallocated GPU (%)", runs, summaries, expected,
                                &PaperRunResult::gpu_allocation, &PolicySummary::gpu_allocation,
                                ExpectedMetric::kAllocation, /*unallocated=*/true, /*from=*/80));
-  body += RenderSvg(CurveChart("Unallocated GPU vs arrived workload", "Unallocated GPU (%)", runs,
-                               summaries, expected, &PaperRunResult::gpu_allocation,
-                               &PolicySummary::gpu_allocation, ExpectedMetric::kAllocation, true,
-                               0));
-  body += RenderSvg(CurveChart("Fragment amount F(M) vs arrived workload",
-                               "Fragment (% of all GPUs)", runs, summaries, expected,
-                               &PaperRunResult::frag_amount, &PolicySummary::frag_amount,
-                               ExpectedMetric::kFragAmount, false, 0));
-  body += RenderSvg(CurveChart("Fragmentation ratio vs arrived workload",
-                               "F(M) / free GPU (%)", runs, summaries, expected,
-                               &PaperRunResult::frag_ratio, &PolicySummary::frag_ratio,
-                               ExpectedMetric::kFragRatio, false, 0));
+  body +=
+      RenderSvg(CurveChart("Unallocated GPU vs arrived workload", "Unallocated GPU (%)", runs,
+                           summaries, expected, &PaperRunResult::gpu_allocation,
+                           &PolicySummary::gpu_allocation, ExpectedMetric::kAllocation, true, 0));
+  body +=
+      RenderSvg(CurveChart("Fragment amount F(M) vs arrived workload", "Fragment (% of all GPUs)",
+                           runs, summaries, expected, &PaperRunResult::frag_amount,
+                           &PolicySummary::frag_amount, ExpectedMetric::kFragAmount, false, 0));
+  body += RenderSvg(CurveChart("Fragmentation ratio vs arrived workload", "F(M) / free GPU (%)",
+                               runs, summaries, expected, &PaperRunResult::frag_ratio,
+                               &PolicySummary::frag_ratio, ExpectedMetric::kFragRatio, false, 0));
   body += RunsTable(runs);
   body +=
       "<p class=\"note\">Definitions: the FGD paper (Weng et al., USENIX ATC'23) and its "
@@ -399,8 +407,8 @@ std::string ReplayReportHtml(const ReportContext& context, const std::vector<Rep
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td></tr>\n",
         HtmlEscape(PolicyDisplayName(r.policy)), r.seed, r.submitted, r.placed_on_arrival,
         r.placed_after_wait, r.failed, r.still_pending, Cell(r.wait_p50_s, 0),
-        Cell(r.wait_p95_s, 0), Cell(r.gpu_alloc_time_mean_pct),
-        Cell(r.frag_ratio_time_mean_pct, 1), r.wall_seconds);
+        Cell(r.wait_p95_s, 0), Cell(r.gpu_alloc_time_mean_pct), Cell(r.frag_ratio_time_mean_pct, 1),
+        r.wall_seconds);
   }
   std::string body = fmt::format(
       "<p>Time-driven replay: tasks arrive at their creation time and hold their resources until "

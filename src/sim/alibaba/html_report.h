@@ -52,8 +52,7 @@ struct ReportContext {
 };
 
 // `expected` may be null.
-std::string PaperReportHtml(const ReportContext& context,
-                            const std::vector<PaperRunResult>& runs,
+std::string PaperReportHtml(const ReportContext& context, const std::vector<PaperRunResult>& runs,
                             const std::vector<PolicySummary>& summaries,
                             const ExpectedResults* expected);
 

@@ -14,11 +14,11 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 TEST(HtmlReportTest, SelfContainedPageWithChartsAndTheTableAt100) {
-  auto input = testing::MakeInput(
-      testing::kTestNodes, std::string(testing::kPodHeader) +
-                               "p0,4000,1024,1,500,,LS,Running,0,100,0\n"
-                               "p1,4000,1024,1,1000,,LS,Running,0,100,0\n"
-                               "p2,4000,1024,0,0,,LS,Running,0,100,0\n");
+  auto input =
+      testing::MakeInput(testing::kTestNodes, std::string(testing::kPodHeader) +
+                                                  "p0,4000,1024,1,500,,LS,Running,0,100,0\n"
+                                                  "p1,4000,1024,1,1000,,LS,Running,0,100,0\n"
+                                                  "p2,4000,1024,0,0,,LS,Running,0,100,0\n");
   SweepOptions options;
   options.policies = {"fgd", "bestfit"};
   options.seeds = {1, 2};
@@ -27,10 +27,11 @@ TEST(HtmlReportTest, SelfContainedPageWithChartsAndTheTableAt100) {
   ExpectedResults expected;
   expected.allocation = *ParseExpectedCsv(
       "workload,sc_policy,tune,seed,total_gpus,99,100\ntest,06-FGD,1.3,42,12,94,95.23\n", "e");
-  ReportContext context{.title = "FGD <reproduction>", .command = "tessera sim --x 'a&b'",
-                        .nodes_path = "n.csv", .pods_path = "p.csv"};
-  const std::string html =
-      PaperReportHtml(context, *runs, SummarizeByPolicy(*runs), &expected);
+  ReportContext context{.title = "FGD <reproduction>",
+                        .command = "tessera sim --x 'a&b'",
+                        .nodes_path = "n.csv",
+                        .pods_path = "p.csv"};
+  const std::string html = PaperReportHtml(context, *runs, SummarizeByPolicy(*runs), &expected);
   EXPECT_THAT(html, HasSubstr("<!DOCTYPE html>"));
   EXPECT_THAT(html, HasSubstr("FGD &lt;reproduction&gt;"));
   EXPECT_THAT(html, HasSubstr("tessera sim --x &#39;a&amp;b&#39;"));

@@ -101,8 +101,8 @@ absl::StatusOr<PaperRunResult> RunPaperExperiment(const TraceInput& input,
       const absl::Status assumed = state.Assume(request, *attempt.placement);
       if (!assumed.ok()) {
         return absl::InternalError(
-            fmt::format("task {}: the state refused node {} chosen by the framework: {}",
-                        task.name, attempt.placement->node, std::string(assumed.message())));
+            fmt::format("task {}: the state refused node {} chosen by the framework: {}", task.name,
+                        attempt.placement->node, std::string(assumed.message())));
       }
       metrics.NodeChanged(attempt.placement->node_index);
     } else {

@@ -29,25 +29,25 @@ namespace tessera::sim::alibaba {
 struct PaperRunOptions {
   std::string policy = "fgd";  // a built-in profile name
   uint64_t seed = 42;
-  double inflate = 1.3;        // tune ratio; <= 0 keeps the trace as it is
+  double inflate = 1.3;  // tune ratio; <= 0 keeps the trace as it is
   bool shuffle_nodes = true;
-  bool keep_samples = false;   // keep the per-arrival samples in the result
+  bool keep_samples = false;  // keep the per-arrival samples in the result
   // Incremented once per arrival when set (progress reporting from other threads).
   std::atomic<int64_t>* progress = nullptr;
 };
 
 // One per-arrival observation.
 struct ArrivalSample {
-  int32_t arrival = 0;            // 0-based
+  int32_t arrival = 0;  // 0-based
   bool placed = false;
-  double arrived_pct = 0;         // arrived milli-GPU / capacity x 100
+  double arrived_pct = 0;  // arrived milli-GPU / capacity x 100
   double gpu_alloc_pct = 0;
   double cpu_alloc_pct = 0;
   double memory_alloc_pct = 0;
-  double frag_milli = 0;          // F(M)
-  double frag_pct = 0;            // F(M) / capacity x 100
-  double frag_ratio_pct = 0;      // F(M) / free milli-GPU x 100
-  int64_t failed_tasks = 0;       // so far
+  double frag_milli = 0;      // F(M)
+  double frag_pct = 0;        // F(M) / capacity x 100
+  double frag_ratio_pct = 0;  // F(M) / free milli-GPU x 100
+  int64_t failed_tasks = 0;   // so far
 };
 
 struct PaperRunResult {

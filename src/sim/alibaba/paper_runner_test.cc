@@ -99,8 +99,8 @@ TEST(PaperRunnerTest, CountsFailuresByKindAndReason) {
 TEST(ClusterMetricsTest, IncrementalFragmentationEqualsAFullMeasure) {
   auto input = MakeInput(kTestNodes, Pods());
   std::vector<int32_t> order = {0, 1, 2, 3};
-  auto wiring = SimWiring::Create(input->nodes.nodes, order, "fgd", input->target,
-                                  std::make_unique<Rng>(1));
+  auto wiring =
+      SimWiring::Create(input->nodes.nodes, order, "fgd", input->target, std::make_unique<Rng>(1));
   ASSERT_TRUE(wiring.ok()) << wiring.status();
   ClusterMetrics metrics(*wiring->state, *input->prepared);
   for (const TraceTask& t : input->pods.tasks) {

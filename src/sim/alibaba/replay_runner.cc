@@ -19,9 +19,7 @@
 namespace tessera::sim::alibaba {
 namespace {
 
-double Seconds(TimePoint t) {
-  return std::chrono::duration<double>(t.time_since_epoch()).count();
-}
+double Seconds(TimePoint t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
 
 // One replay: the wiring, the event queue and the bookkeeping the event actions share.
 class Replay {
@@ -43,9 +41,9 @@ class Replay {
     for (int32_t i : order) {
       const double at_s =
           static_cast<double>(*tasks[i].creation_time - origin_) / options_.arrival_speedup;
-      queue_.Push(TimePoint{} + std::chrono::duration_cast<Duration>(
-                                    std::chrono::duration<double>(at_s)),
-                  EventClass::kSubmission, [this, i] { Submit(i); });
+      queue_.Push(
+          TimePoint{} + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(at_s)),
+          EventClass::kSubmission, [this, i] { Submit(i); });
     }
     queue_.Push(TimePoint{}, EventClass::kObserve, [this] { Observe(/*periodic=*/true); });
     while (!queue_.empty() && error_.ok()) {
@@ -96,9 +94,9 @@ class Replay {
     if (!attempt.status.ok()) return false;
     const absl::Status assumed = wiring_.state->Assume(t.request, *attempt.placement);
     if (!assumed.ok()) {
-      error_ = absl::InternalError(fmt::format("task {}: the state refused node {}: {}", t.name,
-                                               attempt.placement->node,
-                                               std::string(assumed.message())));
+      error_ =
+          absl::InternalError(fmt::format("task {}: the state refused node {}: {}", t.name,
+                                          attempt.placement->node, std::string(assumed.message())));
       return std::nullopt;
     }
     metrics_.NodeChanged(attempt.placement->node_index);

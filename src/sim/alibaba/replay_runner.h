@@ -34,7 +34,7 @@ struct ReplayOptions {
   std::string policy = "fgd";
   uint64_t seed = 42;
   Duration sample_interval = std::chrono::hours(1);
-  double arrival_speedup = 1;  // > 0; creation times are divided by it
+  double arrival_speedup = 1;                // > 0; creation times are divided by it
   std::atomic<int64_t>* progress = nullptr;  // incremented once per submission
 };
 
@@ -62,7 +62,7 @@ struct ReplayResult {
   int64_t failed = 0;         // could never fit
   int64_t still_pending = 0;  // waiting when the trace ended
   int64_t completed = 0;
-  double wait_mean_s = 0;     // over the tasks that waited and were placed
+  double wait_mean_s = 0;  // over the tasks that waited and were placed
   double wait_p50_s = 0;
   double wait_p95_s = 0;
   double gpu_alloc_time_mean_pct = 0;  // time-weighted over the run

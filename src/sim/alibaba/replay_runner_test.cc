@@ -45,7 +45,7 @@ TEST(ReplayTest, ATaskThatDoesNotFitWaitsUntilCapacityFrees) {
   EXPECT_EQ(r->samples[1].pending, 1);
   EXPECT_DOUBLE_EQ(r->samples[4].gpu_alloc_pct, 100);  // t = 100: c took a's GPU
   EXPECT_EQ(r->samples[4].pending, 0);
-  EXPECT_DOUBLE_EQ(r->samples[6].gpu_alloc_pct, 50);   // t = 150
+  EXPECT_DOUBLE_EQ(r->samples[6].gpu_alloc_pct, 50);  // t = 150
   EXPECT_DOUBLE_EQ(r->samples.back().gpu_alloc_pct, 0);
 }
 
@@ -68,11 +68,11 @@ TEST(ReplayTest, NeedsTimes) {
 }
 
 TEST(ReplayTest, SameSeedSameRun) {
-  auto input = MakeInput(testing::kTestNodes,
-                         std::string(kPodHeader) + "a,1000,1024,1,300,,LS,Running,0,100,0\n"
-                                                   "b,1000,1024,1,300,,LS,Running,5,30,6\n"
-                                                   "c,1000,1024,2,1000,,LS,Running,7,90,7\n"
-                                                   "d,9000,1024,0,0,,LS,Running,8,95,8\n");
+  auto input = MakeInput(testing::kTestNodes, std::string(kPodHeader) +
+                                                  "a,1000,1024,1,300,,LS,Running,0,100,0\n"
+                                                  "b,1000,1024,1,300,,LS,Running,5,30,6\n"
+                                                  "c,1000,1024,2,1000,,LS,Running,7,90,7\n"
+                                                  "d,9000,1024,0,0,,LS,Running,8,95,8\n");
   ReplayOptions options;
   options.policy = "random";
   options.seed = 3;

@@ -105,8 +105,8 @@ json RunSummaryJson(const PaperRunResult& r, bool with_curves) {
 }
 
 json SweepSummaryJson(const std::vector<PaperRunResult>& runs,
-                      const std::vector<PolicySummary>& summaries,
-                      const ExpectedResults* expected, bool with_curves) {
+                      const std::vector<PolicySummary>& summaries, const ExpectedResults* expected,
+                      bool with_curves) {
   const std::string workload = runs.empty() ? "" : runs.front().workload;
   json seeds = json::array();
   for (const PaperRunResult& r : runs) {
@@ -121,12 +121,9 @@ json SweepSummaryJson(const std::vector<PaperRunResult>& runs,
   double wall = 0;
   for (const PaperRunResult& r : runs) wall += r.wall_seconds;
   return {
-      {"workload", workload},
-      {"inflate", runs.empty() ? 0.0 : runs.front().inflate},
-      {"seeds", seeds},
-      {"run_seconds_total", Number(wall, 3)},
-      {"policies", policies},
-      {"runs", run_list},
+      {"workload", workload}, {"inflate", runs.empty() ? 0.0 : runs.front().inflate},
+      {"seeds", seeds},       {"run_seconds_total", Number(wall, 3)},
+      {"policies", policies}, {"runs", run_list},
   };
 }
 

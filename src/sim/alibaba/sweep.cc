@@ -102,8 +102,8 @@ std::vector<PolicySummary> SummarizeByPolicy(const std::vector<PaperRunResult>& 
 absl::StatusOr<std::vector<uint64_t>> ParseSeedList(const std::string& text) {
   std::vector<uint64_t> seeds;
   auto bad = [&](std::string_view why) {
-    return absl::InvalidArgumentError(fmt::format("--seeds: {} in '{}' (use e.g. 42-51 or 42,43)",
-                                                  why, text));
+    return absl::InvalidArgumentError(
+        fmt::format("--seeds: {} in '{}' (use e.g. 42-51 or 42,43)", why, text));
   };
   for (std::string_view part : internal::Split(text, ',')) {
     const size_t dash = part.find('-', 1);

@@ -24,7 +24,7 @@ struct SweepOptions {
   double inflate = 1.3;
   bool shuffle_nodes = true;
   bool keep_samples = false;
-  int32_t threads = 1;                    // >= 1
+  int32_t threads = 1;                       // >= 1
   std::atomic<int64_t>* progress = nullptr;  // arrivals done, over all runs
 };
 

@@ -50,15 +50,15 @@ TargetWorkload BuildTargetWorkload(const std::vector<TraceTask>& tasks,
     share.request.gpu_count = example.request.gpu_count;
     share.request.gpu_milli = example.request.gpu_milli;
     share.request.gpu_models = example.request.gpu_models;
-    share.probability =
-        static_cast<double>(sorted[i].second.first) / static_cast<double>(covered);
+    share.probability = static_cast<double>(sorted[i].second.first) / static_cast<double>(covered);
     workload.classes.push_back(std::move(share));
   }
   if (stats != nullptr) {
     stats->distinct_classes = static_cast<int32_t>(sorted.size());
     stats->kept_classes = static_cast<int32_t>(kept);
     stats->covered_pct =
-        considered == 0 ? 0 : 100.0 * static_cast<double>(covered) / static_cast<double>(considered);
+        considered == 0 ? 0
+                        : 100.0 * static_cast<double>(covered) / static_cast<double>(considered);
   }
   return workload;
 }

@@ -25,15 +25,16 @@ std::unique_ptr<TraceInput> TraceInput::FromLists(NodeList nodes, PodList pods,
   return input;
 }
 
-absl::StatusOr<std::unique_ptr<TraceInput>> TraceInput::Load(
-    const std::string& nodes_path, const std::string& pods_path,
-    const TargetWorkloadOptions& options) {
+absl::StatusOr<std::unique_ptr<TraceInput>> TraceInput::Load(const std::string& nodes_path,
+                                                             const std::string& pods_path,
+                                                             const TargetWorkloadOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(NodeList nodes, LoadNodeList(nodes_path));
   if (nodes.total_gpu_milli == 0) {
     return absl::InvalidArgumentError(fmt::format("{}: no node has a GPU", nodes_path));
   }
   TESSERA_ASSIGN_OR_RETURN(PodList pods, LoadPodList(pods_path, nodes.models));
-  auto input = FromLists(std::move(nodes), std::move(pods), WorkloadNameFromPath(pods_path), options);
+  auto input =
+      FromLists(std::move(nodes), std::move(pods), WorkloadNameFromPath(pods_path), options);
   input->nodes_path = nodes_path;
   input->pods_path = pods_path;
   return input;
