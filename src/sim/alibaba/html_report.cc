@@ -60,7 +60,7 @@ code, pre {{ background: #f4f4f4; padding: 2px 4px; border-radius: 3px; font-siz
 pre {{ padding: 8px; white-space: pre-wrap; word-break: break-all; }}
 table {{ border-collapse: collapse; font-size: 13px; margin: 8px 0; }}
 th, td {{ border: 1px solid #ccc; padding: 4px 8px; text-align: right; white-space: nowrap; }}
-th {{ background: #f0f0f0; }} td:first-child, th:first-child {{ text-align: left; }}
+th {{ background: #f0f0f0; white-space: normal; }} td:first-child, th:first-child {{ text-align: left; }}
 .note {{ color: #555; font-size: 13px; }}
 svg {{ display: block; margin: 8px 0; }}
 </style>
@@ -191,17 +191,44 @@ std::string RunsTable(const std::vector<PaperRunResult>& runs) {
       rows);
 }
 
+// The time axis of replay charts: the arrival window and a little after it (long-running tasks
+// can stretch a replay far past the last arrival with nothing happening but their end), in days,
+// or in hours when that is under two days.
+struct TimeAxis {
+  double end = 0;         // in `unit`s
+  double unit_s = 86400;  // seconds per unit
+  std::string label = "Simulated time (days)";
+};
+
+TimeAxis TimeAxisOf(const std::vector<ReplayResult>& runs) {
+  double last_arrival = 0, end = 0;
+  for (const ReplayResult& r : runs) {
+    last_arrival = std::max(last_arrival, r.last_arrival_s);
+    end = std::max(end, r.simulated_seconds);
+  }
+  TimeAxis axis;
+  const double end_s = std::min(end, 1.1 * last_arrival);
+  if (end_s < 2 * 86400) {
+    axis.unit_s = 3600;
+    axis.label = "Simulated time (hours)";
+  }
+  axis.end = end_s / axis.unit_s;
+  return axis;
+}
+
 Chart TimeChart(std::string title, std::string y_label, const std::vector<ReplayResult>& runs,
                 double ReplaySample::*field) {
+  const TimeAxis axis = TimeAxisOf(runs);
   Chart chart;
   chart.title = std::move(title);
-  chart.x_label = "Simulated time (days)";
+  chart.x_label = axis.label;
   chart.y_label = std::move(y_label);
+  chart.x_max = axis.end;
   for (const ReplayResult& r : runs) {
     ChartSeries s;
     s.name = fmt::format("{} (seed {})", PolicyDisplayName(r.policy), r.seed);
     s.color = PolicyColor(r.policy);
-    for (const ReplaySample& p : r.samples) s.points.emplace_back(p.time_s / 86400.0, p.*field);
+    for (const ReplaySample& p : r.samples) s.points.emplace_back(p.time_s / axis.unit_s, p.*field);
     chart.series.push_back(std::move(s));
   }
   return chart;
@@ -412,7 +439,8 @@ std::string ReplayReportHtml(const ReportContext& context, const std::vector<Rep
   }
   std::string body = fmt::format(
       "<p>Time-driven replay: tasks arrive at their creation time and hold their resources until "
-      "their deletion time; a task that does not fit waits in a FIFO queue.</p>\n<table>\n"
+      "their deletion time; a task that does not fit waits in a FIFO queue. Charts show the "
+      "arrival window; tasks may run on after it.</p>\n<table>\n"
       "<tr><th>Policy</th><th>Seed</th><th>Submitted</th><th>Placed on arrival</th>"
       "<th>Placed after waiting</th><th>Failed</th><th>Pending at end</th><th>Wait p50 (s)</th>"
       "<th>Wait p95 (s)</th><th>GPU alloc % (time mean)</th><th>Frag ratio % (time mean)</th>"
@@ -424,16 +452,18 @@ std::string ReplayReportHtml(const ReportContext& context, const std::vector<Rep
                               &ReplaySample::frag_ratio_pct));
   body += RenderSvg(TimeChart("CPU allocation over time", "Allocated CPU (%)", runs,
                               &ReplaySample::cpu_alloc_pct));
+  const TimeAxis axis = TimeAxisOf(runs);
   Chart pending;
   pending.title = "Pending tasks over time";
-  pending.x_label = "Simulated time (days)";
+  pending.x_label = axis.label;
   pending.y_label = "Pending tasks";
+  pending.x_max = axis.end;
   for (const ReplayResult& r : runs) {
     ChartSeries s;
     s.name = fmt::format("{} (seed {})", PolicyDisplayName(r.policy), r.seed);
     s.color = PolicyColor(r.policy);
     for (const ReplaySample& p : r.samples) {
-      s.points.emplace_back(p.time_s / 86400.0, static_cast<double>(p.pending));
+      s.points.emplace_back(p.time_s / axis.unit_s, static_cast<double>(p.pending));
     }
     pending.series.push_back(std::move(s));
   }

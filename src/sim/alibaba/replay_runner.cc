@@ -67,6 +67,7 @@ class Replay {
 
   void Submit(int32_t task) {
     ++submitted_;
+    result_.last_arrival_s = Seconds(queue_.Now());
     if (options_.progress != nullptr) options_.progress->fetch_add(1, std::memory_order_relaxed);
     submitted_at_[task] = queue_.Now();
     std::optional<bool> placed = TryPlace(task);

@@ -67,6 +67,7 @@ struct ReplayResult {
   double wait_p95_s = 0;
   double gpu_alloc_time_mean_pct = 0;  // time-weighted over the run
   double frag_ratio_time_mean_pct = 0;
+  double last_arrival_s = 0;  // when the last task arrived
   double simulated_seconds = 0;
   double wall_seconds = 0;
 };
