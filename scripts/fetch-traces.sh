@@ -2,10 +2,10 @@
 # Downloads the public cluster traces Tessera's simulator and tests read, from their original
 # repositories at pinned commits, and checks every file against its recorded sha256.
 #
-#   scripts/fetch-traces.sh [--dir DIR] [--set NAME]... [--list]
+#   scripts/fetch-traces.sh [--dir DIR | DIR] [--set NAME]... [--list]
 #
-#   --dir DIR   where to put them (default: ./traces, which git ignores). Point the tests at it
-#               with TESSERA_TRACE_DIR=DIR.
+#   --dir DIR   where to put them (default: ./traces, which git ignores); a bare DIR argument
+#               means the same. Point the tests at it with TESSERA_TRACE_DIR=DIR.
 #   --set NAME  a trace set to fetch (repeatable; default: alibaba-gpu-v2023). --set all fetches
 #               every set listed by --list.
 #   --list      prints the sets and exits.
@@ -119,7 +119,8 @@ while (($# > 0)); do
     --set=*) chosen+=("${1#--set=}"); shift ;;
     --list) printf '%s\n' "${SETS[@]}"; exit 0 ;;
     -h|--help) usage; exit 0 ;;
-    *) die_usage "unknown argument '$1'" ;;
+    -*) die_usage "unknown argument '$1'" ;;
+    *) dir="$1"; shift ;;
   esac
 done
 ((${#chosen[@]} > 0)) || chosen=(alibaba-gpu-v2023)
