@@ -9,7 +9,7 @@
 //   → PreScore (once) → Score (per feasible node, cached) → NormalizeScore → weighted sum
 //   → pick the highest total, ties broken as the profile says (uniformly with the Handle's Rng,
 //   or the first in node order) → Reserve (devices).
-// Filter verdicts and raw scores are cached per task equivalence class and node generation
+// Filter verdicts and raw scores are cached per task equivalence class and node version
 // (ClusterState), so identical tasks — a gang's replicas, a burst of inference replicas, the
 // common classes of a trace — reuse each other's work and only changed nodes are re-evaluated.
 //

@@ -6,7 +6,7 @@
 //
 // Contract: the verdict must be a pure function of (the task's equivalence class — see
 // TaskRequest::EquivalenceKey —, the node's state, the plugin's configuration): the framework
-// caches verdicts per class and node generation. Returns Success, or Unschedulable /
+// caches verdicts per class and node version. Returns Success, or Unschedulable /
 // Unresolvable with a named Reason; never kError for "does not fit".
 #pragma once
 

@@ -7,7 +7,7 @@
 //
 // Contract: like Filter, the score must be a pure function of (the task's equivalence class,
 // the node's state, the plugin's configuration and Handle inputs fixed at start-up); the
-// framework caches scores per class and node generation.
+// framework caches scores per class and node version.
 //
 // NormalizeScore (optional; HasNormalizeScore() returns true) runs once per attempt on the
 // scheduling thread over all feasible nodes' scores of this plugin, before weighting, and must
