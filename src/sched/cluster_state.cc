@@ -4,8 +4,8 @@
 #include <atomic>
 #include <utility>
 
-#include "fmt/format.h"
 #include "core/hosted_gpu_classes.h"
+#include "fmt/format.h"
 
 namespace tessera {
 namespace {

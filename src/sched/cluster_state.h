@@ -45,14 +45,13 @@ class ClusterState {
 
   // The number of node changes so far (each MutableNode, Assume, Forget, AddNode is one).
   uint64_t change_count() const { return change_base_ + change_log_.size(); }
-  // Calls `fn(node_index)` for every change after the first `since` changes (a node may be
-  // reported more than once). Returns false, calling nothing, when the log no longer reaches
-  // back that far (it is trimmed as it grows); the caller must then look at every node.
-  template <typename Fn>
-  bool ForEachChangeSince(uint64_t since, Fn&& fn) const {
-    if (since < change_base_) return false;
-    for (uint64_t i = since - change_base_; i < change_log_.size(); ++i) fn(change_log_[i]);
-    return true;
+  // The indices of the nodes changed after the first `since` changes, oldest first (a node may
+  // appear more than once); nullopt when the log no longer reaches back that far (it is trimmed
+  // as it grows): the caller must then look at every node. The span is valid until the next
+  // change.
+  std::optional<std::span<const int32_t>> ChangesSince(uint64_t since) const {
+    if (since < change_base_) return std::nullopt;
+    return std::span<const int32_t>(change_log_).subspan(since - change_base_);
   }
 
   // Gives the caller a node to change (labels, taints, condition, device health, cordon) and

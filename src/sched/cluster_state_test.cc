@@ -71,9 +71,9 @@ TEST(ClusterStateTest, ChangeLogReportsChangedNodes) {
   ASSERT_TRUE(state.AddNode(GpuNode("b", 1)).ok());
   const uint64_t mark = state.change_count();
   state.MutableNode(1).unschedulable = true;
-  std::vector<int32_t> changed;
-  EXPECT_TRUE(state.ForEachChangeSince(mark, [&](int32_t i) { changed.push_back(i); }));
-  EXPECT_EQ(changed, std::vector<int32_t>{1});
+  auto changed = state.ChangesSince(mark);
+  ASSERT_TRUE(changed.has_value());
+  EXPECT_EQ(std::vector<int32_t>(changed->begin(), changed->end()), std::vector<int32_t>{1});
 }
 
 }  // namespace

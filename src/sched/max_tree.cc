@@ -45,11 +45,36 @@ void MaxTree::Rebuild() {
 
 void MaxTree::Set(int32_t index, int64_t value) {
   size_t i = static_cast<size_t>(index);
-  if (leaves_[i] == value) return;
+  int64_t old_best = leaves_[i];
+  if (old_best == value) return;
   leaves_[i] = value;
+  // The child that changed, before and after: (best, count of leaves holding it).
+  int64_t old_count = 1;
+  int64_t new_best = value;
+  int64_t new_count = 1;
   for (size_t l = 0; l < levels_.size(); ++l) {
     i /= kFanout;
-    if (!Summarise(l, i)) return;
+    Level& level = levels_[l];
+    const int64_t best = level.best[i];
+    const int64_t count = level.count[i];
+    // Most updates adjust the summary without looking at the siblings; only a summary that
+    // loses its last best leaf is rescanned.
+    const int64_t kept = count - (old_best == best ? old_count : 0);
+    if (new_best > best) {
+      level.best[i] = new_best;
+      level.count[i] = new_count;
+    } else if (new_best == best) {
+      level.count[i] = kept + new_count;
+    } else if (kept > 0) {
+      level.count[i] = kept;
+    } else {
+      Summarise(l, i);
+    }
+    if (level.best[i] == best && level.count[i] == count) return;
+    old_best = best;
+    old_count = count;
+    new_best = level.best[i];
+    new_count = level.count[i];
   }
 }
 

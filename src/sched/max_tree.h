@@ -32,6 +32,10 @@ class MaxTree {
   void SetLeaf(int32_t index, int64_t value) { leaves_[static_cast<size_t>(index)] = value; }
   void Rebuild();
   int64_t Leaf(int32_t index) const { return leaves_[static_cast<size_t>(index)]; }
+  // A hint that leaf `index` will be set soon (a software prefetch of its memory).
+  void PrefetchLeaf(int32_t index) const {
+    __builtin_prefetch(&leaves_[static_cast<size_t>(index)]);
+  }
 
   int64_t Best() const { return levels_.empty() ? kNone : levels_.back().best[0]; }
   // The number of leaves equal to Best().

@@ -69,10 +69,13 @@ const Reason* DoesNotFitNow(const TaskRequest& task, const Node& node) {
     if (Short(want, free)) return &NodeResourcesFit::kInsufficientExtended;
   }
   if (!task.NeedsGpu()) return nullptr;
+  int32_t fitting = 0;
+  for (const GpuDevice& d : node.gpus) {
+    if (DeviceFits(d, task) && ++fitting == task.gpu_count) return nullptr;  // enough: stop
+  }
   auto count = [&](auto pred) {
     return CountDevices(node, [&](const GpuDevice& d) { return pred(d, task); });
   };
-  if (count(DeviceFits) >= task.gpu_count) return nullptr;
   return count(MilliFitsNow) >= task.gpu_count ? &NodeResourcesFit::kInsufficientGpuMemory
                                                : &NodeResourcesFit::kInsufficientGpu;
 }
