@@ -88,11 +88,7 @@ Outcome ToMillis(std::string_view text, int64_t* millis) {
 absl::StatusOr<Duration> ParseDuration(std::string_view text, std::string_view field) {
   const std::string_view trimmed = internal::StripWhitespace(text);
   std::string_view rest = trimmed;
-  bool negative = false;
-  if (!rest.empty() && (rest[0] == '+' || rest[0] == '-')) {
-    negative = rest[0] == '-';
-    rest.remove_prefix(1);
-  }
+  const bool negative = internal::ConsumeSign(rest);
   int64_t millis = 0;
   const Outcome outcome = ToMillis(rest, &millis);
   if (outcome == Outcome::kMalformed) {

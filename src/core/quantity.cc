@@ -75,11 +75,7 @@ absl::Status Error(std::string_view field, std::string_view message) {
 absl::StatusOr<int64_t> ParseQuantity(std::string_view text, std::string_view field, Unit unit) {
   const std::string_view trimmed = internal::StripWhitespace(text);
   std::string_view rest = trimmed;
-  bool negative = false;
-  if (!rest.empty() && (rest[0] == '+' || rest[0] == '-')) {
-    negative = rest[0] == '-';
-    rest.remove_prefix(1);
-  }
+  const bool negative = internal::ConsumeSign(rest);
   Decimal number;
   const size_t consumed = internal::ConsumeDecimal(rest, &number);
   Scale scale;

@@ -127,6 +127,14 @@ inline std::string_view StripWhitespace(std::string_view text) {
   return text;
 }
 
+// Removes a leading '+' or '-' from `rest`; true when it was '-'.
+inline bool ConsumeSign(std::string_view& rest) {
+  if (rest.empty() || (rest[0] != '+' && rest[0] != '-')) return false;
+  const bool negative = rest[0] == '-';
+  rest.remove_prefix(1);
+  return negative;
+}
+
 // `text` for an error message: non-printable bytes escaped, long input cut to 64 bytes.
 inline std::string ShowForMessage(std::string_view text) {
   constexpr size_t kMaxShown = 64;
