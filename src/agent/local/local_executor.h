@@ -1,0 +1,179 @@
+// LocalExecutor: runs the tasks placed on this machine as real processes.
+//
+// Each task is one process group: its program is started as the leader of a new session
+// (so its pid is also its process-group id) and every signal Tessera sends goes to the whole
+// group, so children and grandchildren go down with it (a descendant that calls setsid() itself
+// escapes; cgroups would close that gap). When the leader exits, whatever is left of its group
+// gets SIGKILL: a task's processes do not outlive it.
+//
+// Files, in the log directory given at creation (created if missing):
+//   <task_id>.stdout.log, <task_id>.stderr.log   the task's output, appended across restarts
+//   <task_id>.state.json                         pid, start time, boot id, deadline, outcome
+//                                                (task_state_file.h)
+// Environment and GPU visibility: task_env.h. Start-up failures: internal/spawn.h.
+//
+// Ending a task. Cancel(grace) sends SIGTERM to the group and SIGKILL when the grace period has
+// passed (grace 0: SIGKILL at once). A task's time limit, counted from its start, does the same
+// with the task's termination grace. Deadlines are read from the injected Clock; the reaper
+// re-reads it at least every `max_wait`, so a ManualClock moved forward by a test takes effect
+// within that bound.
+//
+// Outcomes (task_outcome.h) are recorded in the state file first, then published: through
+// Outcome()/WaitForOutcome() and, once per task, through the `on_outcome` callback.
+//
+// Restarts. Destroying the executor leaves running tasks running. A new executor over the same
+// log directory calls Adopt(): a task whose recorded process still runs (same pid, same start
+// time, same boot) is supervised again, time limit included; one whose process is gone is
+// reported kLost; one that had ended reports its recorded outcome again. An adopted task is
+// usually no longer this process's child, so when it ends its exit status has been reaped
+// elsewhere and it is reported kLost (unless it was cancelled or timed out, which the executor
+// saw to). Forget() deletes a task's state file once the caller has stored its outcome.
+//
+// Threads. All public methods are thread-safe. One reaper thread per executor waits on pidfds
+// (Linux >= 5.3; without them it polls every `max_wait`), reaps children with waitid(P_PID) —
+// never waitpid(-1), so other children of the process are left alone — enforces deadlines and
+// invokes `on_outcome` without holding the executor's lock: the callback may call back into the
+// executor but should return quickly; it must not destroy the executor. The host process must
+// not set SIGCHLD to SIG_IGN (the kernel would reap the tasks before the executor sees them).
+//
+// Errors. Bad requests (invalid task id, empty command, a task id already running) are
+// InvalidArgument / AlreadyExists from Start; a task that cannot be started is not an error of
+// Start: it gets a kStartFailed outcome with the reason.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/local/task_launch.h"
+#include "agent/local/task_outcome.h"
+#include "agent/local/task_state_file.h"
+#include "tessera/common/clock.h"
+
+namespace tessera::agent {
+
+struct LocalExecutorOptions {
+  std::string log_dir;
+  // nullptr = SystemClock::Get().
+  const Clock* clock = nullptr;
+  // The environment tasks start from; nullopt = this process's environment.
+  std::optional<EnvMap> base_env;
+  // Called once per task when it ends, on the reaper thread.
+  std::function<void(const TaskOutcome&)> on_outcome;
+  // The longest the reaper sleeps before looking at the clock again.
+  Duration max_wait{1000};
+  // "/proc" except in tests.
+  std::string proc_root = "/proc";
+  // Where the executor reports what it cannot return (a state file it failed to write);
+  // nullptr = one line on stderr.
+  std::function<void(std::string_view)> log;
+};
+
+struct TaskLogs {
+  std::string stdout_path;
+  std::string stderr_path;
+};
+
+struct StartedTask {
+  std::string task_id;
+  pid_t pid = 0;  // 0 when the task could not be started (its outcome says why)
+  TaskLogs logs;
+};
+
+// One task found by Adopt().
+struct AdoptedTask {
+  std::string task_id;
+  pid_t pid = 0;
+  TaskLogs logs;
+  bool running = false;  // false: its outcome (recorded, or kLost) is being delivered
+};
+
+struct AdoptReport {
+  std::vector<AdoptedTask> tasks;
+  // State files that could not be read (DataLoss / I/O errors naming the file); left in place.
+  std::vector<absl::Status> unreadable;
+};
+
+class LocalExecutor {
+ public:
+  // Creates the log directory if needed and starts the reaper thread.
+  static absl::StatusOr<std::unique_ptr<LocalExecutor>> Create(LocalExecutorOptions options);
+  ~LocalExecutor();
+  LocalExecutor(const LocalExecutor&) = delete;
+  LocalExecutor& operator=(const LocalExecutor&) = delete;
+
+  // Starts a task. A previous, ended task with the same id is replaced (its logs are appended
+  // to). InvalidArgument for a bad TaskLaunch, AlreadyExists when the id is running.
+  absl::StatusOr<StartedTask> Start(const TaskLaunch& launch);
+
+  // SIGTERM to the task's group now, SIGKILL once `grace` has passed. Idempotent: cancelling an
+  // ended task, or cancelling again, changes nothing (a shorter grace does bring SIGKILL
+  // forward). NotFound for an unknown id.
+  absl::Status Cancel(std::string_view task_id, Duration grace);
+
+  // Looks for state files of tasks this executor does not know (see the header comment).
+  absl::StatusOr<AdoptReport> Adopt();
+
+  // The outcome of an ended task; nullopt while it runs or when the id is unknown.
+  std::optional<TaskOutcome> Outcome(std::string_view task_id) const;
+  // Waits, in real time, up to `timeout` for the task's outcome.
+  std::optional<TaskOutcome> WaitForOutcome(std::string_view task_id,
+                                            std::chrono::milliseconds timeout) const;
+  // Ids of the tasks that have not ended, sorted.
+  std::vector<std::string> RunningTasks() const;
+  // The pid of a running task's process (group leader); nullopt otherwise.
+  std::optional<pid_t> Pid(std::string_view task_id) const;
+
+  // Drops an ended task and deletes its state file (its logs stay). FailedPrecondition while it
+  // runs, NotFound for an unknown id.
+  absl::Status Forget(std::string_view task_id);
+
+  const std::string& log_dir() const { return options_.log_dir; }
+  TaskLogs LogsFor(std::string_view task_id) const;
+
+ private:
+  enum class Ending { kNone, kCancel, kTimeLimit };
+  struct Task;
+
+  explicit LocalExecutor(LocalExecutorOptions options, std::string boot_id, int wake_fd);
+
+  StartedTask StartLocked(const TaskLaunch& launch, std::unique_lock<std::mutex>& lock);
+  void ReaperLoop();
+  // One pass over the running tasks: exits, deadlines. Returns the tasks that ended.
+  std::vector<std::string> SweepLocked(TimePoint now);
+  std::optional<TaskOutcome> CheckExitLocked(Task& task, TimePoint now);
+  void EnforceDeadlinesLocked(Task& task, TimePoint now);
+  void SignalGroupLocked(Task& task, int signal);
+  void TerminateLocked(Task& task, Duration grace, TimePoint now);
+  int PollTimeoutMsLocked(TimePoint now) const;
+  void PublishLocked(Task& task, TaskOutcome outcome);
+  void Wake() const;
+  AdoptedTask AdoptOneLocked(TaskStateRecord record);
+  void Log(std::string_view line) const;
+
+  const LocalExecutorOptions options_;
+  const Clock& clock_;
+  const std::string boot_id_;
+  const int wake_fd_;  // eventfd that interrupts the reaper's poll
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable ended_cv_;
+  std::map<std::string, std::unique_ptr<Task>, std::less<>> tasks_;
+  // Outcomes recorded but not yet passed to on_outcome.
+  std::vector<TaskOutcome> undelivered_;
+  bool stopping_ = false;
+  std::thread reaper_;
+};
+
+}  // namespace tessera::agent
