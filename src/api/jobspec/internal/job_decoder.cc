@@ -1,0 +1,711 @@
+#include "api/jobspec/internal/job_decoder.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "api/jobspec/internal/document_error.h"
+#include "core/duration.h"
+#include "core/quantity.h"
+#include "fmt/format.h"
+#include "fmt/ranges.h"
+#include "tessera/common/status_macros.h"
+
+namespace tessera::api::internal {
+namespace {
+
+constexpr std::string_view kApiVersion = "tessera/v1";
+constexpr std::string_view kKind = "Job";
+constexpr size_t kMaxRequestIdLength = 256;
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
+
+using Keys = std::initializer_list<std::string_view>;
+
+std::string Child(std::string_view path, std::string_view key) {
+  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+}
+
+std::string Item(std::string_view path, size_t i) { return fmt::format("{}[{}]", path, i); }
+
+std::string_view Describe(const DocNode& node) {
+  switch (node.kind) {
+    case DocNode::Kind::kNull:
+      return "nothing";
+    case DocNode::Kind::kScalar:
+      return "a single value";
+    case DocNode::Kind::kSequence:
+      return "a list";
+    case DocNode::Kind::kMapping:
+      return "a mapping";
+  }
+  return "?";
+}
+
+// Levenshtein distance between short keys.
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
+    }
+  }
+  return row[b.size()];
+}
+
+// "min_available" -> "minAvailable": the scenario files' spelling of the same key.
+std::string SnakeToCamel(std::string_view key) {
+  std::string out;
+  bool upper = false;
+  for (char c : key) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    out.push_back(upper ? absl::ascii_toupper(static_cast<unsigned char>(c)) : c);
+    upper = false;
+  }
+  return out;
+}
+
+// " (did you mean "gpu"?)" for a near miss, "" otherwise.
+std::string Suggestion(std::string_view key, Keys allowed) {
+  if (key.size() > 64) return "";
+  const std::string camel = SnakeToCamel(key);
+  std::string_view best;
+  size_t best_distance = 3;  // suggest only within two edits
+  for (std::string_view candidate : allowed) {
+    const size_t distance = camel == candidate ? 0 : EditDistance(key, candidate);
+    if (distance < best_distance) {
+      best = candidate;
+      best_distance = distance;
+    }
+  }
+  return best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best);
+}
+
+// Extended resources are domain-qualified ("rdma/hca", "nvidia.com/mig-1g.10gb") or one of
+// Kubernetes' standard names; anything else in `resources` is a typo.
+bool IsExtendedResourceName(std::string_view key) {
+  return key.find('/') != std::string_view::npos || key == "ephemeral-storage" ||
+         key.starts_with("hugepages-");
+}
+
+bool NoExtraKeys(std::string_view) { return false; }
+
+// A task group before the job-level selector and tolerations are merged into it.
+struct TaskDraft {
+  TaskGroup group;
+  Labels node_selector;
+  std::vector<Toleration> tolerations;
+  const DocNode* node_selector_node = nullptr;
+  std::string path;
+};
+
+// The document's name for a field path of JobSpec::Validate ("spec.tasks[0].gpu_models[1]"
+// -> "spec.tasks[0].resources.gpuModel[1]").
+std::string ApiPath(std::string_view core_path) {
+  static const std::map<std::string_view, std::string_view>* const kNames =
+      new std::map<std::string_view, std::string_view>{
+          {"min_available", "minAvailable"},
+          {"time_limit", "timeLimit"},
+          {"min_runtime", "minRuntime"},
+          {"termination_grace", "terminationGracePeriod"},
+          {"restart_policy", "restartPolicy"},
+          {"max_restarts", "maxRestarts"},
+          {"cluster_selector", "clusterSelector"},
+          {"node_selector", "nodeSelector"},
+          {"gpu_memory", "gpuMemory"},
+          {"gpu_models", "resources.gpuModel"},
+          {"working_dir", "workingDir"},
+      };
+  std::string path;
+  for (std::string_view rest = core_path; !rest.empty();) {
+    const size_t dot = rest.find('.');
+    std::string_view segment = rest.substr(0, dot);
+    rest = dot == std::string_view::npos ? std::string_view() : rest.substr(dot + 1);
+    const size_t bracket = segment.find('[');
+    const std::string_view name = segment.substr(0, bracket);
+    const std::string_view index =
+        bracket == std::string_view::npos ? std::string_view() : segment.substr(bracket);
+    const auto it = kNames->find(name);
+    if (!path.empty()) path += '.';
+    path += it == kNames->end() ? name : it->second;
+    path += index;
+  }
+  if (path == "spec.name" || path.starts_with("spec.labels")) {
+    path.replace(0, 4, "metadata");
+  }
+  return path;
+}
+
+class Decoder {
+ public:
+  explicit Decoder(const PriorityClasses& priority_classes)
+      : priority_classes_(priority_classes) {}
+
+  absl::StatusOr<JobDocument> Decode(const DocNode* root);
+
+ private:
+  using EntryFn = absl::FunctionRef<absl::Status(std::string_view key, const DocNode& value,
+                                                 const std::string& field)>;
+
+  absl::Status Error(const DocNode& at, std::string_view field, std::string_view message) const {
+    return DocumentError(at.position, field, message);
+  }
+  // An error of a core parser, whose message starts with "FIELD: ".
+  absl::Status Wrap(const DocNode& at, std::string_view field, const absl::Status& status) const;
+
+  // Calls `fn` for each entry of the mapping `map` (null counts as empty) in document order.
+  // Keys must be in `allowed` or accepted by `extra`; keys in `server_keys` are refused as set
+  // by the server; a key given twice is refused.
+  absl::Status ForEachEntry(const DocNode& map, const std::string& path, Keys allowed,
+                            EntryFn fn, Keys server_keys = {},
+                            absl::FunctionRef<bool(std::string_view)> extra = NoExtraKeys);
+
+  absl::StatusOr<std::string> Text(const DocNode& n, std::string_view field) const;
+  absl::StatusOr<int64_t> Int(const DocNode& n, std::string_view field, int64_t min,
+                              int64_t max) const;
+  absl::StatusOr<bool> Bool(const DocNode& n, std::string_view field) const;
+  absl::StatusOr<Duration> Dur(const DocNode& n, std::string_view field) const;
+  absl::StatusOr<std::string> Choice(const DocNode& n, std::string_view field,
+                                     Keys choices) const;
+  // A mapping of non-empty names to single values.
+  absl::StatusOr<Labels> StringMap(const DocNode& n, const std::string& field);
+  // A list of single values; `allow_one` also takes a single value as a list of one.
+  absl::StatusOr<std::vector<std::string>> StringList(const DocNode& n, const std::string& field,
+                                                      bool allow_one, bool non_empty);
+
+  absl::Status DecodeMetadata(const DocNode& n, const std::string& path);
+  absl::Status DecodeSpec(const DocNode& n, const std::string& path);
+  absl::Status DecodeRestartPolicy(const DocNode& n, const std::string& path);
+  absl::StatusOr<std::vector<Toleration>> DecodeTolerations(const DocNode& n,
+                                                            const std::string& path);
+  absl::StatusOr<Toleration> DecodeToleration(const DocNode& n, const std::string& path);
+  absl::StatusOr<TaskDraft> DecodeTask(const DocNode& n, const std::string& path);
+  absl::Status DecodeResources(const DocNode& n, const std::string& path, TaskRequest& request);
+  absl::Status MergeJobPlacement(const Labels& node_selector,
+                                 const std::vector<Toleration>& tolerations,
+                                 std::vector<TaskDraft>& drafts);
+  absl::Status Validate() const;
+
+  const PriorityClasses& priority_classes_;
+  JobDocument doc_;
+  std::map<std::string, Position> positions_;  // where each decoded field's value starts
+};
+
+absl::Status Decoder::Wrap(const DocNode& at, std::string_view field,
+                           const absl::Status& status) const {
+  const std::string full(status.message());
+  std::string_view message = full;
+  const std::string prefix = fmt::format("{}: ", field);
+  if (message.starts_with(prefix)) message.remove_prefix(prefix.size());
+  return Error(at, field, message);
+}
+
+absl::Status Decoder::ForEachEntry(const DocNode& map, const std::string& path, Keys allowed,
+                                   EntryFn fn, Keys server_keys,
+                                   absl::FunctionRef<bool(std::string_view)> extra) {
+  if (map.IsNull()) return absl::OkStatus();
+  if (!map.IsMapping()) {
+    return Error(map, path, fmt::format("must be a mapping, not {}", Describe(map)));
+  }
+  std::map<std::string_view, const DocNode*> seen;
+  for (const auto& [key_node, value] : map.entries) {
+    if (!key_node->IsScalar()) return Error(*key_node, path, "keys must be plain names");
+    const std::string& key = key_node->scalar;
+    const std::string field = Child(path, key);
+    if (std::find(server_keys.begin(), server_keys.end(), key) != server_keys.end()) {
+      return Error(*key_node, field, "set by the server");
+    }
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end() && !extra(key)) {
+      return Error(*key_node, field, "unknown key" + Suggestion(key, allowed));
+    }
+    if (const auto [it, inserted] = seen.emplace(key, key_node); !inserted) {
+      return Error(*key_node, field,
+                   fmt::format("given twice (first at line {})", it->second->position.line));
+    }
+    positions_[field] = value->position;
+    TESSERA_RETURN_IF_ERROR(fn(key, *value, field));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Decoder::Text(const DocNode& n, std::string_view field) const {
+  if (n.IsScalar()) return n.scalar;
+  if (n.IsNull()) return Error(n, field, "must have a value");
+  return Error(n, field, fmt::format("must be a single value, not {}", Describe(n)));
+}
+
+absl::StatusOr<int64_t> Decoder::Int(const DocNode& n, std::string_view field, int64_t min,
+                                     int64_t max) const {
+  TESSERA_ASSIGN_OR_RETURN(const std::string text, Text(n, field));
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec == std::errc::result_out_of_range) {
+    return Error(n, field, text[0] == '-' ? fmt::format("must be >= {}", min)
+                                          : fmt::format("must be <= {}", max));
+  }
+  if (ec != std::errc() || ptr != end || text.empty()) {
+    return Error(n, field, fmt::format("must be an integer, not \"{}\"", text));
+  }
+  if (value < min) return Error(n, field, fmt::format("must be >= {}", min));
+  if (value > max) return Error(n, field, fmt::format("must be <= {}", max));
+  return value;
+}
+
+absl::StatusOr<bool> Decoder::Bool(const DocNode& n, std::string_view field) const {
+  TESSERA_ASSIGN_OR_RETURN(const std::string text, Text(n, field));
+  if (text == "true" || text == "True" || text == "TRUE") return true;
+  if (text == "false" || text == "False" || text == "FALSE") return false;
+  return Error(n, field, fmt::format("must be true or false, not \"{}\"", text));
+}
+
+absl::StatusOr<Duration> Decoder::Dur(const DocNode& n, std::string_view field) const {
+  TESSERA_ASSIGN_OR_RETURN(const std::string text, Text(n, field));
+  absl::StatusOr<Duration> duration = ParseDuration(text, field);
+  if (!duration.ok()) return Wrap(n, field, duration.status());
+  return duration;
+}
+
+absl::StatusOr<std::string> Decoder::Choice(const DocNode& n, std::string_view field,
+                                            Keys choices) const {
+  TESSERA_ASSIGN_OR_RETURN(std::string text, Text(n, field));
+  if (std::find(choices.begin(), choices.end(), text) == choices.end()) {
+    return Error(n, field,
+                 fmt::format("must be one of {}, not \"{}\"", fmt::join(choices, ", "), text));
+  }
+  return text;
+}
+
+absl::StatusOr<Labels> Decoder::StringMap(const DocNode& n, const std::string& field) {
+  Labels map;
+  if (n.IsNull()) return map;
+  if (!n.IsMapping()) {
+    return Error(n, field, fmt::format("must be a mapping of names to values, not {}",
+                                       Describe(n)));
+  }
+  for (const auto& [key_node, value] : n.entries) {
+    if (!key_node->IsScalar()) return Error(*key_node, field, "keys must be plain names");
+    if (key_node->scalar.empty()) return Error(*key_node, field, "keys must not be empty");
+    const std::string entry = Child(field, key_node->scalar);
+    positions_[entry] = value->position;
+    TESSERA_ASSIGN_OR_RETURN(std::string text, Text(*value, entry));
+    if (!map.emplace(key_node->scalar, std::move(text)).second) {
+      return Error(*key_node, entry, "given twice");
+    }
+  }
+  return map;
+}
+
+absl::StatusOr<std::vector<std::string>> Decoder::StringList(const DocNode& n,
+                                                             const std::string& field,
+                                                             bool allow_one, bool non_empty) {
+  std::vector<std::string> list;
+  if (allow_one && n.IsScalar()) {
+    if (non_empty && n.scalar.empty()) return Error(n, field, "must not be empty");
+    list.push_back(n.scalar);
+    return list;
+  }
+  if (n.IsNull()) return list;
+  if (!n.IsSequence()) {
+    return Error(n, field, fmt::format("must be a list of strings, not {}", Describe(n)));
+  }
+  for (size_t i = 0; i < n.items.size(); ++i) {
+    const std::string item = Item(field, i);
+    positions_[item] = n.items[i]->position;
+    TESSERA_ASSIGN_OR_RETURN(std::string text, Text(*n.items[i], item));
+    if (non_empty && text.empty()) return Error(*n.items[i], item, "must not be empty");
+    list.push_back(std::move(text));
+  }
+  return list;
+}
+
+absl::StatusOr<JobDocument> Decoder::Decode(const DocNode* root) {
+  if (root == nullptr || root->IsNull()) {
+    return DocumentError(Position{}, "", "the document is empty");
+  }
+  if (!root->IsMapping()) {
+    return Error(*root, "",
+                 fmt::format("the document must be a mapping (apiVersion, kind, metadata, spec), "
+                             "not {}",
+                             Describe(*root)));
+  }
+  bool has_api_version = false;
+  bool has_kind = false;
+  bool has_spec = false;
+  TESSERA_RETURN_IF_ERROR(ForEachEntry(
+      *root, "", {"apiVersion", "kind", "metadata", "spec"},
+      [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
+        if (key == "apiVersion") {
+          has_api_version = true;
+          TESSERA_ASSIGN_OR_RETURN(const std::string version, Text(v, field));
+          if (version != kApiVersion) {
+            return Error(v, field, fmt::format("must be {}, not \"{}\"", kApiVersion, version));
+          }
+        } else if (key == "kind") {
+          has_kind = true;
+          TESSERA_ASSIGN_OR_RETURN(const std::string kind, Text(v, field));
+          if (kind != kKind) return Error(v, field, fmt::format("must be {}, not \"{}\"", kKind, kind));
+        } else if (key == "metadata") {
+          return DecodeMetadata(v, field);
+        } else {
+          has_spec = true;
+          return DecodeSpec(v, field);
+        }
+        return absl::OkStatus();
+      },
+      /*server_keys=*/{"status"}));
+  if (!has_api_version) return Error(*root, "apiVersion", fmt::format("required ({})", kApiVersion));
+  if (!has_kind) return Error(*root, "kind", fmt::format("required ({})", kKind));
+  if (!has_spec) return Error(*root, "spec", "required");
+  TESSERA_RETURN_IF_ERROR(Validate());
+  return std::move(doc_);
+}
+
+absl::Status Decoder::DecodeMetadata(const DocNode& n, const std::string& path) {
+  return ForEachEntry(
+      n, path, {"name", "labels", "requestId"},
+      [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
+        if (key == "name") {
+          TESSERA_ASSIGN_OR_RETURN(doc_.spec.name, Text(v, field));
+        } else if (key == "labels") {
+          TESSERA_ASSIGN_OR_RETURN(doc_.spec.labels, StringMap(v, field));
+        } else {
+          TESSERA_ASSIGN_OR_RETURN(doc_.metadata.request_id, Text(v, field));
+          if (doc_.metadata.request_id.empty()) return Error(v, field, "must not be empty");
+          if (doc_.metadata.request_id.size() > kMaxRequestIdLength) {
+            return Error(v, field, fmt::format("must be at most {} bytes", kMaxRequestIdLength));
+          }
+        }
+        return absl::OkStatus();
+      },
+      /*server_keys=*/{"id"});
+}
+
+absl::Status Decoder::DecodeSpec(const DocNode& n, const std::string& path) {
+  JobSpec& spec = doc_.spec;
+  const DocNode* priority = nullptr;
+  const DocNode* priority_class = nullptr;
+  bool has_tasks = false;
+  Labels node_selector;
+  std::vector<Toleration> tolerations;
+  std::vector<TaskDraft> drafts;
+  TESSERA_RETURN_IF_ERROR(ForEachEntry(
+      n, path,
+      {"queue", "priority", "priorityClass", "minAvailable", "timeLimit", "preemptible",
+       "minRuntime", "terminationGracePeriod", "restartPolicy", "nodeSelector", "tolerations",
+       "clusterSelector", "tasks"},
+      [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
+        if (key == "queue") {
+          TESSERA_ASSIGN_OR_RETURN(spec.queue, Text(v, field));
+        } else if (key == "priority") {
+          priority = &v;
+          TESSERA_ASSIGN_OR_RETURN(const int64_t p, Int(v, field, kInt32Min, kInt32Max));
+          spec.priority = static_cast<int32_t>(p);
+        } else if (key == "priorityClass") {
+          priority_class = &v;
+          TESSERA_ASSIGN_OR_RETURN(const std::string name, Text(v, field));
+          const auto it = priority_classes_.find(name);
+          if (it == priority_classes_.end()) {
+            std::vector<std::string_view> known;
+            for (const auto& [known_name, value] : priority_classes_) known.push_back(known_name);
+            return Error(v, field, fmt::format("unknown priority class \"{}\" (known: {})", name,
+                                               fmt::join(known, ", ")));
+          }
+          spec.priority = it->second;
+        } else if (key == "minAvailable") {
+          TESSERA_ASSIGN_OR_RETURN(const int64_t m, Int(v, field, 1, kInt32Max));
+          spec.min_available = static_cast<int32_t>(m);
+        } else if (key == "timeLimit") {
+          TESSERA_ASSIGN_OR_RETURN(spec.time_limit, Dur(v, field));
+          if (spec.time_limit->count() <= 0) return Error(v, field, "must be > 0");
+        } else if (key == "preemptible") {
+          TESSERA_ASSIGN_OR_RETURN(spec.preemptible, Bool(v, field));
+        } else if (key == "minRuntime") {
+          TESSERA_ASSIGN_OR_RETURN(spec.min_runtime, Dur(v, field));
+        } else if (key == "terminationGracePeriod") {
+          TESSERA_ASSIGN_OR_RETURN(spec.termination_grace, Dur(v, field));
+        } else if (key == "restartPolicy") {
+          return DecodeRestartPolicy(v, field);
+        } else if (key == "nodeSelector") {
+          TESSERA_ASSIGN_OR_RETURN(node_selector, StringMap(v, field));
+        } else if (key == "tolerations") {
+          TESSERA_ASSIGN_OR_RETURN(tolerations, DecodeTolerations(v, field));
+        } else if (key == "clusterSelector") {
+          TESSERA_ASSIGN_OR_RETURN(spec.cluster_selector, StringMap(v, field));
+        } else {
+          has_tasks = true;
+          if (!v.IsSequence()) {
+            return Error(v, field,
+                         fmt::format("must be a list of task groups, not {}", Describe(v)));
+          }
+          if (v.items.empty()) return Error(v, field, "must have at least one task group");
+          for (size_t i = 0; i < v.items.size(); ++i) {
+            const std::string item = Item(field, i);
+            positions_[item] = v.items[i]->position;
+            TESSERA_ASSIGN_OR_RETURN(TaskDraft draft, DecodeTask(*v.items[i], item));
+            drafts.push_back(std::move(draft));
+          }
+        }
+        return absl::OkStatus();
+      }));
+  if (priority != nullptr && priority_class != nullptr) {
+    return Error(*priority_class, Child(path, "priorityClass"),
+                 "give priority or priorityClass, not both");
+  }
+  if (!has_tasks) return Error(n, Child(path, "tasks"), "required: at least one task group");
+  TESSERA_RETURN_IF_ERROR(MergeJobPlacement(node_selector, tolerations, drafts));
+  for (TaskDraft& draft : drafts) spec.tasks.push_back(std::move(draft.group));
+  return absl::OkStatus();
+}
+
+absl::Status Decoder::DecodeRestartPolicy(const DocNode& n, const std::string& path) {
+  RestartPolicy& policy = doc_.spec.restart_policy;
+  return ForEachEntry(
+      n, path, {"onFailure", "maxRestarts"},
+      [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
+        if (key == "onFailure") {
+          TESSERA_ASSIGN_OR_RETURN(const std::string action,
+                                   Choice(v, field, {"requeue", "fail"}));
+          policy.on_failure = action == "requeue" ? RestartAction::kRequeue : RestartAction::kFail;
+        } else {
+          TESSERA_ASSIGN_OR_RETURN(const int64_t m, Int(v, field, 0, kInt32Max));
+          policy.max_restarts = static_cast<int32_t>(m);
+        }
+        return absl::OkStatus();
+      });
+}
+
+absl::StatusOr<std::vector<Toleration>> Decoder::DecodeTolerations(const DocNode& n,
+                                                                   const std::string& path) {
+  std::vector<Toleration> tolerations;
+  if (n.IsNull()) return tolerations;
+  if (!n.IsSequence()) {
+    return Error(n, path, fmt::format("must be a list of tolerations, not {}", Describe(n)));
+  }
+  for (size_t i = 0; i < n.items.size(); ++i) {
+    const std::string item = Item(path, i);
+    positions_[item] = n.items[i]->position;
+    TESSERA_ASSIGN_OR_RETURN(Toleration toleration, DecodeToleration(*n.items[i], item));
+    tolerations.push_back(std::move(toleration));
+  }
+  return tolerations;
+}
+
+absl::StatusOr<Toleration> Decoder::DecodeToleration(const DocNode& n, const std::string& path) {
+  if (!n.IsMapping()) {
+    return Error(n, path, fmt::format("must be a mapping (key, operator, value, effect), not {}",
+                                      Describe(n)));
+  }
+  Toleration toleration;
+  const DocNode* value_node = nullptr;
+  TESSERA_RETURN_IF_ERROR(ForEachEntry(
+      n, path, {"key", "operator", "value", "effect"},
+      [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
+        if (key == "key") {
+          TESSERA_ASSIGN_OR_RETURN(toleration.key, Text(v, field));
+        } else if (key == "operator") {
+          TESSERA_ASSIGN_OR_RETURN(const std::string op, Choice(v, field, {"Equal", "Exists"}));
+          toleration.exists = op == "Exists";
+        } else if (key == "value") {
+          value_node = &v;
+          TESSERA_ASSIGN_OR_RETURN(toleration.value, Text(v, field));
+        } else {
+          TESSERA_ASSIGN_OR_RETURN(
+              const std::string effect,
+              Choice(v, field, {"NoSchedule", "PreferNoSchedule", "NoExecute", ""}));
+          if (effect == "NoSchedule") toleration.effect = TaintEffect::kNoSchedule;
+          if (effect == "PreferNoSchedule") toleration.effect = TaintEffect::kPreferNoSchedule;
+          if (effect == "NoExecute") toleration.effect = TaintEffect::kNoExecute;
+        }
+        return absl::OkStatus();
+      }));
+  if (toleration.key.empty() && !toleration.exists) {
+    return Error(n, Child(path, "key"), "required unless the operator is Exists");
+  }
+  if (toleration.exists && value_node != nullptr && !toleration.value.empty()) {
+    return Error(*value_node, Child(path, "value"), "must be empty when the operator is Exists");
+  }
+  return toleration;
+}
+
+absl::StatusOr<TaskDraft> Decoder::DecodeTask(const DocNode& n, const std::string& path) {
+  if (!n.IsMapping()) {
+    return Error(n, path, fmt::format("must be a mapping (a task group), not {}", Describe(n)));
+  }
+  TaskDraft draft;
+  draft.path = path;
+  TaskGroup& group = draft.group;
+  bool named = false;
+  TESSERA_RETURN_IF_ERROR(ForEachEntry(
+      n, path,
+      {"name", "replicas", "resources", "command", "args", "env", "workingDir", "nodeSelector",
+       "tolerations"},
+      [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
+        if (key == "name") {
+          named = true;
+          TESSERA_ASSIGN_OR_RETURN(group.name, Text(v, field));
+        } else if (key == "replicas") {
+          TESSERA_ASSIGN_OR_RETURN(const int64_t replicas, Int(v, field, 1, kInt32Max));
+          group.replicas = static_cast<int32_t>(replicas);
+        } else if (key == "resources") {
+          return DecodeResources(v, field, group.request);
+        } else if (key == "command") {
+          TESSERA_ASSIGN_OR_RETURN(group.command, StringList(v, field, false, false));
+        } else if (key == "args") {
+          TESSERA_ASSIGN_OR_RETURN(group.args, StringList(v, field, false, false));
+        } else if (key == "env") {
+          TESSERA_ASSIGN_OR_RETURN(const Labels env, StringMap(v, field));
+          for (const auto& [name, value] : env) {
+            if (name.find('=') != std::string::npos) {
+              return Error(v, Child(field, name), "names must not contain '='");
+            }
+            group.env.emplace(name, value);
+          }
+        } else if (key == "workingDir") {
+          TESSERA_ASSIGN_OR_RETURN(group.working_dir, Text(v, field));
+        } else if (key == "nodeSelector") {
+          draft.node_selector_node = &v;
+          TESSERA_ASSIGN_OR_RETURN(draft.node_selector, StringMap(v, field));
+        } else {
+          TESSERA_ASSIGN_OR_RETURN(draft.tolerations, DecodeTolerations(v, field));
+        }
+        return absl::OkStatus();
+      }));
+  if (!named) return Error(n, Child(path, "name"), "required");
+  return draft;
+}
+
+absl::Status Decoder::DecodeResources(const DocNode& n, const std::string& path,
+                                      TaskRequest& request) {
+  int64_t gpu_milli = 0;
+  const DocNode* gpu_node = nullptr;
+  const DocNode* gpu_memory_node = nullptr;
+  const DocNode* gpu_model_node = nullptr;
+  TESSERA_RETURN_IF_ERROR(ForEachEntry(
+      n, path, {"cpu", "memory", "gpu", "gpuMemory", "gpuModel"},
+      [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
+        if (key == "gpuModel") {
+          gpu_model_node = &v;
+          TESSERA_ASSIGN_OR_RETURN(request.gpu_models, StringList(v, field, true, true));
+          return absl::OkStatus();
+        }
+        TESSERA_ASSIGN_OR_RETURN(const std::string text, Text(v, field));
+        absl::StatusOr<int64_t> quantity;
+        if (key == "cpu") {
+          quantity = ParseCpuMillis(text, field);
+        } else if (key == "memory" || key == "gpuMemory") {
+          quantity = ParseBytes(text, field);
+        } else if (key == "gpu") {
+          quantity = ParseMilliGpu(text, field);
+        } else {
+          quantity = ParseCount(text, field);
+        }
+        if (!quantity.ok()) return Wrap(v, field, quantity.status());
+        if (key == "cpu") {
+          request.cpu = *quantity;
+        } else if (key == "memory") {
+          request.memory = *quantity;
+        } else if (key == "gpuMemory") {
+          gpu_memory_node = &v;
+          request.gpu_memory = *quantity;
+        } else if (key == "gpu") {
+          gpu_node = &v;
+          gpu_milli = *quantity;
+        } else {
+          request.extended.emplace(std::string(key), *quantity);
+        }
+        return absl::OkStatus();
+      },
+      /*server_keys=*/{}, IsExtendedResourceName));
+  if (gpu_milli > kMilliGpuPerDevice && gpu_milli % kMilliGpuPerDevice != 0) {
+    return Error(*gpu_node, Child(path, "gpu"),
+                 fmt::format("must be a whole number of GPUs, or a share of one GPU below 1 "
+                             "(0.5 = half a GPU), not {}",
+                             FormatMilliGpu(gpu_milli)));
+  }
+  if (gpu_milli / kMilliGpuPerDevice > kInt32Max) {
+    return Error(*gpu_node, Child(path, "gpu"), fmt::format("must be <= {}", kInt32Max));
+  }
+  if (gpu_milli > 0) {
+    const bool share = gpu_milli < kMilliGpuPerDevice;
+    request.gpu_count = share ? 1 : static_cast<int32_t>(gpu_milli / kMilliGpuPerDevice);
+    request.gpu_milli = share ? gpu_milli : kMilliGpuPerDevice;
+  } else if (gpu_memory_node != nullptr && request.gpu_memory > 0) {
+    return Error(*gpu_memory_node, Child(path, "gpuMemory"), "needs gpu > 0");
+  } else if (gpu_model_node != nullptr && !request.gpu_models.empty()) {
+    return Error(*gpu_model_node, Child(path, "gpuModel"), "needs gpu > 0");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Decoder::MergeJobPlacement(const Labels& node_selector,
+                                        const std::vector<Toleration>& tolerations,
+                                        std::vector<TaskDraft>& drafts) {
+  for (TaskDraft& draft : drafts) {
+    TaskRequest& request = draft.group.request;
+    request.node_selector = node_selector;
+    for (const auto& [key, value] : draft.node_selector) {
+      const auto [it, inserted] = request.node_selector.emplace(key, value);
+      if (!inserted && it->second != value) {
+        return Error(*draft.node_selector_node, Child(Child(draft.path, "nodeSelector"), key),
+                     fmt::format("\"{}\" conflicts with spec.nodeSelector.{} (\"{}\")", value, key,
+                                 it->second));
+      }
+    }
+    request.tolerations = tolerations;
+    request.tolerations.insert(request.tolerations.end(), draft.tolerations.begin(),
+                               draft.tolerations.end());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Decoder::Validate() const {
+  const absl::Status status = doc_.spec.Validate("spec");
+  if (status.ok()) return status;
+  const std::string full(status.message());
+  const std::string_view message = full;
+  const size_t colon = message.find(": ");
+  if (colon == std::string_view::npos) return DocumentError(Position{}, "", message);
+  const std::string field = ApiPath(message.substr(0, colon));
+  // The position of the field, or of the nearest enclosing field that was in the document.
+  Position position;
+  for (std::string at = field; !at.empty();) {
+    if (const auto it = positions_.find(at); it != positions_.end()) {
+      position = it->second;
+      break;
+    }
+    const size_t cut = at.find_last_of(".[");
+    at.resize(cut == std::string::npos ? 0 : cut);
+  }
+  return DocumentError(position, field, message.substr(colon + 2));
+}
+
+}  // namespace
+
+absl::StatusOr<JobDocument> DecodeJobDocument(const DocumentTree& tree,
+                                              const PriorityClasses& priority_classes) {
+  return Decoder(priority_classes).Decode(tree.root());
+}
+
+}  // namespace tessera::api::internal

@@ -1,0 +1,41 @@
+#include "api/jobspec/job_document.h"
+
+#include <string_view>
+
+namespace tessera::api {
+
+std::string_view JobPhaseName(JobPhase phase) {
+  switch (phase) {
+    case JobPhase::kPending:
+      return "Pending";
+    case JobPhase::kAdmitted:
+      return "Admitted";
+    case JobPhase::kRunning:
+      return "Running";
+    case JobPhase::kSucceeded:
+      return "Succeeded";
+    case JobPhase::kFailed:
+      return "Failed";
+    case JobPhase::kCancelled:
+      return "Cancelled";
+  }
+  return "Pending";
+}
+
+std::string_view TaskPhaseName(TaskPhase phase) {
+  switch (phase) {
+    case TaskPhase::kPending:
+      return "Pending";
+    case TaskPhase::kRunning:
+      return "Running";
+    case TaskPhase::kSucceeded:
+      return "Succeeded";
+    case TaskPhase::kFailed:
+      return "Failed";
+    case TaskPhase::kCancelled:
+      return "Cancelled";
+  }
+  return "Pending";
+}
+
+}  // namespace tessera::api

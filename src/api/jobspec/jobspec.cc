@@ -1,0 +1,150 @@
+#include "api/jobspec/jobspec.h"
+
+#include <algorithm>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "api/jobspec/internal/document_error.h"
+#include "api/jobspec/internal/document_tree.h"
+#include "api/jobspec/internal/job_decoder.h"
+#include "api/jobspec/job_json.h"
+#include "yaml-cpp/yaml.h"
+
+namespace tessera::api {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+bool LooksLikeJson(std::string_view text) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 byte order mark
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && text[first] == '{';
+}
+
+absl::StatusOr<internal::DocumentTree> ParseTree(std::string_view text,
+                                                 const ParseOptions& options,
+                                                 const internal::DocumentLimits& limits) {
+  switch (options.format) {
+    case DocumentFormat::kJson:
+      return internal::ParseJsonTree(text, limits);
+    case DocumentFormat::kYaml:
+      return internal::ParseYamlTree(text, limits);
+    case DocumentFormat::kAuto:
+      break;
+  }
+  if (LooksLikeJson(text)) {
+    // YAML flow mappings also start with '{': what is not JSON is read as YAML, whose
+    // grammar (a superset) then reports any syntax error.
+    absl::StatusOr<internal::DocumentTree> tree = internal::ParseJsonTree(text, limits);
+    if (tree.ok()) return tree;
+  }
+  return internal::ParseYamlTree(text, limits);
+}
+
+// True when `s` could read as a number in some YAML dialect: "8", "-1.5", "1e3", "1_000",
+// "0x1F", ".inf", or a YAML 1.1 date ("2024-05-01"). A superset on purpose: quoting a string
+// that did not need it costs nothing.
+bool IsNumberLike(std::string_view s) {
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  const std::string lower = absl::AsciiStrToLower(std::string(s));
+  if (lower == ".inf" || lower == ".nan") return true;
+  if (lower.size() > 1 && lower[0] == '0' && (lower[1] == 'x' || lower[1] == 'o' ||
+                                              lower[1] == 'b')) {
+    return true;
+  }
+  const auto digit = [](char c) { return absl::ascii_isdigit(static_cast<unsigned char>(c)); };
+  if (s.size() >= 5 && std::all_of(s.begin(), s.begin() + 4, digit) && s[4] == '-') return true;
+  const bool numeric_chars = std::all_of(s.begin(), s.end(), [&](char c) {
+    return digit(c) || c == '.' || c == '_' || c == 'e' || c == 'E' || c == '+' || c == '-';
+  });
+  return numeric_chars && std::any_of(s.begin(), s.end(), digit);
+}
+
+// True when a plain YAML scalar with this text would read as something other than a string
+// (null, a boolean, a number). yaml-cpp's emitter quotes what the syntax needs by itself.
+bool NeedsQuotes(std::string_view s) {
+  if (s.empty() || s[0] == '~' || IsNumberLike(s)) return true;
+  static constexpr std::string_view kReserved[] = {"null", "true", "false", "yes", "no",
+                                                   "on",   "off",  "y",     "n"};
+  const std::string lower = absl::AsciiStrToLower(std::string(s));
+  return std::find(std::begin(kReserved), std::end(kReserved), lower) != std::end(kReserved);
+}
+
+void EmitString(YAML::Emitter& out, const std::string& s) {
+  if (NeedsQuotes(s)) out << YAML::DoubleQuoted;
+  out << s;
+}
+
+bool IsScalar(const Json& v) { return !v.is_object() && !v.is_array(); }
+
+void EmitYaml(YAML::Emitter& out, const Json& v) {
+  if (v.is_object()) {
+    if (v.empty()) out << YAML::Flow;
+    out << YAML::BeginMap;
+    for (const auto& [key, value] : v.items()) {
+      out << YAML::Key;
+      EmitString(out, key);
+      out << YAML::Value;
+      EmitYaml(out, value);
+    }
+    out << YAML::EndMap;
+  } else if (v.is_array()) {
+    bool scalars = true;
+    for (const Json& item : v) scalars = scalars && IsScalar(item);
+    if (scalars) out << YAML::Flow;
+    out << YAML::BeginSeq;
+    for (const Json& item : v) EmitYaml(out, item);
+    out << YAML::EndSeq;
+  } else if (v.is_string()) {
+    EmitString(out, v.get<std::string>());
+  } else if (v.is_boolean()) {
+    out << v.get<bool>();
+  } else if (v.is_null()) {
+    out << YAML::Null;
+  } else {
+    out << v.dump();  // a number, as JSON writes it
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<JobDocument> ParseJobDocument(std::string_view text, const ParseOptions& options) {
+  internal::DocumentLimits limits;
+  limits.max_bytes = options.max_bytes;
+  limits.max_depth = options.max_depth;
+  limits.max_nodes = options.max_nodes;
+  const PriorityClasses& classes = options.priority_classes != nullptr
+                                       ? *options.priority_classes
+                                       : BuiltinPriorityClasses();
+  absl::StatusOr<JobDocument> job = [&]() -> absl::StatusOr<JobDocument> {
+    if (absl::Status status = internal::CheckText(text, limits); !status.ok()) return status;
+    absl::StatusOr<internal::DocumentTree> tree = ParseTree(text, options, limits);
+    if (!tree.ok()) return tree.status();
+    return internal::DecodeJobDocument(*tree, classes);
+  }();
+  if (!job.ok()) return internal::WithSource(job.status(), options.source);
+  return job;
+}
+
+std::string RenderJobJson(const JobDocument& job, int indent) {
+  return JobDocumentToJson(job).dump(indent, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::string RenderJobYaml(const JobDocument& job) {
+  YAML::Emitter out;
+  out.SetNullFormat(YAML::LowerNull);
+  out.SetBoolFormat(YAML::TrueFalseBool);
+  EmitYaml(out, JobDocumentToJson(job));
+  return std::string(out.c_str()) + "\n";
+}
+
+std::optional<JobSpecError> GetJobSpecError(const absl::Status& status) {
+  return internal::ErrorParts(status);
+}
+
+}  // namespace tessera::api
