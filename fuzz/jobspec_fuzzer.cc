@@ -1,0 +1,79 @@
+// Feeds arbitrary bytes to the job-spec codec (api/jobspec/jobspec.h) and checks that it
+// never crashes, that every rejection is an InvalidArgument carrying its parts, and that every
+// accepted job is valid and survives render -> parse unchanged, in YAML and in JSON. Inputs
+// that look like JSON are also read by the YAML parser (JSON is YAML): when both accept, they
+// must agree.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "api/jobspec/jobspec.h"
+
+namespace tessera::api {
+namespace {
+
+void Require(bool condition, const char* what, std::string_view input, std::string_view detail) {
+  if (condition) return;
+  std::fprintf(stderr, "invariant violated: %s\n%.*s\ninput (%zu bytes): %.*s\n", what,
+               static_cast<int>(detail.size()), detail.data(), input.size(),
+               static_cast<int>(input.size()), input.data());
+  std::abort();
+}
+
+absl::StatusOr<JobDocument> Parse(std::string_view text, DocumentFormat format) {
+  ParseOptions options;
+  options.format = format;
+  return ParseJobDocument(text, options);
+}
+
+void CheckRejection(const absl::Status& status, std::string_view input) {
+  Require(status.code() == absl::StatusCode::kInvalidArgument, "a rejection is InvalidArgument",
+          input, status.ToString());
+  Require(!status.message().empty(), "a rejection says why", input, "");
+  Require(GetJobSpecError(status).has_value(), "a rejection carries its parts", input,
+          status.ToString());
+}
+
+// render -> parse gives back the same job (compared by canonical rendering, which writes every
+// field of the spec and metadata).
+void CheckRoundTrip(const JobDocument& job, std::string_view input) {
+  const std::string canonical = RenderJobJson(job);
+  for (const auto& [rendered, format] :
+       {std::pair{RenderJobYaml(job), DocumentFormat::kYaml},
+        std::pair{canonical, DocumentFormat::kJson}}) {
+    const absl::StatusOr<JobDocument> back = Parse(rendered, format);
+    Require(back.ok(), "a rendered job parses", input,
+            back.ok() ? rendered : back.status().ToString() + "\n" + rendered);
+    Require(RenderJobJson(*back) == canonical, "render -> parse round-trips", input,
+            rendered + "\nvs\n" + RenderJobJson(*back));
+  }
+}
+
+}  // namespace
+}  // namespace tessera::api
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace tessera::api;
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  const absl::StatusOr<JobDocument> job = Parse(input, DocumentFormat::kAuto);
+  if (!job.ok()) {
+    CheckRejection(job.status(), input);
+    return 0;
+  }
+  Require(job->spec.Validate("spec").ok(), "an accepted job is valid", input, "");
+  Require(job->metadata.id.empty() && !job->status.has_value(), "no server fields from a client",
+          input, "");
+  CheckRoundTrip(*job, input);
+  const absl::StatusOr<JobDocument> json = Parse(input, DocumentFormat::kJson);
+  if (json.ok()) {
+    const absl::StatusOr<JobDocument> yaml = Parse(input, DocumentFormat::kYaml);
+    if (yaml.ok()) {
+      Require(RenderJobJson(*json) == RenderJobJson(*yaml), "JSON and YAML readings agree", input,
+              RenderJobJson(*json) + "\nvs\n" + RenderJobJson(*yaml));
+    }
+  }
+  return 0;
+}
