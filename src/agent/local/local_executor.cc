@@ -318,17 +318,13 @@ void LocalExecutor::PublishLocked(Task& task, TaskOutcome outcome) {
   ended_cv_.notify_all();
 }
 
-std::vector<std::string> LocalExecutor::SweepLocked(TimePoint now) {
-  std::vector<std::string> ended;
+void LocalExecutor::SweepLocked(TimePoint now) {
   for (auto& [id, task] : tasks_) {
     if (task->ended() || task->record.pid <= 0) continue;
     EnforceDeadlinesLocked(*task, now);
     std::optional<TaskOutcome> outcome = CheckExitLocked(*task, now);
-    if (!outcome.has_value()) continue;
-    PublishLocked(*task, *std::move(outcome));
-    ended.push_back(id);
+    if (outcome.has_value()) PublishLocked(*task, *std::move(outcome));
   }
-  return ended;
 }
 
 int LocalExecutor::PollTimeoutMsLocked(TimePoint now) const {

@@ -148,10 +148,9 @@ class LocalExecutor {
 
   explicit LocalExecutor(LocalExecutorOptions options, std::string boot_id, int wake_fd);
 
-  StartedTask StartLocked(const TaskLaunch& launch, std::unique_lock<std::mutex>& lock);
   void ReaperLoop();
-  // One pass over the running tasks: exits, deadlines. Returns the tasks that ended.
-  std::vector<std::string> SweepLocked(TimePoint now);
+  // One pass over the running tasks: deadlines, then exits.
+  void SweepLocked(TimePoint now);
   std::optional<TaskOutcome> CheckExitLocked(Task& task, TimePoint now);
   void EnforceDeadlinesLocked(Task& task, TimePoint now);
   void SignalGroupLocked(Task& task, int signal);

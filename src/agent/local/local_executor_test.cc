@@ -318,6 +318,22 @@ TEST_F(LocalExecutorTest, CancelKillsAChildThatIgnoresSigtermAfterTheGrace) {
   EXPECT_EQ(outcome->message, "cancelled; killed by signal 9 (SIGKILL)");
 }
 
+TEST_F(LocalExecutorTest, CancelWakesAStoppedTaskSoItCanActOnSigterm) {
+  const std::string ready = log_dir_ + "/stopped.ready";
+  ASSERT_TRUE(executor_
+                  ->Start({.task_id = "stopped",
+                           .command = {"sh", "-c",
+                                       "trap 'exit 5' TERM; echo up > " + ready +
+                                           "; kill -STOP $$; while :; do sleep 0.05; done"}})
+                  .ok());
+  WaitForFile(ready);
+  ASSERT_TRUE(executor_->Cancel("stopped", std::chrono::seconds(60)).ok());
+  std::optional<TaskOutcome> outcome = executor_->WaitForOutcome("stopped", kHangGuard);
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->end, TaskEnd::kCancelled);
+  EXPECT_EQ(outcome->exit_code, 5);
+}
+
 TEST_F(LocalExecutorTest, GrandchildrenGoDownWithTheGroup) {
   const std::string pid_file = log_dir_ + "/grandchild.pid";
   ASSERT_TRUE(executor_
