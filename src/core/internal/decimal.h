@@ -139,8 +139,9 @@ inline bool ConsumeSign(std::string_view& rest) {
 inline std::string ShowForMessage(std::string_view text) {
   constexpr size_t kMaxShown = 64;
   const std::string_view shown = text.substr(0, kMaxShown);
-  return absl::CHexEscape(absl::string_view(shown.data(), shown.size())) +
-         (text.size() > kMaxShown ? "..." : "");
+  std::string out = absl::CHexEscape(absl::string_view(shown.data(), shown.size()));
+  if (text.size() > kMaxShown) out += "...";
+  return out;
 }
 
 // ShowForMessage in double quotes.

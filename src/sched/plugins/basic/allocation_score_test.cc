@@ -1,4 +1,5 @@
 // Tests of LeastAllocated, MostAllocated and their shared core (resource_allocation.h).
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,31 @@ TEST_P(AllocationScoreTest, Score) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, AllocationScoreTest, ::testing::ValuesIn(Cases()),
                          [](const auto& info) { return testing::TestName(info.param.name); });
+
+// Quantities near the int64 limit (a node of 200 PiB of memory, exabytes of an extended
+// resource) score like small ones: the arithmetic does not overflow.
+TEST(AllocationScoreTest, HugeQuantitiesDoNotOverflow) {
+  constexpr int64_t kPi = int64_t{1} << 50;
+  const LeastAllocated least;
+  const MostAllocated most;
+  TaskRequest task;
+  task.cpu = 1000;
+  task.memory = kGi;
+  Node huge;
+  huge.allocatable.cpu = huge.capacity.cpu = 4000;
+  huge.allocatable.memory = huge.capacity.memory = 200 * kPi;
+  Node small = huge;
+  small.allocatable.memory = small.capacity.memory = 8 * kGi;
+  EXPECT_GT(ScoreOf(least, task, huge), ScoreOf(least, task, small));
+  EXPECT_LT(ScoreOf(most, task, huge), ScoreOf(most, task, small));
+
+  Node full = huge;
+  full.allocatable.memory = full.capacity.memory = std::numeric_limits<int64_t>::max();
+  full.allocated.memory = std::numeric_limits<int64_t>::max();
+  // Memory saturates at fully used: cpu 25% used after placing, memory 100%.
+  EXPECT_EQ(ScoreOf(most, task, full), (25 + 100) / 2);
+  EXPECT_EQ(ScoreOf(least, task, full), (75 + 0) / 2);
+}
 
 // Over a row of nodes from empty to nearly full, LeastAllocated ranks emptier nodes strictly
 // higher and MostAllocated ranks fuller nodes strictly higher.

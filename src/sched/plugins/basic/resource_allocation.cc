@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 
 #include "fmt/format.h"
 #include "tessera/sched/plugin.h"
@@ -31,20 +32,26 @@ struct Use {
   int64_t allocatable = 0;
 };
 
+// a + b, saturating at the int64 maximum (quantities are never negative here).
+int64_t Plus(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<int64_t>::max() : sum;
+}
+
 Use UseAfterPlacing(const WeightedResource& r, const TaskRequest& task, const Node& node) {
   const Resources& alloc = node.allocatable;
   const Resources& used = node.allocated;
   switch (r.kind) {
     case WeightedResource::Kind::kCpu:
-      return {used.cpu + task.cpu, alloc.cpu};
+      return {Plus(used.cpu, task.cpu), alloc.cpu};
     case WeightedResource::Kind::kMemory:
-      return {used.memory + task.memory, alloc.memory};
+      return {Plus(used.memory, task.memory), alloc.memory};
     case WeightedResource::Kind::kGpu:
-      return {used.gpu + task.TotalGpuMilli(), alloc.gpu};
+      return {Plus(used.gpu, task.TotalGpuMilli()), alloc.gpu};
     case WeightedResource::Kind::kGpuMemory:
-      return {used.gpu_memory + task.gpu_count * task.gpu_memory, alloc.gpu_memory};
+      return {Plus(used.gpu_memory, task.gpu_count * task.gpu_memory), alloc.gpu_memory};
     case WeightedResource::Kind::kExtended:
-      return {Lookup(used.extended, r.name) + Lookup(task.extended, r.name),
+      return {Plus(Lookup(used.extended, r.name), Lookup(task.extended, r.name)),
               Lookup(alloc.extended, r.name)};
   }
   return {};
@@ -113,13 +120,18 @@ absl::StatusOr<ResourceWeights> ParseResourceWeights(std::string_view plugin,
   return out;
 }
 
+// Quantities reach 2^63 (bytes of a large node), so `x * 100` is computed in 128 bits.
+int64_t ScaledShare(int64_t part, int64_t whole) {
+  return static_cast<int64_t>(static_cast<__int128>(part) * kMaxNodeScore / whole);
+}
+
 int64_t LeastRequestedScore(int64_t requested, int64_t allocatable) {
   if (requested > allocatable) return kMinNodeScore;
-  return (allocatable - requested) * kMaxNodeScore / allocatable;
+  return ScaledShare(allocatable - requested, allocatable);
 }
 
 int64_t MostRequestedScore(int64_t requested, int64_t allocatable) {
-  return std::min(requested, allocatable) * kMaxNodeScore / allocatable;
+  return ScaledShare(std::min(requested, allocatable), allocatable);
 }
 
 int64_t AllocationScore(const ResourceWeights& weights, AllocationStrategy strategy,
