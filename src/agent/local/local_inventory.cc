@@ -80,6 +80,7 @@ Node BuildLocalNode(const LocalInventoryOptions& options, const HostLimits& limi
   node.pool = options.pool;
   node.labels = options.labels;
   node.labels["tessera.io/hostname"] = std::string(hostname);
+  if (!gpus.empty()) node.labels["tessera.io/gpu-model"] = gpus.front().model;
   if (!gpus.empty() && !gpu_product.empty()) {
     node.labels["tessera.io/gpu-product"] = std::string(gpu_product);
   }

@@ -8,7 +8,8 @@
 //   capacity.gpu     1000 x devices;  capacity.gpu_memory  the devices' memory, summed
 //   allocatable      capacity less `reserved` (what the machine keeps for itself and the
 //                    control plane), never below zero
-//   labels           `labels`, plus tessera.io/hostname and, with GPUs,
+//   labels           `labels`, plus tessera.io/hostname and, with GPUs, tessera.io/gpu-model
+//                    (device 0's model, as the simulator labels nodes) and
 //                    tessera.io/gpu-product (NVML's product name of device 0)
 // The node is Ready and has no allocations; the cluster manager owns it from there.
 //

@@ -32,6 +32,7 @@ TEST(LocalInventoryTest, BuildsTheNodeFromMeasurements) {
   EXPECT_EQ(node.labels.at("rack"), "r1");
   EXPECT_EQ(node.labels.at("tessera.io/hostname"), "host-a");
   EXPECT_EQ(node.labels.at("tessera.io/gpu-product"), "NVIDIA A100-PCIE-40GB");
+  EXPECT_EQ(node.labels.at("tessera.io/gpu-model"), "A100-40GB");
   EXPECT_EQ(node.capacity.cpu, 16000);
   EXPECT_EQ(node.capacity.memory, 64 * kGiB);
   EXPECT_EQ(node.capacity.gpu, 2000);
@@ -55,6 +56,7 @@ TEST(LocalInventoryTest, ReservesNeverMakeAllocatableNegative) {
   EXPECT_EQ(node.allocatable.cpu, 0);
   EXPECT_EQ(node.allocatable.memory, 0);
   EXPECT_FALSE(node.labels.contains("tessera.io/gpu-product"));
+  EXPECT_FALSE(node.labels.contains("tessera.io/gpu-model"));
 }
 
 TEST(LocalInventoryTest, UnhealthyDiscoveredDeviceStaysInPlace) {
