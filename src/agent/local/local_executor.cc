@@ -1,8 +1,9 @@
 #include "agent/local/local_executor.h"
 
-#include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -48,6 +49,25 @@ std::string HowItEnded(const std::optional<int>& exit_code, const std::optional<
   return "exit status unknown: the process ended while this executor was not its parent";
 }
 
+// An exclusive, non-blocking flock on the directory's lock file. The descriptor is close-on-exec
+// (and tasks get no descriptors beyond 0-2), so a task never keeps the lock after the agent dies.
+absl::StatusOr<int> LockDirectory(const std::string& dir) {
+  const std::string path = dir + "/.executor.lock";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+  if (fd < 0) {
+    return absl::FailedPreconditionError(
+        fmt::format("log_dir: cannot open {}: {}", path, std::strerror(errno)));
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return absl::FailedPreconditionError(
+        err == EWOULDBLOCK ? fmt::format("log_dir: {} is in use by another executor", dir)
+                           : fmt::format("log_dir: cannot lock {}: {}", path, std::strerror(err)));
+  }
+  return fd;
+}
+
 }  // namespace
 
 struct LocalExecutor::Task {
@@ -78,18 +98,23 @@ absl::StatusOr<std::unique_ptr<LocalExecutor>> LocalExecutor::Create(LocalExecut
     return absl::FailedPreconditionError(
         fmt::format("cannot read the boot id: {}", std::string(boot_id.status().message())));
   }
+  absl::StatusOr<int> lock_fd = LockDirectory(options.log_dir);
+  if (!lock_fd.ok()) return lock_fd.status();
   const int wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd < 0) {
+    ::close(*lock_fd);
     return absl::ResourceExhaustedError(fmt::format("eventfd: {}", std::strerror(errno)));
   }
   return std::unique_ptr<LocalExecutor>(
-      new LocalExecutor(std::move(options), *std::move(boot_id), wake_fd));
+      new LocalExecutor(std::move(options), *std::move(boot_id), *lock_fd, wake_fd));
 }
 
-LocalExecutor::LocalExecutor(LocalExecutorOptions options, std::string boot_id, int wake_fd)
+LocalExecutor::LocalExecutor(LocalExecutorOptions options, std::string boot_id, int lock_fd,
+                             int wake_fd)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : SystemClock::Get()),
       boot_id_(std::move(boot_id)),
+      lock_fd_(lock_fd),
       wake_fd_(wake_fd) {
   reaper_ = std::thread([this] { ReaperLoop(); });
 }
@@ -105,6 +130,7 @@ LocalExecutor::~LocalExecutor() {
     if (task->pidfd >= 0) ::close(task->pidfd);
   }
   ::close(wake_fd_);
+  ::close(lock_fd_);
 }
 
 void LocalExecutor::Log(std::string_view line) const {

@@ -21,6 +21,10 @@
 // Outcomes (task_outcome.h) are recorded in the state file first, then published: through
 // Outcome()/WaitForOutcome() and, once per task, through the `on_outcome` callback.
 //
+// One executor per log directory: Create takes an exclusive lock on "<log_dir>/.executor.lock"
+// (released when the executor is destroyed or its process dies), so two executors never supervise
+// the same tasks.
+//
 // Restarts. Destroying the executor leaves running tasks running. A new executor over the same
 // log directory calls Adopt(): a task whose recorded process still runs (same pid, same start
 // time, same boot) is supervised again, time limit included; one whose process is gone is
@@ -107,7 +111,8 @@ struct AdoptReport {
 
 class LocalExecutor {
  public:
-  // Creates the log directory if needed and starts the reaper thread.
+  // Creates the log directory if needed, locks it and starts the reaper thread.
+  // FailedPrecondition when another executor holds the directory.
   static absl::StatusOr<std::unique_ptr<LocalExecutor>> Create(LocalExecutorOptions options);
   ~LocalExecutor();
   LocalExecutor(const LocalExecutor&) = delete;
@@ -146,7 +151,7 @@ class LocalExecutor {
   enum class Ending { kNone, kCancel, kTimeLimit };
   struct Task;
 
-  explicit LocalExecutor(LocalExecutorOptions options, std::string boot_id, int wake_fd);
+  LocalExecutor(LocalExecutorOptions options, std::string boot_id, int lock_fd, int wake_fd);
 
   void ReaperLoop();
   // One pass over the running tasks: deadlines, then exits.
@@ -164,6 +169,7 @@ class LocalExecutor {
   const LocalExecutorOptions options_;
   const Clock& clock_;
   const std::string boot_id_;
+  const int lock_fd_;  // holds the log directory's flock while the executor lives
   const int wake_fd_;  // eventfd that interrupts the reaper's poll
 
   mutable std::mutex mu_;

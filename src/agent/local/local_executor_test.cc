@@ -407,6 +407,16 @@ TEST_F(LocalExecutorTest, ForgetDeletesTheStateFileButKeepsLogs) {
   EXPECT_EQ(executor_->Forget("done").code(), absl::StatusCode::kNotFound);
 }
 
+TEST_F(LocalExecutorTest, OneExecutorPerLogDirectory) {
+  absl::StatusOr<std::unique_ptr<LocalExecutor>> second =
+      LocalExecutor::Create({.log_dir = log_dir_});
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(second.status().message()), HasSubstr("in use by another executor"));
+  executor_.reset();
+  second = LocalExecutor::Create({.log_dir = log_dir_});
+  EXPECT_TRUE(second.ok()) << second.status();
+}
+
 TEST_F(LocalExecutorTest, RestartedExecutorAdoptsARunningTask) {
   absl::StatusOr<StartedTask> started =
       executor_->Start({.task_id = "long", .command = {"sleep", "600"}});
