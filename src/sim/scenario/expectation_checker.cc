@@ -244,11 +244,14 @@ std::optional<std::string> NoOvercommit(const SimState& state) {
 }  // namespace
 
 std::string FormatTime(TimePoint t) {
+  // Integer arithmetic: a double loses the milliseconds of large times ("766.s").
   const int64_t ms = t.time_since_epoch().count();
-  if (ms % 1000 == 0) return fmt::format("{}s", ms / 1000);
-  std::string text = fmt::format("{:.3f}", static_cast<double>(ms) / 1000.0);
-  while (text.back() == '0') text.pop_back();
-  return text + "s";
+  const uint64_t abs = ms < 0 ? 0 - static_cast<uint64_t>(ms) : static_cast<uint64_t>(ms);
+  const std::string_view sign = ms < 0 ? "-" : "";
+  if (abs % 1000 == 0) return fmt::format("{}{}s", sign, abs / 1000);
+  std::string fraction = fmt::format("{:03}", abs % 1000);
+  while (fraction.back() == '0') fraction.pop_back();
+  return fmt::format("{}{}.{}s", sign, abs / 1000, fraction);
 }
 
 std::optional<std::string> EvaluateInvariant(Invariant invariant, const SimState& state) {

@@ -162,10 +162,17 @@ absl::StatusOr<Check> ExpectationParser::ParseJobCheck(std::string_view key, con
     TESSERA_ASSIGN_OR_RETURN(c.text, r_.Choice(v, field,
                                                {"Pending", "Admitted", "Running", "Succeeded",
                                                 "Failed", "Cancelled", "Preempted"}));
-  } else if (key == "reason" || key == "reason_contains" || key == "node_model") {
-    c.kind = key == "reason"            ? CheckKind::kReason
-             : key == "reason_contains" ? CheckKind::kReasonContains
-                                        : CheckKind::kNodeModel;
+  } else if (key == "reason") {
+    // The contract's codes, and those the scheduler and the runner give a job besides.
+    c.kind = CheckKind::kReason;
+    TESSERA_ASSIGN_OR_RETURN(
+        c.text, r_.Choice(v, field,
+                          {"InsufficientResources", "GpuModelMismatch", "NodeSelectorMismatch",
+                           "Untolerated", "QuotaExceeded", "GangIncomplete", "Priority",
+                           "Reservation", "Backoff", "Refused", "NodeUnavailable", "TaskFailed",
+                           "TaskLost", "Evicted", "TimeLimitExceeded"}));
+  } else if (key == "reason_contains" || key == "node_model") {
+    c.kind = key == "reason_contains" ? CheckKind::kReasonContains : CheckKind::kNodeModel;
     TESSERA_ASSIGN_OR_RETURN(c.text, r_.Name(v, field));
   } else if (key == "cluster" || key == "pool") {
     c.kind = key == "cluster" ? CheckKind::kCluster : CheckKind::kPool;
@@ -250,7 +257,7 @@ absl::StatusOr<ResourceBounds> ExpectationParser::ParseResourceBounds(
         return r_.ForEach(
             n, f, {"cpu", "memory", "gpu", "gpu_memory"},
             [&](std::string_view k, const YAML::Node& q, const std::string& qf) -> absl::Status {
-              TESSERA_ASSIGN_OR_RETURN(int64_t x, r_.ResourceQuantity(k, q, qf));
+              TESSERA_ASSIGN_OR_RETURN(int64_t x, r_.ResourceQuantity(k, q, qf, static_cast<int64_t>(kMaxNodes)));
               out.emplace_back(std::string(k), x);
               return absl::OkStatus();
             });

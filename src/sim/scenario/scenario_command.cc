@@ -1,6 +1,7 @@
 #include "sim/scenario/scenario_command.h"
 
 #include "fmt/format.h"
+#include "sim/scenario/expectation_checker.h"
 #include "sim/scenario/scenario_parser.h"
 #include "sim/scenario/scenario_runner.h"
 
@@ -22,10 +23,16 @@ int RunScenarioCommand(const std::string& path, std::optional<uint64_t> seed, st
   const int total = static_cast<int>(report->results.size());
   out << fmt::format("{}: {} of {} expectations held (seed {})\n", scenario->name, total - failures,
                      total, report->seed);
+  if (report->truncated_after > 0) {
+    err << fmt::format(
+        "{}: the run was stopped after {} instants, at {}, before it ended; {} expectations could "
+        "not be judged\n",
+        scenario->file, report->truncated_after, FormatTime(report->end), failures);
+  }
   for (const ExpectationResult& r : report->results) {
     if (!r.passed) err << FormatFailure(*scenario, r) << "\n";
   }
-  return failures == 0 ? 0 : 1;
+  return failures == 0 && report->truncated_after == 0 ? 0 : 1;
 }
 
 }  // namespace tessera::sim

@@ -1,5 +1,9 @@
 #include "sim/scenario/scenario_parser.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,18 +19,63 @@
 #include "sim/scenario/scenario_index.h"
 #include "sim/scenario/yaml_reader.h"
 #include "tessera/common/status_macros.h"
+#include "yaml-cpp/depthguard.h"
 
 namespace tessera::sim {
 namespace {
 
 constexpr std::string_view kClusterLabel = "tessera.io/cluster";
+constexpr off_t kMaxFileBytes = off_t{16} << 20;  // 16 MiB
+constexpr int kMaxNesting = 64;                   // mappings and lists inside one another
 
+// The text of a regular file of at most kMaxFileBytes.
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) != 0) {
+    return absl::NotFoundError(Cat(path, ": cannot open: ", std::strerror(errno)));
+  }
+  if (S_ISDIR(info.st_mode)) return absl::InvalidArgumentError(Cat(path, ": is a directory"));
+  if (!S_ISREG(info.st_mode)) return absl::InvalidArgumentError(Cat(path, ": not a regular file"));
+  if (info.st_size > kMaxFileBytes) {
+    return absl::InvalidArgumentError(Cat(path, ": larger than 16 MiB"));
+  }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(Cat(path, ": cannot open"));
+  if (!in) return absl::NotFoundError(Cat(path, ": cannot open: ", std::strerror(errno)));
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// The line of the first node nested deeper than kMaxNesting, or 0. Walks at most that deep.
+int TooDeep(const YAML::Node& n, int depth) {
+  if (!n.IsMap() && !n.IsSequence()) return 0;
+  if (depth > kMaxNesting) return YamlReader::Line(n);
+  for (const auto& entry : n) {
+    const YAML::Node child = n.IsMap() ? entry.second : YAML::Node(entry);
+    if (int line = TooDeep(child, depth + 1); line != 0) return line;
+  }
+  return 0;
+}
+
+// A DNS-1123 subdomain, the rule for node names: at most 253 characters, dot-separated labels
+// of 1 to 63 lowercase letters, digits and '-', each starting and ending with a letter or digit.
+bool IsNodeName(std::string_view name) {
+  if (name.empty() || name.size() > 253) return false;
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t dot = name.find('.', start);
+    if (dot == std::string_view::npos) dot = name.size();
+    const std::string_view label = name.substr(start, dot - start);
+    const auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    if (label.empty() || label.size() > 63 || !alnum(label.front()) || !alnum(label.back())) {
+      return false;
+    }
+    for (char c : label) {
+      if (!alnum(c) && c != '-') return false;
+    }
+    start = dot + 1;
+  }
+  return true;
 }
 
 std::string ToBlockYaml(const YAML::Node& node) {
@@ -70,6 +119,10 @@ class Parser {
   ParseOptions options_;
   Scenario scenario_;
   ScenarioIndex index_;
+  int64_t total_tasks_ = 0;
+  // `gpus.memory` is required on every node with GPUs once a task asks for gpu_memory.
+  std::vector<std::pair<std::string, int>> nodes_without_gpu_memory_;  // field, line
+  std::optional<std::pair<std::string, int>> gpu_memory_user_;         // the first such task
 };
 
 absl::StatusOr<Scenario> Parser::Parse(const YAML::Node& root) {
@@ -122,6 +175,12 @@ absl::StatusOr<Scenario> Parser::Parse(const YAML::Node& root) {
   if (const YAML::Node* n = section("jobs")) {
     TESSERA_RETURN_IF_ERROR(r_.ForEachItem(
         *n, "jobs", [&](const YAML::Node& j, const std::string& p) { return ParseJob(j, p); }));
+  }
+  if (gpu_memory_user_ && !nodes_without_gpu_memory_.empty()) {
+    const auto& [field, line] = nodes_without_gpu_memory_.front();
+    return r_.ErrorAtLine(line, field,
+                          Cat("required on nodes with GPUs when a task sets gpu_memory (",
+                              gpu_memory_user_->first, " at line ", gpu_memory_user_->second, ")"));
   }
   if (const YAML::Node* n = section("events")) {
     TESSERA_RETURN_IF_ERROR(r_.ForEachItem(
@@ -185,7 +244,8 @@ absl::Status Parser::ParseProfileValue(const YAML::Node& n, const std::string& f
                         "; or a file path, or an inline mapping)"));
   }
   if (!options_.allow_files) return r_.Error(n, field, "profile files are not allowed here");
-  const std::filesystem::path path = std::filesystem::path(options_.base_dir) / name;
+  const std::filesystem::path path =
+      (std::filesystem::path(options_.base_dir) / name).lexically_normal();
   absl::StatusOr<std::string> text = ReadFile(path.string());
   if (!text.ok()) return r_.Error(n, field, std::string(text.status().message()));
   absl::StatusOr<Profile> profile = ParseProfile(*text, path.string());
@@ -213,6 +273,10 @@ absl::Status Parser::ParseClusters(const YAML::Node& n) {
                 return absl::OkStatus();
               }
               TESSERA_ASSIGN_OR_RETURN(cluster.labels, r_.LabelMap(v, field));
+              if (cluster.labels.contains(kClusterLabel)) {
+                return r_.Error(v, Field(field, kClusterLabel),
+                                "set by the runner to the cluster's name; do not give it");
+              }
               return absl::OkStatus();
             }));
         if (!named) return r_.Error(c, Field(path, "name"), "required");
@@ -232,6 +296,7 @@ absl::Status Parser::ParseNode(const YAML::Node& n, const std::string& path) {
   bool has_cluster = false;
   int64_t cpu = 0;
   int64_t memory = 0;
+  int gpus_line = 0;
   TESSERA_RETURN_IF_ERROR(r_.ForEach(
       n, path, {"name", "cluster", "pool", "cpu", "memory", "gpus", "labels", "taints", "state"},
       [&](std::string_view key, const YAML::Node& v, const std::string& field) -> absl::Status {
@@ -252,9 +317,14 @@ absl::Status Parser::ParseNode(const YAML::Node& n, const std::string& path) {
         } else if (key == "memory") {
           TESSERA_ASSIGN_OR_RETURN(memory, r_.Bytes(v, field));
         } else if (key == "gpus") {
+          gpus_line = YamlReader::Line(v);
           return ParseGpus(v, field, proto.node);
         } else if (key == "labels") {
           TESSERA_ASSIGN_OR_RETURN(proto.node.labels, r_.LabelMap(v, field));
+          if (proto.node.labels.contains(kClusterLabel)) {
+            return r_.Error(v, Field(field, kClusterLabel),
+                            "set by the runner to the node's cluster; do not give it");
+          }
         } else if (key == "taints") {
           return r_.ForEachItem(v, field, [&](const YAML::Node& t, const std::string& tp) {
             bool has_effect = true;
@@ -294,6 +364,9 @@ absl::Status Parser::ParseNode(const YAML::Node& n, const std::string& path) {
       }
     }
   }
+  if (!proto.node.gpus.empty() && proto.node.gpus.front().memory == 0) {
+    nodes_without_gpu_memory_.push_back({Field(Field(path, "gpus"), "memory"), gpus_line});
+  }
   return AddNodes(std::move(proto), name_line, path);
 }
 
@@ -302,8 +375,19 @@ absl::Status Parser::AddNodes(ScenarioNode proto, int name_line, const std::stri
   absl::StatusOr<std::vector<std::string>> names = ExpandNameRanges(proto.node.name);
   if (!names.ok()) return r_.ErrorAtLine(name_line, field, std::string(names.status().message()));
   for (std::string& name : *names) {
+    if (!IsNodeName(name)) {
+      return r_.ErrorAtLine(
+          name_line, field,
+          Cat("'", name,
+              "' is not a valid node name (a DNS-1123 subdomain: lowercase letters, digits, '-' "
+              "and '.', labels of at most 63 characters starting and ending with a letter or "
+              "digit, at most 253 characters)"));
+    }
     if (index_.nodes.contains(name)) {
       return r_.ErrorAtLine(name_line, field, Cat("node '", name, "' given twice"));
+    }
+    if (scenario_.nodes.size() >= kMaxNodes) {
+      return r_.ErrorAtLine(name_line, field, Cat("a scenario has at most ", kMaxNodes, " nodes"));
     }
     ScenarioNode node = proto;
     node.node.name = std::move(name);
@@ -333,6 +417,10 @@ absl::Status Parser::ParseGpus(const YAML::Node& n, const std::string& path, Nod
         return absl::OkStatus();
       }));
   if (!has_count) return r_.Error(n, Field(path, "count"), "required");
+  if (count * memory > kMaxNodeGpuMemory) {
+    return r_.Error(n, Field(path, "memory"),
+                    "count × memory must be at most 64 TiB of GPU memory per node");
+  }
   for (int32_t i = 0; i < count; ++i) {
     node.gpus.push_back(GpuDevice{.index = i, .model = model, .memory = memory});
   }
@@ -425,7 +513,7 @@ absl::Status Parser::ParseQuota(std::string_view key, const YAML::Node& n,
   TESSERA_RETURN_IF_ERROR(r_.ForEach(
       n, field, {"cpu", "memory", "gpu", "gpu_memory"},
       [&](std::string_view k, const YAML::Node& v, const std::string& f) -> absl::Status {
-        return r_.ResourceQuantity(k, v, f).status();
+        return r_.ResourceQuantity(k, v, f, static_cast<int64_t>(kMaxNodes)).status();
       }));
   return NotSupported(n, field);
 }
@@ -598,6 +686,11 @@ absl::Status Parser::ParseJob(const YAML::Node& n, const std::string& path) {
     if (index_.jobs.contains(name)) {
       return r_.ErrorAtLine(name_line, Field(path, "name"), Cat("job '", name, "' given twice"));
     }
+    total_tasks_ += spec.TotalTasks();
+    if (total_tasks_ > kMaxTasks) {
+      return r_.Error(n, Field(path, "tasks"),
+                      Cat("a scenario has at most ", kMaxTasks, " tasks (replicas of every job)"));
+    }
     ScenarioJob copy = job;
     copy.spec.name = std::move(name);
     TESSERA_RETURN_IF_ERROR(r_.Wrap(n, copy.spec.Validate(path)));
@@ -661,6 +754,9 @@ absl::Status Parser::ParseTaskGroup(const YAML::Node& n, const std::string& path
   }
   if (req.gpu_memory > 0 && gpu == 0) {
     return r_.ErrorAtLine(gpu_memory_line, Field(path, "gpu_memory"), "needs gpu > 0");
+  }
+  if (req.gpu_memory > 0 && !gpu_memory_user_) {
+    gpu_memory_user_ = std::pair{Field(path, "gpu_memory"), gpu_memory_line};
   }
   if (!req.gpu_models.empty() && gpu == 0) {
     return r_.ErrorAtLine(gpu_model_line, Field(path, "gpu_model"), "needs gpu > 0");
@@ -814,6 +910,10 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view f
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
+  } catch (const YAML::DeepRecursion& e) {
+    return absl::InvalidArgumentError(Cat(file, ":", e.mark.is_null() ? 0 : e.mark.line + 1,
+                                          ": nesting too deep (at most ", kMaxNesting,
+                                          " levels)"));
   } catch (const YAML::Exception& e) {
     // The usual cause: a brace range left unquoted inside a flow mapping ({name: gpu-{0..3}}).
     const std::string_view hint =
@@ -822,6 +922,10 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view f
             : "";
     return absl::InvalidArgumentError(
         Cat(file, ":", e.mark.is_null() ? 0 : e.mark.line + 1, ": ", e.msg, hint));
+  }
+  if (const int line = TooDeep(root, 1); line != 0) {
+    return absl::InvalidArgumentError(
+        Cat(file, ":", line, ": nesting too deep (at most ", kMaxNesting, " levels)"));
   }
   try {
     Parser parser(file, options);

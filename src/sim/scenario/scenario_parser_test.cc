@@ -138,6 +138,46 @@ TEST(ScenarioParserTest, ErrorsNameFileLineAndField) {
        "t.yaml:6: jobs[0].tasks[0].cpu:"},
       {std::string(kNodes) + job + "      - {name: w, gpus: 1}\n",
        "t.yaml:6: jobs[0].tasks[0].gpus: unknown key"},
+      // Times and quantities are bounded, so that no sum in a run can overflow.
+      {std::string(kNodes) + "jobs: [{name: a, tasks: [{name: w}], duration: 9223372036854775}]\n",
+       "t.yaml:2: jobs[0].duration: must be at most 876000h (100 years)"},
+      {std::string(kNodes) + job + "      - {name: w}\n    time_limit: 1000000h\n",
+       "t.yaml:7: jobs[0].time_limit: must be at most 876000h"},
+      {std::string(kNodes) + "config: {requeue_backoff: 876001h}\n",
+       "t.yaml:2: config.requeue_backoff: must be at most"},
+      {std::string(kNodes) + "until: 9999999999999\n", "t.yaml:2: until: must be at most"},
+      {std::string(kNodes) + job + "      - {name: w, cpu: 5000000000000000000m}\n",
+       "t.yaml:6: jobs[0].tasks[0].cpu: must be at most 1000000 cores"},
+      {std::string(kNodes) + job + "      - {name: w, memory: 5Ti}\n",
+       "t.yaml:6: jobs[0].tasks[0].memory: must be at most 4 TiB"},
+      {"nodes: [{name: n0, gpus: {model: A100, count: 8, memory: \"9223372036854775807\"}}]\n",
+       "t.yaml:1: nodes[0].gpus.memory: must be at most 4 TiB"},
+      {"nodes: [{name: n0, gpus: {model: A100, count: 1024, memory: 1Ti}}]\n",
+       "t.yaml:1: nodes[0].gpus.memory: count × memory must be at most 64 TiB"},
+      // Node names are DNS-1123 subdomains.
+      {"nodes: [{name: Node-A}]\n", "t.yaml:1: nodes[0].name: 'Node-A' is not a valid node name"},
+      {"nodes: [{name: \"a b\"}]\n", "t.yaml:1: nodes[0].name: 'a b' is not a valid"},
+      {"nodes: [{name: \"a,b\"}]\n", "t.yaml:1: nodes[0].name: 'a,b' is not a valid"},
+      {"nodes: [{name: \"nœud\"}]\n", "t.yaml:1: nodes[0].name: 'nœud' is not a valid"},
+      {"nodes: [{name: " + std::string(64, 'a') + "}]\n", "t.yaml:1: nodes[0].name: 'aaaa"},
+      // The cluster label is the runner's, on nodes and on clusters alike.
+      {"nodes: [{name: n0, labels: {tessera.io/cluster: x}}]\n",
+       "t.yaml:1: nodes[0].labels.tessera.io/cluster: set by the runner"},
+      {"clusters: [{name: c, labels: {tessera.io/cluster: x}}]\nnodes: [{name: n0}]\n",
+       "t.yaml:1: clusters[0].labels.tessera.io/cluster: set by the runner"},
+      // gpu_memory requests need the GPU memory of every node with GPUs.
+      {"nodes: [{name: n0, gpus: {count: 1}}]\n" + job + "      - {name: w, gpu: 1, gpu_memory: 1Gi}\n",
+       "t.yaml:1: nodes[0].gpus.memory: required on nodes with GPUs when a task sets gpu_memory "
+       "(jobs[0].tasks[0].gpu_memory at line 6)"},
+      // Expected reasons are the contract's codes.
+      {std::string(kNodes) + "jobs: [{name: a, tasks: [{name: w}], duration: 1}]\n"
+       "expect: [{end: true, job: a, reason: NotAReason}]\n",
+       "t.yaml:3: expect[0].reason: must be one of"},
+      // Deep nesting is refused before the parser walks it.
+      {std::string(kNodes) + "description: " + std::string(100, '[') + std::string(100, ']') + "\n",
+       "t.yaml:2: nesting too deep (at most 64 levels)"},
+      {std::string(kNodes) + "description: " + std::string(5000, '[') + std::string(5000, ']') + "\n",
+       "t.yaml:2: nesting too deep (at most 64 levels)"},
       {std::string(kNodes) + "jobs:\n  - name: a\n    tasks: [{name: w}]\n",
        "t.yaml:3: jobs[0].duration: required"},
       {std::string(kNodes) + "jobs:\n  - {name: a, tasks: [{name: w}], duration: 0s}\n",
@@ -258,7 +298,27 @@ TEST(ScenarioParserTest, ProfileFilesResolveAgainstTheScenario) {
 TEST(ScenarioParserTest, MissingFileIsAnError) {
   absl::StatusOr<Scenario> s = ParseScenarioFile("/nonexistent/scenario.yaml");
   ASSERT_FALSE(s.ok());
-  EXPECT_THAT(std::string(s.status().message()), HasSubstr("/nonexistent/scenario.yaml"));
+  EXPECT_EQ(std::string(s.status().message()),
+            "/nonexistent/scenario.yaml: cannot open: No such file or directory");
+}
+
+TEST(ScenarioParserTest, DirectoriesAndSpecialFilesAreRefused) {
+  absl::StatusOr<Scenario> dir = ParseScenarioFile("/tmp");
+  ASSERT_FALSE(dir.ok());
+  EXPECT_EQ(std::string(dir.status().message()), "/tmp: is a directory");
+  absl::StatusOr<Scenario> zero = ParseScenarioFile("/dev/zero");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(std::string(zero.status().message()), "/dev/zero: not a regular file");
+}
+
+TEST(ScenarioParserTest, ProfilePathsAreNormalised) {
+  ParseOptions options;
+  options.base_dir = ".";
+  absl::StatusOr<Scenario> s =
+      ParseScenario("nodes: [{name: n}]\nconfig:\n  profile: ./nothere.yaml\n", "t.yaml", options);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.status().message()),
+              StartsWith("t.yaml:3: config.profile: nothere.yaml: cannot open: No such file"));
 }
 
 }  // namespace

@@ -23,11 +23,16 @@ constexpr int64_t kMaxInstants = 1'000'000;
 
 TimePoint At(Duration d) { return TimePoint{} + d; }
 
-// requeue_backoff doubled for each restart after the first.
+// The doubling back-off stops growing at this, or at requeue_backoff itself when larger.
+constexpr Duration kMaxBackoff = std::chrono::hours(1);
+
+// requeue_backoff doubled for each restart after the first, up to max(kMaxBackoff, base).
 Duration Backoff(Duration base, int32_t restarts) {
   if (base <= Duration::zero() || restarts <= 0) return Duration::zero();
-  const int shift = std::min(restarts - 1, 20);
-  return base * (int64_t{1} << shift);
+  const Duration cap = std::max(base, kMaxBackoff);
+  Duration backoff = base;
+  for (int32_t i = 1; i < restarts && backoff < cap; ++i) backoff = std::min(backoff * 2, cap);
+  return backoff;
 }
 
 std::string DescribePlacement(const JobRun& job, const TaskBinding& b) {
@@ -53,6 +58,8 @@ TargetWorkload WorkloadOf(const Scenario& scenario) {
     workload.classes.push_back(
         {entry.first, static_cast<double>(entry.second) / static_cast<double>(total)});
   }
+  // No jobs: one empty class, so that policies built on the workload have something to read.
+  if (workload.classes.empty()) workload.classes.push_back({TaskRequest{}, 1.0});
   return workload;
 }
 
@@ -92,6 +99,8 @@ class Runner final : public SchedulerSink {
   void End(JobRun& job, JobPhase phase, std::string reason, std::string message);
   void Observe(TimePoint t);
   void ObserveEnd(TimePoint t);
+  // A run stopped at kMaxInstants: expectations not yet decided cannot be judged.
+  void ObserveCut(TimePoint t);
   std::optional<std::string> Evaluate(const Expectation& e) const;
   void Decide(size_t i, bool passed, TimePoint t, std::string seen);
 
@@ -182,11 +191,13 @@ RunReport Runner::Run() {
                               scenario_.config.profile.name, rng_.seed()));
   TimePoint last{};
   int64_t instants = 0;
+  bool truncated = false;
   while (!queue_.empty()) {
     const TimePoint t = queue_.NextTime();
     if (scenario_.until && t > At(*scenario_.until)) break;
     if (++instants > kMaxInstants) {
-      Log("stop", fmt::format("the run was stopped after {} instants", kMaxInstants));
+      LogAt(last, "stop", fmt::format("the run was stopped after {} instants", kMaxInstants));
+      truncated = true;
       break;
     }
     acted_ = false;
@@ -196,9 +207,14 @@ RunReport Runner::Run() {
     Observe(t);
     last = t;
   }
-  LogAt(last, "end", "the run ends");
-  ObserveEnd(last);
   RunReport report;
+  if (truncated) {
+    ObserveCut(last);
+    report.truncated_after = kMaxInstants;
+  } else {
+    LogAt(last, "end", "the run ends");
+    ObserveEnd(last);
+  }
   report.results = std::move(results_);
   report.end = last;
   report.seed = rng_.seed();
@@ -345,13 +361,16 @@ void Runner::OnPlaced(std::string_view name, bool gang, std::span<const TaskBind
   job.reason.clear();
   job.message.clear();
   if (!job.first_start) job.first_start = Now();
+  ++job.starts;
   Log("start", fmt::format("{}: {}", job.name(), fmt::format("{}", fmt::join(where, " "))));
   const int64_t attempt = job.attempt;
   queue_.Push(Now() + job.def->duration, EventClass::kTaskCompletion,
               [this, &job, attempt] { JobEnds(job, attempt); });
+  // The time limit counts from the latest start, and holds through a termination grace.
   if (job.def->spec.time_limit) {
+    const int64_t start = job.starts;
     queue_.Push(Now() + *job.def->spec.time_limit, EventClass::kTaskCompletion,
-                [this, &job, attempt] { TimeLimitReached(job, attempt); });
+                [this, &job, start] { TimeLimitReached(job, start); });
   }
 }
 
@@ -384,17 +403,22 @@ void Runner::JobEnds(JobRun& job, int64_t attempt) {
   End(job, JobPhase::kSucceeded, "", "");
 }
 
-void Runner::TimeLimitReached(JobRun& job, int64_t attempt) {
-  if (attempt != job.attempt || job.phase != JobPhase::kRunning || job.terminating) return;
+void Runner::TimeLimitReached(JobRun& job, int64_t start) {
+  if (start != job.starts || job.phase != JobPhase::kRunning) return;
   acted_ = true;
   const std::string message =
       fmt::format("ran past its time limit of {}", FormatDuration(*job.def->spec.time_limit));
-  Log("timeout", fmt::format("{}: {}; signalling {} tasks, grace {}", job.name(), message,
-                             job.HeldTasks(), FormatDuration(job.def->spec.termination_grace)));
   scheduler_->Remove(job.name());
   job.phase = JobPhase::kFailed;
   job.reason = "TimeLimitExceeded";
   job.message = message;
+  if (job.terminating) {
+    // Already signalled (a drain, an eviction): the grace goes on; no restart follows.
+    Log("timeout", fmt::format("{}: {}; its tasks are already terminating", job.name(), message));
+    return;
+  }
+  Log("timeout", fmt::format("{}: {}; signalling {} tasks, grace {}", job.name(), message,
+                             job.HeldTasks(), FormatDuration(job.def->spec.termination_grace)));
   Teardown(job, job.def->spec.termination_grace, "", "");
 }
 
@@ -561,6 +585,17 @@ void Runner::Observe(TimePoint t) {
       case Timing::kEnd:
         break;
     }
+  }
+}
+
+void Runner::ObserveCut(TimePoint t) {
+  for (size_t i = 0; i < results_.size(); ++i) {
+    if (decided_[i]) continue;
+    decided_[i] = true;
+    results_[i].passed = false;
+    results_[i].at = t;
+    results_[i].seen = fmt::format("not judged: the run was stopped after {} instants, at {}",
+                                   kMaxInstants, FormatTime(t));
   }
 }
 

@@ -8,7 +8,8 @@
 // termination grace), then submissions (file order), then one scheduling cycle; expectations
 // and invariants are checked at the end of the instant. The run ends when nothing is left to
 // happen, or at `until`. Every event and decision is written to the timeline, one line each,
-// with its time. A run is deterministic for a scenario and a seed.
+// with its time. A run is deterministic for a scenario and a seed. A run that has not ended
+// after a million instants is stopped; RunReport::truncated_after says so.
 //
 // Errors: InvalidArgument "FILE:LINE: config.profile: …" when the framework rejects the
 // profile. A failed expectation is not an error: it is reported in the RunReport.
@@ -42,6 +43,9 @@ struct RunReport {
   std::vector<ExpectationResult> results;  // in `expect` order
   TimePoint end{};                         // the last instant of the run
   uint64_t seed = 0;
+  // Non-zero when the run was stopped after this many instants before its end: expectations
+  // not decided by then failed as "not judged".
+  int64_t truncated_after = 0;
   int Failures() const;
 };
 

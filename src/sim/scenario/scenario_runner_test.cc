@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sim/scenario/expectation_checker.h"
 #include "sim/scenario/scenario_command.h"
 #include "sim/scenario/scenario_parser.h"
 
@@ -163,6 +164,34 @@ TEST(ScenarioCommandTest, ExitStatusesFollowTheContract) {
     EXPECT_THAT(err.str(), HasSubstr(c.err));
     std::remove(path.c_str());
   }
+}
+
+TEST(ScenarioRunnerTest, FormatsTimesWithIntegerMilliseconds) {
+  const struct {
+    int64_t ms;
+    const char* want;
+  } cases[] = {
+      {0, "0s"},
+      {1500, "1.5s"},
+      {766'000, "766s"},
+      {766'001, "766.001s"},
+      {9'223'372'036'854'775'807, "9223372036854775.807s"},
+      {-2'250, "-2.25s"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(FormatTime(TimePoint{} + Duration(c.ms)), c.want) << c.ms;
+  }
+}
+
+TEST(ScenarioRunnerTest, RunsWithoutJobsUnderFgd) {
+  absl::StatusOr<Scenario> scenario = ParseScenario(
+      "config: {profile: fgd}\nnodes: [{name: n0, gpus: {model: A100, count: 1, memory: 8Gi}}]\n",
+      "t.yaml");
+  ASSERT_TRUE(scenario.ok()) << scenario.status();
+  std::ostringstream timeline;
+  absl::StatusOr<RunReport> report = RunScenario(*scenario, RunOptions{}, timeline);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->truncated_after, 0);
 }
 
 }  // namespace

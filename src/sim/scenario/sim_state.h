@@ -44,6 +44,7 @@ struct JobRun {
   std::string teardown_message;
   bool cancel_before_submit = false;
   int64_t attempt = 0;  // bumped at each teardown; stale timers carry an older one
+  int64_t starts = 0;  // gang starts so far; a time limit counts from the latest
   int32_t restarts = 0;
   int32_t preemptions = 0;
   std::optional<TimePoint> first_start;

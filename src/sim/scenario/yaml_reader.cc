@@ -151,43 +151,56 @@ absl::StatusOr<Duration> YamlReader::Dur(const YAML::Node& n, std::string_view f
   if (!text.ok()) return text.status();
   absl::StatusOr<Duration> d = ParseDuration(*text, field);
   if (!d.ok()) return Wrap(n, d.status());
+  if (*d > kMaxScenarioDuration) return Error(n, field, "must be at most 876000h (100 years)");
   return d;
 }
 
-absl::StatusOr<int64_t> YamlReader::CpuMillis(const YAML::Node& n, std::string_view field) const {
-  absl::StatusOr<std::string> text = NonNegativeText(n, field);
-  if (!text.ok()) return text.status();
-  absl::StatusOr<int64_t> v = ParseCpuMillis(*text, field);
+absl::StatusOr<int64_t> YamlReader::AtMost(const YAML::Node& n, std::string_view field,
+                                           absl::StatusOr<int64_t> v, int64_t max,
+                                           std::string_view shown) const {
   if (!v.ok()) return Wrap(n, v.status());
+  if (*v > max) return Error(n, field, Cat("must be at most ", shown));
   return v;
 }
 
-absl::StatusOr<int64_t> YamlReader::Bytes(const YAML::Node& n, std::string_view field) const {
-  absl::StatusOr<std::string> text = NonNegativeText(n, field);
-  if (!text.ok()) return text.status();
-  absl::StatusOr<int64_t> v = ParseBytes(*text, field);
-  if (!v.ok()) return Wrap(n, v.status());
-  return v;
+namespace {
+
+// "4 TiB" for 4 << 40 times `scale`, as the messages show the maxima.
+std::string Shown(int64_t max, int64_t scale, std::string_view unit) {
+  return Cat(max * scale, unit);
 }
 
-absl::StatusOr<int64_t> YamlReader::MilliGpu(const YAML::Node& n, std::string_view field) const {
+}  // namespace
+
+absl::StatusOr<int64_t> YamlReader::CpuMillis(const YAML::Node& n, std::string_view field,
+                                          int64_t scale) const {
   absl::StatusOr<std::string> text = NonNegativeText(n, field);
   if (!text.ok()) return text.status();
-  absl::StatusOr<int64_t> v = ParseMilliGpu(*text, field);
-  if (!v.ok()) return Wrap(n, v.status());
-  return v;
+  return AtMost(n, field, ParseCpuMillis(*text, field), kMaxCpuMillis * scale, Shown(kMaxCpuMillis / 1000, scale, " cores"));
+}
+
+absl::StatusOr<int64_t> YamlReader::Bytes(const YAML::Node& n, std::string_view field,
+                                          int64_t scale) const {
+  absl::StatusOr<std::string> text = NonNegativeText(n, field);
+  if (!text.ok()) return text.status();
+  return AtMost(n, field, ParseBytes(*text, field), kMaxBytes * scale, Shown(4, scale, " TiB"));
+}
+
+absl::StatusOr<int64_t> YamlReader::MilliGpu(const YAML::Node& n, std::string_view field,
+                                          int64_t scale) const {
+  absl::StatusOr<std::string> text = NonNegativeText(n, field);
+  if (!text.ok()) return text.status();
+  return AtMost(n, field, ParseMilliGpu(*text, field), kMaxMilliGpu * scale, Shown(kMaxMilliGpu / 1000, scale, " GPUs"));
 }
 
 absl::StatusOr<int64_t> YamlReader::ResourceQuantity(std::string_view key, const YAML::Node& n,
-                                                     std::string_view field) const {
-  if (key == "cpu") return CpuMillis(n, field);
-  if (key == "memory" || key == "gpu_memory") return Bytes(n, field);
-  if (key == "gpu") return MilliGpu(n, field);
+                                                     std::string_view field, int64_t scale) const {
+  if (key == "cpu") return CpuMillis(n, field, scale);
+  if (key == "memory" || key == "gpu_memory") return Bytes(n, field, scale);
+  if (key == "gpu") return MilliGpu(n, field, scale);
   absl::StatusOr<std::string> text = NonNegativeText(n, field);
   if (!text.ok()) return text.status();
-  absl::StatusOr<int64_t> v = ParseCount(*text, field);
-  if (!v.ok()) return Wrap(n, v.status());
-  return v;
+  return AtMost(n, field, ParseCount(*text, field), kMaxCount * scale, Cat(kMaxCount * scale));
 }
 
 absl::StatusOr<Labels> YamlReader::LabelMap(const YAML::Node& n, std::string_view field) const {

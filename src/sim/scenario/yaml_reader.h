@@ -23,6 +23,18 @@
 
 namespace tessera::sim {
 
+// Limits on what a file may give, so that no sum of times or quantities in a run can overflow
+// (docs/scenarios.md, "Limits"). A run of at most a million instants, each at most
+// kMaxScenarioDuration after the one before, stays far inside Duration's range.
+inline constexpr Duration kMaxScenarioDuration = std::chrono::hours(24 * 365 * 100);  // 100 years
+inline constexpr int64_t kMaxCpuMillis = 1'000'000'000;                   // 1,000,000 cores
+inline constexpr int64_t kMaxBytes = int64_t{4} << 40;                    // 4 TiB
+inline constexpr int64_t kMaxMilliGpu = 1024 * 1000;                      // 1024 GPUs
+inline constexpr int64_t kMaxCount = 1'000'000'000;                       // extended resources
+inline constexpr int64_t kMaxNodeGpuMemory = int64_t{64} << 40;           // 64 TiB per node
+inline constexpr size_t kMaxNodes = 100'000;
+inline constexpr int64_t kMaxTasks = 1'000'000;  // replicas summed over every job
+
 // Concatenates the text of each argument (strings, numbers): Cat("gpu-", 3) == "gpu-3".
 template <typename... Args>
 std::string Cat(const Args&... args) {
@@ -70,14 +82,20 @@ class YamlReader {
                               int64_t max = INT64_MAX) const;
   absl::StatusOr<uint64_t> Uint(const YAML::Node& n, std::string_view field) const;
   absl::StatusOr<bool> Bool(const YAML::Node& n, std::string_view field) const;
+  // A duration of at most kMaxScenarioDuration.
   absl::StatusOr<Duration> Dur(const YAML::Node& n, std::string_view field) const;
-  absl::StatusOr<int64_t> CpuMillis(const YAML::Node& n, std::string_view field) const;
-  absl::StatusOr<int64_t> Bytes(const YAML::Node& n, std::string_view field) const;
-  absl::StatusOr<int64_t> MilliGpu(const YAML::Node& n, std::string_view field) const;
+  // Quantities of one task or node are at most kMaxCpuMillis, kMaxBytes, kMaxMilliGpu and
+  // kMaxCount; `scale` multiplies the maximum (a queue quota covers up to kMaxNodes nodes).
+  absl::StatusOr<int64_t> CpuMillis(const YAML::Node& n, std::string_view field,
+                                    int64_t scale = 1) const;
+  absl::StatusOr<int64_t> Bytes(const YAML::Node& n, std::string_view field,
+                                int64_t scale = 1) const;
+  absl::StatusOr<int64_t> MilliGpu(const YAML::Node& n, std::string_view field,
+                                   int64_t scale = 1) const;
   // A quantity named `key` of a resource map ("cpu", "memory", "gpu", "gpu_memory", or an
   // extended resource counted plainly), in standard units.
   absl::StatusOr<int64_t> ResourceQuantity(std::string_view key, const YAML::Node& n,
-                                           std::string_view field) const;
+                                           std::string_view field, int64_t scale = 1) const;
   // A mapping of string to string.
   absl::StatusOr<Labels> LabelMap(const YAML::Node& n, std::string_view field) const;
   // A string or a sequence of strings.
@@ -89,6 +107,10 @@ class YamlReader {
   absl::StatusOr<std::string> ScalarText(const YAML::Node& n, std::string_view field) const;
   // Rejects a leading '-' with "must be >= 0" before a quantity parser sees it.
   absl::StatusOr<std::string> NonNegativeText(const YAML::Node& n, std::string_view field) const;
+  // `v` when it is at most `max`, else "must be at most `shown`".
+  absl::StatusOr<int64_t> AtMost(const YAML::Node& n, std::string_view field,
+                                 absl::StatusOr<int64_t> v, int64_t max,
+                                 std::string_view shown) const;
 
   std::string file_;
 };
