@@ -27,6 +27,7 @@ namespace {
 constexpr std::string_view kClusterLabel = "tessera.io/cluster";
 constexpr off_t kMaxFileBytes = off_t{16} << 20;  // 16 MiB
 constexpr int kMaxNesting = 64;                   // mappings and lists inside one another
+constexpr int64_t kMaxYamlNodes = 4'000'000;      // counting each use of an alias
 
 // The text of a regular file of at most kMaxFileBytes.
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
@@ -46,15 +47,23 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return text.str();
 }
 
-// The line of the first node nested deeper than kMaxNesting, or 0. Walks at most that deep.
-int TooDeep(const YAML::Node& n, int depth) {
-  if (!n.IsMap() && !n.IsSequence()) return 0;
-  if (depth > kMaxNesting) return YamlReader::Line(n);
+// An error when a node is nested deeper than kMaxNesting, or when the document has more than
+// kMaxYamlNodes nodes (aliases expand: "billion laughs"). Walks at most that deep and that far.
+absl::Status CheckShape(std::string_view file, const YAML::Node& n, int depth, int64_t& budget) {
+  if (--budget < 0) {
+    return absl::InvalidArgumentError(Cat(file, ":", YamlReader::Line(n), ": more than ",
+                                          kMaxYamlNodes, " values (counting each alias use)"));
+  }
+  if (!n.IsMap() && !n.IsSequence()) return absl::OkStatus();
+  if (depth > kMaxNesting) {
+    return absl::InvalidArgumentError(Cat(file, ":", YamlReader::Line(n),
+                                          ": nesting too deep (at most ", kMaxNesting, " levels)"));
+  }
   for (const auto& entry : n) {
     const YAML::Node child = n.IsMap() ? entry.second : YAML::Node(entry);
-    if (int line = TooDeep(child, depth + 1); line != 0) return line;
+    TESSERA_RETURN_IF_ERROR(CheckShape(file, child, depth + 1, budget));
   }
-  return 0;
+  return absl::OkStatus();
 }
 
 // A DNS-1123 subdomain, the rule for node names: at most 253 characters, dot-separated labels
@@ -923,10 +932,8 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view f
     return absl::InvalidArgumentError(
         Cat(file, ":", e.mark.is_null() ? 0 : e.mark.line + 1, ": ", e.msg, hint));
   }
-  if (const int line = TooDeep(root, 1); line != 0) {
-    return absl::InvalidArgumentError(
-        Cat(file, ":", line, ": nesting too deep (at most ", kMaxNesting, " levels)"));
-  }
+  int64_t budget = kMaxYamlNodes;
+  TESSERA_RETURN_IF_ERROR(CheckShape(file, root, 1, budget));
   try {
     Parser parser(file, options);
     return parser.Parse(root);

@@ -178,6 +178,12 @@ TEST(ScenarioParserTest, ErrorsNameFileLineAndField) {
        "t.yaml:2: nesting too deep (at most 64 levels)"},
       {std::string(kNodes) + "description: " + std::string(5000, '[') + std::string(5000, ']') + "\n",
        "t.yaml:2: nesting too deep (at most 64 levels)"},
+      // Aliases do not multiply the walk beyond a bound.
+      {std::string(kNodes) + "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+       "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+       "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+       "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n",
+       "t.yaml:2: more than 4000000 values (counting each alias use)"},
       {std::string(kNodes) + "jobs:\n  - name: a\n    tasks: [{name: w}]\n",
        "t.yaml:3: jobs[0].duration: required"},
       {std::string(kNodes) + "jobs:\n  - {name: a, tasks: [{name: w}], duration: 0s}\n",
