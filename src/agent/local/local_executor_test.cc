@@ -134,6 +134,8 @@ class LocalExecutorTest : public ::testing::Test {
   std::string Stdout(const std::string& id) { return ReadFile(executor_->LogsFor(id).stdout_path); }
 
   const std::string log_dir_ = TempDir();
+  // Declared before executor_, so it outlives the reaper thread that reads it.
+  TestClock clock_{TimePoint(Duration(1'000'000))};
   OutcomeLog delivered_;
   std::unique_ptr<LocalExecutor> executor_;
 };
@@ -371,8 +373,7 @@ TEST_F(LocalExecutorTest, TimeLimitTermsThenKills) {
 
 TEST_F(LocalExecutorTest, TimeLimitFollowsTheInjectedClock) {
   executor_.reset();
-  TestClock clock(TimePoint(Duration(1'000'000)));
-  executor_ = NewExecutor(&clock);
+  executor_ = NewExecutor(&clock_);
   ASSERT_TRUE(executor_
                   ->Start({.task_id = "limited",
                            .command = {"sleep", "600"},
@@ -381,13 +382,13 @@ TEST_F(LocalExecutorTest, TimeLimitFollowsTheInjectedClock) {
                   .ok());
   // Real time passes, the clock does not: the task keeps running.
   EXPECT_FALSE(executor_->WaitForOutcome("limited", std::chrono::milliseconds(100)).has_value());
-  clock.Advance(std::chrono::hours(2));
+  clock_.Advance(std::chrono::hours(2));
   std::optional<TaskOutcome> outcome = executor_->WaitForOutcome("limited", kHangGuard);
   ASSERT_TRUE(outcome.has_value());
   EXPECT_EQ(outcome->end, TaskEnd::kTimeLimitExceeded);
   EXPECT_EQ(outcome->signal, SIGTERM);  // sleep dies of SIGTERM within its grace
   EXPECT_EQ(outcome->message, "time limit exceeded (2h); killed by signal 15 (SIGTERM)");
-  EXPECT_EQ(outcome->finished_at, clock.Now());
+  EXPECT_EQ(outcome->finished_at, clock_.Now());
 }
 
 TEST_F(LocalExecutorTest, OutcomesAreDeliveredOncePerTask) {
@@ -549,8 +550,7 @@ TEST_F(LocalExecutorTest, AdoptReportsVanishedAndRecycledPidsAsLostWithoutSignal
 
 TEST_F(LocalExecutorTest, AdoptedTaskKeepsItsTimeLimit) {
   executor_.reset();
-  TestClock clock(TimePoint(Duration(5'000'000)));
-  executor_ = NewExecutor(&clock);
+  executor_ = NewExecutor(&clock_);
   ASSERT_TRUE(executor_
                   ->Start({.task_id = "bounded",
                            .command = {"sleep", "600"},
@@ -558,10 +558,10 @@ TEST_F(LocalExecutorTest, AdoptedTaskKeepsItsTimeLimit) {
                            .termination_grace = Duration(0)})
                   .ok());
   executor_.reset();
-  executor_ = NewExecutor(&clock);
+  executor_ = NewExecutor(&clock_);
   ASSERT_TRUE(executor_->Adopt().ok());
   ASSERT_THAT(executor_->RunningTasks(), ElementsAre("bounded"));
-  clock.Advance(std::chrono::minutes(10));
+  clock_.Advance(std::chrono::minutes(10));
   std::optional<TaskOutcome> outcome = executor_->WaitForOutcome("bounded", kHangGuard);
   ASSERT_TRUE(outcome.has_value());
   EXPECT_EQ(outcome->end, TaskEnd::kTimeLimitExceeded);
