@@ -317,6 +317,9 @@ TEST(ParseJobDocumentTest, Errors) {
 )"),
        "8:19: spec.tasks[0].nodeSelector.rack: \"r2\" conflicts with spec.nodeSelector.rack "
        "(\"r1\")"},
+      {"device plugin name for GPUs", Task("    resources: {nvidia.com/gpu: 1}\n"),
+       "7:33: spec.tasks[0].resources.nvidia.com/gpu: GPUs are requested with gpu (4 = four whole "
+       "GPUs, 0.5 = half of one)"},
       {"gpuMemory without gpu", Task("    resources: {gpuMemory: 1Gi}\n"),
        "7:28: spec.tasks[0].resources.gpuMemory: needs gpu > 0"},
       {"gpuModel without gpu", Task("    resources: {gpuModel: A100}\n"),

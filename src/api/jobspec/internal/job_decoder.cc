@@ -610,6 +610,10 @@ absl::Status Decoder::DecodeResources(const DocNode& n, const std::string& path,
           TESSERA_ASSIGN_OR_RETURN(request.gpu_models, StringList(v, field, true, true));
           return absl::OkStatus();
         }
+        if (key == "nvidia.com/gpu" || key == "amd.com/gpu") {
+          return Error(v, field, "GPUs are requested with gpu (4 = four whole GPUs, 0.5 = half "
+                                 "of one)");
+        }
         TESSERA_ASSIGN_OR_RETURN(const std::string text, Text(v, field));
         absl::StatusOr<int64_t> quantity;
         if (key == "cpu") {
