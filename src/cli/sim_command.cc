@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +30,7 @@
 #include "sim/alibaba/sweep.h"
 #include "sim/alibaba/trace_input.h"
 #include "sim/scenario/scenario_command.h"
+#include "tessera/common/status_macros.h"
 
 namespace tessera::cli {
 namespace {
@@ -38,17 +40,17 @@ namespace alibaba = ::tessera::sim::alibaba;
 constexpr int kExitOk = 0;
 constexpr int kExitBadInput = 2;
 
+// Optional strings are flags whose empty value is an error, not "not given".
 struct SimFlags {
   std::string scenario;
-  std::optional<uint64_t> seed;
-  std::string seeds;
+  std::optional<std::string> seed;
+  std::optional<std::string> seeds;
   std::string nodes;
   std::string pods;
-  std::string policy;
-  std::string policies;
+  std::optional<std::string> policy;
+  std::optional<std::string> policies;
   std::string mode = "paper";
   double inflate = 1.3;
-  bool inflate_given = false;
   std::string expected_dir;
   bool no_expected = false;
   std::string summary_json;
@@ -134,37 +136,105 @@ class ProgressBar {
   std::thread thread_;
 };
 
+// --policy NAME, --policies a,b,c or --policies all|paper; fgd when neither is given. Errors
+// name the flag that was given.
 absl::StatusOr<std::vector<std::string>> ResolvePolicies(const SimFlags& f) {
-  if (!f.policy.empty() && !f.policies.empty()) {
+  if (f.policy.has_value() && f.policies.has_value()) {
     return absl::InvalidArgumentError("give either --policy or --policies, not both");
   }
+  const std::string_view flag = f.policies.has_value() ? "--policies" : "--policy";
   std::vector<std::string> out;
-  if (f.policies.empty()) {
-    out.push_back(f.policy.empty() ? "fgd" : f.policy);
-  } else if (f.policies == "all" || f.policies == "paper") {
-    out = alibaba::PaperPolicies();
-  } else {
-    std::stringstream in(f.policies);
-    for (std::string p; std::getline(in, p, ',');) {
-      if (!p.empty()) out.push_back(p);
+  if (f.policies.has_value()) {
+    if (*f.policies == "all" || *f.policies == "paper") {
+      out = alibaba::PaperPolicies();
+    } else {
+      std::stringstream in(*f.policies);
+      for (std::string p; std::getline(in, p, ',');) out.push_back(p);
+      if (f.policies->empty() || f.policies->back() == ',') out.push_back("");
     }
+  } else {
+    out.push_back(f.policy.value_or("fgd"));
   }
   const std::vector<std::string> known = BuiltinProfileNames();
-  for (const std::string& p : out) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    const std::string& p = out[i];
+    if (p.empty()) {
+      return absl::InvalidArgumentError(fmt::format("{}: empty policy name in '{}'", flag,
+                                                    f.policies.value_or(f.policy.value_or(""))));
+    }
+    if (p == "all" || p == "paper") {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: '{}' stands for the paper's policies and must be given alone", flag, p));
+    }
     if (std::find(known.begin(), known.end(), p) == known.end()) {
       return absl::InvalidArgumentError(
-          fmt::format("--policy: unknown policy '{}' (known: {})", p, fmt::join(known, ", ")));
+          fmt::format("{}: unknown policy '{}' (known: {})", flag, p, fmt::join(known, ", ")));
+    }
+    if (std::find(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(i), p) !=
+        out.begin() + static_cast<std::ptrdiff_t>(i)) {
+      return absl::InvalidArgumentError(fmt::format("{}: policy '{}' given twice", flag, p));
     }
   }
   return out;
 }
 
 absl::StatusOr<std::vector<uint64_t>> ResolveSeeds(const SimFlags& f) {
-  if (f.seed.has_value() && !f.seeds.empty()) {
+  if (f.seed.has_value() && f.seeds.has_value()) {
     return absl::InvalidArgumentError("give either --seed or --seeds, not both");
   }
-  if (!f.seeds.empty()) return alibaba::ParseSeedList(f.seeds);
-  return std::vector<uint64_t>{f.seed.value_or(42)};
+  if (f.seeds.has_value()) return alibaba::ParseSeedList(*f.seeds);
+  if (!f.seed.has_value()) return std::vector<uint64_t>{42};
+  TESSERA_ASSIGN_OR_RETURN(const uint64_t seed, alibaba::ParseSeed(*f.seed, "--seed"));
+  return std::vector<uint64_t>{seed};
+}
+
+// The flags each kind of run takes; any other flag given is an error, not silently ignored.
+// --scenario takes only --seed; the trace flags split into both modes, paper only and replay only.
+constexpr std::string_view kScenarioFlags[] = {"--scenario", "--seed"};
+constexpr std::string_view kPaperOnlyFlags[] = {"--inflate",     "--expected", "--no-expected",
+                                                "--samples-csv", "--threads",  "--no-node-shuffle"};
+constexpr std::string_view kReplayOnlyFlags[] = {"--sample-interval", "--arrival-speedup"};
+
+template <size_t N>
+bool Contains(const std::string_view (&list)[N], std::string_view flag) {
+  return std::find(std::begin(list), std::end(list), flag) != std::end(list);
+}
+
+absl::Status CheckFlagsApply(const CLI::App& app, const SimFlags& f) {
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->count() == 0 || opt->get_lnames().empty()) continue;
+    const std::string flag = "--" + opt->get_lnames().front();
+    if (!f.scenario.empty()) {
+      if (!Contains(kScenarioFlags, flag)) {
+        return absl::InvalidArgumentError(fmt::format("{} does not apply to --scenario", flag));
+      }
+    } else if (f.mode == "replay" ? Contains(kPaperOnlyFlags, flag)
+                                  : Contains(kReplayOnlyFlags, flag)) {
+      return absl::InvalidArgumentError(
+          fmt::format("{} does not apply to --mode {}", flag, f.mode));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Every floating-point flag must be finite (CLI11's range checks let NaN through), and the
+// popularity threshold of M must be in (0, 100].
+absl::Status CheckNumbers(const SimFlags& f) {
+  const std::pair<std::string_view, double> numbers[] = {
+      {"--inflate", f.inflate},
+      {"--arrival-speedup", f.arrival_speedup},
+      {"--typical-threshold", f.typical_threshold}};
+  for (const auto& [flag, value] : numbers) {
+    if (!std::isfinite(value)) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: must be a finite number, got {}", flag, value));
+    }
+  }
+  if (!(f.typical_threshold > 0 && f.typical_threshold <= 100)) {
+    return absl::InvalidArgumentError(
+        fmt::format("--typical-threshold: must be in (0, 100], got {}", f.typical_threshold));
+  }
+  return absl::OkStatus();
 }
 
 // The artifact's results: --expected DIR, or fgd-expected-results/ beside the pod list.
@@ -304,7 +374,6 @@ int RunPaperMode(const SimFlags& f, const alibaba::TraceInput& input,
 int RunReplayMode(const SimFlags& f, const alibaba::TraceInput& input,
                   const std::vector<std::string>& policies, const std::vector<uint64_t>& seeds,
                   const alibaba::ReportContext& context) {
-  if (f.inflate_given) return BadInput("--inflate: applies to --mode paper only");
   absl::StatusOr<Duration> interval = ParseDuration(f.sample_interval, "--sample-interval");
   if (!interval.ok()) return BadInput(interval.status());
   ProgressBar bar(f.progress || isatty(STDERR_FILENO) != 0,
@@ -346,6 +415,7 @@ int RunReplayMode(const SimFlags& f, const alibaba::TraceInput& input,
                        {"wait_p95_s", alibaba::Number(r.wait_p95_s, 1)},
                        {"gpu_alloc_time_mean_pct", alibaba::Number(r.gpu_alloc_time_mean_pct)},
                        {"frag_ratio_time_mean_pct", alibaba::Number(r.frag_ratio_time_mean_pct)},
+                       {"gpu_alloc_peak_pct", alibaba::Number(r.gpu_alloc_peak_pct)},
                        {"simulated_seconds", r.simulated_seconds},
                        {"wall_seconds", alibaba::Number(r.wall_seconds, 3)}});
   }
@@ -394,10 +464,11 @@ int RunReplayMode(const SimFlags& f, const alibaba::TraceInput& input,
     std::cout << fmt::format(
         "{} seed {}: {} submitted, {} placed on arrival, {} after waiting (p50 {:.0f}s, p95 "
         "{:.0f}s), {} failed, {} pending at end; GPU allocation {:.2f}% and frag ratio {:.1f}% "
-        "(time means); {:.2f}s wall\n",
+        "(time means), GPU allocation peak {:.2f}%; {:.2f}s wall\n",
         alibaba::PolicyDisplayName(r.policy), r.seed, r.submitted, r.placed_on_arrival,
         r.placed_after_wait, r.wait_p50_s, r.wait_p95_s, r.failed, r.still_pending,
-        r.gpu_alloc_time_mean_pct, r.frag_ratio_time_mean_pct, r.wall_seconds);
+        r.gpu_alloc_time_mean_pct, r.frag_ratio_time_mean_pct, r.gpu_alloc_peak_pct,
+        r.wall_seconds);
   }
   return kExitOk;
 }
@@ -413,10 +484,13 @@ int RunSimCommand(int argc, char** argv) {
       "DIR/openb_pod_list_default.csv --policy fgd --seed 42 --inflate 1.3 --summary-json "
       "out.json\n"
       "  tessera sim --nodes ... --pods ... --policies all --seeds 42-51 --report out.html\n"
-      "  tessera sim --scenario examples/scenarios/gang.yaml --seed 7",
+      "  tessera sim --scenario tests/scenarios/gang-min-available.yaml --seed 7",
       "tessera sim"};
-  app.add_option("--scenario", f.scenario, "Scenario file (YAML) to run instead of a trace");
-  app.add_option("--seed", f.seed, "Seed of the run (default 42)");
+  app.add_option("--scenario", f.scenario,
+                 "Scenario file (YAML) to run instead of a trace; takes --seed only");
+  app.add_option("--seed", f.seed,
+                 "Seed of the run, 0 to 2^64-1 (default: 42 for a trace; the file's config.seed, "
+                 "else 1, for a scenario)");
   app.add_option("--seeds", f.seeds, "Several seeds: 42-51 or 42,43,50 (a sweep)");
   app.add_option("--nodes", f.nodes, "Node list CSV (sn,cpu_milli,memory_mib,gpu,model)");
   app.add_option("--pods", f.pods, "Pod list CSV of the Alibaba GPU trace");
@@ -435,9 +509,9 @@ int RunSimCommand(int argc, char** argv) {
                  "cluster's GPUs (default 1.3; 0 = no tuning)")
       ->check(CLI::Range(0.0, 100.0));
   app.add_option("--expected", f.expected_dir,
-                 "Directory of the FGD artifact's analysis_*_discrete.csv (default: "
+                 "Paper mode: directory of the FGD artifact's analysis_*_discrete.csv (default: "
                  "fgd-expected-results/ beside --pods, when present)");
-  app.add_flag("--no-expected", f.no_expected, "Do not compare with the artifact's results");
+  app.add_flag("--no-expected", f.no_expected, "Paper mode: do not compare with the artifact's results");
   app.add_option("--summary-json", f.summary_json, "Write the summary as JSON");
   app.add_option("--metrics-csv", f.metrics_csv,
                  "Write the curves over arrived workload (paper) or time (replay) as CSV");
@@ -451,9 +525,8 @@ int RunSimCommand(int argc, char** argv) {
                  "unchanged) to raise the load; default 1")
       ->check(CLI::Range(1e-6, 1e9));
   app.add_option("--typical-threshold", f.typical_threshold,
-                 "Popularity threshold (%) of the target workload M (default 95)")
-      ->check(CLI::Range(0.0, 100.0));
-  app.add_option("--threads", f.threads, "Runs in parallel (default: one per core)")
+                 "Popularity threshold (%), in (0, 100], of the target workload M (default 95)");
+  app.add_option("--threads", f.threads, "Paper mode: runs in parallel (default: one per core)")
       ->check(CLI::Range(1, 1024));
   app.add_flag("--progress", f.progress, "Show progress on stderr even when it is not a terminal");
   app.add_flag("--no-node-shuffle", f.no_node_shuffle,
@@ -464,13 +537,17 @@ int RunSimCommand(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitBadInput;
   }
-  f.inflate_given = app.count("--inflate") > 0;
+  if (absl::Status s = CheckFlagsApply(app, f); !s.ok()) return BadInput(s);
+  if (absl::Status s = CheckNumbers(f); !s.ok()) return BadInput(s);
 
   if (!f.scenario.empty()) {
-    if (!f.nodes.empty() || !f.pods.empty()) {
-      return BadInput("--scenario: cannot be combined with --nodes/--pods");
+    std::optional<uint64_t> seed;
+    if (f.seed.has_value()) {
+      absl::StatusOr<uint64_t> parsed = alibaba::ParseSeed(*f.seed, "--seed");
+      if (!parsed.ok()) return BadInput(parsed.status());
+      seed = *parsed;
     }
-    return sim::RunScenarioCommand(f.scenario, f.seed, std::cout, std::cerr);
+    return sim::RunScenarioCommand(f.scenario, seed, std::cout, std::cerr);
   }
   if (f.nodes.empty() || f.pods.empty()) {
     return BadInput("give --scenario FILE, or both --nodes and --pods (see --help)");

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
-#include <sstream>
 #include <unordered_map>
 #include <utility>
 
@@ -188,6 +188,12 @@ absl::StatusOr<Node> NodeFromRow(const Where& where, const Row& row) {
   }
   const bool has_model = !IsAbsent(f[4]);
   if (gpus > 0 && !has_model) return where.Error(row.line, "model", "required when gpu > 0");
+  // gpu_spec lists models separated by '|', so a model containing it could never be matched.
+  if (gpus > 0 && f[4].find('|') != std::string_view::npos) {
+    return where.Error(row.line, "model",
+                       fmt::format("must not contain '|' (the gpu_spec separator), got '{}'",
+                                   f[4].substr(0, 200)));
+  }
   const std::string model = gpus > 0 ? std::string(f[4]) : std::string();
   node.pool = gpus > 0 ? model : std::string(kCpuPool);
   if (gpus > 0) node.labels.emplace(std::string(kGpuModelLabel), model);
@@ -295,7 +301,18 @@ absl::StatusOr<PodList> ParsePodList(std::string_view text, std::string_view sou
   return out;
 }
 
-absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
+absl::StatusOr<std::string> ReadFileToString(const std::string& path, int64_t max_bytes) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return absl::InvalidArgumentError(fmt::format("{}: is a directory, not a file", path));
+  }
+  if (std::filesystem::is_regular_file(path, ec)) {
+    const uintmax_t size = std::filesystem::file_size(path, ec);
+    if (!ec && size > static_cast<uintmax_t>(max_bytes)) {
+      return absl::InvalidArgumentError(fmt::format(
+          "{}: too large ({} bytes; the limit is {} bytes)", path, size, max_bytes));
+    }
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int err = errno;
@@ -304,10 +321,18 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
     if (err == ENOENT) return absl::NotFoundError(why);
     return absl::InvalidArgumentError(why);
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  // Read in chunks so that a file that is not regular (a pipe, a device) obeys the limit too.
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    if (static_cast<int64_t>(text.size()) + in.gcount() > max_bytes) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: too large (over the limit of {} bytes)", path, max_bytes));
+    }
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+  }
   if (in.bad()) return absl::InternalError(fmt::format("{}: read failed", path));
-  return std::move(buffer).str();
+  return text;
 }
 
 absl::StatusOr<NodeList> LoadNodeList(const std::string& path) {

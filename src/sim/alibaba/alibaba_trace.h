@@ -75,7 +75,12 @@ absl::StatusOr<NodeList> LoadNodeList(const std::string& path);
 absl::StatusOr<PodList> LoadPodList(const std::string& path,
                                     const std::vector<std::string>& known_models);
 
-// The whole file as text; NotFound / PermissionDenied / Internal name the path.
-absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+// The largest trace file read: the real pod lists are a few MiB, so anything bigger is a mistake.
+inline constexpr int64_t kMaxTraceFileBytes = int64_t{1} << 30;  // 1 GiB
+
+// The whole file as text; NotFound / PermissionDenied / Internal name the path. A directory or a
+// file over `max_bytes` is InvalidArgument, refused before reading.
+absl::StatusOr<std::string> ReadFileToString(const std::string& path,
+                                             int64_t max_bytes = kMaxTraceFileBytes);
 
 }  // namespace tessera::sim::alibaba

@@ -137,6 +137,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "nodes.csv:2: model: required when gpu > 0"},
         BadInput{"TooManyGpus", "sn,cpu_milli,memory_mib,gpu,model\nn,1,1,100,T4\n",
                  "nodes.csv:2: gpu: must be <= 64"},
+        BadInput{"ModelWithSpecSeparator", "sn,cpu_milli,memory_mib,gpu,model\nn,1,1,1,T4|V100\n",
+                 "nodes.csv:2: model: must not contain '|'"},
         BadInput{"Duplicate", "sn,cpu_milli,memory_mib,gpu,model\nn,1,1,1,T4\nn,1,1,1,T4\n",
                  "nodes.csv:3: sn: duplicate node 'n' (first on line 2)"}),
     [](const auto& info) { return info.param.name; });
@@ -198,6 +200,31 @@ TEST(LoadTest, ReadsFilesAndNamesThePathInErrors) {
   absl::StatusOr<PodList> bad = LoadPodList(pods, list->models);
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr(pods + ":2: gpu_spec: unknown GPU model 'A100'"));
+}
+
+TEST(LoadTest, DirectoryIsNamedAsOne) {
+  const std::string dir = ::testing::TempDir();
+  absl::StatusOr<NodeList> list = LoadNodeList(dir);
+  ASSERT_FALSE(list.ok());
+  EXPECT_EQ(list.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(list.status().message(), HasSubstr(dir + ": is a directory"));
+}
+
+TEST(LoadTest, FileOverTheLimitIsRefused) {
+  const std::string path = WriteTemp("big.csv", std::string(100, 'x'));
+  absl::StatusOr<std::string> text = ReadFileToString(path, /*max_bytes=*/99);
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(text.status().message(), HasSubstr(path + ": too large"));
+  absl::StatusOr<std::string> at_limit = ReadFileToString(path, /*max_bytes=*/100);
+  ASSERT_TRUE(at_limit.ok()) << at_limit.status();
+  EXPECT_EQ(at_limit->size(), 100u);
+}
+
+TEST(LoadTest, NonRegularFileOverTheLimitIsRefused) {
+  absl::StatusOr<std::string> text = ReadFileToString("/dev/zero", /*max_bytes=*/1 << 20);
+  ASSERT_FALSE(text.ok());
+  EXPECT_THAT(text.status().message(), HasSubstr("/dev/zero: too large"));
 }
 
 TEST(LoadTest, MissingFileIsNotFound) {

@@ -1,5 +1,7 @@
 #include "sim/alibaba/paper_runner.h"
 
+#include <atomic>
+#include <set>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -68,6 +70,28 @@ TEST(PaperRunnerTest, SameSeedGivesTheSameRun) {
   }
   EXPECT_GT(a->clones, 0);
   EXPECT_EQ(a->arrived_tasks, 6 + a->clones);
+}
+
+TEST(SweepTest, ExpectedArrivalsIsTheExactTotalOverSeedsAndPolicies) {
+  auto input = MakeInput(kTestNodes, Pods());
+  SweepOptions sweep;
+  sweep.policies = {"fgd", "bestfit"};
+  sweep.seeds = {1, 2, 3, 4, 5, 6, 7, 8};
+  sweep.inflate = 2.7;  // clones drawn per seed: the seeds' sizes differ
+  sweep.threads = 2;
+  std::atomic<int64_t> progress{0};
+  sweep.progress = &progress;
+  absl::StatusOr<std::vector<PaperRunResult>> runs = RunSweep(*input, sweep);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  int64_t arrived = 0;
+  std::set<int64_t> sizes;
+  for (const PaperRunResult& r : *runs) {
+    arrived += r.arrived_tasks;
+    sizes.insert(r.arrived_tasks);
+  }
+  EXPECT_GT(sizes.size(), 1u) << "the test needs seeds whose inflated sizes differ";
+  EXPECT_EQ(ExpectedArrivals(*input, sweep), arrived);
+  EXPECT_EQ(progress.load(), arrived);
 }
 
 TEST(PaperRunnerTest, UnknownPolicyIsInvalidArgument) {
@@ -142,11 +166,26 @@ TEST(SweepTest, ResultsComeInPolicySeedOrderWhateverTheThreads) {
   EXPECT_GT(ExpectedArrivals(*input, options), 0);
 }
 
+TEST(SweepTest, ParsesOneSeed) {
+  EXPECT_EQ(*ParseSeed("0", "--seed"), 0u);
+  EXPECT_EQ(*ParseSeed("18446744073709551615", "--seed"), 18446744073709551615u);
+  for (const char* bad : {"", "-1", "+1", "1.5", "1e3", "0x10", " 1", "99999999999999999999999"}) {
+    auto r = ParseSeed(bad, "--seed");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr("--seed: ")) << bad;
+  }
+  EXPECT_THAT(std::string(ParseSeed("99999999999999999999999", "--seed").status().message()),
+              HasSubstr("out of range"));
+}
+
 TEST(SweepTest, ParsesSeedLists) {
   EXPECT_EQ(*ParseSeedList("42-45"), (std::vector<uint64_t>{42, 43, 44, 45}));
   EXPECT_EQ(*ParseSeedList("7"), (std::vector<uint64_t>{7}));
   EXPECT_EQ(*ParseSeedList("1,5-6"), (std::vector<uint64_t>{1, 5, 6}));
-  for (const char* bad : {"", "x", "5-3", "1-", "-1", "1,,2", "0-9999999"}) {
+  EXPECT_EQ(*ParseSeedList("18446744073709551614-18446744073709551615"),
+            (std::vector<uint64_t>{18446744073709551614u, 18446744073709551615u}));
+  for (const char* bad : {"", ",", "x", "5-3", "1-", "-1", "-5", "1,,2", "0-9999999", "+3", " 3",
+                          "18446744073709551616", "99999999999999999999999", "1,2,1", "1-3,2"}) {
     auto r = ParseSeedList(bad);
     EXPECT_FALSE(r.ok()) << bad;
     EXPECT_THAT(std::string(r.status().message()), HasSubstr("--seeds"));

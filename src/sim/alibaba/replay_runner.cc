@@ -65,7 +65,22 @@ class Replay {
   // a deletion_time hold their resources to the end) and no cycle is queued.
   bool OnlyObserversLeft() const { return outstanding_completions_ == 0 && !cycle_queued_; }
 
+  // Adds the metrics' values times the time they have held since the last state change, and
+  // raises the peak. Called at the start of every event that may change the state, so the means
+  // and the peak are exact: they do not depend on the sample interval.
+  void Integrate() {
+    const double now_s = Seconds(queue_.Now());
+    const double dt = now_s - integrated_until_s_;
+    if (dt <= 0) return;
+    const double gpu = metrics_.GpuAllocationPct();
+    result_.gpu_alloc_peak_pct = std::max(result_.gpu_alloc_peak_pct, gpu);
+    gpu_alloc_integral_ += dt * gpu;
+    frag_ratio_integral_ += dt * metrics_.FragmentRatioPct();
+    integrated_until_s_ = now_s;
+  }
+
   void Submit(int32_t task) {
+    Integrate();
     ++submitted_;
     result_.last_arrival_s = Seconds(queue_.Now());
     if (options_.progress != nullptr) options_.progress->fetch_add(1, std::memory_order_relaxed);
@@ -126,6 +141,7 @@ class Replay {
   }
 
   void Complete(int64_t id) {
+    Integrate();
     --outstanding_completions_;
     auto it = running_.find(id);
     const TraceTask& t = input_.pods.tasks[it->second.task];
@@ -142,6 +158,7 @@ class Replay {
   // FIFO over the pending tasks; a class that failed in this pass is not tried again in it
   // (placements only take capacity away during the pass).
   void RetryPending() {
+    Integrate();
     cycle_queued_ = false;
     std::unordered_set<std::string> failed_classes;
     std::deque<int32_t> still;
@@ -198,17 +215,15 @@ class Replay {
       result_.wait_p50_s = Quantile(waits_, 0.5);
       result_.wait_p95_s = Quantile(waits_, 0.95);
     }
-    // Time-weighted means: each sample holds until the next.
-    double weight = 0, gpu = 0, ratio = 0;
-    for (size_t i = 0; i + 1 < result_.samples.size(); ++i) {
-      const double dt = result_.samples[i + 1].time_s - result_.samples[i].time_s;
-      weight += dt;
-      gpu += dt * result_.samples[i].gpu_alloc_pct;
-      ratio += dt * result_.samples[i].frag_ratio_pct;
-    }
-    if (weight > 0) {
-      result_.gpu_alloc_time_mean_pct = gpu / weight;
-      result_.frag_ratio_time_mean_pct = ratio / weight;
+    // Time-weighted means over [0, end]; a run that ends at 0 gives the state it ends in.
+    Integrate();
+    result_.gpu_alloc_peak_pct = std::max(result_.gpu_alloc_peak_pct, metrics_.GpuAllocationPct());
+    if (integrated_until_s_ > 0) {
+      result_.gpu_alloc_time_mean_pct = gpu_alloc_integral_ / integrated_until_s_;
+      result_.frag_ratio_time_mean_pct = frag_ratio_integral_ / integrated_until_s_;
+    } else {
+      result_.gpu_alloc_time_mean_pct = metrics_.GpuAllocationPct();
+      result_.frag_ratio_time_mean_pct = metrics_.FragmentRatioPct();
     }
     return std::move(result_);
   }
@@ -228,6 +243,9 @@ class Replay {
   std::vector<TimePoint> submitted_at_ = std::vector<TimePoint>(input_.pods.tasks.size());
   std::unordered_map<std::string, bool> satisfiable_;
   std::vector<double> waits_;
+  double integrated_until_s_ = 0;
+  double gpu_alloc_integral_ = 0;   // % x seconds
+  double frag_ratio_integral_ = 0;  // % x seconds
   ReplayResult result_;
   absl::Status error_;
 };

@@ -14,7 +14,9 @@
 // speedup is how a replay reaches the contended regime. Metrics are sampled every
 // `sample_interval` of simulated time:
 // allocation per resource, F(M) and the fragmentation ratio, running, pending, failed and
-// completed counts.
+// completed counts. The time means of GPU allocation and fragmentation ratio and the peak GPU
+// allocation are exact, taken over every state change (not over the samples), so they do not
+// depend on `sample_interval`.
 //
 // Deterministic for (trace, policy, seed, options). Runs share nothing mutable.
 #pragma once
@@ -67,6 +69,7 @@ struct ReplayResult {
   double wait_p95_s = 0;
   double gpu_alloc_time_mean_pct = 0;  // time-weighted over the run
   double frag_ratio_time_mean_pct = 0;
+  double gpu_alloc_peak_pct = 0;  // the highest GPU allocation held for any time, or at the end
   double last_arrival_s = 0;  // when the last task arrived
   double simulated_seconds = 0;
   double wall_seconds = 0;

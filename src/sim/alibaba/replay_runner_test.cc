@@ -49,6 +49,27 @@ TEST(ReplayTest, ATaskThatDoesNotFitWaitsUntilCapacityFrees) {
   EXPECT_DOUBLE_EQ(r->samples.back().gpu_alloc_pct, 0);
 }
 
+TEST(ReplayTest, TimeMeansAreExactWhateverTheSampleInterval) {
+  // Both GPUs busy 0..150 (a 0..100, then c 100..150; b 0..200), one 150..200:
+  // (150 x 100% + 50 x 50%) / 200 s = 87.5%.
+  auto input = MakeInput(kOneNode, std::string(kPodHeader) +
+                                       "a,1000,1024,1,1000,,LS,Succeeded,0,100,0\n"
+                                       "b,1000,1024,1,1000,,LS,Succeeded,0,200,0\n"
+                                       "c,1000,1024,1,1000,,LS,Succeeded,10,70,20\n");
+  for (const Duration interval : {Duration(std::chrono::milliseconds(1)),
+                                  Duration(std::chrono::seconds(7)),
+                                  Duration(std::chrono::seconds(25)),
+                                  Duration(std::chrono::hours(1))}) {
+    ReplayOptions options;
+    options.sample_interval = interval;
+    absl::StatusOr<ReplayResult> r = RunReplay(*input, options);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_DOUBLE_EQ(r->gpu_alloc_time_mean_pct, 87.5) << interval.count();
+    EXPECT_DOUBLE_EQ(r->frag_ratio_time_mean_pct, 0) << interval.count();
+    EXPECT_DOUBLE_EQ(r->gpu_alloc_peak_pct, 100) << interval.count();
+  }
+}
+
 TEST(ReplayTest, TasksWithoutDeletionHoldTheirResourcesToTheEnd) {
   auto input = MakeInput(kOneNode, std::string(kPodHeader) +
                                        "a,1000,1024,1,500,,LS,Running,0,,0\n"

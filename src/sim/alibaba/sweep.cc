@@ -1,7 +1,9 @@
 #include "sim/alibaba/sweep.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <limits>
 #include <mutex>
 #include <numeric>
 #include <thread>
@@ -10,6 +12,7 @@
 #include "fmt/format.h"
 #include "sim/alibaba/inflation.h"
 #include "sim/alibaba/internal/text.h"
+#include "tessera/common/status_macros.h"
 
 namespace tessera::sim::alibaba {
 
@@ -47,13 +50,16 @@ absl::StatusOr<std::vector<PaperRunResult>> RunSweep(const TraceInput& input,
 }
 
 int64_t ExpectedArrivals(const TraceInput& input, const SweepOptions& options) {
-  if (options.seeds.empty() || options.policies.empty()) return 0;
-  // The inflated size depends on the seed's draws; the first seed's is a close estimate.
-  Rng rng(options.seeds.front());
-  const ArrivalOrder order =
-      BuildArrivalOrder(input.pods.tasks, input.nodes.total_gpu_milli, options.inflate, rng);
-  return static_cast<int64_t>(order.arrivals.size() * options.seeds.size() *
-                              options.policies.size());
+  // The inflated size depends on the seed's draws (the same a run makes first), not on the
+  // policy: each seed's own count, times the policies.
+  int64_t per_policy = 0;
+  for (uint64_t seed : options.seeds) {
+    Rng rng(seed);
+    per_policy += static_cast<int64_t>(
+        BuildArrivalOrder(input.pods.tasks, input.nodes.total_gpu_milli, options.inflate, rng)
+            .arrivals.size());
+  }
+  return per_policy * static_cast<int64_t>(options.policies.size());
 }
 
 std::vector<PolicySummary> SummarizeByPolicy(const std::vector<PaperRunResult>& runs) {
@@ -99,26 +105,55 @@ std::vector<PolicySummary> SummarizeByPolicy(const std::vector<PaperRunResult>& 
   return out;
 }
 
+absl::StatusOr<uint64_t> ParseSeed(std::string_view text, std::string_view flag) {
+  uint64_t seed = 0;
+  const char* end = text.data() + text.size();
+  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  });
+  const auto [ptr, ec] = std::from_chars(text.data(), end, seed);
+  if (!digits || ec == std::errc::invalid_argument || ptr != end) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: not a seed: '{}' (a whole number from 0 to {})", flag, text,
+                    std::numeric_limits<uint64_t>::max()));
+  }
+  if (ec == std::errc::result_out_of_range) {
+    return absl::InvalidArgumentError(fmt::format("{}: seed '{}' is out of range (0 to {})", flag,
+                                                  text, std::numeric_limits<uint64_t>::max()));
+  }
+  return seed;
+}
+
 absl::StatusOr<std::vector<uint64_t>> ParseSeedList(const std::string& text) {
+  constexpr uint64_t kMaxSeeds = 100000;
   std::vector<uint64_t> seeds;
   auto bad = [&](std::string_view why) {
     return absl::InvalidArgumentError(
         fmt::format("--seeds: {} in '{}' (use e.g. 42-51 or 42,43)", why, text));
   };
   for (std::string_view part : internal::Split(text, ',')) {
+    if (part.empty()) return bad("empty seed");
     const size_t dash = part.find('-', 1);
-    int64_t lo = 0, hi = 0;
-    if (dash == std::string_view::npos) {
-      if (!internal::ParseInt64(part, &lo) || lo < 0) return bad("not a seed");
-      hi = lo;
-    } else if (!internal::ParseInt64(part.substr(0, dash), &lo) ||
-               !internal::ParseInt64(part.substr(dash + 1), &hi) || lo < 0 || hi < lo) {
-      return bad("not a range");
+    const std::string_view first = part.substr(0, dash);
+    TESSERA_ASSIGN_OR_RETURN(const uint64_t lo, ParseSeed(first, "--seeds"));
+    uint64_t hi = lo;
+    if (dash != std::string_view::npos) {
+      TESSERA_ASSIGN_OR_RETURN(hi, ParseSeed(part.substr(dash + 1), "--seeds"));
+      if (hi < lo) return bad("not a range");
     }
-    if (hi - lo >= 100000) return bad("range too large");
-    for (int64_t s = lo; s <= hi; ++s) seeds.push_back(static_cast<uint64_t>(s));
+    if (hi - lo >= kMaxSeeds || seeds.size() + (hi - lo) >= kMaxSeeds) {
+      return bad("too many seeds");
+    }
+    for (uint64_t s = lo;; ++s) {  // stops at hi without overflowing at the type's maximum
+      seeds.push_back(s);
+      if (s == hi) break;
+    }
   }
-  if (seeds.empty()) return bad("no seeds");
+  std::vector<uint64_t> sorted = seeds;
+  std::sort(sorted.begin(), sorted.end());
+  if (auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end()) {
+    return bad(fmt::format("seed {} given twice", *dup));
+  }
   return seeds;
 }
 

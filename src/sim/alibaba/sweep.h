@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -33,8 +34,8 @@ struct SweepOptions {
 absl::StatusOr<std::vector<PaperRunResult>> RunSweep(const TraceInput& input,
                                                      const SweepOptions& options);
 
-// The number of arrivals a sweep will process (for progress bars): the inflated trace's size
-// per run, times the runs.
+// The number of arrivals a sweep will process (for progress bars): exactly the sum of every
+// run's inflated trace size (which depends on the seed).
 int64_t ExpectedArrivals(const TraceInput& input, const SweepOptions& options);
 
 // Per-policy summary over its seeds.
@@ -56,7 +57,12 @@ struct PolicySummary {
 // Groups `runs` by policy (in first-appearance order) and summarizes each.
 std::vector<PolicySummary> SummarizeByPolicy(const std::vector<PaperRunResult>& runs);
 
-// "42-51" -> 42..51; "42,45,50" -> those; "7" -> 7. InvalidArgument names the flag.
+// One seed: decimal digits only, 0 to 2^64-1 (no sign, no blanks). InvalidArgument names `flag`.
+absl::StatusOr<uint64_t> ParseSeed(std::string_view text, std::string_view flag);
+
+// "42-51" -> 42..51; "42,45,50" -> those; "7" -> 7; each seed as ParseSeed takes it. An empty
+// list or item, a seed given twice and more than 100,000 seeds are InvalidArgument naming
+// --seeds.
 absl::StatusOr<std::vector<uint64_t>> ParseSeedList(const std::string& text);
 
 }  // namespace tessera::sim::alibaba

@@ -60,4 +60,80 @@ rc=$?
 set -e
 [[ $rc -eq 2 ]] || fail "missing file: exit $rc, want 2"
 expect_in "missing.csv: cannot open" "$out/err"
+
+# Exit status 2 and a message naming the flag, before any run starts ("timeout": NaN used to loop).
+expect_bad() {  # expect_bad MESSAGE ARGS...
+  local want="$1" rc
+  shift
+  set +e
+  timeout 60 "$tessera" sim "$@" > /dev/null 2> "$out/err"
+  rc=$?
+  set -e
+  [[ $rc -eq 2 ]] || fail "'$*': exit $rc, want 2"
+  expect_in "$want" "$out/err"
+}
+trace=(--nodes "$data/nodes.csv" --pods "$data/pods.csv")
+expect_bad "--inflate: must be a finite number" "${trace[@]}" --no-expected --inflate nan
+expect_bad "--inflate" "${trace[@]}" --inflate inf
+expect_bad "--typical-threshold: must be a finite number" "${trace[@]}" --typical-threshold nan
+expect_bad "--typical-threshold: must be in (0, 100]" "${trace[@]}" --typical-threshold 0
+expect_bad "--typical-threshold" "${trace[@]}" --typical-threshold 101
+expect_bad "--arrival-speedup: must be a finite number" "${trace[@]}" --mode replay \
+  --arrival-speedup nan
+# Flags that do not apply to the kind of run.
+scenario="$data/../../../../../tests/scenarios/gang-min-available.yaml"
+for flag in "--seeds 1-2" "--policy fgd" "--policies all" "--inflate 1.3" "--report $out/r.html" \
+            "--summary-json $out/s.json" "--nodes $data/nodes.csv" "--pods $data/pods.csv" \
+            "--mode paper" "--threads 2" "--progress" "--no-expected"; do
+  # shellcheck disable=SC2086
+  expect_bad "${flag%% *} does not apply to --scenario" --scenario "$scenario" $flag
+done
+expect_bad "--sample-interval does not apply to --mode paper" "${trace[@]}" --sample-interval 1h
+expect_bad "--arrival-speedup does not apply to --mode paper" "${trace[@]}" --arrival-speedup 2
+for flag in "--samples-csv $out/s.csv" "--no-node-shuffle" "--inflate 1.3" "--threads 2" \
+            "--no-expected"; do
+  # shellcheck disable=SC2086
+  expect_bad "${flag%% *} does not apply to --mode replay" "${trace[@]}" --mode replay $flag
+done
+# Seeds and policy lists.
+expect_bad "--seed: not a seed: '-1'" --scenario "$scenario" --seed -1
+expect_bad "--seed: not a seed: '-1'" "${trace[@]}" --seed -1
+expect_bad "--seed: seed '99999999999999999999999' is out of range" "${trace[@]}" \
+  --seed 99999999999999999999999
+expect_bad "--seeds: not a seed: '-5'" "${trace[@]}" --seeds -5
+expect_bad "--seeds: " "${trace[@]}" --seeds ""
+expect_bad "--seeds: seed 2 given twice" "${trace[@]}" --seeds 1-3,2
+expect_bad "--policies: empty policy name in ','" "${trace[@]}" --policies ,
+expect_bad "--policies: empty policy name" "${trace[@]}" --policies fgd,
+expect_bad "--policy: empty policy name" "${trace[@]}" --policy ""
+expect_bad "--policies: empty policy name" "${trace[@]}" --policies ""
+expect_bad "--policies: 'all' stands for the paper's policies and must be given alone" \
+  "${trace[@]}" --policies all,fgd
+expect_bad "--policies: unknown policy 'nope'" "${trace[@]}" --policies fgd,nope
+expect_bad "--policies: policy 'fgd' given twice" "${trace[@]}" --policies fgd,fgd
+# Inputs that are not trace files.
+expect_bad "$out: is a directory" --nodes "$data/nodes.csv" --pods "$out"
+printf 'sn,cpu_milli,memory_mib,gpu,model\nn,1000,1024,1,T4|V100\n' > "$out/pipe_nodes.csv"
+expect_bad "pipe_nodes.csv:2: model: must not contain '|'" --nodes "$out/pipe_nodes.csv" \
+  --pods "$data/pods.csv"
+
+# Replay's time means are exact, whatever the sample interval: 25.83% on pods.csv.
+for interval in 1h 10s 1ms; do
+  "$tessera" sim --mode replay "${trace[@]}" --sample-interval "$interval" \
+    > "$out/replay_$interval" || fail "replay --sample-interval $interval failed"
+  expect_in "GPU allocation 25.83%" "$out/replay_$interval"
+done
+
+# --progress counts to the real total of arrivals over every run (seeds inflate differently).
+"$tessera" sim "${trace[@]}" --no-expected --policies fgd,random --seeds 1-6 --inflate 2.7 \
+  --threads 2 --progress --summary-json "$out/progress.json" > /dev/null 2> "$out/progress" \
+  || fail "--progress sweep failed"
+total=$(grep -o '"arrived_tasks": [0-9]*' "$out/progress.json" | awk '{s += $2} END {print s}')
+expect_in "100% $total/$total arrivals" "$out/progress"
+
+# The help's scenario example exists.
+"$tessera" sim --help > "$out/help"
+example=$(grep -o -- '--scenario [^ ]*\.yaml' "$out/help" | head -1 | cut -d' ' -f2)
+[[ -n "$example" && -f "$data/../../../../../$example" ]] || fail "help example '$example' missing"
+expect_in "config.seed" "$out/help"
 echo "sim_cli_test: ok"
