@@ -41,9 +41,8 @@ void CheckRejection(const absl::Status& status, std::string_view input) {
 // field of the spec and metadata).
 void CheckRoundTrip(const JobDocument& job, std::string_view input) {
   const std::string canonical = RenderJobJson(job);
-  for (const auto& [rendered, format] :
-       {std::pair{RenderJobYaml(job), DocumentFormat::kYaml},
-        std::pair{canonical, DocumentFormat::kJson}}) {
+  for (const auto& [rendered, format] : {std::pair{RenderJobYaml(job), DocumentFormat::kYaml},
+                                         std::pair{canonical, DocumentFormat::kJson}}) {
     const absl::StatusOr<JobDocument> back = Parse(rendered, format);
     Require(back.ok(), "a rendered job parses", input,
             back.ok() ? rendered : back.status().ToString() + "\n" + rendered);

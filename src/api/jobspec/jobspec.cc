@@ -26,8 +26,7 @@ bool LooksLikeJson(std::string_view text) {
   return first != std::string_view::npos && text[first] == '{';
 }
 
-absl::StatusOr<internal::DocumentTree> ParseTree(std::string_view text,
-                                                 const ParseOptions& options,
+absl::StatusOr<internal::DocumentTree> ParseTree(std::string_view text, const ParseOptions& options,
                                                  const internal::DocumentLimits& limits) {
   switch (options.format) {
     case DocumentFormat::kJson:
@@ -53,8 +52,8 @@ bool IsNumberLike(std::string_view s) {
   if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
   const std::string lower = absl::AsciiStrToLower(std::string(s));
   if (lower == ".inf" || lower == ".nan") return true;
-  if (lower.size() > 1 && lower[0] == '0' && (lower[1] == 'x' || lower[1] == 'o' ||
-                                              lower[1] == 'b')) {
+  if (lower.size() > 1 && lower[0] == '0' &&
+      (lower[1] == 'x' || lower[1] == 'o' || lower[1] == 'b')) {
     return true;
   }
   const auto digit = [](char c) { return absl::ascii_isdigit(static_cast<unsigned char>(c)); };
@@ -118,9 +117,8 @@ absl::StatusOr<JobDocument> ParseJobDocument(std::string_view text, const ParseO
   limits.max_bytes = options.max_bytes;
   limits.max_depth = options.max_depth;
   limits.max_nodes = options.max_nodes;
-  const PriorityClasses& classes = options.priority_classes != nullptr
-                                       ? *options.priority_classes
-                                       : BuiltinPriorityClasses();
+  const PriorityClasses& classes =
+      options.priority_classes != nullptr ? *options.priority_classes : BuiltinPriorityClasses();
   absl::StatusOr<JobDocument> job = [&]() -> absl::StatusOr<JobDocument> {
     if (absl::Status status = internal::CheckText(text, limits); !status.ok()) return status;
     absl::StatusOr<internal::DocumentTree> tree = ParseTree(text, options, limits);

@@ -42,10 +42,10 @@ enum class DocumentFormat {
 
 struct ParseOptions {
   DocumentFormat format = DocumentFormat::kAuto;
-  std::string source;             // prefixed to error messages: "job.yaml"; empty = none
-  size_t max_bytes = 1 << 20;     // larger documents are refused
-  int max_depth = 32;             // deeper nesting of lists and mappings is refused
-  int64_t max_nodes = 100'000;    // values in the document, YAML aliases counted in full
+  std::string source;           // prefixed to error messages: "job.yaml"; empty = none
+  size_t max_bytes = 1 << 20;   // larger documents are refused
+  int max_depth = 32;           // deeper nesting of lists and mappings is refused
+  int64_t max_nodes = 100'000;  // values in the document, YAML aliases counted in full
   const PriorityClasses* priority_classes = nullptr;  // nullptr: BuiltinPriorityClasses()
 };
 

@@ -25,8 +25,8 @@ using namespace std::chrono_literals;
 // shared/JOBSPEC.md's example, verbatim (comments, "…" placeholders and the status block).
 std::string ReadExample() {
   const char* root = std::getenv("TESSERA_SOURCE_DIR");
-  const std::string path = std::string(root != nullptr ? root : ".") +
-                           "/src/api/jobspec/testdata/jobspec_example.yaml";
+  const std::string path =
+      std::string(root != nullptr ? root : ".") + "/src/api/jobspec/testdata/jobspec_example.yaml";
   std::ifstream in(path);
   EXPECT_TRUE(in.good()) << "cannot read " << path;
   std::stringstream text;
@@ -151,9 +151,9 @@ TEST(ParseJobDocumentTest, GpuQuantities) {
     int32_t count;
     int64_t milli;
   };
-  for (const Case& c : {Case{"0.5", 1, 500}, Case{"500m", 1, 500}, Case{"\"0.25\"", 1, 250},
-                        Case{"1", 1, 1000}, Case{"4", 4, 1000}, Case{"8.0", 8, 1000},
-                        Case{"0", 0, 0}}) {
+  for (const Case& c :
+       {Case{"0.5", 1, 500}, Case{"500m", 1, 500}, Case{"\"0.25\"", 1, 250}, Case{"1", 1, 1000},
+        Case{"4", 4, 1000}, Case{"8.0", 8, 1000}, Case{"0", 0, 0}}) {
     SCOPED_TRACE(c.gpu);
     const JobDocument job = ParseOk(Task("    resources: {gpu: " + c.gpu + "}\n"));
     ASSERT_EQ(job.spec.tasks.size(), 1u);
@@ -171,8 +171,8 @@ TEST(ParseJobDocumentTest, ExtendedResourcesAndPriorityClass) {
   EXPECT_EQ(job.spec.priority, 100);
   EXPECT_THAT(job.spec.tasks[0].request.extended,
               ElementsAre(Pair("ephemeral-storage", int64_t{10} << 30),
-                          Pair("hugepages-2Mi", int64_t{1} << 30), Pair("nvidia.com/mig-1g.10gb", 2),
-                          Pair("rdma/hca", 1)));
+                          Pair("hugepages-2Mi", int64_t{1} << 30),
+                          Pair("nvidia.com/mig-1g.10gb", 2), Pair("rdma/hca", 1)));
 }
 
 TEST(ParseJobDocumentTest, CustomPriorityClasses) {
@@ -183,9 +183,10 @@ TEST(ParseJobDocumentTest, CustomPriorityClasses) {
       ParseJobDocument(Doc("  priorityClass: batch\n  tasks: [{name: w}]\n"), options);
   ASSERT_TRUE(job.ok()) << job.status();
   EXPECT_EQ(job->spec.priority, -5);
-  EXPECT_THAT(
-      ParseJobDocument(Doc("  priorityClass: high\n  tasks: [{name: w}]\n"), options).status().message(),
-      HasSubstr("unknown priority class \"high\" (known: batch)"));
+  EXPECT_THAT(ParseJobDocument(Doc("  priorityClass: high\n  tasks: [{name: w}]\n"), options)
+                  .status()
+                  .message(),
+              HasSubstr("unknown priority class \"high\" (known: batch)"));
 }
 
 TEST(ParseJobDocumentTest, TaskPlacementMergesWithTheJobs) {
@@ -265,12 +266,14 @@ TEST(ParseJobDocumentTest, Errors) {
        "3:12: metadata.id: set by the server"},
       {"missing apiVersion", "kind: Job\nspec: {tasks: [{name: w}]}\n",
        "1:1: apiVersion: required (tessera/v1)"},
-      {"wrong apiVersion", "apiVersion: v1\nkind: Job\n", "1:13: apiVersion: must be tessera/v1, not \"v1\""},
+      {"wrong apiVersion", "apiVersion: v1\nkind: Job\n",
+       "1:13: apiVersion: must be tessera/v1, not \"v1\""},
       {"wrong kind", "apiVersion: tessera/v1\nkind: Pod\n", "2:7: kind: must be Job, not \"Pod\""},
       {"missing spec", "apiVersion: tessera/v1\nkind: Job\n", "1:1: spec: required"},
       {"missing tasks", Doc("  queue: q\n"), "5:3: spec.tasks: required: at least one task group"},
       {"empty tasks", Doc("  tasks: []\n"), "5:10: spec.tasks: must have at least one task group"},
-      {"task without name", Doc("  tasks: [{replicas: 2}]\n"), "5:11: spec.tasks[0].name: required"},
+      {"task without name", Doc("  tasks: [{replicas: 2}]\n"),
+       "5:11: spec.tasks[0].name: required"},
       {"key given twice", Doc("  queue: a\n  queue: b\n  tasks: [{name: w}]\n"),
        "6:3: spec.queue: given twice (first at line 5)"},
       {"wrong type", Doc("  tasks: {name: w}\n"),
@@ -326,7 +329,8 @@ TEST(ParseJobDocumentTest, Errors) {
        "7:27: spec.tasks[0].resources.gpuModel: needs gpu > 0"},
       {"empty gpuModel", Task("    resources: {gpu: 1, gpuModel: [A100, '']}\n"),
        "7:42: spec.tasks[0].resources.gpuModel[1]: must not be empty"},
-      {"env name with =", Task("    env: {A=B: c}\n"), "7:10: spec.tasks[0].env.A=B: names must not contain '='"},
+      {"env name with =", Task("    env: {A=B: c}\n"),
+       "7:10: spec.tasks[0].env.A=B: names must not contain '='"},
       {"command as a string", Task("    command: python train.py\n"),
        "7:14: spec.tasks[0].command: must be a list of strings, not a single value"},
       {"empty request id", "apiVersion: tessera/v1\nkind: Job\nmetadata: {requestId: ''}\n",
@@ -338,14 +342,16 @@ TEST(ParseJobDocumentTest, Errors) {
       {"two documents", ClientExample() + "---\nkind: Job\n",
        "28:1: only one document is allowed (found a second one)"},
       // Errors found by JobSpec::Validate, reported under the document's names and positions.
-      {"invalid job name", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: Big_Job}\n"
-                           "spec: {tasks: [{name: w}]}\n",
+      {"invalid job name",
+       "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: Big_Job}\n"
+       "spec: {tasks: [{name: w}]}\n",
        "3:18: metadata.name: \"Big_Job\" is not a valid name …"},
       {"duplicate group", Doc("  tasks: [{name: w}, {name: w}]\n"),
        "5:29: spec.tasks[1].name: duplicate task group name \"w\" (also spec.tasks[0])"},
       {"gang larger than the job", Doc("  minAvailable: 3\n  tasks: [{name: w, replicas: 2}]\n"),
        "5:17: spec.minAvailable: must be in 1..2 (the job's task count), got 3"},
-      {"empty queue", Doc("  queue: ''\n  tasks: [{name: w}]\n"), "5:10: spec.queue: must not be empty"},
+      {"empty queue", Doc("  queue: ''\n  tasks: [{name: w}]\n"),
+       "5:10: spec.queue: must not be empty"},
       {"too much gpu memory", Task("    resources: {gpu: 8, gpuMemory: 2Ei}\n"),
        "7:36: spec.tasks[0].resources.gpuMemory: too large"},
   };
@@ -366,8 +372,7 @@ TEST(ParseJobDocumentTest, Errors) {
 TEST(ParseJobDocumentTest, ErrorPartsAndSource) {
   ParseOptions options;
   options.source = "job.yaml";
-  absl::Status status =
-      ParseJobDocument(Task("    resources: {gpu: -1}\n"), options).status();
+  absl::Status status = ParseJobDocument(Task("    resources: {gpu: -1}\n"), options).status();
   EXPECT_EQ(status.message(), "job.yaml:7:22: spec.tasks[0].resources.gpu: must be >= 0");
   std::optional<JobSpecError> error = GetJobSpecError(status);
   ASSERT_TRUE(error.has_value());
@@ -406,7 +411,8 @@ TEST(ParseJobDocumentTest, JsonAndYamlAreEquivalent) {
                "env": {"NCCL_DEBUG": "INFO"}, "workingDir": "/work"}]
   }
 })";
-  for (DocumentFormat format : {DocumentFormat::kAuto, DocumentFormat::kJson, DocumentFormat::kYaml}) {
+  for (DocumentFormat format :
+       {DocumentFormat::kAuto, DocumentFormat::kJson, DocumentFormat::kYaml}) {
     SCOPED_TRACE(static_cast<int>(format));
     EXPECT_EQ(Canonical(ParseOk(json, format)), Canonical(from_yaml));
   }
@@ -428,8 +434,10 @@ TEST(ParseJobDocumentTest, JsonParserAndYamlParserAgree) {
   };
   for (const std::string& text : texts) {
     SCOPED_TRACE(text);
-    const absl::StatusOr<JobDocument> json = ParseJobDocument(text, {.format = DocumentFormat::kJson});
-    const absl::StatusOr<JobDocument> yaml = ParseJobDocument(text, {.format = DocumentFormat::kYaml});
+    const absl::StatusOr<JobDocument> json =
+        ParseJobDocument(text, {.format = DocumentFormat::kJson});
+    const absl::StatusOr<JobDocument> yaml =
+        ParseJobDocument(text, {.format = DocumentFormat::kYaml});
     ASSERT_EQ(json.ok(), yaml.ok()) << json.status() << " vs " << yaml.status();
     if (json.ok()) {
       EXPECT_EQ(Canonical(*json), Canonical(*yaml));
@@ -480,15 +488,22 @@ TEST(ParseJobDocumentTest, HostileInput) {
       {"deep JSON", deep_json, "1:161: nesting is deeper than the limit of 32"},
       {"deep JSON array", "[" + deep_flow + "]", "nesting is deeper than the limit of 32"},
       {"billion laughs", laughs, "the document has more than 100000 nodes (aliases count in full)"},
-      {"recursive alias", "a: &a [*a]\n", "1:8: an alias must not refer to a node that contains it"},
-      {"binary", std::string("\x7f" "ELF\x02\x01\x01\0\0", 9),
+      {"recursive alias", "a: &a [*a]\n",
+       "1:8: an alias must not refer to a node that contains it"},
+      {"binary",
+       std::string("\x7f"
+                   "ELF\x02\x01\x01\0\0",
+                   9),
        "1:1: the document is not UTF-8 text (byte 0x7F at offset 0)"},
       {"invalid UTF-8", "apiVersion: tessera/v1\nkind: \xC3\x28\n",
        "2:7: the document is not UTF-8 text (byte 0xC3 at offset 29)"},
       {"NUL byte", std::string("kind: Job\0", 10), "the document is not UTF-8 text (byte 0x00"},
       {"escaped NUL in YAML", "kind: \"Jo\\0b\"\n", "1:7: NUL characters are not allowed"},
       {"escaped NUL in JSON", "{\"kind\": \"Jo\\u0000b\"}", "NUL characters are not allowed"},
-      {"UTF-16", "\xFF\xFE" "a\0:\0", "the document is not UTF-8 text (byte 0xFF at offset 0)"},
+      {"UTF-16",
+       "\xFF\xFE"
+       "a\0:\0",
+       "the document is not UTF-8 text (byte 0xFF at offset 0)"},
       {"unknown alias", "a: *b\n", "invalid YAML"},
   };
   for (const Case& c : cases) {
@@ -537,9 +552,10 @@ JobDocument RichJob() {
   share.request.gpu_milli = 250;
   share.request.gpu_memory = 10'000'000'000;
   share.request.extended = {{"rdma/hca", 1}, {"ephemeral-storage", int64_t{20} << 30}};
-  share.request.tolerations = {Toleration{.key = "", .exists = true},
-                               Toleration{.key = "gpu", .value = "", .exists = false,
-                                          .effect = TaintEffect::kPreferNoSchedule}};
+  share.request.tolerations = {
+      Toleration{.key = "", .exists = true},
+      Toleration{
+          .key = "gpu", .value = "", .exists = false, .effect = TaintEffect::kPreferNoSchedule}};
   share.env = {{"MODE", "true"}, {"N", "007"}, {"MULTI", "a\nb: c # d"}, {"EMPTY", ""}};
   share.args = {"-x", "null", "~", "1e3", "#", "- a", "'q'", "\"dq\"", "2024-01-01"};
   job.spec.tasks.push_back(share);
@@ -571,7 +587,8 @@ TEST(RenderTest, RoundTrips) {
     const JobDocument back = ParseOk(yaml);
     ASSERT_EQ(back.spec.tasks.size(), job.spec.tasks.size());
     for (size_t i = 0; i < job.spec.tasks.size(); ++i) {
-      EXPECT_EQ(back.spec.tasks[i].request.EquivalenceKey(), job.spec.tasks[i].request.EquivalenceKey());
+      EXPECT_EQ(back.spec.tasks[i].request.EquivalenceKey(),
+                job.spec.tasks[i].request.EquivalenceKey());
       EXPECT_EQ(back.spec.tasks[i].env, job.spec.tasks[i].env);
       EXPECT_EQ(back.spec.tasks[i].args, job.spec.tasks[i].args);
     }

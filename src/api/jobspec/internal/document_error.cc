@@ -20,13 +20,11 @@ absl::Status DocumentError(Position position, std::string_view field, std::strin
   const std::string text =
       field.empty() ? std::string(message) : fmt::format("{}: {}", field, message);
   absl::Status status = absl::InvalidArgumentError(AtPosition(position, text));
-  const nlohmann::json parts = {{"field", field},
-                                {"line", position.line},
-                                {"column", position.column},
-                                {"message", message}};
+  const nlohmann::json parts = {
+      {"field", field}, {"line", position.line}, {"column", position.column}, {"message", message}};
   // Replacing invalid UTF-8 keeps dump() from throwing on a hostile field name.
-  status.SetPayload(kPayloadUrl,
-                    absl::Cord(parts.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+  status.SetPayload(kPayloadUrl, absl::Cord(parts.dump(-1, ' ', false,
+                                                       nlohmann::json::error_handler_t::replace)));
   return status;
 }
 
@@ -50,9 +48,8 @@ absl::Status WithSource(const absl::Status& status, std::string_view source) {
   const bool positioned = parts.has_value() && parts->line > 0;
   absl::Status wrapped(status.code(), fmt::format("{}{}{}", source, positioned ? ":" : ": ",
                                                   std::string(status.message())));
-  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
-    wrapped.SetPayload(url, payload);
-  });
+  status.ForEachPayload(
+      [&](absl::string_view url, const absl::Cord& payload) { wrapped.SetPayload(url, payload); });
   return wrapped;
 }
 

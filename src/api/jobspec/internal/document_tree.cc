@@ -1,13 +1,12 @@
 #include "api/jobspec/internal/document_tree.h"
 
-#include "api/jobspec/internal/document_error.h"
-
 #include <algorithm>
 #include <cstddef>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "api/jobspec/internal/document_error.h"
 #include "fmt/format.h"
 
 namespace tessera::api::internal {

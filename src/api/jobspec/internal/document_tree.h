@@ -27,9 +27,9 @@
 namespace tessera::api::internal {
 
 struct DocumentLimits {
-  size_t max_bytes = 1 << 20;     // size of the text
-  int max_depth = 32;             // nesting of sequences and mappings
-  int64_t max_nodes = 100'000;    // nodes, counting every use of a YAML alias in full
+  size_t max_bytes = 1 << 20;   // size of the text
+  int max_depth = 32;           // nesting of sequences and mappings
+  int64_t max_nodes = 100'000;  // nodes, counting every use of a YAML alias in full
 };
 
 struct Position {
@@ -43,8 +43,8 @@ struct DocNode {
 
   Kind kind = Kind::kNull;
   Position position;
-  std::string scalar;                                          // kScalar
-  std::vector<const DocNode*> items;                           // kSequence
+  std::string scalar;                                              // kScalar
+  std::vector<const DocNode*> items;                               // kSequence
   std::vector<std::pair<const DocNode*, const DocNode*>> entries;  // kMapping: key, value
 
   bool IsNull() const { return kind == Kind::kNull; }

@@ -13,8 +13,8 @@ using ::testing::HasSubstr;
 
 // "scalar@line:column" for scalars, a bracketed listing for collections.
 std::string Show(const DocNode* n) {
-  const std::string at = "@" + std::to_string(n->position.line) + ":" +
-                         std::to_string(n->position.column);
+  const std::string at =
+      "@" + std::to_string(n->position.line) + ":" + std::to_string(n->position.column);
   switch (n->kind) {
     case DocNode::Kind::kNull:
       return "null" + at;
@@ -94,9 +94,9 @@ TEST(DocumentTreeTest, CheckText) {
   EXPECT_TRUE(CheckText("plain ascii\ttab\r\n", limits).ok());
   EXPECT_TRUE(CheckText("\xEF\xBB\xBFkey: caf\xC3\xA9 \xE2\x80\xA6 \xF0\x9F\x9A\x80", limits).ok());
   for (std::string_view bad : {std::string_view("\x80", 1), std::string_view("\xC0\xAF", 2),
-                               std::string_view("\xED\xA0\x80", 3),       // a surrogate
-                               std::string_view("\xF4\x90\x80\x80", 4),   // beyond U+10FFFF
-                               std::string_view("\xE2\x80", 2),           // truncated
+                               std::string_view("\xED\xA0\x80", 3),      // a surrogate
+                               std::string_view("\xF4\x90\x80\x80", 4),  // beyond U+10FFFF
+                               std::string_view("\xE2\x80", 2),          // truncated
                                std::string_view("a\x1b[0m", 5), std::string_view("\0", 1)}) {
     EXPECT_FALSE(CheckText(bad, limits).ok()) << testing::PrintToString(bad);
   }

@@ -159,8 +159,7 @@ std::string ApiPath(std::string_view core_path) {
 
 class Decoder {
  public:
-  explicit Decoder(const PriorityClasses& priority_classes)
-      : priority_classes_(priority_classes) {}
+  explicit Decoder(const PriorityClasses& priority_classes) : priority_classes_(priority_classes) {}
 
   absl::StatusOr<JobDocument> Decode(const DocNode* root);
 
@@ -177,8 +176,8 @@ class Decoder {
   // Calls `fn` for each entry of the mapping `map` (null counts as empty) in document order.
   // Keys must be in `allowed` or accepted by `extra`; keys in `server_keys` are refused as set
   // by the server; a key given twice is refused.
-  absl::Status ForEachEntry(const DocNode& map, const std::string& path, Keys allowed,
-                            EntryFn fn, Keys server_keys = {},
+  absl::Status ForEachEntry(const DocNode& map, const std::string& path, Keys allowed, EntryFn fn,
+                            Keys server_keys = {},
                             absl::FunctionRef<bool(std::string_view)> extra = NoExtraKeys);
 
   absl::StatusOr<std::string> Text(const DocNode& n, std::string_view field) const;
@@ -186,8 +185,7 @@ class Decoder {
                               int64_t max) const;
   absl::StatusOr<bool> Bool(const DocNode& n, std::string_view field) const;
   absl::StatusOr<Duration> Dur(const DocNode& n, std::string_view field) const;
-  absl::StatusOr<std::string> Choice(const DocNode& n, std::string_view field,
-                                     Keys choices) const;
+  absl::StatusOr<std::string> Choice(const DocNode& n, std::string_view field, Keys choices) const;
   // A mapping of non-empty names to single values.
   absl::StatusOr<Labels> StringMap(const DocNode& n, const std::string& field);
   // A list of single values; `allow_one` also takes a single value as a list of one.
@@ -262,8 +260,9 @@ absl::StatusOr<int64_t> Decoder::Int(const DocNode& n, std::string_view field, i
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (ec == std::errc::result_out_of_range) {
-    return Error(n, field, text[0] == '-' ? fmt::format("must be >= {}", min)
-                                          : fmt::format("must be <= {}", max));
+    return Error(
+        n, field,
+        text[0] == '-' ? fmt::format("must be >= {}", min) : fmt::format("must be <= {}", max));
   }
   if (ec != std::errc() || ptr != end || text.empty()) {
     return Error(n, field, fmt::format("must be an integer, not \"{}\"", text));
@@ -301,8 +300,8 @@ absl::StatusOr<Labels> Decoder::StringMap(const DocNode& n, const std::string& f
   Labels map;
   if (n.IsNull()) return map;
   if (!n.IsMapping()) {
-    return Error(n, field, fmt::format("must be a mapping of names to values, not {}",
-                                       Describe(n)));
+    return Error(n, field,
+                 fmt::format("must be a mapping of names to values, not {}", Describe(n)));
   }
   for (const auto& [key_node, value] : n.entries) {
     if (!key_node->IsScalar()) return Error(*key_node, field, "keys must be plain names");
@@ -365,7 +364,8 @@ absl::StatusOr<JobDocument> Decoder::Decode(const DocNode* root) {
         } else if (key == "kind") {
           has_kind = true;
           TESSERA_ASSIGN_OR_RETURN(const std::string kind, Text(v, field));
-          if (kind != kKind) return Error(v, field, fmt::format("must be {}, not \"{}\"", kKind, kind));
+          if (kind != kKind)
+            return Error(v, field, fmt::format("must be {}, not \"{}\"", kKind, kind));
         } else if (key == "metadata") {
           return DecodeMetadata(v, field);
         } else {
@@ -375,7 +375,8 @@ absl::StatusOr<JobDocument> Decoder::Decode(const DocNode* root) {
         return absl::OkStatus();
       },
       /*server_keys=*/{"status"}));
-  if (!has_api_version) return Error(*root, "apiVersion", fmt::format("required ({})", kApiVersion));
+  if (!has_api_version)
+    return Error(*root, "apiVersion", fmt::format("required ({})", kApiVersion));
   if (!has_kind) return Error(*root, "kind", fmt::format("required ({})", kKind));
   if (!has_spec) return Error(*root, "spec", "required");
   TESSERA_RETURN_IF_ERROR(Validate());
@@ -429,8 +430,9 @@ absl::Status Decoder::DecodeSpec(const DocNode& n, const std::string& path) {
           if (it == priority_classes_.end()) {
             std::vector<std::string_view> known;
             for (const auto& [known_name, value] : priority_classes_) known.push_back(known_name);
-            return Error(v, field, fmt::format("unknown priority class \"{}\" (known: {})", name,
-                                               fmt::join(known, ", ")));
+            return Error(v, field,
+                         fmt::format("unknown priority class \"{}\" (known: {})", name,
+                                     fmt::join(known, ", ")));
           }
           spec.priority = it->second;
         } else if (key == "minAvailable") {
@@ -485,8 +487,7 @@ absl::Status Decoder::DecodeRestartPolicy(const DocNode& n, const std::string& p
       n, path, {"onFailure", "maxRestarts"},
       [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
         if (key == "onFailure") {
-          TESSERA_ASSIGN_OR_RETURN(const std::string action,
-                                   Choice(v, field, {"requeue", "fail"}));
+          TESSERA_ASSIGN_OR_RETURN(const std::string action, Choice(v, field, {"requeue", "fail"}));
           policy.on_failure = action == "requeue" ? RestartAction::kRequeue : RestartAction::kFail;
         } else {
           TESSERA_ASSIGN_OR_RETURN(const int64_t m, Int(v, field, 0, kInt32Max));
@@ -514,8 +515,9 @@ absl::StatusOr<std::vector<Toleration>> Decoder::DecodeTolerations(const DocNode
 
 absl::StatusOr<Toleration> Decoder::DecodeToleration(const DocNode& n, const std::string& path) {
   if (!n.IsMapping()) {
-    return Error(n, path, fmt::format("must be a mapping (key, operator, value, effect), not {}",
-                                      Describe(n)));
+    return Error(
+        n, path,
+        fmt::format("must be a mapping (key, operator, value, effect), not {}", Describe(n)));
   }
   Toleration toleration;
   const DocNode* value_node = nullptr;
@@ -611,8 +613,9 @@ absl::Status Decoder::DecodeResources(const DocNode& n, const std::string& path,
           return absl::OkStatus();
         }
         if (key == "nvidia.com/gpu" || key == "amd.com/gpu") {
-          return Error(v, field, "GPUs are requested with gpu (4 = four whole GPUs, 0.5 = half "
-                                 "of one)");
+          return Error(v, field,
+                       "GPUs are requested with gpu (4 = four whole GPUs, 0.5 = half "
+                       "of one)");
         }
         TESSERA_ASSIGN_OR_RETURN(const std::string text, Text(v, field));
         absl::StatusOr<int64_t> quantity;

@@ -109,9 +109,7 @@ class TreeBuilder final : public nlohmann::json_sax<nlohmann::json> {
   bool boolean(bool) override { return AddLiteral(LiteralStart()); }
   bool number_integer(number_integer_t) override { return AddLiteral(NumberStart()); }
   bool number_unsigned(number_unsigned_t) override { return AddLiteral(NumberStart()); }
-  bool number_float(number_float_t, const string_t&) override {
-    return AddLiteral(NumberStart());
-  }
+  bool number_float(number_float_t, const string_t&) override { return AddLiteral(NumberStart()); }
   bool string(string_t& value) override {
     if (!CheckNoNul(value)) return false;
     DocNode* node = Add(DocNode::Kind::kScalar, StringStart());

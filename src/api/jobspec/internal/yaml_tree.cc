@@ -90,7 +90,7 @@ class TreeBuilder final : public YAML::EventHandler {
     DocNode* node;
     YAML::anchor_t anchor;
     const DocNode* pending_key = nullptr;  // mappings: the key waiting for its value
-    int64_t size = 1;                       // nodes below, aliases counted in full
+    int64_t size = 1;                      // nodes below, aliases counted in full
   };
   struct Anchored {
     const DocNode* node;
