@@ -13,12 +13,15 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "agent/local/exit_file.h"
 #include "agent/local/internal/spawn.h"
 #include "agent/local/proc_stat.h"
 #include "agent/local/system_clock.h"
@@ -68,6 +71,14 @@ absl::StatusOr<int> LockDirectory(const std::string& dir) {
   return fd;
 }
 
+std::optional<ExitRecord> ReadExitFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseExitFile(text.str());
+}
+
 }  // namespace
 
 struct LocalExecutor::Task {
@@ -93,6 +104,10 @@ absl::StatusOr<std::unique_ptr<LocalExecutor>> LocalExecutor::Create(LocalExecut
   if (!options.log_dir.empty() && options.log_dir.back() == '/') options.log_dir.pop_back();
   if (!options.base_env.has_value()) options.base_env = ProcessEnvironment();
   if (options.max_wait.count() <= 0) return absl::InvalidArgumentError("max_wait: not positive");
+  if (!options.supervisor.empty() && ::access(options.supervisor.c_str(), X_OK) != 0) {
+    return absl::FailedPreconditionError(
+        fmt::format("supervisor: {}: {}", options.supervisor, std::strerror(errno)));
+  }
   absl::StatusOr<std::string> boot_id = ReadBootId(options.proc_root);
   if (!boot_id.ok()) {
     return absl::FailedPreconditionError(
@@ -146,6 +161,10 @@ void LocalExecutor::Wake() const {
   [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof(one));
 }
 
+std::string LocalExecutor::ExitFilePath(std::string_view task_id) const {
+  return fmt::format("{}/{}{}", options_.log_dir, task_id, kExitFileSuffix);
+}
+
 TaskLogs LocalExecutor::LogsFor(std::string_view task_id) const {
   return {.stdout_path = fmt::format("{}/{}.stdout.log", options_.log_dir, task_id),
           .stderr_path = fmt::format("{}/{}.stderr.log", options_.log_dir, task_id)};
@@ -178,11 +197,15 @@ absl::StatusOr<StartedTask> LocalExecutor::Start(const TaskLaunch& launch) {
 
   std::vector<std::string> argv = launch.command;
   argv.insert(argv.end(), launch.args.begin(), launch.args.end());
+  const std::string exit_file = ExitFilePath(launch.task_id);
+  ::unlink(exit_file.c_str());  // an earlier attempt's
   absl::StatusOr<pid_t> pid = internal::SpawnTaskProcess({.argv = std::move(argv),
                                                           .env = *std::move(env),
                                                           .working_dir = launch.working_dir,
                                                           .stdout_path = logs.stdout_path,
-                                                          .stderr_path = logs.stderr_path});
+                                                          .stderr_path = logs.stderr_path,
+                                                          .supervisor = options_.supervisor,
+                                                          .exit_file = exit_file});
   if (!pid.ok()) {
     PublishLocked(t, {.task_id = launch.task_id,
                       .end = TaskEnd::kStartFailed,
@@ -296,6 +319,17 @@ std::optional<TaskOutcome> LocalExecutor::CheckExitLocked(Task& task, TimePoint 
     }
     if (!gone) return std::nullopt;
     ::kill(-pid, SIGKILL);
+  }
+  // A supervisor's record is the program's own end, even when the supervisor's status is lost
+  // or was changed by the group's SIGKILL.
+  std::optional<ExitRecord> recorded = ReadExitFile(ExitFilePath(task.record.task_id));
+  if (recorded.has_value() && recorded->kind == ExitRecord::Kind::kExecError) {
+    task.abort_reason =
+        fmt::format("cannot execute the task's program: {}", std::strerror(recorded->value));
+  } else if (recorded.has_value()) {
+    const bool exited = recorded->kind == ExitRecord::Kind::kExit;
+    exit_code = exited ? std::optional<int>(recorded->value) : std::nullopt;
+    signal = exited ? std::nullopt : std::optional<int>(recorded->value);
   }
   TaskOutcome outcome{
       .task_id = task.record.task_id, .exit_code = exit_code, .signal = signal, .finished_at = now};
@@ -516,9 +550,12 @@ absl::Status LocalExecutor::Forget(std::string_view task_id) {
   if (!it->second->ended()) {
     return absl::FailedPreconditionError(fmt::format("task \"{}\" is running", task_id));
   }
-  const std::string path = StateFilePath(options_.log_dir, task_id);
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return absl::UnavailableError(fmt::format("cannot delete {}: {}", path, std::strerror(errno)));
+  for (const std::string& path :
+       {StateFilePath(options_.log_dir, task_id), ExitFilePath(task_id)}) {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return absl::UnavailableError(
+          fmt::format("cannot delete {}: {}", path, std::strerror(errno)));
+    }
   }
   tasks_.erase(it);
   return absl::OkStatus();

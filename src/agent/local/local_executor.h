@@ -10,6 +10,8 @@
 //   <task_id>.stdout.log, <task_id>.stderr.log   the task's output, appended across restarts
 //   <task_id>.state.json                         pid, start time, boot id, deadline, outcome
 //                                                (task_state_file.h)
+//   <task_id>.exit                               the program's end, from the supervisor
+//                                                (exit_file.h)
 // Environment and GPU visibility: task_env.h. Start-up failures: internal/spawn.h.
 //
 // Ending a task. Cancel(grace) sends SIGTERM to the group and SIGKILL when the grace period has
@@ -29,9 +31,11 @@
 // log directory calls Adopt(): a task whose recorded process still runs (same pid, same start
 // time, same boot) is supervised again, time limit included; one whose process is gone is
 // reported kLost; one that had ended reports its recorded outcome again. An adopted task is
-// usually no longer this process's child, so when it ends its exit status has been reaped
-// elsewhere and it is reported kLost (unless it was cancelled or timed out, which the executor
-// saw to). Forget() deletes a task's state file once the caller has stored its outcome.
+// usually no longer this process's child, so its exit status is reaped elsewhere. With a
+// `supervisor` configured, tessera-task-supervisor (the group leader, the program its child)
+// writes the program's end to "<task_id>.exit" and the executor reads it; without one, such a
+// task is reported kLost (unless it was cancelled or timed out, which the executor saw to).
+// Forget() deletes a task's state and exit files once the caller has stored its outcome.
 //
 // Threads. All public methods are thread-safe. One reaper thread per executor waits on pidfds
 // (Linux >= 5.3; without them it polls every `max_wait`), reaps children with waitid(P_PID) —
@@ -79,6 +83,10 @@ struct LocalExecutorOptions {
   Duration max_wait{1000};
   // "/proc" except in tests.
   std::string proc_root = "/proc";
+  // Path of tessera-task-supervisor. When set, every task runs under it, and the exit status
+  // of a task that ends while no executor is its parent is kept (see the header comment);
+  // "" runs programs directly.
+  std::string supervisor;
   // Where the executor reports what it cannot return (a state file it failed to write);
   // nullptr = one line on stderr.
   std::function<void(std::string_view)> log;
@@ -127,7 +135,9 @@ class LocalExecutor {
   // forward). NotFound for an unknown id.
   absl::Status Cancel(std::string_view task_id, Duration grace);
 
-  // Looks for state files of tasks this executor does not know (see the header comment).
+  // Looks for state files of tasks this executor does not know (see the header comment). Call it
+  // before starting tasks: a task started under an id that a state file also names replaces
+  // that record, and the process the record named is no longer supervised.
   absl::StatusOr<AdoptReport> Adopt();
 
   // The outcome of an ended task; nullopt while it runs or when the id is unknown.
@@ -165,6 +175,7 @@ class LocalExecutor {
   void Wake() const;
   AdoptedTask AdoptOneLocked(TaskStateRecord record);
   void Log(std::string_view line) const;
+  std::string ExitFilePath(std::string_view task_id) const;
 
   const LocalExecutorOptions options_;
   const Clock& clock_;

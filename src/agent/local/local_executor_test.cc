@@ -96,7 +96,8 @@ class OutcomeLog {
   std::vector<std::string> ids_;
 };
 
-class LocalExecutorTest : public ::testing::Test {
+// Parameter: whether tasks run under tessera-task-supervisor.
+class LocalExecutorTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override { executor_ = NewExecutor(); }
 
@@ -115,7 +116,8 @@ class LocalExecutorTest : public ::testing::Test {
                                .clock = clock,
                                .base_env = EnvMap{{"PATH", "/usr/bin:/bin"}},
                                .on_outcome = [this](const TaskOutcome& o) { delivered_.Add(o); },
-                               .max_wait = Duration(20)});
+                               .max_wait = Duration(20),
+                               .supervisor = GetParam() ? TESSERA_TASK_SUPERVISOR : ""});
     EXPECT_TRUE(executor.ok()) << executor.status();
     return executor.ok() ? *std::move(executor) : nullptr;
   }
@@ -140,7 +142,7 @@ class LocalExecutorTest : public ::testing::Test {
   std::unique_ptr<LocalExecutor> executor_;
 };
 
-TEST_F(LocalExecutorTest, SuccessWritesLogsAndState) {
+TEST_P(LocalExecutorTest, SuccessWritesLogsAndState) {
   TaskOutcome outcome = RunShell("ok", "echo out; echo err >&2");
   EXPECT_EQ(outcome.end, TaskEnd::kSucceeded);
   EXPECT_EQ(outcome.exit_code, 0);
@@ -156,7 +158,7 @@ TEST_F(LocalExecutorTest, SuccessWritesLogsAndState) {
   EXPECT_THAT(executor_->RunningTasks(), IsEmpty());
 }
 
-TEST_F(LocalExecutorTest, ExitCodesBecomeFailures) {
+TEST_P(LocalExecutorTest, ExitCodesBecomeFailures) {
   for (int code : {1, 3, 127, 255}) {
     const std::string id = "exit-" + std::to_string(code);
     TaskOutcome outcome = RunShell(id, "exit " + std::to_string(code));
@@ -167,7 +169,7 @@ TEST_F(LocalExecutorTest, ExitCodesBecomeFailures) {
   }
 }
 
-TEST_F(LocalExecutorTest, SignalsBecomeKilled) {
+TEST_P(LocalExecutorTest, SignalsBecomeKilled) {
   TaskOutcome outcome = RunShell("segv", "kill -SEGV $$");
   EXPECT_EQ(outcome.end, TaskEnd::kKilled);
   EXPECT_EQ(outcome.signal, SIGSEGV);
@@ -175,7 +177,7 @@ TEST_F(LocalExecutorTest, SignalsBecomeKilled) {
   EXPECT_EQ(outcome.message, "killed by signal 11 (SIGSEGV)");
 }
 
-TEST_F(LocalExecutorTest, ChildSeesItsEnvironmentAndGpus) {
+TEST_P(LocalExecutorTest, ChildSeesItsEnvironmentAndGpus) {
   TaskLaunch launch{.env = {{"GREETING", "hello world"}, {"CUDA_VISIBLE_DEVICES", "0,1,2,3"}},
                     .gpus = {1, 3}};
   TaskOutcome outcome =
@@ -187,14 +189,14 @@ TEST_F(LocalExecutorTest, ChildSeesItsEnvironmentAndGpus) {
   EXPECT_EQ(Stdout("env"), "hello world|1,3|1,3|PCI_BUS_ID|env|/usr/bin:/bin\n");
 }
 
-TEST_F(LocalExecutorTest, CpuOnlyTaskSeesNoGpu) {
+TEST_P(LocalExecutorTest, CpuOnlyTaskSeesNoGpu) {
   ::setenv("CUDA_VISIBLE_DEVICES", "0", 1);  // the agent's own setting must not leak
   RunShell("cpu", "echo \"[${CUDA_VISIBLE_DEVICES-unset}][${NVIDIA_VISIBLE_DEVICES-unset}]\"");
   ::unsetenv("CUDA_VISIBLE_DEVICES");
   EXPECT_EQ(Stdout("cpu"), "[][void]\n");
 }
 
-TEST_F(LocalExecutorTest, DistributedEnvironmentReachesTheChild) {
+TEST_P(LocalExecutorTest, DistributedEnvironmentReachesTheChild) {
   TaskLaunch launch{.distributed = DistributedTask{
                         .tasks = {{"127.0.0.1", 29500}, {"127.0.0.1", 29501}}, .index = 1}};
   RunShell("rank1",
@@ -207,7 +209,7 @@ TEST_F(LocalExecutorTest, DistributedEnvironmentReachesTheChild) {
             "\"task\":{\"index\":1,\"type\":\"worker\"}}\n");
 }
 
-TEST_F(LocalExecutorTest, WorkingDirectoryAndArgs) {
+TEST_P(LocalExecutorTest, WorkingDirectoryAndArgs) {
   const std::string dir = TempDir();
   TaskLaunch launch{.task_id = "cwd",
                     .command = {"sh", "-c"},
@@ -218,7 +220,7 @@ TEST_F(LocalExecutorTest, WorkingDirectoryAndArgs) {
   EXPECT_EQ(Stdout("cwd"), dir + "\nzero one\n");
 }
 
-TEST_F(LocalExecutorTest, RelativeCommandResolvesInTheWorkingDirectory) {
+TEST_P(LocalExecutorTest, RelativeCommandResolvesInTheWorkingDirectory) {
   const std::string dir = TempDir();
   {
     std::ofstream script(dir + "/run.sh");
@@ -233,13 +235,13 @@ TEST_F(LocalExecutorTest, RelativeCommandResolvesInTheWorkingDirectory) {
   EXPECT_EQ(Stdout("rel"), "ran from " + dir + "\n");
 }
 
-TEST_F(LocalExecutorTest, LogsAppendAcrossRestartsOfTheSameTask) {
+TEST_P(LocalExecutorTest, LogsAppendAcrossRestartsOfTheSameTask) {
   RunShell("again", "echo first");
   RunShell("again", "echo second");
   EXPECT_EQ(Stdout("again"), "first\nsecond\n");
 }
 
-TEST_F(LocalExecutorTest, StartFailuresAreOutcomesWithTheReason) {
+TEST_P(LocalExecutorTest, StartFailuresAreOutcomesWithTheReason) {
   const std::string dir = TempDir();
   { std::ofstream(dir + "/not-exec") << "#!/bin/sh\n"; }
   struct Case {
@@ -272,7 +274,19 @@ TEST_F(LocalExecutorTest, StartFailuresAreOutcomesWithTheReason) {
   }
 }
 
-TEST_F(LocalExecutorTest, BadRequestsAreErrors) {
+TEST_P(LocalExecutorTest, ProgramThatFailsToExecuteIsAStartFailure) {
+  const std::string dir = TempDir();
+  { std::ofstream(dir + "/bad-interpreter") << "#!/no/such/interpreter\n"; }
+  ::chmod((dir + "/bad-interpreter").c_str(), 0755);
+  ASSERT_TRUE(
+      executor_->Start({.task_id = "bad-interp", .command = {dir + "/bad-interpreter"}}).ok());
+  std::optional<TaskOutcome> outcome = executor_->WaitForOutcome("bad-interp", kHangGuard);
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->end, TaskEnd::kStartFailed);
+  EXPECT_THAT(outcome->message, HasSubstr("No such file or directory"));
+}
+
+TEST_P(LocalExecutorTest, BadRequestsAreErrors) {
   EXPECT_EQ(executor_->Start({.task_id = "../x", .command = {"true"}}).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(executor_->Start({.task_id = "t", .command = {}}).status().code(),
@@ -284,7 +298,7 @@ TEST_F(LocalExecutorTest, BadRequestsAreErrors) {
   EXPECT_EQ(executor_->Forget("busy").code(), absl::StatusCode::kFailedPrecondition);
 }
 
-TEST_F(LocalExecutorTest, CancelTermsAChildThatExitsOnSigterm) {
+TEST_P(LocalExecutorTest, CancelTermsAChildThatExitsOnSigterm) {
   const std::string ready = log_dir_ + "/trap.ready";
   ASSERT_TRUE(executor_
                   ->Start({.task_id = "trap",
@@ -303,7 +317,7 @@ TEST_F(LocalExecutorTest, CancelTermsAChildThatExitsOnSigterm) {
   EXPECT_TRUE(executor_->Cancel("trap", Duration(0)).ok());  // idempotent once ended
 }
 
-TEST_F(LocalExecutorTest, CancelKillsAChildThatIgnoresSigtermAfterTheGrace) {
+TEST_P(LocalExecutorTest, CancelKillsAChildThatIgnoresSigtermAfterTheGrace) {
   const std::string ready = log_dir_ + "/stubborn.ready";
   ASSERT_TRUE(executor_
                   ->Start({.task_id = "stubborn",
@@ -320,7 +334,7 @@ TEST_F(LocalExecutorTest, CancelKillsAChildThatIgnoresSigtermAfterTheGrace) {
   EXPECT_EQ(outcome->message, "cancelled; killed by signal 9 (SIGKILL)");
 }
 
-TEST_F(LocalExecutorTest, CancelWakesAStoppedTaskSoItCanActOnSigterm) {
+TEST_P(LocalExecutorTest, CancelWakesAStoppedTaskSoItCanActOnSigterm) {
   const std::string ready = log_dir_ + "/stopped.ready";
   ASSERT_TRUE(executor_
                   ->Start({.task_id = "stopped",
@@ -336,7 +350,7 @@ TEST_F(LocalExecutorTest, CancelWakesAStoppedTaskSoItCanActOnSigterm) {
   EXPECT_EQ(outcome->exit_code, 5);
 }
 
-TEST_F(LocalExecutorTest, GrandchildrenGoDownWithTheGroup) {
+TEST_P(LocalExecutorTest, GrandchildrenGoDownWithTheGroup) {
   const std::string pid_file = log_dir_ + "/grandchild.pid";
   ASSERT_TRUE(executor_
                   ->Start({.task_id = "tree",
@@ -353,7 +367,7 @@ TEST_F(LocalExecutorTest, GrandchildrenGoDownWithTheGroup) {
   EXPECT_TRUE(WaitUntilGone(grandchild));
 }
 
-TEST_F(LocalExecutorTest, LeftoverProcessesDieWhenTheLeaderExits) {
+TEST_P(LocalExecutorTest, LeftoverProcessesDieWhenTheLeaderExits) {
   const std::string pid_file = log_dir_ + "/bg.pid";
   TaskOutcome outcome =
       RunShell("bg", "sleep 600 > /dev/null 2>&1 & echo $! > " + pid_file + "; exit 0");
@@ -363,7 +377,7 @@ TEST_F(LocalExecutorTest, LeftoverProcessesDieWhenTheLeaderExits) {
   EXPECT_TRUE(WaitUntilGone(background));
 }
 
-TEST_F(LocalExecutorTest, TimeLimitTermsThenKills) {
+TEST_P(LocalExecutorTest, TimeLimitTermsThenKills) {
   TaskLaunch launch{.time_limit = Duration(100), .termination_grace = Duration(100)};
   TaskOutcome outcome = RunShell("slow", "trap '' TERM; while :; do sleep 0.05; done", launch);
   EXPECT_EQ(outcome.end, TaskEnd::kTimeLimitExceeded);
@@ -371,7 +385,7 @@ TEST_F(LocalExecutorTest, TimeLimitTermsThenKills) {
   EXPECT_EQ(outcome.message, "time limit exceeded (100ms); killed by signal 9 (SIGKILL)");
 }
 
-TEST_F(LocalExecutorTest, TimeLimitFollowsTheInjectedClock) {
+TEST_P(LocalExecutorTest, TimeLimitFollowsTheInjectedClock) {
   executor_.reset();
   executor_ = NewExecutor(&clock_);
   ASSERT_TRUE(executor_
@@ -391,14 +405,14 @@ TEST_F(LocalExecutorTest, TimeLimitFollowsTheInjectedClock) {
   EXPECT_EQ(outcome->finished_at, clock_.Now());
 }
 
-TEST_F(LocalExecutorTest, OutcomesAreDeliveredOncePerTask) {
+TEST_P(LocalExecutorTest, OutcomesAreDeliveredOncePerTask) {
   RunShell("a", "true");
   RunShell("b", "false");
   executor_.reset();  // joins the reaper: every callback has run
   EXPECT_THAT(delivered_.ids(), ElementsAre("a", "b"));
 }
 
-TEST_F(LocalExecutorTest, ForgetDeletesTheStateFileButKeepsLogs) {
+TEST_P(LocalExecutorTest, ForgetDeletesTheStateFileButKeepsLogs) {
   RunShell("done", "echo x");
   ASSERT_TRUE(executor_->Forget("done").ok());
   EXPECT_FALSE(executor_->Outcome("done").has_value());
@@ -408,7 +422,7 @@ TEST_F(LocalExecutorTest, ForgetDeletesTheStateFileButKeepsLogs) {
   EXPECT_EQ(executor_->Forget("done").code(), absl::StatusCode::kNotFound);
 }
 
-TEST_F(LocalExecutorTest, OneExecutorPerLogDirectory) {
+TEST_P(LocalExecutorTest, OneExecutorPerLogDirectory) {
   absl::StatusOr<std::unique_ptr<LocalExecutor>> second =
       LocalExecutor::Create({.log_dir = log_dir_});
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -418,7 +432,7 @@ TEST_F(LocalExecutorTest, OneExecutorPerLogDirectory) {
   EXPECT_TRUE(second.ok()) << second.status();
 }
 
-TEST_F(LocalExecutorTest, RestartedExecutorAdoptsARunningTask) {
+TEST_P(LocalExecutorTest, RestartedExecutorAdoptsARunningTask) {
   absl::StatusOr<StartedTask> started =
       executor_->Start({.task_id = "long", .command = {"sleep", "600"}});
   ASSERT_TRUE(started.ok());
@@ -454,39 +468,56 @@ TEST_F(LocalExecutorTest, RestartedExecutorAdoptsARunningTask) {
   EXPECT_EQ(outcome->signal, SIGTERM);
 }
 
-TEST_F(LocalExecutorTest, AdoptedTaskThatIsNotOurChildEndsLost) {
-  // A process this test did not start as a child: a grandchild whose parent has exited.
+// Starts `argv` as a process that is not this test's child (its parent exits at once), as the
+// leader of its own session; returns its pid.
+pid_t StartOrphan(const std::vector<std::string>& args) {
   int pipe_fds[2];
-  ASSERT_EQ(::pipe(pipe_fds), 0);
+  if (::pipe(pipe_fds) != 0) return -1;
   const pid_t middle = ::fork();
-  ASSERT_GE(middle, 0);
   if (middle == 0) {
     const pid_t orphan = ::fork();
     if (orphan == 0) {
       ::setsid();
-      ::execl("/bin/sleep", "sleep", "600", nullptr);
+      std::vector<char*> argv;
+      for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
       ::_exit(127);
     }
     (void)!::write(pipe_fds[1], &orphan, sizeof(orphan));
     ::_exit(0);
   }
-  pid_t orphan = 0;
-  ASSERT_EQ(::read(pipe_fds[0], &orphan, sizeof(orphan)), static_cast<ssize_t>(sizeof(orphan)));
+  pid_t orphan = -1;
+  if (::read(pipe_fds[0], &orphan, sizeof(orphan)) != static_cast<ssize_t>(sizeof(orphan))) {
+    orphan = -1;
+  }
   ::close(pipe_fds[0]);
   ::close(pipe_fds[1]);
   ::waitpid(middle, nullptr, 0);
-  absl::StatusOr<ProcStat> stat = ReadProcStat(orphan);
-  ASSERT_TRUE(stat.ok());
+  return orphan;
+}
+
+// Writes the state file an executor would have written for `pid`.
+void RecordRunningTask(const std::string& log_dir, const std::string& id, pid_t pid) {
+  absl::StatusOr<ProcStat> stat = ReadProcStat(pid);
+  ASSERT_TRUE(stat.ok()) << stat.status();
   absl::StatusOr<std::string> boot_id = ReadBootId();
   ASSERT_TRUE(boot_id.ok());
-  ASSERT_TRUE(WriteTaskState(StateFilePath(log_dir_, "orphan"),
-                             {.task_id = "orphan",
-                              .pid = orphan,
-                              .start_ticks = stat->start_ticks,
-                              .boot_id = *boot_id,
-                              .stdout_path = log_dir_ + "/orphan.stdout.log",
-                              .stderr_path = log_dir_ + "/orphan.stderr.log"})
+  ASSERT_TRUE(WriteTaskState(StateFilePath(log_dir, id), {.task_id = id,
+                                                          .pid = pid,
+                                                          .start_ticks = stat->start_ticks,
+                                                          .boot_id = *boot_id,
+                                                          .stdout_path = log_dir + "/x.log",
+                                                          .stderr_path = log_dir + "/x.log"})
                   .ok());
+}
+
+TEST_P(LocalExecutorTest, AdoptedTaskThatIsNotOurChildEndsLost) {
+  // Without a supervisor in between, nobody keeps the exit status of a process whose parent is
+  // not the executor.
+  const pid_t orphan = StartOrphan({"/bin/sleep", "sleep", "600"});
+  ASSERT_GT(orphan, 0);
+  RecordRunningTask(log_dir_, "orphan", orphan);
   absl::StatusOr<AdoptReport> report = executor_->Adopt();
   ASSERT_TRUE(report.ok());
   ASSERT_EQ(report->tasks.size(), 1u);
@@ -499,7 +530,29 @@ TEST_F(LocalExecutorTest, AdoptedTaskThatIsNotOurChildEndsLost) {
   EXPECT_THAT(outcome->message, HasSubstr("exit status unknown"));
 }
 
-TEST_F(LocalExecutorTest, AdoptReportsVanishedAndRecycledPidsAsLostWithoutSignalling) {
+TEST_P(LocalExecutorTest, SupervisedTaskKeepsItsExitStatusAcrossARestart) {
+  if (!GetParam()) GTEST_SKIP() << "needs the supervisor";
+  // What a previous executor left behind: a supervised task no executor is the parent of.
+  const std::string go = log_dir_ + "/go";
+  const pid_t task = StartOrphan({TESSERA_TASK_SUPERVISOR, log_dir_ + "/kept.exit", "/bin/sh", "sh",
+                                  "-c", "while [ ! -e " + go + " ]; do sleep 0.02; done; exit 3"});
+  ASSERT_GT(task, 0);
+  RecordRunningTask(log_dir_, "kept", task);
+  absl::StatusOr<AdoptReport> report = executor_->Adopt();
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->tasks.size(), 1u);
+  EXPECT_TRUE(report->tasks[0].running);
+
+  std::ofstream(go) << "now\n";
+  std::optional<TaskOutcome> outcome = executor_->WaitForOutcome("kept", kHangGuard);
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->end, TaskEnd::kFailed);
+  EXPECT_EQ(outcome->exit_code, 3);
+  ASSERT_TRUE(executor_->Forget("kept").ok());
+  EXPECT_FALSE(std::ifstream(log_dir_ + "/kept.exit").good());
+}
+
+TEST_P(LocalExecutorTest, AdoptReportsVanishedAndRecycledPidsAsLostWithoutSignalling) {
   absl::StatusOr<std::string> boot_id = ReadBootId();
   ASSERT_TRUE(boot_id.ok());
   // This test process is alive, but it is not the process the record names: another start time.
@@ -548,7 +601,7 @@ TEST_F(LocalExecutorTest, AdoptReportsVanishedAndRecycledPidsAsLostWithoutSignal
   // We are still alive: nobody signalled the recycled pid.
 }
 
-TEST_F(LocalExecutorTest, AdoptedTaskKeepsItsTimeLimit) {
+TEST_P(LocalExecutorTest, AdoptedTaskKeepsItsTimeLimit) {
   executor_.reset();
   executor_ = NewExecutor(&clock_);
   ASSERT_TRUE(executor_
@@ -567,6 +620,11 @@ TEST_F(LocalExecutorTest, AdoptedTaskKeepsItsTimeLimit) {
   EXPECT_EQ(outcome->end, TaskEnd::kTimeLimitExceeded);
   EXPECT_EQ(outcome->signal, SIGKILL);  // grace 0: straight to SIGKILL
 }
+
+INSTANTIATE_TEST_SUITE_P(RunMode, LocalExecutorTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Supervised" : "Direct";
+                         });
 
 }  // namespace
 }  // namespace tessera::agent

@@ -181,12 +181,17 @@ absl::StatusOr<pid_t> SpawnTaskProcess(const SpawnRequest& original) {
   SpawnSetup setup;
   if (absl::Status status = setup.Prepare(request); !status.ok()) return status;
   std::vector<std::string> argv_strings = request.argv;
+  std::string exec_path = *program;
+  if (!request.supervisor.empty()) {
+    argv_strings.insert(argv_strings.begin(), {request.supervisor, request.exit_file, *program});
+    exec_path = request.supervisor;
+  }
   std::vector<std::string> env_strings = ToEnvStrings(request.env);
   std::vector<char*> argv = CStrings(argv_strings);
   std::vector<char*> envp = CStrings(env_strings);
   pid_t pid = 0;
   const int rc =
-      posix_spawn(&pid, program->c_str(), setup.actions(), setup.attr(), argv.data(), envp.data());
+      posix_spawn(&pid, exec_path.c_str(), setup.actions(), setup.attr(), argv.data(), envp.data());
   if (rc != 0) {
     return absl::FailedPreconditionError(
         fmt::format("cannot start \"{}\": {}", request.argv.front(), std::strerror(rc)));

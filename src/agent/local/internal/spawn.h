@@ -29,6 +29,10 @@ struct SpawnRequest {
   std::string working_dir;  // "" = the caller's working directory
   std::string stdout_path;
   std::string stderr_path;
+  // When set, this program is what runs: "supervisor EXIT_FILE PROGRAM argv..." (see
+  // task_supervisor_main.cc); the task's program is still looked up and checked first.
+  std::string supervisor;
+  std::string exit_file;
 };
 
 absl::StatusOr<pid_t> SpawnTaskProcess(const SpawnRequest& request);
