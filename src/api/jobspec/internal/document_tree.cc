@@ -49,7 +49,7 @@ bool IsForbiddenControl(unsigned char c) {
 }  // namespace
 
 std::string AtPosition(Position position, std::string_view message) {
-  if (!position.known()) return std::string(message);
+  if (!position.IsKnown()) return std::string(message);
   return fmt::format("{}:{}: {}", position.line, position.column, message);
 }
 

@@ -35,7 +35,7 @@ struct DocumentLimits {
 struct Position {
   int line = 0;    // 1-based; 0 when unknown
   int column = 0;  // 1-based
-  bool known() const { return line > 0; }
+  bool IsKnown() const { return line > 0; }
 };
 
 struct DocNode {

@@ -688,7 +688,7 @@ absl::Status Decoder::MergeJobPlacement(const Labels& node_selector,
 }
 
 absl::Status Decoder::Validate() const {
-  const absl::Status status = doc_.spec.Validate("spec");
+  absl::Status status = doc_.spec.Validate("spec");
   if (status.ok()) return status;
   const std::string full(status.message());
   const std::string_view message = full;

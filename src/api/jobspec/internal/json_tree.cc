@@ -232,7 +232,7 @@ class TreeBuilder final : public nlohmann::json_sax<nlohmann::json> {
     return true;
   }
 
-  DocNode* Fail(size_t offset, std::string message) {
+  DocNode* Fail(size_t offset, std::string_view message) {
     status_ = DocumentError(cursor_.At(offset), "", message);
     return nullptr;
   }
