@@ -33,6 +33,9 @@ absl::Status CheckOptions(const SqliteStoreOptions& options) {
     return absl::InvalidArgumentError(
         "store: max_queued_txns, max_batch_txns and watch_buffer_events must be >= 1");
   }
+  if (options.max_database_bytes < 0) {
+    return absl::InvalidArgumentError("store: max_database_bytes must be >= 0 (0: no quota)");
+  }
   return absl::OkStatus();
 }
 
@@ -97,6 +100,14 @@ absl::Status SyncDirectory(const std::string& dir) {
   return absl::OkStatus();
 }
 
+absl::Status LimitDatabaseSize(sqlite::Connection& db, int64_t max_bytes) {
+  if (max_bytes == 0) return absl::OkStatus();
+  TESSERA_ASSIGN_OR_RETURN(sqlite::Statement page_size, db.Prepare("PRAGMA page_size"));
+  TESSERA_ASSIGN_OR_RETURN(bool row, page_size.Step());
+  int64_t bytes_per_page = row ? page_size.ColumnInt64(0) : 4096;
+  return db.Exec(absl::StrCat("PRAGMA max_page_count = ", max_bytes / bytes_per_page));
+}
+
 absl::Status ConfigureWriter(sqlite::Connection& db, SqliteStoreOptions::Sync sync) {
   if (db.ReadOnly()) {
     return absl::PermissionDeniedError(absl::StrCat(db.path(), " is read-only"));
@@ -154,6 +165,7 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOption
                            sqlite::Connection::Open(path, /*create=*/true));
   TESSERA_RETURN_IF_ERROR(ConfigureWriter(*db, options.sync));
   TESSERA_ASSIGN_OR_RETURN(sqlite::Meta meta, Initialize(*db));
+  TESSERA_RETURN_IF_ERROR(LimitDatabaseSize(*db, options.max_database_bytes));
   TESSERA_RETURN_IF_ERROR(SyncDirectory(dir));
 
   impl->readers = std::make_shared<sqlite::ReaderPool>(path, kIdleReaders);

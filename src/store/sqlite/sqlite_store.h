@@ -61,6 +61,10 @@ struct SqliteStoreOptions {
   // Events buffered per watcher before it catches up from history instead.
   size_t watch_buffer_events = 1024;
   TxnLimits limits;
+  // A quota on the database file (0: none). Writes that would grow it beyond answer
+  // ResourceExhausted, as a full disk does, so a runaway client cannot fill the control
+  // plane's disk. Never below the current size.
+  int64_t max_database_bytes = 0;
   // Test hook: called by the writer thread, with no lock held, each time it wakes up with work
   // and before it takes that work off the queue. Lets a test hold the writer still.
   std::function<void()> before_batch_for_test;

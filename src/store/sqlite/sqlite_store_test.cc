@@ -277,6 +277,38 @@ TEST_F(SqliteStoreTest, OversizedValueIsInvalidArgument) {
   EXPECT_THAT(status.message(), HasSubstr("success[0].value"));
 }
 
+TEST_F(SqliteStoreTest, FullDatabaseFailsTheBatchAndAppliesNothingOfIt) {
+  const std::string value(64 * 1024, 'x');
+  std::unique_ptr<SqliteStore> store =
+      MustOpen({.data_dir = DataDir(), .max_database_bytes = 1 << 20});
+  ASSERT_NE(store, nullptr);
+  Revision last = 0;
+  absl::Status full;
+  for (int i = 0; i < 100 && full.ok(); ++i) {
+    absl::StatusOr<TxnResult> result = store->Commit(
+        Txn::Unconditional({Op::Put(absl::StrCat("/k/", i), value), Op::Put("/last", "")}));
+    if (result.ok()) last = result->revision;
+    full = result.status();
+  }
+  ASSERT_EQ(full.code(), absl::StatusCode::kResourceExhausted) << full;
+  ASSERT_GT(last, 0);
+  // The refused transaction left no trace, and the revision did not move.
+  absl::StatusOr<RangeResult> keys = store->Range({.prefix = "/k/"});
+  ASSERT_TRUE(keys.ok());
+  EXPECT_EQ(keys->kvs.size(), static_cast<size_t>(last));
+  EXPECT_EQ(keys->revision, last);
+  // A full disk is not fatal: freeing space lets writes through again, at the next revision.
+  absl::StatusOr<TxnResult> freed = store->Commit(Txn::Unconditional({Op::DeletePrefix("/k/")}));
+  ASSERT_TRUE(freed.ok()) << freed.status();
+  EXPECT_EQ(freed->revision, last + 1);
+  store.reset();
+  store = MustOpen({.data_dir = DataDir()});
+  ASSERT_NE(store, nullptr);
+  absl::StatusOr<TxnResult> after = store->Commit(Txn::Unconditional({Op::Put("/k/0", value)}));
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->revision, last + 2);
+}
+
 TEST_F(SqliteStoreTest, NormalSyncModeStillCommits) {
   std::unique_ptr<SqliteStore> store =
       MustOpen({.data_dir = DataDir(), .sync = SqliteStoreOptions::Sync::kNormal});
