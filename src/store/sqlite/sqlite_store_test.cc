@@ -1,9 +1,12 @@
 #include "store/sqlite/sqlite_store.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <linux/fs.h>
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -143,15 +146,63 @@ TEST_F(SqliteStoreTest, DataDirectoryThatIsAFileIsRefused) {
   EXPECT_THAT(status.message(), HasSubstr(DataDir() + "/below"));
 }
 
+// Makes a file or directory unwritable for its lifetime — for root too, whom permission bits do
+// not stop: root gets the immutable attribute (where the filesystem and capabilities allow it),
+// others read-only permission bits.
+class Unwritable {
+ public:
+  explicit Unwritable(std::string path) : path_(std::move(path)) {
+    if (geteuid() != 0) {
+      std::filesystem::permissions(path_, std::filesystem::perms::owner_write,
+                                   std::filesystem::perm_options::remove);
+      ok_ = true;
+      return;
+    }
+    ok_ = SetImmutable(true);
+  }
+  ~Unwritable() {
+    if (!ok_) return;
+    if (geteuid() != 0) {
+      std::filesystem::permissions(path_, std::filesystem::perms::owner_write,
+                                   std::filesystem::perm_options::add);
+    } else {
+      SetImmutable(false);
+    }
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  bool SetImmutable(bool on) {
+    int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    int flags = 0;
+    bool done = ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+    flags = on ? (flags | FS_IMMUTABLE_FL) : (flags & ~FS_IMMUTABLE_FL);
+    done = done && ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
+    close(fd);
+    return done;
+  }
+
+  std::string path_;
+  bool ok_ = false;
+};
+
 TEST_F(SqliteStoreTest, UnwritableDataDirectoryIsPermissionDenied) {
-  if (geteuid() == 0) GTEST_SKIP() << "root writes to read-only directories";
   std::filesystem::create_directories(DataDir());
-  std::filesystem::permissions(
-      DataDir(), std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  Unwritable unwritable(DataDir());
+  if (!unwritable.ok()) GTEST_SKIP() << "cannot make a directory unwritable here";
   absl::Status status = SqliteStore::Open({.data_dir = DataDir()}).status();
-  std::filesystem::permissions(DataDir(), std::filesystem::perms::owner_all);
   EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied) << status;
-  EXPECT_THAT(status.message(), HasSubstr("not writable"));
+  EXPECT_THAT(status.message(), HasSubstr(DataDir() + " is not writable"));
+}
+
+TEST_F(SqliteStoreTest, ReadOnlyDatabaseIsPermissionDenied) {
+  ASSERT_NE(MustOpen({.data_dir = DataDir()}), nullptr);  // creates, then closes
+  Unwritable unwritable(DataDir() + "/tessera.db");
+  if (!unwritable.ok()) GTEST_SKIP() << "cannot make a file unwritable here";
+  absl::Status status = SqliteStore::Open({.data_dir = DataDir()}).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied) << status;
+  EXPECT_THAT(status.message(), HasSubstr(DataDir() + "/tessera.db is read-only"));
 }
 
 TEST_F(SqliteStoreTest, OneStorePerDataDirectory) {
