@@ -147,7 +147,8 @@ class LocalExecutor {
                                             std::chrono::milliseconds timeout) const;
   // Ids of the tasks that have not ended, sorted.
   std::vector<std::string> RunningTasks() const;
-  // The pid of a running task's process (group leader); nullopt otherwise.
+  // The pid of a running task's process-group leader (the supervisor's, when tasks are
+  // supervised); nullopt otherwise.
   std::optional<pid_t> Pid(std::string_view task_id) const;
 
   // Drops an ended task and deletes its state file (its logs stay). FailedPrecondition while it
