@@ -468,8 +468,8 @@ TEST_P(LocalExecutorTest, RestartedExecutorAdoptsARunningTask) {
   EXPECT_EQ(outcome->signal, SIGTERM);
 }
 
-// Starts `argv` as a process that is not this test's child (its parent exits at once), as the
-// leader of its own session; returns its pid.
+// Runs the program args[0] with argv = args, as a process that is not this test's child (its
+// parent exits at once) and leads its own session; returns its pid.
 pid_t StartOrphan(const std::vector<std::string>& args) {
   int pipe_fds[2];
   if (::pipe(pipe_fds) != 0) return -1;
@@ -515,7 +515,7 @@ void RecordRunningTask(const std::string& log_dir, const std::string& id, pid_t 
 TEST_P(LocalExecutorTest, AdoptedTaskThatIsNotOurChildEndsLost) {
   // Without a supervisor in between, nobody keeps the exit status of a process whose parent is
   // not the executor.
-  const pid_t orphan = StartOrphan({"/bin/sleep", "sleep", "600"});
+  const pid_t orphan = StartOrphan({"/bin/sleep", "600"});
   ASSERT_GT(orphan, 0);
   RecordRunningTask(log_dir_, "orphan", orphan);
   absl::StatusOr<AdoptReport> report = executor_->Adopt();
