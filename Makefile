@@ -63,6 +63,7 @@ test-fuzz: deps
 bench: build
 	TESSERA_TRACE_DIR=$(abspath $(TRACE_DIR)) $(BUILD)/bench/placement_benchmark
 	$(BUILD)/src/sched/plugins/gpushare/fragmentation_benchmark
+	$(BUILD)/bench/store_benchmark
 	bash scripts/bench-reproduction.sh $(BUILD) $(TRACE_DIR)
 
 clean:
