@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/job.h"
+#include "core/job_phase.h"
 #include "tessera/common/clock.h"
 
 namespace tessera::api {
@@ -24,16 +25,6 @@ struct JobMetadata {
   std::string id;          // assigned by the server; empty in a client's submission
   std::string request_id;  // optional idempotency key: a retry returns the same job
 };
-
-// The job's lifecycle; "Preempted" is an event, not a phase.
-enum class JobPhase { kPending, kAdmitted, kRunning, kSucceeded, kFailed, kCancelled };
-
-// One task's lifecycle.
-enum class TaskPhase { kPending, kRunning, kSucceeded, kFailed, kCancelled };
-
-// "Pending", "Admitted", ... as written in documents.
-std::string_view JobPhaseName(JobPhase phase);
-std::string_view TaskPhaseName(TaskPhase phase);
 
 struct TaskStatus {
   std::string name;              // "<group>-<index>": "worker-0"

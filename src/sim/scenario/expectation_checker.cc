@@ -13,7 +13,7 @@ namespace tessera::sim {
 namespace {
 
 std::string Describe(const JobRun& job) {
-  std::string out = fmt::format("phase is {}", ToString(job.phase));
+  std::string out = fmt::format("phase is {}", PhaseName(job.phase));
   if (!job.reason.empty()) out += fmt::format(" ({}: {})", job.reason, job.message);
   return out;
 }
@@ -100,7 +100,7 @@ std::optional<std::string> CheckStartOrder(const Check& check, const JobRun& job
 std::optional<std::string> CheckJob(const Check& check, const JobRun& job, const SimState& state) {
   switch (check.kind) {
     case CheckKind::kPhase:
-      if (ToString(job.phase) == check.text) return std::nullopt;
+      if (PhaseName(job.phase) == check.text) return std::nullopt;
       return Describe(job);
     case CheckKind::kReason:
       if (job.reason == check.text) return std::nullopt;

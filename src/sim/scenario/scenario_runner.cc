@@ -321,11 +321,12 @@ void Runner::Submit(JobRun& job) {
 }
 
 void Runner::Cancel(JobRun& job) {
-  switch (job.phase) {
-    case JobPhase::kNotSubmitted:
-      job.cancel_before_submit = true;
-      Log("cancel", fmt::format("{}: not submitted yet; cancelled on arrival", job.name()));
-      return;
+  if (!job.phase.has_value()) {
+    job.cancel_before_submit = true;
+    Log("cancel", fmt::format("{}: not submitted yet; cancelled on arrival", job.name()));
+    return;
+  }
+  switch (*job.phase) {
     case JobPhase::kPending:
       Log("cancel", job.name());
       scheduler_->Remove(job.name());
@@ -341,7 +342,7 @@ void Runner::Cancel(JobRun& job) {
       if (!job.terminating) Teardown(job, job.def->spec.termination_grace, "", "");
       return;
     default:
-      Log("cancel", fmt::format("{}: already {}; nothing to do", job.name(), ToString(job.phase)));
+      Log("cancel", fmt::format("{}: already {}; nothing to do", job.name(), PhaseName(job.phase)));
   }
 }
 
@@ -470,7 +471,7 @@ void Runner::Teardown(JobRun& job, Duration grace, std::string code, std::string
   job.teardown_code = std::move(code);
   job.teardown_message = std::move(message);
   ++job.attempt;
-  if (!IsTerminal(job.phase)) scheduler_->Hold(job.name()).IgnoreError();
+  if (!job.phase || !IsTerminal(*job.phase)) scheduler_->Hold(job.name()).IgnoreError();
   if (grace <= Duration::zero()) {
     FinishTeardown(job);
     return;
@@ -489,7 +490,7 @@ void Runner::FinishTeardown(JobRun& job) {
   job.terminating = false;
   ++job.attempt;
   if (held > 0) Log("release", fmt::format("{}: {} tasks released", job.name(), held));
-  if (IsTerminal(job.phase)) {
+  if (job.phase && IsTerminal(*job.phase)) {
     job.end = Now();
     return;
   }

@@ -2,27 +2,8 @@
 
 namespace tessera::sim {
 
-std::string_view ToString(JobPhase phase) {
-  switch (phase) {
-    case JobPhase::kNotSubmitted:
-      return "NotSubmitted";
-    case JobPhase::kPending:
-      return "Pending";
-    case JobPhase::kRunning:
-      return "Running";
-    case JobPhase::kSucceeded:
-      return "Succeeded";
-    case JobPhase::kFailed:
-      return "Failed";
-    case JobPhase::kCancelled:
-      return "Cancelled";
-  }
-  return "?";
-}
-
-bool IsTerminal(JobPhase phase) {
-  return phase == JobPhase::kSucceeded || phase == JobPhase::kFailed ||
-         phase == JobPhase::kCancelled;
+std::string_view PhaseName(const std::optional<JobPhase>& phase) {
+  return phase.has_value() ? JobPhaseName(*phase) : "NotSubmitted";
 }
 
 int32_t JobRun::HeldTasks() const {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/job.h"
+#include "core/job_phase.h"
 #include "core/placement.h"
 #include "core/resources.h"
 #include "sched/cluster_state.h"
@@ -24,11 +25,9 @@
 
 namespace tessera::sim {
 
-enum class JobPhase { kNotSubmitted, kPending, kRunning, kSucceeded, kFailed, kCancelled };
-
-// "Pending", "Running", … ("NotSubmitted" before the job's `at`).
-std::string_view ToString(JobPhase phase);
-bool IsTerminal(JobPhase phase);
+// The job's phase as a check names it: "Pending", "Running", … and "NotSubmitted" before the
+// job's `at` (phase is nullopt then).
+std::string_view PhaseName(const std::optional<JobPhase>& phase);
 
 struct JobRun {
   const ScenarioJob* def = nullptr;
@@ -36,15 +35,15 @@ struct JobRun {
   std::vector<std::string> task_names;         // "worker-0"
   std::vector<std::optional<Placement>> held;  // placements holding resources now
   std::vector<std::optional<Placement>> last;  // the latest placement of each task, ever
-  JobPhase phase = JobPhase::kNotSubmitted;
-  std::string reason;         // a pending reason code, or why the job failed
-  std::string message;        // its detail
+  std::optional<JobPhase> phase;               // nullopt until submitted
+  std::string reason;                          // a pending reason code, or why the job failed
+  std::string message;                         // its detail
   bool terminating = false;   // signalled; tasks keep their resources until the grace ends
   std::string teardown_code;  // why the current teardown happened ("Evicted", "TaskLost")
   std::string teardown_message;
   bool cancel_before_submit = false;
   int64_t attempt = 0;  // bumped at each teardown; stale timers carry an older one
-  int64_t starts = 0;  // gang starts so far; a time limit counts from the latest
+  int64_t starts = 0;   // gang starts so far; a time limit counts from the latest
   int32_t restarts = 0;
   int32_t preemptions = 0;
   std::optional<TimePoint> first_start;

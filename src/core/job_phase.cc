@@ -1,8 +1,6 @@
-#include "api/jobspec/job_document.h"
+#include "core/job_phase.h"
 
-#include <string_view>
-
-namespace tessera::api {
+namespace tessera {
 
 std::string_view JobPhaseName(JobPhase phase) {
   switch (phase) {
@@ -38,4 +36,9 @@ std::string_view TaskPhaseName(TaskPhase phase) {
   return "Pending";
 }
 
-}  // namespace tessera::api
+bool IsTerminal(JobPhase phase) {
+  return phase == JobPhase::kSucceeded || phase == JobPhase::kFailed ||
+         phase == JobPhase::kCancelled;
+}
+
+}  // namespace tessera
