@@ -11,17 +11,12 @@
 #include <string_view>
 
 #include "api/jobspec/jobspec.h"
+#include "fuzz_check.h"
 
 namespace tessera::api {
 namespace {
 
-void Require(bool condition, const char* what, std::string_view input, std::string_view detail) {
-  if (condition) return;
-  std::fprintf(stderr, "invariant violated: %s\n%.*s\ninput (%zu bytes): %.*s\n", what,
-               static_cast<int>(detail.size()), detail.data(), input.size(),
-               static_cast<int>(input.size()), input.data());
-  std::abort();
-}
+using ::tessera::fuzz::Require;
 
 absl::StatusOr<JobDocument> Parse(std::string_view text, DocumentFormat format) {
   ParseOptions options;

@@ -12,19 +12,15 @@
 #include "absl/status/statusor.h"
 #include "core/duration.h"
 #include "core/quantity.h"
+#include "fuzz_check.h"
 
 namespace tessera {
 namespace {
 
+using ::tessera::fuzz::Require;
+
 constexpr std::string_view kField = "spec.tasks[0].resources.x";
 constexpr size_t kMaxMessage = 400;  // messages quote at most 64 bytes of the input
-
-void Require(bool condition, const char* what, std::string_view input) {
-  if (condition) return;
-  std::fprintf(stderr, "invariant violated: %s\ninput (%zu bytes): %.*s\n", what, input.size(),
-               static_cast<int>(input.size()), input.data());
-  std::abort();
-}
 
 template <typename T>
 void CheckError(const absl::StatusOr<T>& result, std::string_view input) {

@@ -10,20 +10,16 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_check.h"
 #include "sim/scenario/scenario_parser.h"
 #include "sim/scenario/scenario_runner.h"
 
 namespace tessera::sim {
 namespace {
 
-constexpr std::string_view kFile = "fuzz.yaml";
+using ::tessera::fuzz::Require;
 
-void Require(bool condition, const char* what, std::string_view input) {
-  if (condition) return;
-  std::fprintf(stderr, "invariant violated: %s\ninput (%zu bytes): %.*s\n", what, input.size(),
-               static_cast<int>(input.size()), input.data());
-  std::abort();
-}
+constexpr std::string_view kFile = "fuzz.yaml";
 
 // Runs are cheap only for small scenarios whose jobs cannot restart many times.
 bool SmallEnoughToRun(const Scenario& s) {

@@ -16,22 +16,18 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "fuzz_check.h"
 #include "sim/alibaba/alibaba_trace.h"
 #include "sim/alibaba/expected_results.h"
 
 namespace tessera::sim::alibaba {
 namespace {
 
+using ::tessera::fuzz::Require;
+
 constexpr std::string_view kSource = "fuzz.csv";
 constexpr size_t kMaxMessage = 1000;
 const std::vector<std::string> kModels = {"A10", "G2", "G3", "P100", "T4", "V100M16", "V100M32"};
-
-void Require(bool condition, const char* what, std::string_view input) {
-  if (condition) return;
-  std::fprintf(stderr, "invariant violated: %s\ninput (%zu bytes): %.*s\n", what, input.size(),
-               static_cast<int>(input.size()), input.data());
-  std::abort();
-}
 
 template <typename T>
 void CheckError(const absl::StatusOr<T>& result, std::string_view input) {
