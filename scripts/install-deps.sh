@@ -8,6 +8,8 @@ PACKAGES=(
   clang clang-format clang-tidy libclang-rt-14-dev   # libFuzzer + sanitizer runtimes
   libabsl-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc   # gRPC API
+  libcpp-httplib-dev libssl-dev prometheus-cpp-dev   # REST API, CLI client, token hashes, metrics
 )
 
 missing=()

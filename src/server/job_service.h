@@ -1,0 +1,196 @@
+// JobService: what the control plane offers its API layers (REST, gRPC) — submitting,
+// reading, listing, cancelling and watching jobs, their events, logs and pending reasons, and
+// read-only views of queues, nodes and clusters. docs/api.md maps it onto HTTP and gRPC.
+//
+// Every call names its Caller (from the request's bearer token, auth/authenticator.h). A
+// tenant sees and cancels only its own jobs: another tenant's job is NotFound, exactly as a job
+// that does not exist, so ids leak nothing. An admin sees every job.
+//
+// Errors (absl canonical codes; the API layers map them onto HTTP and gRPC statuses):
+//   InvalidArgument     a spec that does not validate (the message names the field path:
+//                       "spec.tasks[1].resources.gpu: must be >= 0"), a bad filter or page token;
+//   NotFound            no such job for this caller, no such task;
+//   AlreadyExists       a non-terminal job of the same tenant already has this metadata.name;
+//   FailedPrecondition  the job cannot do that now (logs of a task that never started);
+//   ResourceExhausted   the store's write queue is full: retry later;
+//   Unavailable         the service is starting or stopping, or the store is unreachable.
+// Times are TimePoints (milliseconds since the Unix epoch).
+// Thread-safety: implementations are safe to call from any number of threads at once.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/jobspec/job_document.h"
+#include "core/job_phase.h"
+#include "core/node.h"
+#include "core/resources.h"
+#include "tessera/common/clock.h"
+
+namespace tessera::server {
+
+// Who is calling, as the API layer authenticated it.
+struct Caller {
+  std::string tenant;  // the token's tenant; every job belongs to the tenant that submitted it
+  bool admin = false;  // admins see and cancel every job and may manage tokens
+};
+
+// One recorded step of a job's life: every phase transition and every decision (placement,
+// binding, task start and end, cancel request) is one, with its time and reason.
+struct JobEvent {
+  std::string job_id;
+  int64_t sequence = 0;  // 1, 2, 3, ... within the job
+  TimePoint time{};
+  // "Submitted", "Admitted", "Placed", "Bound", "TaskStarted", "TaskEnded", "Running",
+  // "Requeued", "CancelRequested", "Succeeded", "Failed", "Cancelled", "Lost".
+  std::string type;
+  JobPhase phase = JobPhase::kPending;  // the job's phase after this event
+  std::string reason;                   // a code ("TimeLimitExceeded", "LostOnRestart", ...)
+  std::string message;                  // the detail in words
+};
+
+// A job as the API shows it: the JOBSPEC.md document (metadata.id and status set) and its owner.
+struct JobView {
+  api::JobDocument document;
+  std::string tenant;
+};
+
+struct SubmitResult {
+  JobView job;
+  bool created = true;  // false: metadata.requestId matched an earlier submission, returned here
+};
+
+struct ListJobsRequest {
+  std::optional<JobPhase> phase;  // only jobs in this phase
+  std::string queue;              // only jobs of this queue ("" = any)
+  std::string name;               // only jobs with this metadata.name ("" = any)
+  std::string tenant;             // admins only: only this tenant's jobs ("" = all tenants)
+  int32_t limit = 100;            // page size, 1..1000
+  std::string page_token;         // next_page_token of the previous page; "" = first page
+};
+
+struct ListJobsResult {
+  std::vector<JobView> jobs;    // by id, ascending (submission order)
+  std::string next_page_token;  // "" on the last page
+};
+
+// Why a pending job is pending, with the scheduler's per-reason node counts for the task that
+// found no node ("0/4 nodes: 3 insufficient gpu, 1 node(s) had untolerated taint").
+struct PendingRejection {
+  std::string reason;  // "insufficient gpu"
+  int64_t nodes = 0;
+};
+struct JobExplanation {
+  JobPhase phase = JobPhase::kPending;
+  std::string reason;   // status.reason
+  std::string message;  // status.message
+  int64_t total_nodes = 0;
+  std::vector<PendingRejection> rejections;  // most nodes first; empty when not pending
+  std::optional<TimePoint> estimated_start_time;
+};
+
+enum class LogStream { kStdout, kStderr };
+struct LogRequest {
+  std::string task;  // "worker-0"; "" = the job's first task
+  LogStream stream = LogStream::kStdout;
+  int64_t offset = 0;        // bytes from the start of the log
+  int64_t limit = 1 << 20;  // at most this many bytes
+};
+struct LogChunk {
+  std::string data;
+  int64_t next_offset = 0;  // offset + data.size()
+  bool end = false;         // the task has ended and the log was read to its end
+};
+
+struct WatchRequest {
+  std::string job_id;  // "" = every job the caller may see
+  // Replay this job's events with sequence > after_sequence first (job_id required);
+  // -1 = only new events.
+  int64_t after_sequence = -1;
+};
+
+// A stream of job events; owned by one reader thread.
+class EventStream {
+ public:
+  virtual ~EventStream() = default;
+  // The next event, waiting up to `timeout` (nullopt when none came). Cancelled once the
+  // service stops; ResourceExhausted when the reader fell too far behind and events were
+  // dropped (the stream is then closed: re-read the job and watch again).
+  virtual absl::StatusOr<std::optional<JobEvent>> Next(std::chrono::milliseconds timeout) = 0;
+};
+
+struct GpuView {
+  int32_t index = 0;
+  std::string model;
+  int64_t memory = 0;     // bytes
+  int64_t milli_used = 0;  // milli-GPU allocated, 0..1000
+  bool healthy = true;
+};
+struct NodeView {
+  std::string name;
+  std::string cluster;
+  std::map<std::string, std::string, std::less<>> labels;
+  std::vector<Taint> taints;
+  bool ready = true;
+  bool unschedulable = false;
+  Resources capacity;   // cpu millicores, memory bytes, gpu milli-GPU in total
+  Resources allocated;  // what placed tasks hold
+  std::vector<GpuView> gpus;
+  int32_t tasks = 0;  // tasks placed on it
+};
+struct ClusterView {
+  std::string name;
+  std::string backend;  // "local", "sim"
+  std::map<std::string, std::string, std::less<>> labels;  // tessera.io/cluster: <name>, ...
+  int32_t nodes = 0;
+  int32_t ready_nodes = 0;
+  Resources capacity;
+  Resources allocated;
+};
+struct QueueView {
+  std::string name;
+  int32_t pending_jobs = 0;
+  int32_t running_jobs = 0;  // Admitted or Running
+  Resources allocated;
+};
+
+class JobService {
+ public:
+  virtual ~JobService() = default;
+
+  // Durably stores a new job (Pending) and returns it with metadata.id and status set; the
+  // job is acknowledged only once committed. A document whose metadata.requestId matches an
+  // earlier submission of the same tenant returns that job with created == false (its spec is
+  // not compared). metadata.name defaults to "job-<id>".
+  virtual absl::StatusOr<SubmitResult> Submit(const Caller& caller, api::JobDocument job) = 0;
+  virtual absl::StatusOr<JobView> Get(const Caller& caller, std::string_view id) = 0;
+  virtual absl::StatusOr<ListJobsResult> List(const Caller& caller,
+                                              const ListJobsRequest& request) = 0;
+  // Asks the job to stop: a Pending job is Cancelled at once; the tasks of an Admitted or
+  // Running one get SIGTERM then SIGKILL after spec.terminationGracePeriod, and the job is
+  // Cancelled once they are gone. Cancelling a terminal job returns it unchanged.
+  virtual absl::StatusOr<JobView> Cancel(const Caller& caller, std::string_view id) = 0;
+  virtual absl::StatusOr<std::vector<JobEvent>> Events(const Caller& caller,
+                                                       std::string_view id) = 0;
+  virtual absl::StatusOr<JobExplanation> Explain(const Caller& caller, std::string_view id) = 0;
+  virtual absl::StatusOr<LogChunk> Logs(const Caller& caller, std::string_view id,
+                                        const LogRequest& request) = 0;
+  virtual absl::StatusOr<std::unique_ptr<EventStream>> Watch(const Caller& caller,
+                                                             const WatchRequest& request) = 0;
+
+  virtual std::vector<QueueView> Queues() = 0;
+  virtual std::vector<NodeView> Nodes() = 0;
+  virtual std::vector<ClusterView> Clusters() = 0;
+
+  // Whether the service has rebuilt its state from the store and serves requests (/readyz).
+  virtual bool Ready() const = 0;
+};
+
+}  // namespace tessera::server
