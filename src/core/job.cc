@@ -194,6 +194,9 @@ absl::Status JobSpec::Validate(std::string_view field) const {
   if (time_limit.has_value() && time_limit->count() <= 0) {
     return FieldError(path("time_limit"), "must be > 0");
   }
+  if (duration.has_value() && duration->count() <= 0) {
+    return FieldError(path("duration"), "must be > 0");
+  }
   if (absl::Status s = CheckNonNegative(min_runtime.count(), path("min_runtime")); !s.ok()) {
     return s;
   }

@@ -91,6 +91,9 @@ struct JobSpec {
   int32_t priority = 0;
   std::optional<int32_t> min_available;  // nullopt = all tasks
   std::optional<Duration> time_limit;
+  // How long the job's tasks run on simulated nodes (a replayed trace's durations); real
+  // clusters ignore it. nullopt: a simulated task runs until its time limit, or until cancelled.
+  std::optional<Duration> duration;
   bool preemptible = true;
   Duration min_runtime{0};
   Duration termination_grace{0};

@@ -121,6 +121,7 @@ Json Spec(const JobSpec& spec) {
   out["priority"] = spec.priority;
   if (spec.min_available.has_value()) out["minAvailable"] = *spec.min_available;
   if (spec.time_limit.has_value()) out["timeLimit"] = FormatDuration(*spec.time_limit);
+  if (spec.duration.has_value()) out["duration"] = FormatDuration(*spec.duration);
   out["preemptible"] = spec.preemptible;
   out["minRuntime"] = FormatDuration(spec.min_runtime);
   out["terminationGracePeriod"] = FormatDuration(spec.termination_grace);

@@ -297,6 +297,8 @@ TEST(ParseJobDocumentTest, Errors) {
        "5:15: spec.minRuntime: must be >= 0"},
       {"zero time limit", Doc("  timeLimit: 0s\n  tasks: [{name: w}]\n"),
        "5:14: spec.timeLimit: must be > 0"},
+      {"zero simulated duration", Doc("  duration: 0s\n  tasks: [{name: w}]\n"),
+       "5:13: spec.duration: must be > 0"},
       {"bad restart action", Doc("  restartPolicy: {onFailure: retry}\n  tasks: [{name: w}]\n"),
        "5:30: spec.restartPolicy.onFailure: must be one of requeue, fail, not \"retry\""},
       {"negative max restarts", Doc("  restartPolicy: {maxRestarts: -1}\n  tasks: [{name: w}]\n"),
@@ -561,6 +563,7 @@ JobDocument RichJob() {
   job.spec.tasks.push_back(share);
   job.spec.min_available = std::nullopt;
   job.spec.time_limit = Duration(5400s + 250ms);
+  job.spec.duration = Duration(42s);
   job.spec.restart_policy = RestartPolicy{RestartAction::kFail, 0};
   job.spec.priority = -2147483647 - 1;
   job.spec.labels["tessera.io/team"] = "no";
@@ -593,6 +596,7 @@ TEST(RenderTest, RoundTrips) {
       EXPECT_EQ(back.spec.tasks[i].args, job.spec.tasks[i].args);
     }
     EXPECT_EQ(back.spec.time_limit, job.spec.time_limit);
+    EXPECT_EQ(back.spec.duration, job.spec.duration);
     EXPECT_EQ(back.spec.priority, job.spec.priority);
     EXPECT_EQ(back.metadata.request_id, job.metadata.request_id);
   }

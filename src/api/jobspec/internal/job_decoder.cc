@@ -413,7 +413,7 @@ absl::Status Decoder::DecodeSpec(const DocNode& n, const std::string& path) {
   std::vector<TaskDraft> drafts;
   TESSERA_RETURN_IF_ERROR(ForEachEntry(
       n, path,
-      {"queue", "priority", "priorityClass", "minAvailable", "timeLimit", "preemptible",
+      {"queue", "priority", "priorityClass", "minAvailable", "timeLimit", "duration", "preemptible",
        "minRuntime", "terminationGracePeriod", "restartPolicy", "nodeSelector", "tolerations",
        "clusterSelector", "tasks"},
       [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
@@ -441,6 +441,9 @@ absl::Status Decoder::DecodeSpec(const DocNode& n, const std::string& path) {
         } else if (key == "timeLimit") {
           TESSERA_ASSIGN_OR_RETURN(spec.time_limit, Dur(v, field));
           if (spec.time_limit->count() <= 0) return Error(v, field, "must be > 0");
+        } else if (key == "duration") {
+          TESSERA_ASSIGN_OR_RETURN(spec.duration, Dur(v, field));
+          if (spec.duration->count() <= 0) return Error(v, field, "must be > 0");
         } else if (key == "preemptible") {
           TESSERA_ASSIGN_OR_RETURN(spec.preemptible, Bool(v, field));
         } else if (key == "minRuntime") {
