@@ -108,8 +108,7 @@ absl::StatusOr<SubmitResult> InMemoryJobService::Submit(const Caller& caller,
     if (!job.spec.name.empty() && doc.spec.name == job.spec.name &&
         !IsTerminal(doc.status->phase)) {
       return absl::AlreadyExistsError(fmt::format("job {} of tenant {} is already named {}",
-                                                     doc.metadata.id, caller.tenant,
-                                                     job.spec.name));
+                                                  doc.metadata.id, caller.tenant, job.spec.name));
     }
   }
   const int64_t number = next_id_++;
@@ -141,8 +140,7 @@ absl::StatusOr<ListJobsResult> InMemoryJobService::List(const Caller& caller,
     return absl::InvalidArgumentError("limit: must be in 1..1000");
   }
   int64_t after = 0;
-  if (!request.page_token.empty() &&
-      !ParseNumber(request.page_token, &after)) {
+  if (!request.page_token.empty() && !ParseNumber(request.page_token, &after)) {
     return absl::InvalidArgumentError("pageToken: malformed page token");
   }
   if (!caller.admin && !request.tenant.empty() && request.tenant != caller.tenant) {
@@ -296,8 +294,7 @@ void InMemoryJobService::SetClusters(std::vector<ClusterView> clusters) {
   clusters_ = std::move(clusters);
 }
 
-absl::Status InMemoryJobService::SetExplanation(std::string_view id,
-                                                JobExplanation explanation) {
+absl::Status InMemoryJobService::SetExplanation(std::string_view id, JobExplanation explanation) {
   std::lock_guard lock(mu_);
   absl::StatusOr<Job*> job = FindLocked(Caller{.admin = true}, id);
   if (!job.ok()) return job.status();

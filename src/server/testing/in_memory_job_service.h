@@ -45,8 +45,7 @@ class InMemoryJobService final : public JobService {
   absl::StatusOr<ListJobsResult> List(const Caller& caller,
                                       const ListJobsRequest& request) override;
   absl::StatusOr<JobView> Cancel(const Caller& caller, std::string_view id) override;
-  absl::StatusOr<std::vector<JobEvent>> Events(const Caller& caller,
-                                               std::string_view id) override;
+  absl::StatusOr<std::vector<JobEvent>> Events(const Caller& caller, std::string_view id) override;
   absl::StatusOr<JobExplanation> Explain(const Caller& caller, std::string_view id) override;
   absl::StatusOr<LogChunk> Logs(const Caller& caller, std::string_view id,
                                 const LogRequest& request) override;

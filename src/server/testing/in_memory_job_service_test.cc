@@ -16,8 +16,9 @@ api::JobDocument Doc(std::string_view name, std::string_view request_id = "") {
   std::string text = "{\"apiVersion\":\"tessera/v1\",\"kind\":\"Job\",\"metadata\":{";
   text += "\"name\":\"" + std::string(name) + "\"";
   if (!request_id.empty()) text += ",\"requestId\":\"" + std::string(request_id) + "\"";
-  text += "},\"spec\":{\"tasks\":[{\"name\":\"main\",\"replicas\":2,"
-          "\"resources\":{\"cpu\":\"1\"},\"command\":[\"true\"]}]}}";
+  text +=
+      "},\"spec\":{\"tasks\":[{\"name\":\"main\",\"replicas\":2,"
+      "\"resources\":{\"cpu\":\"1\"},\"command\":[\"true\"]}]}}";
   absl::StatusOr<api::JobDocument> doc = api::ParseJobDocument(text);
   EXPECT_TRUE(doc.ok()) << doc.status();
   return *doc;
@@ -84,8 +85,7 @@ TEST_F(InMemoryJobServiceTest, ListFiltersAndPages) {
   EXPECT_EQ(page->next_page_token, "");
   EXPECT_EQ(service_.List(a_, {.phase = JobPhase::kCancelled})->jobs.size(), 1);
   EXPECT_EQ(service_.List(a_, {.name = "job-2"})->jobs.size(), 1);
-  EXPECT_EQ(service_.List(a_, {.limit = 0}).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(service_.List(a_, {.limit = 0}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(service_.List(a_, {.page_token = "x"}).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
@@ -95,7 +95,7 @@ TEST_F(InMemoryJobServiceTest, CancelIsRecordedOnceAndIdempotent) {
   EXPECT_EQ(service_.Cancel(a_, "1")->document.status->phase, JobPhase::kCancelled);
   EXPECT_EQ(service_.Cancel(a_, "1")->document.status->phase, JobPhase::kCancelled);
   EXPECT_THAT(*service_.Events(a_, "1"), ElementsAre(Field(&JobEvent::type, "Submitted"),
-                                                    Field(&JobEvent::type, "Cancelled")));
+                                                     Field(&JobEvent::type, "Cancelled")));
 }
 
 TEST_F(InMemoryJobServiceTest, LogsHonourOffsetAndLimit) {
@@ -110,8 +110,7 @@ TEST_F(InMemoryJobServiceTest, LogsHonourOffsetAndLimit) {
   chunk = service_.Logs(a_, "1", {.task = "main-0", .offset = 9});
   EXPECT_EQ(chunk->data, "ld");
   EXPECT_TRUE(chunk->end);
-  EXPECT_EQ(service_.Logs(a_, "1", {.task = "nope"}).status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(service_.Logs(a_, "1", {.task = "nope"}).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(InMemoryJobServiceTest, WatchDeliversLaterEventsAndStopsOnShutdown) {
