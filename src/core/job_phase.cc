@@ -36,6 +36,22 @@ std::string_view TaskPhaseName(TaskPhase phase) {
   return "Pending";
 }
 
+std::optional<JobPhase> ParseJobPhase(std::string_view name) {
+  for (JobPhase phase : {JobPhase::kPending, JobPhase::kAdmitted, JobPhase::kRunning,
+                         JobPhase::kSucceeded, JobPhase::kFailed, JobPhase::kCancelled}) {
+    if (JobPhaseName(phase) == name) return phase;
+  }
+  return std::nullopt;
+}
+
+std::optional<TaskPhase> ParseTaskPhase(std::string_view name) {
+  for (TaskPhase phase : {TaskPhase::kPending, TaskPhase::kRunning, TaskPhase::kSucceeded,
+                          TaskPhase::kFailed, TaskPhase::kCancelled}) {
+    if (TaskPhaseName(phase) == name) return phase;
+  }
+  return std::nullopt;
+}
+
 bool IsTerminal(JobPhase phase) {
   return phase == JobPhase::kSucceeded || phase == JobPhase::kFailed ||
          phase == JobPhase::kCancelled;

@@ -7,6 +7,7 @@
 // Thread-safe: values and pure functions.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 namespace tessera {
@@ -18,6 +19,10 @@ enum class TaskPhase { kPending, kRunning, kSucceeded, kFailed, kCancelled };
 // "Pending", "Admitted", ... as written in documents.
 std::string_view JobPhaseName(JobPhase phase);
 std::string_view TaskPhaseName(TaskPhase phase);
+
+// The phase a name stands for (exact, case-sensitive); nullopt for any other text.
+std::optional<JobPhase> ParseJobPhase(std::string_view name);
+std::optional<TaskPhase> ParseTaskPhase(std::string_view name);
 
 // Succeeded, Failed and Cancelled: the job will not run again.
 bool IsTerminal(JobPhase phase);

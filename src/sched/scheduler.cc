@@ -79,6 +79,23 @@ absl::Status Scheduler::Submit(std::string_view job, const JobSpec& spec) {
   return absl::OkStatus();
 }
 
+absl::Status Scheduler::Restore(std::string_view job, const JobSpec& spec,
+                                std::span<const int32_t> placed) {
+  if (absl::Status s = Submit(job, spec); !s.ok()) return s;
+  if (placed.empty()) return absl::OkStatus();
+  Entry& entry = *jobs_.find(job)->second;
+  for (int32_t task : placed) {
+    if (task < 0 || task >= static_cast<int32_t>(entry.placed.size())) {
+      jobs_.erase(entry.name);
+      return absl::InvalidArgumentError(fmt::format("job {}: no task {}", job, task));
+    }
+    entry.placed[task] = true;
+  }
+  entry.state = Entry::State::kRunning;
+  entry.satisfiability_checked = true;
+  return absl::OkStatus();
+}
+
 absl::Status Scheduler::Hold(std::string_view job) {
   auto it = jobs_.find(job);
   if (it == jobs_.end()) return absl::NotFoundError(fmt::format("job {} is not queued", job));
@@ -220,6 +237,10 @@ std::vector<TaskBinding> Scheduler::Attempt(ClusterState& state, Entry& entry,
       *failure = {std::string(code.empty() ? kReasonGangIncomplete : code),
                   fmt::format("task {}: {}", entry.task_names[indices[gang.failed_task]],
                               gang.diagnosis.ToString())};
+      failure->total_nodes = gang.diagnosis.total_nodes();
+      for (const ReasonCount& count : gang.diagnosis.Counts()) {
+        failure->rejections.emplace_back(count.reason->detail, count.nodes);
+      }
     } else {
       const tessera::Reason* reason = gang.status.reason();
       *failure = {std::string(reason != nullptr ? reason->code : kReasonGangIncomplete),

@@ -29,6 +29,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -49,6 +50,10 @@ namespace tessera {
 struct PendingReason {
   std::string code;
   std::string message;
+  // For a task that found no node: how many nodes were looked at and how many each reason
+  // rejected, most first ({"insufficient gpu", 3}); empty otherwise.
+  int64_t total_nodes = 0;
+  std::vector<std::pair<std::string, int64_t>> rejections;
   friend bool operator==(const PendingReason&, const PendingReason&) = default;
 };
 
@@ -98,6 +103,11 @@ class Scheduler {
   // Queues a job with every task unplaced; its submission time is the clock's now.
   // InvalidArgument when the spec does not validate; AlreadyExists when `job` is known.
   absl::Status Submit(std::string_view job, const JobSpec& spec);
+  // Registers a job that already runs, when state is rebuilt after a restart: the tasks listed
+  // in `placed` are bound and their placements already assumed into the ClusterState by the
+  // caller; the others are placed as capacity allows. With `placed` empty it is Submit.
+  // Errors as Submit; InvalidArgument for an index outside the job's tasks.
+  absl::Status Restore(std::string_view job, const JobSpec& spec, std::span<const int32_t> placed);
   // The job's tasks are being torn down: it is not tried, nor are its remaining tasks placed,
   // until Requeue or Remove. NotFound when unknown.
   absl::Status Hold(std::string_view job);

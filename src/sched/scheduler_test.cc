@@ -182,6 +182,37 @@ TEST_F(SchedulerTest, HeldJobsWaitAndRequeuedJobsBackOff) {
   EXPECT_EQ(sink_.placed[0].job, "a");
 }
 
+// After a restart a running job is restored with its bound tasks: it is not placed again, and
+// its unplaced tasks are placed as capacity allows.
+TEST_F(SchedulerTest, RestoredJobKeepsItsBoundTasksAndPlacesTheRest) {
+  AddNodes(1, 8);
+  const JobSpec spec = GpuJob("elastic", 3, 4, /*min_available=*/1);
+  ASSERT_TRUE(scheduler_->Restore("elastic", spec, std::vector<int32_t>{1}).ok());
+  EXPECT_EQ(scheduler_->Reason("elastic"), nullptr);  // running, not pending
+  Cycle();
+  ASSERT_EQ(sink_.placed.size(), 1u);
+  EXPECT_FALSE(sink_.placed[0].gang);
+  EXPECT_THAT(sink_.placed[0].tasks, ElementsAre(0, 2));
+  EXPECT_EQ(scheduler_->Restore("bad", spec, std::vector<int32_t>{3}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(scheduler_->Tasks("bad"), nullptr);
+}
+
+// A pending reason carries the per-reason node counts of the task that found no node.
+TEST_F(SchedulerTest, PendingReasonCountsRejectedNodes) {
+  AddNodes(3, 8);
+  ASSERT_TRUE(scheduler_->Submit("fill", GpuJob("fill", 3, 4)).ok());
+  Cycle();  // spreads: every node keeps 4 free GPUs
+  ASSERT_TRUE(scheduler_->Submit("big", GpuJob("big", 1, 8)).ok());
+  Cycle();
+  const PendingReason* reason = scheduler_->Reason("big");
+  ASSERT_NE(reason, nullptr);
+  EXPECT_EQ(reason->total_nodes, 3);
+  ASSERT_EQ(reason->rejections.size(), 1u);
+  EXPECT_EQ(reason->rejections[0].second, 3);
+  EXPECT_THAT(reason->rejections[0].first, HasSubstr("gpu"));
+}
+
 TEST_F(SchedulerTest, RejectsDuplicateAndInvalidJobs) {
   ASSERT_TRUE(scheduler_->Submit("a", GpuJob("a", 1, 1)).ok());
   EXPECT_EQ(scheduler_->Submit("a", GpuJob("a", 1, 1)).code(), absl::StatusCode::kAlreadyExists);
