@@ -1,0 +1,297 @@
+#include "api/grpc/grpc_server.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "api/grpc/grpc_status.h"
+#include "api/grpc/proto_convert.h"
+#include "api/jobspec/jobspec.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+#include "grpcpp/server_context.h"
+#include "tessera/v1/jobs.grpc.pb.h"
+
+namespace tessera::api {
+namespace {
+
+namespace v1 = ::tessera::v1;
+
+// Largest job document accepted, as the REST API's body limit.
+constexpr size_t kMaxDocumentBytes = size_t{1} << 20;
+// How often an open watch looks at its call's cancellation and at Stop.
+constexpr std::chrono::milliseconds kWatchPoll{100};
+// How long Stop lets unary calls in flight finish before cancelling them.
+constexpr std::chrono::seconds kStopGrace{5};
+
+// The token of an "authorization" value "Bearer <token>" (the scheme in any case).
+absl::StatusOr<std::string_view> BearerToken(std::string_view value) {
+  constexpr std::string_view kScheme = "bearer ";
+  const bool bearer = value.size() > kScheme.size() &&
+                      std::equal(kScheme.begin(), kScheme.end(), value.begin(),
+                                 [](char a, char b) { return a == absl::ascii_tolower(b); });
+  if (!bearer) {
+    return absl::UnauthenticatedError(
+        "malformed \"authorization\" metadata: want \"Bearer <token>\"");
+  }
+  std::string_view token = value.substr(kScheme.size());
+  while (!token.empty() && absl::ascii_isspace(token.front())) token.remove_prefix(1);
+  while (!token.empty() && absl::ascii_isspace(token.back())) token.remove_suffix(1);
+  return token;
+}
+
+absl::Status RequireJobId(const std::string& id) {
+  return id.empty() ? FieldError("job_id", "required") : absl::OkStatus();
+}
+
+}  // namespace
+
+class GrpcServer::Service final : public v1::JobService::Service {
+ public:
+  explicit Service(const Options& options) : options_(options) {}
+
+  // Makes open watches return and new ones refuse to start.
+  void BeginStop() { stopping_.store(true); }
+
+  grpc::Status SubmitJob(grpc::ServerContext* context, const v1::SubmitJobRequest* request,
+                         v1::SubmitJobResponse* response) override {
+    return Serve(*context, [&](const server::Caller& caller) -> absl::Status {
+      if (request->document().size() > kMaxDocumentBytes) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat("job document is ", request->document().size(), " bytes; at most ",
+                         kMaxDocumentBytes, " are accepted"));
+      }
+      absl::StatusOr<DocumentFormat> format = FromProto(request->format());
+      if (!format.ok()) return format.status();
+      absl::StatusOr<JobDocument> document =
+          ParseJobDocument(request->document(), {.format = *format});
+      if (!document.ok()) return document.status();
+      absl::StatusOr<server::SubmitResult> result =
+          options_.service->Submit(caller, *std::move(document));
+      if (!result.ok()) return result.status();
+      *response->mutable_job() = ToProto(result->job);
+      response->set_created(result->created);
+      return absl::OkStatus();
+    });
+  }
+
+  grpc::Status GetJob(grpc::ServerContext* context, const v1::GetJobRequest* request,
+                      v1::Job* response) override {
+    return Serve(*context, [&](const server::Caller& caller) -> absl::Status {
+      if (absl::Status status = RequireJobId(request->job_id()); !status.ok()) return status;
+      absl::StatusOr<server::JobView> job = options_.service->Get(caller, request->job_id());
+      if (!job.ok()) return job.status();
+      *response = ToProto(*job);
+      return absl::OkStatus();
+    });
+  }
+
+  grpc::Status ListJobs(grpc::ServerContext* context, const v1::ListJobsRequest* request,
+                        v1::ListJobsResponse* response) override {
+    return Serve(*context, [&](const server::Caller& caller) -> absl::Status {
+      absl::StatusOr<server::ListJobsRequest> list = FromProto(*request);
+      if (!list.ok()) return list.status();
+      absl::StatusOr<server::ListJobsResult> result = options_.service->List(caller, *list);
+      if (!result.ok()) return result.status();
+      for (const server::JobView& job : result->jobs) *response->add_jobs() = ToProto(job);
+      response->set_next_page_token(result->next_page_token);
+      return absl::OkStatus();
+    });
+  }
+
+  grpc::Status CancelJob(grpc::ServerContext* context, const v1::CancelJobRequest* request,
+                         v1::Job* response) override {
+    return Serve(*context, [&](const server::Caller& caller) -> absl::Status {
+      if (absl::Status status = RequireJobId(request->job_id()); !status.ok()) return status;
+      absl::StatusOr<server::JobView> job = options_.service->Cancel(caller, request->job_id());
+      if (!job.ok()) return job.status();
+      *response = ToProto(*job);
+      return absl::OkStatus();
+    });
+  }
+
+  grpc::Status ListJobEvents(grpc::ServerContext* context, const v1::ListJobEventsRequest* request,
+                             v1::ListJobEventsResponse* response) override {
+    return Serve(*context, [&](const server::Caller& caller) -> absl::Status {
+      if (absl::Status status = RequireJobId(request->job_id()); !status.ok()) return status;
+      absl::StatusOr<std::vector<server::JobEvent>> events =
+          options_.service->Events(caller, request->job_id());
+      if (!events.ok()) return events.status();
+      for (const server::JobEvent& event : *events) *response->add_events() = ToProto(event);
+      return absl::OkStatus();
+    });
+  }
+
+  grpc::Status ExplainJob(grpc::ServerContext* context, const v1::ExplainJobRequest* request,
+                          v1::Explanation* response) override {
+    return Serve(*context, [&](const server::Caller& caller) -> absl::Status {
+      if (absl::Status status = RequireJobId(request->job_id()); !status.ok()) return status;
+      absl::StatusOr<server::JobExplanation> explanation =
+          options_.service->Explain(caller, request->job_id());
+      if (!explanation.ok()) return explanation.status();
+      *response = ToProto(*explanation);
+      return absl::OkStatus();
+    });
+  }
+
+  grpc::Status GetJobLogs(grpc::ServerContext* context, const v1::GetJobLogsRequest* request,
+                          v1::LogChunk* response) override {
+    return Serve(*context, [&](const server::Caller& caller) -> absl::Status {
+      if (absl::Status status = RequireJobId(request->job_id()); !status.ok()) return status;
+      absl::StatusOr<server::LogRequest> logs = FromProto(*request);
+      if (!logs.ok()) return logs.status();
+      absl::StatusOr<server::LogChunk> chunk =
+          options_.service->Logs(caller, request->job_id(), *logs);
+      if (!chunk.ok()) return chunk.status();
+      *response = ToProto(*chunk);
+      return absl::OkStatus();
+    });
+  }
+
+  grpc::Status WatchJobEvents(grpc::ServerContext* context,
+                              const v1::WatchJobEventsRequest* request,
+                              grpc::ServerWriter<v1::JobEvent>* writer) override {
+    return Serve(*context, [&](const server::Caller& caller) -> absl::Status {
+      if (stopping_.load()) return StoppingError();
+      absl::StatusOr<std::unique_ptr<server::EventStream>> stream =
+          options_.service->Watch(caller, FromProto(*request));
+      if (!stream.ok()) return stream.status();
+      // The watch is registered: tell the client, so that it may rely on seeing every event
+      // from here on.
+      writer->SendInitialMetadata();
+      return Pump(*context, **stream, *writer);
+    });
+  }
+
+  grpc::Status ListQueues(grpc::ServerContext* context, const v1::ListQueuesRequest*,
+                          v1::ListQueuesResponse* response) override {
+    return Serve(*context, [&](const server::Caller&) {
+      for (const server::QueueView& queue : options_.service->Queues()) {
+        *response->add_queues() = ToProto(queue);
+      }
+      return absl::OkStatus();
+    });
+  }
+
+  grpc::Status ListNodes(grpc::ServerContext* context, const v1::ListNodesRequest*,
+                         v1::ListNodesResponse* response) override {
+    return Serve(*context, [&](const server::Caller&) {
+      for (const server::NodeView& node : options_.service->Nodes()) {
+        *response->add_nodes() = ToProto(node);
+      }
+      return absl::OkStatus();
+    });
+  }
+
+  grpc::Status ListClusters(grpc::ServerContext* context, const v1::ListClustersRequest*,
+                            v1::ListClustersResponse* response) override {
+    return Serve(*context, [&](const server::Caller&) {
+      for (const server::ClusterView& cluster : options_.service->Clusters()) {
+        *response->add_clusters() = ToProto(cluster);
+      }
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  static absl::Status StoppingError() {
+    return absl::UnavailableError("the server is stopping; reconnect");
+  }
+
+  // Authenticates and admits the call, runs `handler` with its caller, and maps the outcome.
+  template <typename Handler>
+  grpc::Status Serve(grpc::ServerContext& context, Handler&& handler) {
+    absl::StatusOr<server::Caller> caller = Admit(context);
+    if (!caller.ok()) return ToGrpcStatus(caller.status(), context);
+    return ToGrpcStatus(std::forward<Handler>(handler)(*caller), context);
+  }
+
+  // The caller of the bearer token in the "authorization" metadata, within its rate limit.
+  // Adds the "retry-after-ms" trailer when the limit refuses the call.
+  absl::StatusOr<server::Caller> Admit(grpc::ServerContext& context) {
+    const auto& metadata = context.client_metadata();
+    const auto found = metadata.find("authorization");
+    if (found == metadata.end()) {
+      return absl::UnauthenticatedError(
+          "missing \"authorization\" metadata: want \"Bearer <token>\"");
+    }
+    absl::StatusOr<std::string_view> token =
+        BearerToken(std::string_view(found->second.data(), found->second.size()));
+    if (!token.ok()) return token.status();
+    absl::StatusOr<server::Caller> caller = options_.auth->Authenticate(*token);
+    if (!caller.ok() || options_.rate_limiter == nullptr) return caller;
+    Duration retry_after{0};
+    if (absl::Status admitted = options_.rate_limiter->Admit(caller->tenant, &retry_after);
+        !admitted.ok()) {
+      if (admitted.code() == absl::StatusCode::kResourceExhausted) {
+        context.AddTrailingMetadata(kRetryAfterTrailer,
+                                    absl::StrCat(std::max<int64_t>(retry_after.count(), 0)));
+      }
+      return admitted;
+    }
+    return caller;
+  }
+
+  // Writes the stream's events until the client goes away, the stream fails or Stop.
+  absl::Status Pump(grpc::ServerContext& context, server::EventStream& stream,
+                    grpc::ServerWriter<v1::JobEvent>& writer) {
+    while (true) {
+      if (context.IsCancelled()) return absl::CancelledError("the client cancelled the watch");
+      if (stopping_.load()) return StoppingError();
+      absl::StatusOr<std::optional<server::JobEvent>> next = stream.Next(kWatchPoll);
+      if (!next.ok()) return next.status();
+      if (!next->has_value()) continue;
+      if (!writer.Write(ToProto(**next))) {
+        return absl::CancelledError("the watch's client went away");
+      }
+    }
+  }
+
+  const Options options_;
+  std::atomic<bool> stopping_{false};
+};
+
+GrpcServer::GrpcServer(Options options)
+    : options_(options), service_(std::make_unique<Service>(options_)) {}
+
+GrpcServer::~GrpcServer() { Stop(); }
+
+absl::Status GrpcServer::Start(const std::string& address) {
+  if (options_.service == nullptr || options_.auth == nullptr) {
+    return absl::InvalidArgumentError("GrpcServer needs Options::service and Options::auth");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (started_) return absl::FailedPreconditionError("the gRPC server was already started");
+  started_ = true;
+  int bound_port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &bound_port);
+  builder.SetMaxReceiveMessageSize(options_.max_message_bytes);
+  builder.RegisterService(service_.get());
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || bound_port == 0) {
+    server_.reset();
+    return absl::UnavailableError(absl::StrCat("cannot serve gRPC on \"", address, "\""));
+  }
+  port_.store(bound_port);
+  return absl::OkStatus();
+}
+
+void GrpcServer::Stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  started_ = true;  // a stopped server does not start again
+  if (server_ == nullptr) return;
+  service_->BeginStop();
+  server_->Shutdown(std::chrono::system_clock::now() + kStopGrace);
+  server_->Wait();
+  server_.reset();
+}
+
+}  // namespace tessera::api

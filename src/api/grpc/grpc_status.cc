@@ -1,0 +1,58 @@
+#include "api/grpc/grpc_status.h"
+
+#include <string>
+
+#include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/optional.h"
+#include "api/jobspec/jobspec.h"
+
+namespace tessera::api {
+namespace {
+
+// Where FieldError keeps the field's name on the status.
+constexpr char kFieldPayloadUrl[] = "type.tessera.io/api.grpc.RequestField";
+
+}  // namespace
+
+grpc::StatusCode ToGrpcCode(absl::StatusCode code) {
+  // Both enumerate the canonical codes with the same numbers, OK = 0 ... UNAUTHENTICATED = 16.
+  static_assert(static_cast<int>(absl::StatusCode::kOk) == grpc::StatusCode::OK);
+  static_assert(static_cast<int>(absl::StatusCode::kResourceExhausted) ==
+                grpc::StatusCode::RESOURCE_EXHAUSTED);
+  static_assert(static_cast<int>(absl::StatusCode::kUnauthenticated) ==
+                grpc::StatusCode::UNAUTHENTICATED);
+  const int value = static_cast<int>(code);
+  if (value < grpc::StatusCode::OK || value > grpc::StatusCode::UNAUTHENTICATED) {
+    return grpc::StatusCode::UNKNOWN;
+  }
+  return static_cast<grpc::StatusCode>(value);
+}
+
+absl::Status FieldError(std::string_view field, std::string_view message) {
+  const std::string name(field);
+  absl::Status status = absl::InvalidArgumentError(absl::StrCat(name, ": ", std::string(message)));
+  status.SetPayload(kFieldPayloadUrl, absl::Cord(name));
+  return status;
+}
+
+std::optional<std::string> ErrorField(const absl::Status& status) {
+  if (absl::optional<absl::Cord> field = status.GetPayload(kFieldPayloadUrl)) {
+    return std::string(*field);
+  }
+  if (std::optional<JobSpecError> error = GetJobSpecError(status);
+      error.has_value() && !error->field.empty()) {
+    return error->field;
+  }
+  return std::nullopt;
+}
+
+grpc::Status ToGrpcStatus(const absl::Status& status, grpc::ServerContext& context) {
+  if (status.ok()) return grpc::Status::OK;
+  if (std::optional<std::string> field = ErrorField(status)) {
+    context.AddTrailingMetadata(kFieldTrailer, *field);
+  }
+  return grpc::Status(ToGrpcCode(status.code()), std::string(status.message()));
+}
+
+}  // namespace tessera::api

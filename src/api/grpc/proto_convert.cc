@@ -1,0 +1,295 @@
+#include "api/grpc/proto_convert.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "api/grpc/grpc_status.h"
+#include "api/jobspec/job_json.h"
+#include "nlohmann/json.hpp"
+
+namespace tessera::api {
+namespace {
+
+namespace v1 = ::tessera::v1;
+
+constexpr int32_t kDefaultListLimit = 100;
+constexpr int32_t kMaxListLimit = 1000;
+constexpr int64_t kMaxLogLimit = int64_t{1} << 20;
+
+// Sets the Timestamp `mutable_time()` returns only for a known time: asking for a message's
+// mutable sub-message marks it present.
+template <typename MutableTime>
+void SetIfKnown(const std::optional<TimePoint>& time, MutableTime mutable_time) {
+  if (time.has_value()) ToProto(*time, mutable_time());
+}
+
+v1::TaintEffect ToProto(TaintEffect effect) {
+  switch (effect) {
+    case TaintEffect::kNoSchedule:
+      return v1::TAINT_EFFECT_NO_SCHEDULE;
+    case TaintEffect::kPreferNoSchedule:
+      return v1::TAINT_EFFECT_PREFER_NO_SCHEDULE;
+    case TaintEffect::kNoExecute:
+      return v1::TAINT_EFFECT_NO_EXECUTE;
+  }
+  return v1::TAINT_EFFECT_UNSPECIFIED;
+}
+
+template <typename Map>
+void CopyLabels(const std::map<std::string, std::string, std::less<>>& labels, Map* out) {
+  for (const auto& [key, value] : labels) (*out)[key] = value;
+}
+
+}  // namespace
+
+v1::JobPhase ToProto(JobPhase phase) {
+  switch (phase) {
+    case JobPhase::kPending:
+      return v1::JOB_PHASE_PENDING;
+    case JobPhase::kAdmitted:
+      return v1::JOB_PHASE_ADMITTED;
+    case JobPhase::kRunning:
+      return v1::JOB_PHASE_RUNNING;
+    case JobPhase::kSucceeded:
+      return v1::JOB_PHASE_SUCCEEDED;
+    case JobPhase::kFailed:
+      return v1::JOB_PHASE_FAILED;
+    case JobPhase::kCancelled:
+      return v1::JOB_PHASE_CANCELLED;
+  }
+  return v1::JOB_PHASE_UNSPECIFIED;
+}
+
+void ToProto(TimePoint time, google::protobuf::Timestamp* out) {
+  const int64_t millis = time.time_since_epoch().count();
+  // Floor division: a Timestamp's nanos are never negative.
+  int64_t seconds = millis / 1000;
+  int64_t rest = millis % 1000;
+  if (rest < 0) {
+    seconds -= 1;
+    rest += 1000;
+  }
+  out->set_seconds(seconds);
+  out->set_nanos(static_cast<int32_t>(rest * 1'000'000));
+}
+
+v1::Resources ToProto(const Resources& resources) {
+  v1::Resources out;
+  out.set_cpu_millicores(resources.cpu);
+  out.set_memory_bytes(resources.memory);
+  out.set_gpu_milli(resources.gpu);
+  out.set_gpu_memory_bytes(resources.gpu_memory);
+  for (const auto& [name, count] : resources.extended) (*out.mutable_extended())[name] = count;
+  return out;
+}
+
+std::string JobDocumentJson(const server::JobView& job) {
+  nlohmann::ordered_json document = JobDocumentToJson(job.document);
+  nlohmann::ordered_json metadata = nlohmann::ordered_json::object();
+  bool placed = false;
+  for (auto& [key, value] : document["metadata"].items()) {
+    metadata[key] = std::move(value);
+    if (key == "id") {
+      metadata["tenant"] = job.tenant;
+      placed = true;
+    }
+  }
+  if (!placed) metadata["tenant"] = job.tenant;
+  document["metadata"] = std::move(metadata);
+  // Strings come from validated documents; replacing stray invalid UTF-8 beats throwing.
+  return document.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+v1::Job ToProto(const server::JobView& job) {
+  const JobDocument& document = job.document;
+  v1::Job out;
+  out.set_id(document.metadata.id);
+  out.set_tenant(job.tenant);
+  out.set_name(document.spec.name);
+  out.set_queue(document.spec.queue);
+  if (document.status.has_value()) {
+    const JobStatus& status = *document.status;
+    out.set_phase(ToProto(status.phase));
+    out.set_reason(status.reason);
+    out.set_message(status.message);
+    out.set_cluster(status.cluster);
+    SetIfKnown(status.submit_time, [&] { return out.mutable_submit_time(); });
+    SetIfKnown(status.start_time, [&] { return out.mutable_start_time(); });
+    SetIfKnown(status.end_time, [&] { return out.mutable_end_time(); });
+    SetIfKnown(status.estimated_start_time, [&] { return out.mutable_estimated_start_time(); });
+  }
+  out.set_document_json(JobDocumentJson(job));
+  return out;
+}
+
+v1::JobEvent ToProto(const server::JobEvent& event) {
+  v1::JobEvent out;
+  out.set_job_id(event.job_id);
+  out.set_sequence(event.sequence);
+  ToProto(event.time, out.mutable_time());
+  out.set_type(event.type);
+  out.set_phase(ToProto(event.phase));
+  out.set_reason(event.reason);
+  out.set_message(event.message);
+  return out;
+}
+
+v1::Explanation ToProto(const server::JobExplanation& explanation) {
+  v1::Explanation out;
+  out.set_phase(ToProto(explanation.phase));
+  out.set_reason(explanation.reason);
+  out.set_message(explanation.message);
+  out.set_total_nodes(explanation.total_nodes);
+  for (const server::PendingRejection& rejection : explanation.rejections) {
+    v1::Explanation::Rejection* added = out.add_rejections();
+    added->set_reason(rejection.reason);
+    added->set_nodes(rejection.nodes);
+  }
+  SetIfKnown(explanation.estimated_start_time, [&] { return out.mutable_estimated_start_time(); });
+  return out;
+}
+
+v1::LogChunk ToProto(const server::LogChunk& chunk) {
+  v1::LogChunk out;
+  out.set_data(chunk.data);
+  out.set_next_offset(chunk.next_offset);
+  out.set_end(chunk.end);
+  return out;
+}
+
+v1::Node ToProto(const server::NodeView& node) {
+  v1::Node out;
+  out.set_name(node.name);
+  out.set_cluster(node.cluster);
+  CopyLabels(node.labels, out.mutable_labels());
+  for (const Taint& taint : node.taints) {
+    v1::Taint* added = out.add_taints();
+    added->set_key(taint.key);
+    added->set_value(taint.value);
+    added->set_effect(ToProto(taint.effect));
+  }
+  out.set_ready(node.ready);
+  out.set_unschedulable(node.unschedulable);
+  *out.mutable_capacity() = ToProto(node.capacity);
+  *out.mutable_allocated() = ToProto(node.allocated);
+  for (const server::GpuView& gpu : node.gpus) {
+    v1::Gpu* added = out.add_gpus();
+    added->set_index(gpu.index);
+    added->set_model(gpu.model);
+    added->set_memory_bytes(gpu.memory);
+    added->set_milli_used(gpu.milli_used);
+    added->set_healthy(gpu.healthy);
+  }
+  out.set_tasks(node.tasks);
+  return out;
+}
+
+v1::Cluster ToProto(const server::ClusterView& cluster) {
+  v1::Cluster out;
+  out.set_name(cluster.name);
+  out.set_backend(cluster.backend);
+  CopyLabels(cluster.labels, out.mutable_labels());
+  out.set_nodes(cluster.nodes);
+  out.set_ready_nodes(cluster.ready_nodes);
+  *out.mutable_capacity() = ToProto(cluster.capacity);
+  *out.mutable_allocated() = ToProto(cluster.allocated);
+  return out;
+}
+
+v1::Queue ToProto(const server::QueueView& queue) {
+  v1::Queue out;
+  out.set_name(queue.name);
+  out.set_pending_jobs(queue.pending_jobs);
+  out.set_running_jobs(queue.running_jobs);
+  *out.mutable_allocated() = ToProto(queue.allocated);
+  return out;
+}
+
+absl::StatusOr<std::optional<JobPhase>> FromProto(v1::JobPhase phase, std::string_view field) {
+  switch (phase) {
+    case v1::JOB_PHASE_UNSPECIFIED:
+      return std::nullopt;
+    case v1::JOB_PHASE_PENDING:
+      return JobPhase::kPending;
+    case v1::JOB_PHASE_ADMITTED:
+      return JobPhase::kAdmitted;
+    case v1::JOB_PHASE_RUNNING:
+      return JobPhase::kRunning;
+    case v1::JOB_PHASE_SUCCEEDED:
+      return JobPhase::kSucceeded;
+    case v1::JOB_PHASE_FAILED:
+      return JobPhase::kFailed;
+    case v1::JOB_PHASE_CANCELLED:
+      return JobPhase::kCancelled;
+    default:
+      return FieldError(field, absl::StrCat("unknown job phase ", static_cast<int>(phase)));
+  }
+}
+
+absl::StatusOr<DocumentFormat> FromProto(v1::DocumentFormat format) {
+  switch (format) {
+    case v1::DOCUMENT_FORMAT_AUTO:
+      return DocumentFormat::kAuto;
+    case v1::DOCUMENT_FORMAT_YAML:
+      return DocumentFormat::kYaml;
+    case v1::DOCUMENT_FORMAT_JSON:
+      return DocumentFormat::kJson;
+    default:
+      return FieldError("format",
+                        absl::StrCat("unknown document format ", static_cast<int>(format)));
+  }
+}
+
+absl::StatusOr<server::ListJobsRequest> FromProto(const v1::ListJobsRequest& request) {
+  absl::StatusOr<std::optional<JobPhase>> phase = FromProto(request.phase(), "phase");
+  if (!phase.ok()) return phase.status();
+  if (request.limit() < 0 || request.limit() > kMaxListLimit) {
+    return FieldError("limit", absl::StrCat("must be between 1 and ", kMaxListLimit, " (0: ",
+                                            kDefaultListLimit, "), not ", request.limit()));
+  }
+  return server::ListJobsRequest{
+      .phase = *phase,
+      .queue = request.queue(),
+      .name = request.name(),
+      .tenant = request.tenant(),
+      .limit = request.limit() == 0 ? kDefaultListLimit : request.limit(),
+      .page_token = request.page_token(),
+  };
+}
+
+absl::StatusOr<server::LogRequest> FromProto(const v1::GetJobLogsRequest& request) {
+  server::LogStream stream;
+  switch (request.stream()) {
+    case v1::LOG_STREAM_STDOUT:
+      stream = server::LogStream::kStdout;
+      break;
+    case v1::LOG_STREAM_STDERR:
+      stream = server::LogStream::kStderr;
+      break;
+    default:
+      return FieldError("stream",
+                        absl::StrCat("unknown log stream ", static_cast<int>(request.stream())));
+  }
+  if (request.offset() < 0) return FieldError("offset", "must be >= 0");
+  if (request.limit() < 0 || request.limit() > kMaxLogLimit) {
+    return FieldError("limit", absl::StrCat("must be between 1 and ", kMaxLogLimit, " bytes (0: ",
+                                            kMaxLogLimit, "), not ", request.limit()));
+  }
+  return server::LogRequest{
+      .task = request.task(),
+      .stream = stream,
+      .offset = request.offset(),
+      .limit = request.limit() == 0 ? kMaxLogLimit : request.limit(),
+  };
+}
+
+server::WatchRequest FromProto(const v1::WatchJobEventsRequest& request) {
+  return server::WatchRequest{
+      .job_id = request.job_id(),
+      .after_sequence = request.has_after_sequence() ? request.after_sequence() : -1,
+  };
+}
+
+}  // namespace tessera::api
