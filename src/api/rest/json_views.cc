@@ -1,0 +1,185 @@
+#include "api/rest/json_views.h"
+
+#include <string>
+
+#include "absl/strings/cord.h"
+#include "absl/time/time.h"
+#include "api/jobspec/job_json.h"
+#include "api/jobspec/jobspec.h"
+#include "core/quantity.h"
+#include "fmt/format.h"
+
+namespace tessera::api {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// The payload FieldError attaches: the name of the offending parameter.
+constexpr char kFieldPayload[] = "type.tessera.io/tessera.api.rest.Field";
+
+std::string Rfc3339(TimePoint t) {
+  return absl::FormatTime("%Y-%m-%d%ET%H:%M:%E*SZ",
+                          absl::FromUnixMillis(t.time_since_epoch().count()), absl::UTCTimeZone());
+}
+
+Json Labels(const std::map<std::string, std::string, std::less<>>& labels) {
+  Json out = Json::object();
+  for (const auto& [key, value] : labels) out[key] = value;
+  return out;
+}
+
+// Milli-GPU as GPUs: 8000 → 8, 500 → 0.5.
+Json Gpus(int64_t milli) {
+  if (milli % 1000 == 0) return milli / 1000;
+  return static_cast<double>(milli) / 1000;
+}
+
+std::string_view EffectName(TaintEffect effect) {
+  switch (effect) {
+    case TaintEffect::kNoSchedule:
+      return "NoSchedule";
+    case TaintEffect::kPreferNoSchedule:
+      return "PreferNoSchedule";
+    case TaintEffect::kNoExecute:
+      return "NoExecute";
+  }
+  return "NoSchedule";
+}
+
+int HttpStatus(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kInvalidArgument:
+      return 400;
+    case absl::StatusCode::kUnauthenticated:
+      return 401;
+    case absl::StatusCode::kPermissionDenied:
+      return 403;
+    case absl::StatusCode::kNotFound:
+      return 404;
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kFailedPrecondition:
+      return 409;
+    case absl::StatusCode::kResourceExhausted:
+      return 429;
+    case absl::StatusCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+std::string FieldOf(const absl::Status& status) {
+  if (std::optional<JobSpecError> error = GetJobSpecError(status)) return error->field;
+  if (auto field = status.GetPayload(kFieldPayload); field.has_value()) {
+    return std::string(*field);
+  }
+  return "";
+}
+
+}  // namespace
+
+Json ResourcesToJson(const Resources& resources) {
+  Json out = {{"cpu", FormatCpuMillis(resources.cpu)},
+              {"memory", FormatBytes(resources.memory)},
+              {"gpu", Gpus(resources.gpu)}};
+  if (resources.gpu_memory != 0) out["gpuMemory"] = FormatBytes(resources.gpu_memory);
+  for (const auto& [name, value] : resources.extended) out[name] = value;
+  return out;
+}
+
+Json JobViewToJson(const server::JobView& job) {
+  Json out = JobDocumentToJson(job.document);
+  out["metadata"]["tenant"] = job.tenant;
+  return out;
+}
+
+Json JobEventToJson(const server::JobEvent& event) {
+  return {{"jobId", event.job_id},
+          {"sequence", event.sequence},
+          {"time", Rfc3339(event.time)},
+          {"type", event.type},
+          {"phase", JobPhaseName(event.phase)},
+          {"reason", event.reason},
+          {"message", event.message}};
+}
+
+Json JobExplanationToJson(const server::JobExplanation& explanation) {
+  Json rejections = Json::array();
+  for (const server::PendingRejection& rejection : explanation.rejections) {
+    rejections.push_back({{"reason", rejection.reason}, {"nodes", rejection.nodes}});
+  }
+  Json start = nullptr;
+  if (explanation.estimated_start_time.has_value()) {
+    start = Rfc3339(*explanation.estimated_start_time);
+  }
+  return {{"phase", JobPhaseName(explanation.phase)}, {"reason", explanation.reason},
+          {"message", explanation.message},           {"totalNodes", explanation.total_nodes},
+          {"rejections", std::move(rejections)},      {"estimatedStartTime", std::move(start)}};
+}
+
+Json NodeViewToJson(const server::NodeView& node) {
+  Json taints = Json::array();
+  for (const Taint& taint : node.taints) {
+    taints.push_back(
+        {{"key", taint.key}, {"value", taint.value}, {"effect", EffectName(taint.effect)}});
+  }
+  Json gpus = Json::array();
+  for (const server::GpuView& gpu : node.gpus) {
+    gpus.push_back({{"index", gpu.index},
+                    {"model", gpu.model},
+                    {"memory", FormatBytes(gpu.memory)},
+                    {"milliUsed", gpu.milli_used},
+                    {"healthy", gpu.healthy}});
+  }
+  return {{"name", node.name},
+          {"cluster", node.cluster},
+          {"labels", Labels(node.labels)},
+          {"taints", std::move(taints)},
+          {"ready", node.ready},
+          {"unschedulable", node.unschedulable},
+          {"capacity", ResourcesToJson(node.capacity)},
+          {"allocated", ResourcesToJson(node.allocated)},
+          {"gpus", std::move(gpus)},
+          {"tasks", node.tasks}};
+}
+
+Json ClusterViewToJson(const server::ClusterView& cluster) {
+  return {{"name", cluster.name},
+          {"backend", cluster.backend},
+          {"labels", Labels(cluster.labels)},
+          {"nodes", cluster.nodes},
+          {"readyNodes", cluster.ready_nodes},
+          {"capacity", ResourcesToJson(cluster.capacity)},
+          {"allocated", ResourcesToJson(cluster.allocated)}};
+}
+
+Json QueueViewToJson(const server::QueueView& queue) {
+  return {{"name", queue.name},
+          {"pendingJobs", queue.pending_jobs},
+          {"runningJobs", queue.running_jobs},
+          {"allocated", ResourcesToJson(queue.allocated)}};
+}
+
+absl::Status WithField(absl::Status status, std::string_view field) {
+  status.SetPayload(kFieldPayload, absl::Cord(std::string(field)));
+  return status;
+}
+
+absl::Status FieldError(std::string_view field, std::string_view message) {
+  return WithField(absl::InvalidArgumentError(fmt::format("{}: {}", field, message)), field);
+}
+
+Json ErrorBody(absl::StatusCode code, std::string_view message) {
+  return {{"error", {{"code", absl::StatusCodeToString(code)}, {"message", message}}}};
+}
+
+HttpError StatusToHttpError(const absl::Status& status) {
+  HttpError error{.http_status = HttpStatus(status.code()),
+                  .body = ErrorBody(status.code(), std::string(status.message()))};
+  if (std::string field = FieldOf(status); !field.empty()) {
+    error.body["error"]["field"] = std::move(field);
+  }
+  return error;
+}
+
+}  // namespace tessera::api

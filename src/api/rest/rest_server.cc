@@ -1,0 +1,555 @@
+#include "api/rest/rest_server.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+#include "api/jobspec/jobspec.h"
+#include "api/rest/json_views.h"
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+#include "prometheus/counter.h"
+#include "prometheus/registry.h"
+#include "prometheus/text_serializer.h"
+
+namespace tessera::api {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using httplib::Request;
+using httplib::Response;
+using server::Caller;
+
+// A watch stream waits this long for an event before it checks whether to stop.
+constexpr std::chrono::milliseconds kWatchPoll{200};
+// Idle polls between two "{}" keep-alive lines: 15 s.
+constexpr int kWatchHeartbeatPolls = 75;
+// Bounds how long Stop waits for an idle keep-alive connection.
+constexpr time_t kKeepAliveSeconds = 1;
+constexpr int64_t kMaxLogChunk = int64_t{1} << 20;
+
+void SendJson(Response& res, int http_status, const Json& body) {
+  res.status = http_status;
+  res.set_content(body.dump() + "\n", "application/json");
+}
+
+void SendError(Response& res, const absl::Status& status) {
+  HttpError error = StatusToHttpError(status);
+  SendJson(res, error.http_status, error.body);
+  if (error.http_status == 429 && !res.has_header("Retry-After")) {
+    res.set_header("Retry-After", "1");
+  }
+}
+
+void SendItems(Response& res, Json items) { SendJson(res, 200, {{"items", std::move(items)}}); }
+
+std::optional<std::string_view> Param(const Request& req, const char* name) {
+  auto it = req.params.find(name);
+  if (it == req.params.end()) return std::nullopt;
+  return it->second;
+}
+
+// Query parameter `name` as an integer in [min, max]; `fallback` when absent.
+absl::StatusOr<int64_t> IntParam(const Request& req, const char* name, int64_t fallback,
+                                 int64_t min, int64_t max) {
+  std::optional<std::string_view> text = Param(req, name);
+  if (!text.has_value()) return fallback;
+  int64_t value = 0;
+  const char* end = text->data() + text->size();
+  auto [ptr, ec] = std::from_chars(text->data(), end, value);
+  if (text->empty() || ec != std::errc() || ptr != end || value < min || value > max) {
+    return FieldError(name, fmt::format("must be an integer in {}..{}", min, max));
+  }
+  return value;
+}
+
+absl::StatusOr<std::optional<JobPhase>> PhaseParam(const Request& req) {
+  std::optional<std::string_view> text = Param(req, "phase");
+  if (!text.has_value()) return std::nullopt;
+  for (JobPhase phase : {JobPhase::kPending, JobPhase::kAdmitted, JobPhase::kRunning,
+                         JobPhase::kSucceeded, JobPhase::kFailed, JobPhase::kCancelled}) {
+    if (JobPhaseName(phase) == *text) return phase;
+  }
+  return FieldError("phase",
+                    "must be one of Pending, Admitted, Running, Succeeded, Failed, Cancelled");
+}
+
+absl::StatusOr<server::LogStream> StreamParam(const Request& req) {
+  std::optional<std::string_view> text = Param(req, "stream");
+  if (!text.has_value() || *text == "stdout") return server::LogStream::kStdout;
+  if (*text == "stderr") return server::LogStream::kStderr;
+  return FieldError("stream", "must be stdout or stderr");
+}
+
+bool IsJsonContent(const Request& req) {
+  std::string type = req.get_header_value("Content-Type");
+  type = type.substr(0, type.find(';'));
+  std::erase(type, ' ');
+  for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return type == "application/json";
+}
+
+// {"tenant": "team-a", "role": "tenant"} → tenant and role.
+absl::StatusOr<std::pair<std::string, server::Role>> ParseTokenRequest(std::string_view body) {
+  const Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) return absl::InvalidArgumentError("the body must be a JSON object");
+  for (const auto& [key, value] : json.items()) {
+    if (key != "tenant" && key != "role") return FieldError(key, "unknown key");
+  }
+  if (!json.contains("tenant") || !json["tenant"].is_string()) {
+    return FieldError("tenant", "must be a string");
+  }
+  server::Role role = server::Role::kTenant;
+  if (json.contains("role")) {
+    if (json["role"] == "admin") {
+      role = server::Role::kAdmin;
+    } else if (json["role"] != "tenant") {
+      return FieldError("role", "must be admin or tenant");
+    }
+  }
+  return std::pair{json["tenant"].get<std::string>(), role};
+}
+
+}  // namespace
+
+class RestServer::Impl {
+ public:
+  explicit Impl(Options options) : options_(options) {
+    if (options_.metrics != nullptr) {
+      requests_ = &prometheus::BuildCounter()
+                       .Name("tessera_http_requests_total")
+                       .Help("HTTP requests answered by the REST API, by method, route and code")
+                       .Register(*options_.metrics);
+    }
+  }
+
+  ~Impl() { Stop(); }
+
+  absl::Status Start(const std::string& host, int port);
+  int port() const { return port_.load(); }
+  void Stop();
+
+ private:
+  using Handler = std::function<void(const Caller&, const Request&, Response&)>;
+  enum class Method { kGet, kPost, kDelete };
+
+  // One open watch stream; counts itself among the open ones while it lives.
+  struct WatchState {
+    WatchState(std::unique_ptr<server::EventStream> s, std::atomic<int>* open)
+        : stream(std::move(s)), open_streams(open) {}
+    ~WatchState() { --*open_streams; }
+    std::unique_ptr<server::EventStream> stream;
+    std::atomic<int>* open_streams;
+    int idle_polls = 0;
+  };
+
+  void AddRoutes();
+  // Registers `pattern` for `method`; the request is authenticated and rate limited first.
+  void Api(Method method, const char* route, const char* pattern, Handler handler);
+  // Registers a route that needs no token.
+  void Public(const char* route, httplib::Server::Handler handler);
+  void Register(Method method, const char* pattern, httplib::Server::Handler handler);
+  absl::StatusOr<Caller> Authenticate(const Request& req) const;
+  // Takes a token from the caller's bucket; on refusal answers 429 with Retry-After.
+  bool Admit(const Caller& caller, Response& res);
+  void Count(const std::string& method, std::string_view route, int code);
+  httplib::Server::HandlerResponse OnHttpError(const Request& req, Response& res);
+
+  void SubmitJob(const Caller& caller, const Request& req, Response& res);
+  void ListJobs(const Caller& caller, const Request& req, Response& res);
+  void GetLogs(const Caller& caller, const Request& req, Response& res);
+  void WatchEvents(const Caller& caller, const Request& req, Response& res);
+  void IssueToken(const Caller& caller, const Request& req, Response& res);
+  void Ready(Response& res);
+  void Metrics(Response& res);
+  // One round of a watch stream: waits for an event and writes it (or a heartbeat).
+  bool PumpWatch(WatchState& state, httplib::DataSink& sink);
+
+  const Options options_;
+  httplib::Server http_;
+  prometheus::Family<prometheus::Counter>* requests_ = nullptr;
+  std::thread thread_;
+  std::atomic<int> port_{0};
+  std::atomic<bool> started_{false};
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> serving_done_{false};
+  std::atomic<int> open_watches_{0};
+};
+
+absl::Status RestServer::Impl::Start(const std::string& host, int port) {
+  if (started_.exchange(true)) return absl::FailedPreconditionError("already started");
+  if (port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(fmt::format("port {}: must be in 0..65535", port));
+  }
+  if (options_.threads < 2 || options_.max_watch_streams < 0 ||
+      options_.max_watch_streams >= options_.threads) {
+    return absl::InvalidArgumentError("threads must be >= 2 and above max_watch_streams");
+  }
+  AddRoutes();
+  const int threads = options_.threads;
+  http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http_.set_payload_max_length(options_.max_body_bytes);
+  http_.set_keep_alive_timeout(kKeepAliveSeconds);
+  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second server would
+  // silently share a port that is already in use.
+  http_.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  http_.set_error_handler(httplib::Server::HandlerWithResponse(
+      [this](const Request& req, Response& res) { return OnHttpError(req, res); }));
+
+  errno = 0;
+  const int bound =
+      port == 0 ? http_.bind_to_any_port(host) : (http_.bind_to_port(host, port) ? port : -1);
+  if (bound < 0) {
+    const int error = errno;
+    return absl::UnavailableError(fmt::format("cannot listen on {}:{}: {}", host, port,
+                                              error != 0 ? std::strerror(error) : "bind failed"));
+  }
+  port_ = bound;
+  thread_ = std::thread([this] {
+    http_.listen_after_bind();
+    serving_done_ = true;
+  });
+  // httplib's stop() only acts on a running server: wait until it runs, so Stop cannot race.
+  while (!http_.is_running() && !serving_done_) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return absl::OkStatus();
+}
+
+void RestServer::Impl::Stop() {
+  if (!thread_.joinable()) return;
+  stopping_ = true;
+  http_.stop();
+  thread_.join();
+}
+
+void RestServer::Impl::Register(Method method, const char* pattern,
+                                httplib::Server::Handler handler) {
+  switch (method) {
+    case Method::kGet:
+      http_.Get(pattern, std::move(handler));
+      break;
+    case Method::kPost:
+      http_.Post(pattern, std::move(handler));
+      break;
+    case Method::kDelete:
+      http_.Delete(pattern, std::move(handler));
+      break;
+  }
+}
+
+void RestServer::Impl::Api(Method method, const char* route, const char* pattern, Handler handler) {
+  Register(method, pattern,
+           [this, route, handler = std::move(handler)](const Request& req, Response& res) {
+             absl::StatusOr<Caller> caller = Authenticate(req);
+             if (!caller.ok()) {
+               SendError(res, caller.status());
+               res.set_header("WWW-Authenticate", "Bearer");
+             } else if (Admit(*caller, res)) {
+               handler(*caller, req, res);
+             }
+             Count(req.method, route, res.status);
+           });
+}
+
+void RestServer::Impl::Public(const char* route, httplib::Server::Handler handler) {
+  http_.Get(route, [this, route, handler = std::move(handler)](const Request& req, Response& res) {
+    handler(req, res);
+    Count(req.method, route, res.status);
+  });
+}
+
+absl::StatusOr<Caller> RestServer::Impl::Authenticate(const Request& req) const {
+  if (!req.has_header("Authorization")) {
+    return absl::UnauthenticatedError("missing bearer token (Authorization: Bearer <token>)");
+  }
+  const std::string value = req.get_header_value("Authorization");
+  constexpr std::string_view kScheme = "bearer ";
+  const bool bearer = value.size() > kScheme.size() &&
+                      std::equal(kScheme.begin(), kScheme.end(), value.begin(), [](char a, char b) {
+                        return a == std::tolower(static_cast<unsigned char>(b));
+                      });
+  if (!bearer) {
+    return absl::UnauthenticatedError("the Authorization header must be \"Bearer <token>\"");
+  }
+  std::string_view token(value);
+  token.remove_prefix(kScheme.size());
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+  return options_.auth->Authenticate(token);
+}
+
+bool RestServer::Impl::Admit(const Caller& caller, Response& res) {
+  if (options_.rate_limiter == nullptr) return true;
+  Duration retry_after{0};
+  absl::Status admitted = options_.rate_limiter->Admit(caller.tenant, &retry_after);
+  if (admitted.ok()) return true;
+  const int64_t seconds = std::max<int64_t>(1, (retry_after.count() + 999) / 1000);
+  res.set_header("Retry-After", std::to_string(seconds));
+  SendError(res, admitted);
+  return false;
+}
+
+void RestServer::Impl::Count(const std::string& method, std::string_view route, int code) {
+  if (requests_ == nullptr) return;
+  requests_
+      ->Add({{"method", method}, {"route", std::string(route)}, {"code", std::to_string(code)}})
+      .Increment();
+}
+
+// Answers httplib raised itself (no route, body too large, unreadable request) get the API's
+// JSON error body; the handlers' own errors already carry one.
+httplib::Server::HandlerResponse RestServer::Impl::OnHttpError(const Request& req, Response& res) {
+  if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+  absl::StatusCode code = absl::StatusCode::kInvalidArgument;
+  std::string message = "malformed request";
+  if (res.status == 404) {
+    code = absl::StatusCode::kNotFound;
+    message = fmt::format("no route for {} {}", req.method, req.path);
+  } else if (res.status == 413) {
+    code = absl::StatusCode::kResourceExhausted;
+    message = fmt::format("the request body exceeds {} bytes", options_.max_body_bytes);
+  } else if (res.status >= 500) {
+    code = absl::StatusCode::kInternal;
+    message = "internal error";
+  }
+  SendJson(res, res.status, ErrorBody(code, message));
+  Count(req.method, "other", res.status);
+  return httplib::Server::HandlerResponse::Handled;
+}
+
+void RestServer::Impl::AddRoutes() {
+  server::JobService* service = options_.service;
+  // The job id of a /api/v1/jobs/{id}... route.
+  auto id = [](const Request& req) { return req.matches[1].str(); };
+  auto send_job = [](Response& res, absl::StatusOr<server::JobView> job) {
+    if (!job.ok()) return SendError(res, job.status());
+    SendJson(res, 200, JobViewToJson(*job));
+  };
+
+  Api(Method::kPost, "/api/v1/jobs", "/api/v1/jobs",
+      [this](const Caller& c, const Request& req, Response& res) { SubmitJob(c, req, res); });
+  Api(Method::kGet, "/api/v1/jobs", "/api/v1/jobs",
+      [this](const Caller& c, const Request& req, Response& res) { ListJobs(c, req, res); });
+  Api(Method::kGet, "/api/v1/jobs/{id}", R"(/api/v1/jobs/([^/]+))",
+      [=](const Caller& c, const Request& req, Response& res) {
+        send_job(res, service->Get(c, id(req)));
+      });
+  Api(Method::kPost, "/api/v1/jobs/{id}/cancel", R"(/api/v1/jobs/([^/]+)/cancel)",
+      [=](const Caller& c, const Request& req, Response& res) {
+        send_job(res, service->Cancel(c, id(req)));
+      });
+  Api(Method::kDelete, "/api/v1/jobs/{id}", R"(/api/v1/jobs/([^/]+))",
+      [=](const Caller& c, const Request& req, Response& res) {
+        send_job(res, service->Cancel(c, id(req)));
+      });
+  Api(Method::kGet, "/api/v1/jobs/{id}/events", R"(/api/v1/jobs/([^/]+)/events)",
+      [=](const Caller& c, const Request& req, Response& res) {
+        absl::StatusOr<std::vector<server::JobEvent>> events = service->Events(c, id(req));
+        if (!events.ok()) return SendError(res, events.status());
+        Json items = Json::array();
+        for (const server::JobEvent& event : *events) items.push_back(JobEventToJson(event));
+        SendItems(res, std::move(items));
+      });
+  Api(Method::kGet, "/api/v1/jobs/{id}/explain", R"(/api/v1/jobs/([^/]+)/explain)",
+      [=](const Caller& c, const Request& req, Response& res) {
+        absl::StatusOr<server::JobExplanation> explanation = service->Explain(c, id(req));
+        if (!explanation.ok()) return SendError(res, explanation.status());
+        SendJson(res, 200, JobExplanationToJson(*explanation));
+      });
+  Api(Method::kGet, "/api/v1/jobs/{id}/logs", R"(/api/v1/jobs/([^/]+)/logs)",
+      [this](const Caller& c, const Request& req, Response& res) { GetLogs(c, req, res); });
+  Api(Method::kGet, "/api/v1/watch", "/api/v1/watch",
+      [this](const Caller& c, const Request& req, Response& res) { WatchEvents(c, req, res); });
+  Api(Method::kGet, "/api/v1/queues", "/api/v1/queues",
+      [=](const Caller&, const Request&, Response& res) {
+        Json items = Json::array();
+        for (const server::QueueView& queue : service->Queues()) {
+          items.push_back(QueueViewToJson(queue));
+        }
+        SendItems(res, std::move(items));
+      });
+  Api(Method::kGet, "/api/v1/nodes", "/api/v1/nodes",
+      [=](const Caller&, const Request&, Response& res) {
+        Json items = Json::array();
+        for (const server::NodeView& node : service->Nodes()) items.push_back(NodeViewToJson(node));
+        SendItems(res, std::move(items));
+      });
+  Api(Method::kGet, "/api/v1/clusters", "/api/v1/clusters",
+      [=](const Caller&, const Request&, Response& res) {
+        Json items = Json::array();
+        for (const server::ClusterView& cluster : service->Clusters()) {
+          items.push_back(ClusterViewToJson(cluster));
+        }
+        SendItems(res, std::move(items));
+      });
+  Api(Method::kPost, "/api/v1/tokens", "/api/v1/tokens",
+      [this](const Caller& c, const Request& req, Response& res) { IssueToken(c, req, res); });
+
+  Public("/healthz", [](const Request&, Response& res) { res.set_content("ok\n", "text/plain"); });
+  Public("/readyz", [this](const Request&, Response& res) { Ready(res); });
+  Public("/metrics", [this](const Request&, Response& res) { Metrics(res); });
+}
+
+void RestServer::Impl::SubmitJob(const Caller& caller, const Request& req, Response& res) {
+  if (req.body.size() > options_.max_body_bytes) {
+    return SendJson(
+        res, 413,
+        ErrorBody(absl::StatusCode::kResourceExhausted,
+                  fmt::format("the request body exceeds {} bytes", options_.max_body_bytes)));
+  }
+  const ParseOptions parse{
+      .format = IsJsonContent(req) ? DocumentFormat::kJson : DocumentFormat::kAuto,
+      .source = "request",
+      .max_bytes = options_.max_body_bytes};
+  absl::StatusOr<JobDocument> document = ParseJobDocument(req.body, parse);
+  if (!document.ok()) return SendError(res, document.status());
+  absl::StatusOr<server::SubmitResult> result =
+      options_.service->Submit(caller, *std::move(document));
+  if (!result.ok()) return SendError(res, result.status());
+  res.set_header("Location", "/api/v1/jobs/" + result->job.document.metadata.id);
+  SendJson(res, result->created ? 201 : 200, JobViewToJson(result->job));
+}
+
+void RestServer::Impl::ListJobs(const Caller& caller, const Request& req, Response& res) {
+  absl::StatusOr<std::optional<JobPhase>> phase = PhaseParam(req);
+  if (!phase.ok()) return SendError(res, phase.status());
+  absl::StatusOr<int64_t> limit = IntParam(req, "limit", 100, 1, 1000);
+  if (!limit.ok()) return SendError(res, limit.status());
+  const server::ListJobsRequest request{.phase = *phase,
+                                        .queue = req.get_param_value("queue"),
+                                        .name = req.get_param_value("name"),
+                                        .tenant = req.get_param_value("tenant"),
+                                        .limit = static_cast<int32_t>(*limit),
+                                        .page_token = req.get_param_value("pageToken")};
+  absl::StatusOr<server::ListJobsResult> result = options_.service->List(caller, request);
+  if (!result.ok()) return SendError(res, result.status());
+  Json items = Json::array();
+  for (const server::JobView& job : result->jobs) items.push_back(JobViewToJson(job));
+  SendJson(res, 200, {{"items", std::move(items)}, {"nextPageToken", result->next_page_token}});
+}
+
+void RestServer::Impl::GetLogs(const Caller& caller, const Request& req, Response& res) {
+  absl::StatusOr<server::LogStream> stream = StreamParam(req);
+  if (!stream.ok()) return SendError(res, stream.status());
+  absl::StatusOr<int64_t> offset =
+      IntParam(req, "offset", 0, 0, std::numeric_limits<int64_t>::max());
+  if (!offset.ok()) return SendError(res, offset.status());
+  absl::StatusOr<int64_t> limit = IntParam(req, "limit", kMaxLogChunk, 1, kMaxLogChunk);
+  if (!limit.ok()) return SendError(res, limit.status());
+  absl::StatusOr<server::LogChunk> chunk = options_.service->Logs(
+      caller, req.matches[1].str(),
+      {.task = req.get_param_value("task"), .stream = *stream, .offset = *offset, .limit = *limit});
+  if (!chunk.ok()) return SendError(res, chunk.status());
+  res.set_header("X-Tessera-Next-Offset", std::to_string(chunk->next_offset));
+  res.set_header("X-Tessera-Log-End", chunk->end ? "true" : "false");
+  res.set_content(std::move(chunk->data), "text/plain");
+}
+
+void RestServer::Impl::WatchEvents(const Caller& caller, const Request& req, Response& res) {
+  absl::StatusOr<int64_t> after =
+      IntParam(req, "afterSequence", -1, -1, std::numeric_limits<int64_t>::max());
+  if (!after.ok()) return SendError(res, after.status());
+  if (++open_watches_ > options_.max_watch_streams) {
+    --open_watches_;
+    return SendError(res, absl::UnavailableError("too many open watch streams; retry later"));
+  }
+  auto stream = options_.service->Watch(
+      caller, {.job_id = req.get_param_value("job"), .after_sequence = *after});
+  if (!stream.ok()) {
+    --open_watches_;
+    return SendError(res, stream.status());
+  }
+  auto state = std::make_shared<WatchState>(*std::move(stream), &open_watches_);
+  res.set_chunked_content_provider(
+      "application/x-ndjson",
+      [this, state](size_t, httplib::DataSink& sink) { return PumpWatch(*state, sink); });
+}
+
+bool RestServer::Impl::PumpWatch(WatchState& state, httplib::DataSink& sink) {
+  auto write_line = [&sink](const Json& json) {
+    const std::string line = json.dump() + "\n";
+    return sink.write(line.data(), line.size());
+  };
+  if (stopping_) {
+    sink.done();
+    return true;
+  }
+  absl::StatusOr<std::optional<server::JobEvent>> next = state.stream->Next(kWatchPoll);
+  if (!next.ok()) {
+    // Cancelled: the service stops, the stream simply ends. Anything else (a reader that fell
+    // behind) is said on a last line, so the client knows to re-read and watch again.
+    if (next.status().code() != absl::StatusCode::kCancelled) {
+      write_line(StatusToHttpError(next.status()).body);
+    }
+    sink.done();
+    return true;
+  }
+  if (next->has_value()) {
+    state.idle_polls = 0;
+    return write_line(JobEventToJson(**next));
+  }
+  if (++state.idle_polls >= kWatchHeartbeatPolls) {
+    state.idle_polls = 0;
+    return write_line(Json::object());
+  }
+  return true;
+}
+
+void RestServer::Impl::IssueToken(const Caller& caller, const Request& req, Response& res) {
+  if (!caller.admin) {
+    return SendError(res, absl::PermissionDeniedError("only admins may issue tokens"));
+  }
+  absl::StatusOr<std::pair<std::string, server::Role>> request = ParseTokenRequest(req.body);
+  if (!request.ok()) return SendError(res, request.status());
+  absl::StatusOr<server::IssuedToken> issued =
+      options_.auth->IssueToken(request->first, request->second);
+  if (!issued.ok()) {
+    absl::Status status = issued.status();
+    if (status.code() == absl::StatusCode::kInvalidArgument) status = WithField(status, "tenant");
+    return SendError(res, status);
+  }
+  SendJson(res, 201,
+           {{"token", issued->token},
+            {"tenant", issued->tenant},
+            {"role", issued->role == server::Role::kAdmin ? "admin" : "tenant"}});
+}
+
+void RestServer::Impl::Ready(Response& res) {
+  if (options_.service->Ready()) return res.set_content("ready\n", "text/plain");
+  SendError(res, absl::UnavailableError("not ready: the state is being rebuilt from the store"));
+}
+
+void RestServer::Impl::Metrics(Response& res) {
+  if (options_.metrics == nullptr) {
+    return SendJson(res, 404, ErrorBody(absl::StatusCode::kNotFound, "metrics are disabled"));
+  }
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, options_.metrics->Collect());
+  res.set_content(out.str(), "text/plain; version=0.0.4");
+}
+
+RestServer::RestServer(Options options) : impl_(std::make_unique<Impl>(options)) {}
+
+RestServer::~RestServer() = default;
+
+absl::Status RestServer::Start(std::string host, int port) { return impl_->Start(host, port); }
+
+int RestServer::port() const { return impl_->port(); }
+
+void RestServer::Stop() { impl_->Stop(); }
+
+}  // namespace tessera::api

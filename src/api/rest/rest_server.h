@@ -1,0 +1,71 @@
+// RestServer: the control plane's REST/JSON API (docs/api.md, docs/openapi.yaml) over HTTP/1.1,
+// serving a JobService.
+//
+// Every /api/v1 request is authenticated with its bearer token (Authenticator), then admitted
+// by the caller's tenant bucket (RateLimiter), then served; /healthz, /readyz and /metrics need
+// no token. Request bodies above Options::max_body_bytes are refused with 413. Errors are the
+// JSON body of json_views.h with the HTTP status that maps the absl code. Hostile query
+// parameters (non-numeric, negative or out-of-range numbers) are 400 naming the parameter.
+//
+// Each request runs on one of Options::threads worker threads; an open watch stream
+// (GET /api/v1/watch) holds its thread until the client goes away or the server stops, so at
+// most Options::max_watch_streams are open at once (more: 503) and the rest stay for requests.
+//
+// Lifecycle: construct, Start (binds synchronously, then serves on its own thread), Stop (or
+// destroy). A server is started at most once. Stop ends open watch streams and waits for
+// in-flight requests; idle keep-alive connections delay it by at most one second.
+// Thread-safety: Start and Stop from one owner thread; port() from any thread after Start.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "server/auth/authenticator.h"
+#include "server/auth/rate_limiter.h"
+#include "server/job_service.h"
+
+namespace prometheus {
+class Registry;
+}  // namespace prometheus
+
+namespace tessera::api {
+
+class RestServer {
+ public:
+  struct Options {
+    server::JobService* service = nullptr;        // required; outlives the server
+    server::Authenticator* auth = nullptr;        // required; outlives the server
+    server::RateLimiter* rate_limiter = nullptr;  // nullptr: no rate limit
+    // Where http_requests_total{method,route,code} is registered and what /metrics serves;
+    // nullptr: no metrics (/metrics answers 404).
+    prometheus::Registry* metrics = nullptr;
+    size_t max_body_bytes = size_t{1} << 20;
+    int threads = 32;            // worker threads, >= 2
+    int max_watch_streams = 16;  // open watch streams at once, < threads
+  };
+
+  // REQUIRES: options.service and options.auth are not null.
+  explicit RestServer(Options options);
+  ~RestServer();
+  RestServer(const RestServer&) = delete;
+  RestServer& operator=(const RestServer&) = delete;
+
+  // Binds host:port (port 0: an ephemeral port, see port()) and starts serving. Errors:
+  // Unavailable when the address cannot be bound ("address already in use"), InvalidArgument
+  // for bad options, FailedPrecondition when already started.
+  absl::Status Start(std::string host, int port);
+
+  // The bound port; 0 before Start.
+  int port() const;
+
+  // Stops serving and waits for the serving thread. Idempotent.
+  void Stop();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessera::api
