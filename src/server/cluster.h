@@ -1,0 +1,103 @@
+// Cluster: one set of nodes the control plane places tasks on, and the backend that runs them —
+// this machine's processes (LocalCluster) or a simulated fleet (SimCluster); Slurm and
+// Kubernetes agents come behind the same interface.
+//
+// The control plane asks a cluster for its inventory (core Nodes, each carrying the cluster's
+// labels, among them tessera.io/cluster: <name>), sends it launches (a task bound to one of its
+// nodes, identified by a launch id unique per attempt) and cancellations, and hears back
+// through a TaskObserver when a launched task started and when it ended. After a restart,
+// Recover() tells which of the given launches are still running (they are kept) and the
+// outcome of the others arrives through the observer as for any task.
+//
+// Thread-safety: every method may be called from any thread. Observer callbacks may arrive on
+// any thread, inside Launch or Recover included, with no cluster lock held; they must only hand
+// the news on (queue it) and return.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/node.h"
+#include "core/placement.h"
+#include "server/job_service.h"
+#include "tessera/common/clock.h"
+
+namespace tessera::server {
+
+inline constexpr std::string_view kClusterLabel = "tessera.io/cluster";
+
+// One task to run: the spec's task group fields and the placement.
+struct TaskLaunchSpec {
+  std::string launch_id;  // [A-Za-z0-9._-]: "<job>-<task>-a<attempt>"
+  std::string job_id;
+  std::string task_name;   // "worker-0"
+  Placement placement;     // a node of this cluster and its GPU devices
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  std::map<std::string, std::string> env;
+  std::string working_dir;
+  std::optional<Duration> time_limit;
+  Duration termination_grace{0};
+  std::optional<Duration> duration;  // simulated clusters: how long the task runs
+  // The job's tasks in rank order (node names), when it has more than one: the
+  // distributed-training environment is derived from them.
+  std::vector<std::string> peer_nodes;
+  int32_t rank = 0;
+};
+
+// How a task ended, as the job's lifecycle needs it.
+struct TaskEnd {
+  std::string launch_id;
+  TaskPhase phase = TaskPhase::kFailed;  // kSucceeded, kFailed or kCancelled
+  std::optional<int32_t> exit_code;
+  std::string reason;  // "" | "TimeLimitExceeded" | "StartFailed" | "Lost" | "Killed"
+  std::string message;
+  TimePoint time{};
+};
+
+class TaskObserver {
+ public:
+  virtual ~TaskObserver() = default;
+  virtual void OnTaskStarted(std::string_view launch_id, TimePoint time) = 0;
+  virtual void OnTaskEnded(const TaskEnd& end) = 0;
+};
+
+// A launch the control plane believes was sent before a restart.
+struct KnownLaunch {
+  TaskLaunchSpec spec;
+  std::optional<TimePoint> start_time;
+};
+
+class Cluster {
+ public:
+  virtual ~Cluster() = default;
+  virtual const std::string& name() const = 0;
+  virtual std::string_view backend() const = 0;  // "local", "sim"
+  // Cluster labels (tessera.io/cluster included), as clusterSelector matches them.
+  virtual const std::map<std::string, std::string, std::less<>>& labels() const = 0;
+  // The nodes, with `cluster` set to name() and the cluster labels merged into their labels.
+  virtual std::vector<Node> Inventory() const = 0;
+  // Runs a task; its start and end arrive through the observer (a task that cannot start
+  // ends with reason "StartFailed").
+  virtual void Launch(const TaskLaunchSpec& spec) = 0;
+  // SIGTERM now, SIGKILL after `grace` (or the simulated equivalent); unknown ids are ignored.
+  virtual void Cancel(std::string_view launch_id, Duration grace) = 0;
+  // After a restart, before any Launch: the launches in `known` still running are supervised
+  // again and their ids returned; every other one gets a TaskEnd through the observer (its
+  // recorded outcome, or "Lost"). Tasks the cluster runs that are not in `known` are killed.
+  virtual std::vector<std::string> Recover(const std::vector<KnownLaunch>& known) = 0;
+  // The control plane has stored the task's end: the cluster may drop what it kept about it
+  // (not its logs). Unknown ids are ignored.
+  virtual void Forget(std::string_view launch_id) = 0;
+  // A slice of a task's log. NotFound when the cluster has no log for the launch;
+  // Unimplemented for clusters without logs.
+  virtual absl::StatusOr<LogChunk> ReadLog(std::string_view launch_id, LogStream stream,
+                                           int64_t offset, int64_t limit) const = 0;
+};
+
+}  // namespace tessera::server

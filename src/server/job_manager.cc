@@ -1,0 +1,1034 @@
+#include "server/job_manager.h"
+
+#include <chrono>
+#include <future>
+#include <utility>
+
+#include "fmt/format.h"
+#include "sched/plugins/builtin.h"
+
+namespace tessera::server {
+namespace {
+
+constexpr int32_t kMaxListLimit = 1000;
+constexpr std::chrono::seconds kCancelWait{10};
+
+std::string IndexKey(std::string_view tenant, std::string_view name) {
+  return fmt::format("{}{}{}", tenant, '\0', name);
+}
+
+// The spec as the scheduler sees it: clusters are matched through their labels, which every
+// node of a cluster carries, so a clusterSelector is one more node selector.
+JobSpec SchedulingSpec(const JobSpec& spec) {
+  JobSpec out = spec;
+  for (TaskGroup& group : out.tasks) {
+    for (const auto& [key, value] : spec.cluster_selector) {
+      group.request.node_selector[key] = value;
+    }
+  }
+  return out;
+}
+
+// Task requests in task order, as the scheduler indexes them.
+std::vector<TaskRequest> TaskRequests(const JobSpec& spec) {
+  std::vector<TaskRequest> out;
+  for (const TaskGroup& group : SchedulingSpec(spec).tasks) {
+    for (int32_t r = 0; r < group.replicas; ++r) out.push_back(group.request);
+  }
+  return out;
+}
+
+std::string LaunchId(int64_t job, std::string_view task, int32_t attempt) {
+  return fmt::format("{}-{}-a{}", job, task, attempt);
+}
+
+bool IsActive(const TaskRuntime& task) { return !task.launch_id.empty() && !task.ended; }
+
+std::string DescribeEnd(const TaskRuntime& task) {
+  if (!task.message.empty()) return fmt::format("{}: {}", task.name, task.message);
+  return fmt::format("{}: {}", task.name, TaskPhaseName(task.phase));
+}
+
+std::string DescribePlacement(const TaskRuntime& task) {
+  if (task.placement.gpus.empty()) return fmt::format("{} → {}", task.name, task.placement.node);
+  return fmt::format("{} → {} gpus [{}]", task.name, task.placement.node,
+                     fmt::join(task.placement.gpus, ","));
+}
+
+}  // namespace
+
+class JobManager::Sink final : public SchedulerSink {
+ public:
+  explicit Sink(JobManager* manager) : manager_(manager) {}
+  void OnPlaced(std::string_view job, bool gang, std::span<const TaskBinding> tasks) override {
+    manager_->OnPlaced(job, gang, tasks);
+  }
+  void OnRefused(std::string_view job, const PendingReason& reason) override {
+    manager_->OnRefused(job, reason);
+  }
+  void OnPending(std::string_view job, const PendingReason& reason) override {
+    manager_->OnPending(job, reason);
+  }
+
+ private:
+  JobManager* const manager_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Creation, start-up and shutdown
+
+absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Create(JobManagerOptions options) {
+  if (options.store == nullptr || options.clock == nullptr) {
+    return absl::InvalidArgumentError("job manager: a store and a clock are required");
+  }
+  if (options.cycle_interval.count() <= 0 || options.requeue_backoff.count() < 0) {
+    return absl::InvalidArgumentError(
+        "job manager: cycle_interval must be > 0 and requeue_backoff >= 0");
+  }
+  auto manager = std::unique_ptr<JobManager>(new JobManager(std::move(options)));
+  const Registry& registry =
+      manager->options_.registry != nullptr ? *manager->options_.registry : BuiltinPlugins();
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = Scheduler::Create(
+      manager->options_.profile, registry,
+      SchedulerEnv{.rng = manager->rng_.get(), .clock = manager->options_.clock});
+  if (!scheduler.ok()) return scheduler.status();
+  manager->scheduler_ = *std::move(scheduler);
+  return manager;
+}
+
+JobManager::JobManager(JobManagerOptions options)
+    : options_(std::move(options)),
+      rng_(std::make_unique<Rng>(options_.seed)),
+      metrics_(std::make_unique<ServerMetrics>(options_.metrics)),
+      sink_(std::make_unique<Sink>(this)) {}
+
+JobManager::~JobManager() { Stop(); }
+
+absl::Status JobManager::Start(std::vector<Cluster*> clusters) {
+  clusters_ = std::move(clusters);
+  for (Cluster* cluster : clusters_) {
+    for (Node& node : cluster->Inventory()) {
+      const std::string name = node.name;
+      absl::StatusOr<int32_t> added = state_.AddNode(std::move(node));
+      if (!added.ok()) {
+        return absl::InvalidArgumentError(fmt::format("cluster {}: node {}: {}", cluster->name(),
+                                                      name, std::string(added.status().message())));
+      }
+      node_cluster_[name] = cluster;
+    }
+  }
+  if (absl::Status status = LoadJobs(); !status.ok()) return status;
+
+  std::map<Cluster*, std::vector<KnownLaunch>> known;
+  std::vector<int64_t> to_launch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> state_lock(state_mu_);
+    for (auto& [id, record] : jobs_) RestoreJob(record, known, to_launch);
+  }
+  for (Cluster* cluster : clusters_) cluster->Recover(known[cluster]);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, record] : jobs_) {
+      if (IsTerminal(record.status().phase)) continue;
+      std::vector<JobEvent> events;
+      Resolve(record, events);
+      if (!events.empty()) PersistLocked(record, std::move(events));
+    }
+  }
+  for (int64_t id : to_launch) Post(BindingsCommitted{id, jobs_.at(id).attempt});
+  loop_ = std::thread([this] { LoopMain(); });
+  ready_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status JobManager::LoadJobs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  store::RangeRequest request{.prefix = std::string(kJobPrefix), .limit = 1000};
+  while (true) {
+    absl::StatusOr<store::RangeResult> page = options_.store->Range(request);
+    if (!page.ok()) return page.status();
+    for (const store::KeyValue& kv : page->kvs) {
+      absl::StatusOr<JobRecord> record = DecodeJobRecord(kv.key, kv.value);
+      if (!record.ok()) return record.status();
+      const int64_t id = record->id;
+      if (!record->document.metadata.request_id.empty()) {
+        requests_[IndexKey(record->tenant, record->document.metadata.request_id)] = id;
+      }
+      if (!IsTerminal(record->status().phase)) {
+        active_names_[IndexKey(record->tenant, record->document.spec.name)] = id;
+      }
+      next_id_ = std::max(next_id_, id + 1);
+      jobs_.emplace(id, *std::move(record));
+    }
+    if (!page->more) break;
+    request.after = page->kvs.back().key;
+  }
+  return absl::OkStatus();
+}
+
+void JobManager::RestoreJob(JobRecord& record,
+                            std::map<Cluster*, std::vector<KnownLaunch>>& known,
+                            std::vector<int64_t>& to_launch) {
+  if (IsTerminal(record.status().phase)) return;
+  const std::vector<TaskRequest> requests = TaskRequests(record.document.spec);
+  std::vector<int32_t> placed;
+  bool unlaunched = false;
+  for (size_t i = 0; i < record.tasks.size(); ++i) {
+    TaskRuntime& task = record.tasks[i];
+    if (task.launch_id.empty()) continue;
+    placed.push_back(static_cast<int32_t>(i));
+    if (task.ended) continue;
+    launches_[task.launch_id] = record.id;
+    const std::optional<int32_t> node = state_.FindNode(task.placement.node);
+    task.placement.node_index = node.value_or(-1);
+    if (!node.has_value() || !state_.Assume(requests[i], task.placement).ok()) {
+      task.placement.node_index = -1;
+      // The end arrives like any other and is handled once the loop runs.
+      Post(TaskEnded{{.launch_id = task.launch_id,
+                      .phase = TaskPhase::kFailed,
+                      .reason = "Lost",
+                      .message = fmt::format("node {} is no longer in the inventory",
+                                             task.placement.node),
+                      .time = options_.clock->Now()}});
+      continue;
+    }
+    if (task.launched) {
+      known[ClusterOf(task.placement.node)].push_back(
+          {.spec = LaunchSpec(record, static_cast<int32_t>(i)), .start_time = task.start_time});
+    } else {
+      unlaunched = true;
+    }
+  }
+  if (unlaunched) to_launch.push_back(record.id);
+  const std::string job = FormatJobId(record.id);
+  if (absl::Status s = scheduler_->Restore(job, SchedulingSpec(record.document.spec), placed);
+      !s.ok()) {
+    std::fprintf(stderr, "tessera: job %s cannot be restored: %s\n", job.c_str(),
+                 std::string(s.message()).c_str());
+  }
+}
+
+void JobManager::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  if (loop_.joinable()) loop_.join();
+  // Store callbacks refer to this manager: wait for the writes already handed to the store.
+  while (in_flight_.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  hub_.Shutdown();
+  ready_ = false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// API side
+
+JobRecord* JobManager::FindVisibleLocked(const Caller& caller, std::string_view id) {
+  const std::optional<int64_t> number = ParseJobId(id);
+  if (!number.has_value() || uncommitted_.contains(*number)) return nullptr;
+  auto it = jobs_.find(*number);
+  if (it == jobs_.end()) return nullptr;
+  if (!caller.admin && it->second.tenant != caller.tenant) return nullptr;
+  return &it->second;
+}
+
+absl::StatusOr<JobView> JobManager::GetView(const Caller& caller, std::string_view id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const JobRecord* record = FindVisibleLocked(caller, id);
+  if (record == nullptr) return absl::NotFoundError(fmt::format("job {} not found", id));
+  return record->View();
+}
+
+absl::StatusOr<SubmitResult> JobManager::Submit(const Caller& caller, api::JobDocument job) {
+  if (!Ready()) return absl::UnavailableError("the control plane is starting");
+  if (absl::Status s = job.spec.Validate("spec"); !s.ok()) return s;
+  auto committed = std::make_shared<std::promise<absl::Status>>();
+  std::future<absl::Status> done = committed->get_future();
+  int64_t id = 0;
+  JobEvent submitted;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string request_id = job.metadata.request_id;
+    if (!request_id.empty()) {
+      if (auto it = requests_.find(IndexKey(caller.tenant, request_id)); it != requests_.end()) {
+        return SubmitResult{.job = jobs_.at(it->second).View(), .created = false};
+      }
+    }
+    if (!job.spec.name.empty()) {
+      if (auto it = active_names_.find(IndexKey(caller.tenant, job.spec.name));
+          it != active_names_.end()) {
+        return absl::AlreadyExistsError(
+            fmt::format("metadata.name: job {} (\"{}\") is not finished yet; names are unique "
+                        "among a tenant's unfinished jobs",
+                        it->second, job.spec.name));
+      }
+    }
+    id = next_id_++;
+    JobRecord record = NewJobRecord(id, caller.tenant, std::move(job), options_.clock->Now());
+    std::vector<JobEvent> events;
+    submitted = AddEvent(record, events, "Submitted", "",
+                         fmt::format("queue {}, {} task(s)", record.document.spec.queue,
+                                     record.tasks.size()));
+    store::Txn txn{.compares = {store::Compare::Absent(JobKey(id))},
+                   .success = {store::Op::Put(JobKey(id), EncodeJobRecord(record)),
+                               store::Op::Put(EventKey(id, submitted.sequence),
+                                              EncodeJobEvent(submitted))}};
+    if (!request_id.empty()) {
+      txn.success.push_back(store::Op::Put(RequestKey(caller.tenant, request_id), FormatJobId(id)));
+      requests_[IndexKey(caller.tenant, request_id)] = id;
+    }
+    active_names_[IndexKey(caller.tenant, record.document.spec.name)] = id;
+    const std::string name_key = IndexKey(caller.tenant, record.document.spec.name);
+    absl::Status admitted = options_.store->CommitAsync(
+        std::move(txn), [this, committed](absl::StatusOr<store::TxnResult> result) {
+          if (!result.ok()) {
+            committed->set_value(result.status());
+          } else if (!result->succeeded) {
+            committed->set_value(absl::InternalError("job id already in the store"));
+          } else {
+            committed->set_value(absl::OkStatus());
+          }
+          --in_flight_;
+        });
+    ++in_flight_;
+    uncommitted_.insert(id);
+    jobs_.emplace(id, std::move(record));
+    if (!admitted.ok()) {
+      --in_flight_;
+      committed->set_value(admitted);
+    }
+  }
+  const absl::Status status = done.get();
+  std::lock_guard<std::mutex> lock(mu_);
+  JobRecord& record = jobs_.at(id);
+  uncommitted_.erase(id);
+  if (!status.ok()) {
+    if (!record.document.metadata.request_id.empty()) {
+      requests_.erase(IndexKey(caller.tenant, record.document.metadata.request_id));
+    }
+    active_names_.erase(IndexKey(caller.tenant, record.document.spec.name));
+    jobs_.erase(id);
+    return status;
+  }
+  hub_.Publish(submitted, record.tenant);
+  metrics_->Submitted();
+  Post(JobSubmitted{id});
+  return SubmitResult{.job = record.View(), .created = true};
+}
+
+absl::StatusOr<JobView> JobManager::Get(const Caller& caller, std::string_view id) {
+  return GetView(caller, id);
+}
+
+absl::StatusOr<ListJobsResult> JobManager::List(const Caller& caller,
+                                                const ListJobsRequest& request) {
+  if (request.limit < 1 || request.limit > kMaxListLimit) {
+    return absl::InvalidArgumentError(
+        fmt::format("limit: must be between 1 and {}, not {}", kMaxListLimit, request.limit));
+  }
+  int64_t after = 0;
+  if (!request.page_token.empty()) {
+    const std::optional<int64_t> token = ParseJobId(request.page_token);
+    if (!token.has_value()) {
+      return absl::InvalidArgumentError(
+          fmt::format("pageToken: \"{}\" is not a page token of this API", request.page_token));
+    }
+    after = *token;
+  }
+  if (!request.tenant.empty() && !caller.admin && request.tenant != caller.tenant) {
+    return ListJobsResult{};  // a tenant sees only its own jobs
+  }
+  ListJobsResult result;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = jobs_.upper_bound(after); it != jobs_.end(); ++it) {
+    const JobRecord& record = it->second;
+    if (uncommitted_.contains(record.id)) continue;
+    if (!caller.admin && record.tenant != caller.tenant) continue;
+    if (!request.tenant.empty() && record.tenant != request.tenant) continue;
+    if (request.phase.has_value() && record.status().phase != *request.phase) continue;
+    if (!request.queue.empty() && record.document.spec.queue != request.queue) continue;
+    if (!request.name.empty() && record.document.spec.name != request.name) continue;
+    if (static_cast<int32_t>(result.jobs.size()) == request.limit) {
+      result.next_page_token = result.jobs.back().document.metadata.id;
+      break;
+    }
+    result.jobs.push_back(record.View());
+  }
+  return result;
+}
+
+absl::StatusOr<JobView> JobManager::Cancel(const Caller& caller, std::string_view id) {
+  int64_t number = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const JobRecord* record = FindVisibleLocked(caller, id);
+    if (record == nullptr) return absl::NotFoundError(fmt::format("job {} not found", id));
+    if (IsTerminal(record->status().phase) || record->cancel_requested) return record->View();
+    number = record->id;
+  }
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> recorded = done->get_future();
+  Post(CancelRequested{number, [done] { done->set_value(); }});
+  if (recorded.wait_for(kCancelWait) != std::future_status::ready) {
+    return absl::UnavailableError(fmt::format("job {}: the cancel was not recorded in time", id));
+  }
+  return GetView(caller, id);
+}
+
+absl::StatusOr<std::vector<JobEvent>> JobManager::Events(const Caller& caller,
+                                                         std::string_view id) {
+  int64_t number = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const JobRecord* record = FindVisibleLocked(caller, id);
+    if (record == nullptr) return absl::NotFoundError(fmt::format("job {} not found", id));
+    number = record->id;
+  }
+  std::vector<JobEvent> events;
+  store::RangeRequest request{.prefix = EventPrefix(number), .limit = 1000};
+  while (true) {
+    absl::StatusOr<store::RangeResult> page = options_.store->Range(request);
+    if (!page.ok()) return page.status();
+    for (const store::KeyValue& kv : page->kvs) {
+      absl::StatusOr<JobEvent> event = DecodeJobEvent(kv.key, kv.value);
+      if (!event.ok()) return event.status();
+      events.push_back(*std::move(event));
+    }
+    if (!page->more) break;
+    request.after = page->kvs.back().key;
+  }
+  return events;
+}
+
+absl::StatusOr<JobExplanation> JobManager::Explain(const Caller& caller, std::string_view id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const JobRecord* record = FindVisibleLocked(caller, id);
+  if (record == nullptr) return absl::NotFoundError(fmt::format("job {} not found", id));
+  if (auto it = explanations_.find(record->id);
+      it != explanations_.end() && record->status().phase == JobPhase::kPending) {
+    return it->second;
+  }
+  return JobExplanation{.phase = record->status().phase,
+                        .reason = record->status().reason,
+                        .message = record->status().message};
+}
+
+absl::StatusOr<LogChunk> JobManager::Logs(const Caller& caller, std::string_view id,
+                                          const LogRequest& request) {
+  if (request.offset < 0 || request.limit <= 0) {
+    return absl::InvalidArgumentError("offset: must be >= 0, and limit > 0");
+  }
+  std::string launch_id;
+  Cluster* cluster = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const JobRecord* record = FindVisibleLocked(caller, id);
+    if (record == nullptr) return absl::NotFoundError(fmt::format("job {} not found", id));
+    const TaskRuntime* task = nullptr;
+    for (const TaskRuntime& t : record->tasks) {
+      if (request.task.empty() || t.name == request.task) {
+        task = &t;
+        break;
+      }
+    }
+    if (task == nullptr) {
+      return absl::NotFoundError(fmt::format("job {} has no task {}", id, request.task));
+    }
+    if (task->launch_id.empty() || !task->launched) {
+      return absl::FailedPreconditionError(
+          fmt::format("task {} of job {} has not started", task->name, id));
+    }
+    launch_id = task->launch_id;
+    cluster = ClusterOf(task->placement.node);
+  }
+  if (cluster == nullptr) return absl::NotFoundError("the task's node is gone");
+  return cluster->ReadLog(launch_id, request.stream, request.offset, request.limit);
+}
+
+absl::StatusOr<std::unique_ptr<EventStream>> JobManager::Watch(const Caller& caller,
+                                                               const WatchRequest& request) {
+  if (request.after_sequence >= 0 && request.job_id.empty()) {
+    return absl::InvalidArgumentError("afterSequence: needs a job");
+  }
+  if (!request.job_id.empty()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (FindVisibleLocked(caller, request.job_id) == nullptr) {
+      return absl::NotFoundError(fmt::format("job {} not found", request.job_id));
+    }
+  }
+  std::unique_ptr<EventStream> live = hub_.Subscribe(caller, request.job_id);
+  if (request.after_sequence < 0) return live;
+  absl::StatusOr<std::vector<JobEvent>> history = Events(caller, request.job_id);
+  if (!history.ok()) return history.status();
+  // History first, then live events not already in it.
+  class Replay final : public EventStream {
+   public:
+    Replay(std::vector<JobEvent> history, std::unique_ptr<EventStream> live)
+        : history_(std::move(history)), live_(std::move(live)) {}
+    absl::StatusOr<std::optional<JobEvent>> Next(std::chrono::milliseconds timeout) override {
+      if (next_ < history_.size()) {
+        last_ = history_[next_].sequence;
+        return std::optional<JobEvent>(history_[next_++]);
+      }
+      while (true) {
+        absl::StatusOr<std::optional<JobEvent>> event = live_->Next(timeout);
+        if (!event.ok() || !event->has_value() || (*event)->sequence > last_) return event;
+      }
+    }
+
+   private:
+    std::vector<JobEvent> history_;
+    size_t next_ = 0;
+    int64_t last_ = -1;
+    std::unique_ptr<EventStream> live_;
+  };
+  std::vector<JobEvent> replay;
+  for (JobEvent& event : *history) {
+    if (event.sequence > request.after_sequence) replay.push_back(std::move(event));
+  }
+  return std::make_unique<Replay>(std::move(replay), std::move(live));
+}
+
+std::vector<QueueView> JobManager::Queues() {
+  std::map<std::string, QueueView> queues;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, record] : jobs_) {
+    const JobPhase phase = record.status().phase;
+    if (IsTerminal(phase) || uncommitted_.contains(id)) continue;
+    QueueView& queue = queues[record.document.spec.queue];
+    queue.name = record.document.spec.queue;
+    if (phase == JobPhase::kPending) {
+      ++queue.pending_jobs;
+    } else {
+      ++queue.running_jobs;
+    }
+    const std::vector<TaskRequest> requests = TaskRequests(record.document.spec);
+    for (size_t i = 0; i < record.tasks.size(); ++i) {
+      if (IsActive(record.tasks[i])) queue.allocated += requests[i].AsResources();
+    }
+  }
+  std::vector<QueueView> out;
+  for (auto& [name, queue] : queues) out.push_back(std::move(queue));
+  return out;
+}
+
+std::vector<NodeView> JobManager::Nodes() {
+  std::vector<NodeView> out;
+  std::lock_guard<std::mutex> lock(state_mu_);
+  for (const Node& node : state_.nodes()) {
+    if (node.removed) continue;
+    NodeView view{.name = node.name,
+                  .cluster = node.cluster,
+                  .taints = node.taints,
+                  .ready = node.condition == NodeCondition::kReady,
+                  .unschedulable = node.unschedulable,
+                  .capacity = node.allocatable,
+                  .allocated = node.allocated};
+    for (const auto& [key, value] : node.labels) view.labels[key] = value;
+    for (const GpuDevice& gpu : node.gpus) {
+      view.gpus.push_back({.index = gpu.index,
+                           .model = gpu.model,
+                           .memory = gpu.memory,
+                           .milli_used = gpu.used_milli,
+                           .healthy = gpu.healthy});
+    }
+    out.push_back(std::move(view));
+  }
+  std::lock_guard<std::mutex> jobs_lock(mu_);
+  std::map<std::string, int32_t, std::less<>> tasks_per_node;
+  for (const auto& [id, record] : jobs_) {
+    for (const TaskRuntime& task : record.tasks) {
+      if (IsActive(task)) ++tasks_per_node[task.placement.node];
+    }
+  }
+  for (NodeView& view : out) {
+    if (auto it = tasks_per_node.find(view.name); it != tasks_per_node.end()) view.tasks = it->second;
+  }
+  return out;
+}
+
+std::vector<ClusterView> JobManager::Clusters() {
+  std::map<std::string, ClusterView> views;
+  for (Cluster* cluster : clusters_) {
+    ClusterView& view = views[cluster->name()];
+    view.name = cluster->name();
+    view.backend = std::string(cluster->backend());
+    for (const auto& [key, value] : cluster->labels()) view.labels[key] = value;
+  }
+  std::lock_guard<std::mutex> lock(state_mu_);
+  for (const Node& node : state_.nodes()) {
+    auto it = views.find(node.cluster);
+    if (node.removed || it == views.end()) continue;
+    ClusterView& view = it->second;
+    ++view.nodes;
+    if (node.condition == NodeCondition::kReady) ++view.ready_nodes;
+    view.capacity += node.allocatable;
+    view.allocated += node.allocated;
+  }
+  std::vector<ClusterView> out;
+  for (auto& [name, view] : views) out.push_back(std::move(view));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Observer
+
+void JobManager::OnTaskStarted(std::string_view launch_id, TimePoint time) {
+  Post(TaskStarted{std::string(launch_id), time});
+}
+
+void JobManager::OnTaskEnded(const TaskEnd& end) { Post(TaskEnded{end}); }
+
+// ---------------------------------------------------------------------------------------------
+// The loop
+
+void JobManager::Post(LoopEvent event) {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    queue_.push_back(std::move(event));
+  }
+  queue_cv_.notify_one();
+}
+
+void JobManager::LoopMain() {
+  while (true) {
+    std::deque<LoopEvent> batch;
+    {
+      std::unique_lock<std::mutex> lock(queue_mu_);
+      queue_cv_.wait_for(lock, options_.cycle_interval,
+                         [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      batch.swap(queue_);
+    }
+    for (LoopEvent& event : batch) {
+      std::visit([this](auto& e) { Handle(e); }, event);
+    }
+    RunCycle();
+  }
+}
+
+void JobManager::RunCycle() {
+  const auto start = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    scheduler_->RunCycle(state_, *sink_);
+  }
+  metrics_->CycleSeconds(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  UpdateMetrics();
+}
+
+void JobManager::UpdateMetrics() {
+  const TimePoint now = options_.clock->Now();
+  if (now - last_metrics_ < Duration(1000)) return;
+  last_metrics_ = now;
+  std::map<JobPhase, int> by_phase;
+  std::map<std::string, int> pending_by_reason;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, record] : jobs_) {
+      ++by_phase[record.status().phase];
+      if (record.status().phase == JobPhase::kPending && !record.status().reason.empty()) {
+        ++pending_by_reason[record.status().reason];
+      }
+    }
+  }
+  metrics_->SetJobCounts(by_phase, pending_by_reason);
+  Resources capacity;
+  Resources allocated;
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    for (const Node& node : state_.nodes()) {
+      if (node.removed || node.condition != NodeCondition::kReady) continue;
+      capacity += node.allocatable;
+      allocated += node.allocated;
+    }
+  }
+  metrics_->SetResources(capacity, allocated);
+}
+
+void JobManager::Handle(JobSubmitted& event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(event.id);
+  if (it == jobs_.end() || IsTerminal(it->second.status().phase)) return;
+  JobRecord& record = it->second;
+  if (record.cancel_requested) return;
+  if (absl::Status s =
+          scheduler_->Submit(FormatJobId(event.id), SchedulingSpec(record.document.spec));
+      !s.ok()) {
+    std::vector<JobEvent> events;
+    Finish(record, events, JobPhase::kFailed, "Invalid", std::string(s.message()));
+    PersistLocked(record, std::move(events));
+  }
+}
+
+void JobManager::Handle(CancelRequested& event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(event.id);
+  if (it == jobs_.end() || IsTerminal(it->second.status().phase) ||
+      it->second.cancel_requested) {
+    event.done();
+    return;
+  }
+  JobRecord& record = it->second;
+  record.cancel_requested = true;
+  std::vector<JobEvent> events;
+  AddEvent(record, events, "CancelRequested", "", "cancel requested");
+  Resolve(record, events);
+  PersistLocked(record, std::move(events), std::move(event.done));
+}
+
+void JobManager::Handle(BindingsCommitted& event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(event.id);
+  if (it == jobs_.end() || it->second.attempt != event.attempt) return;
+  JobRecord& record = it->second;
+  std::vector<int32_t> to_bind;
+  for (size_t i = 0; i < record.tasks.size(); ++i) {
+    if (IsActive(record.tasks[i]) && !record.tasks[i].launched) {
+      to_bind.push_back(static_cast<int32_t>(i));
+    }
+  }
+  if (to_bind.empty()) return;
+  std::vector<JobEvent> events;
+  if (IsTerminal(record.status().phase) || record.cancel_requested) {
+    for (int32_t task : to_bind) {
+      EndTask(record, task, TaskPhase::kCancelled, std::nullopt, "", "never started");
+    }
+    Resolve(record, events);
+  } else {
+    std::vector<std::string> bound;
+    for (int32_t task : to_bind) {
+      record.tasks[task].launched = true;
+      bound.push_back(DescribePlacement(record.tasks[task]));
+    }
+    AddEvent(record, events, "Bound", "", fmt::format("{}", fmt::join(bound, ", ")));
+  }
+  record.SyncTaskStatus();
+  const int64_t id = record.id;
+  const int32_t attempt = record.attempt;
+  PersistLocked(record, std::move(events), [this, id, attempt, to_bind] {
+    Post(LaunchRecorded{id, attempt, to_bind});
+  });
+}
+
+void JobManager::Handle(LaunchRecorded& event) {
+  std::vector<std::pair<Cluster*, TaskLaunchSpec>> launches;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(event.id);
+    if (it == jobs_.end() || it->second.attempt != event.attempt) return;
+    JobRecord& record = it->second;
+    std::vector<JobEvent> events;
+    for (int32_t task : event.tasks) {
+      TaskRuntime& runtime = record.tasks[task];
+      if (!IsActive(runtime) || !runtime.launched) continue;
+      if (record.cancel_requested || IsTerminal(record.status().phase)) {
+        EndTask(record, task, TaskPhase::kCancelled, std::nullopt, "", "never started");
+        continue;
+      }
+      launches.emplace_back(ClusterOf(runtime.placement.node), LaunchSpec(record, task));
+    }
+    if (launches.size() != event.tasks.size()) {
+      Resolve(record, events);
+      record.SyncTaskStatus();
+      PersistLocked(record, std::move(events));
+    }
+  }
+  for (auto& [cluster, spec] : launches) cluster->Launch(spec);
+}
+
+void JobManager::Handle(TaskStarted& event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto launch = launches_.find(event.launch_id);
+  if (launch == launches_.end()) return;
+  JobRecord& record = jobs_.at(launch->second);
+  for (TaskRuntime& task : record.tasks) {
+    if (task.launch_id != event.launch_id || task.ended) continue;
+    std::vector<JobEvent> events;
+    task.phase = TaskPhase::kRunning;
+    task.start_time = event.time;
+    if (record.status().phase == JobPhase::kAdmitted) {
+      record.status().phase = JobPhase::kRunning;
+      record.status().start_time = event.time;
+      AddEvent(record, events, "Running", "", fmt::format("{} started", task.name));
+    }
+    record.SyncTaskStatus();
+    PersistLocked(record, std::move(events));
+    return;
+  }
+}
+
+void JobManager::Handle(TaskEnded& event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto launch = launches_.find(event.end.launch_id);
+  if (launch == launches_.end()) return;
+  JobRecord& record = jobs_.at(launch->second);
+  launches_.erase(launch);
+  for (size_t i = 0; i < record.tasks.size(); ++i) {
+    TaskRuntime& task = record.tasks[i];
+    if (task.launch_id != event.end.launch_id || task.ended) continue;
+    EndTask(record, static_cast<int32_t>(i), event.end.phase, event.end.exit_code,
+            event.end.reason, event.end.message);
+    std::vector<JobEvent> events;
+    AddEvent(record, events, "TaskEnded", task.reason, DescribeEnd(task));
+    Resolve(record, events);
+    record.SyncTaskStatus();
+    Cluster* cluster = ClusterOf(task.placement.node);
+    PersistLocked(record, std::move(events), [cluster, id = event.end.launch_id] {
+      if (cluster != nullptr) cluster->Forget(id);
+    });
+    return;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scheduler decisions
+
+void JobManager::OnPlaced(std::string_view job, bool gang, std::span<const TaskBinding> tasks) {
+  std::lock_guard<std::mutex> lock(mu_);
+  JobRecord& record = jobs_.at(*ParseJobId(job));
+  std::vector<JobEvent> events;
+  std::vector<std::string> placed;
+  for (const TaskBinding& binding : tasks) {
+    TaskRuntime& task = record.tasks[binding.task];
+    task.placement = binding.placement;
+    task.cluster = ClusterOf(task.placement.node)->name();
+    task.launch_id = LaunchId(record.id, task.name, record.attempt);
+    task.phase = TaskPhase::kPending;
+    launches_[task.launch_id] = record.id;
+    placed.push_back(DescribePlacement(task));
+  }
+  if (gang && record.status().phase == JobPhase::kPending) {
+    record.status().phase = JobPhase::kAdmitted;
+    record.status().reason.clear();
+    record.status().message.clear();
+    record.status().cluster = record.tasks[tasks.front().task].cluster;
+    explanations_.erase(record.id);
+    AddEvent(record, events, "Admitted", "", fmt::format("gang of {} placed", tasks.size()));
+  }
+  AddEvent(record, events, "Placed", "", fmt::format("{}", fmt::join(placed, ", ")));
+  record.SyncTaskStatus();
+  metrics_->Placed(1);
+  const int64_t id = record.id;
+  const int32_t attempt = record.attempt;
+  PersistLocked(record, std::move(events),
+                [this, id, attempt] { Post(BindingsCommitted{id, attempt}); });
+}
+
+void JobManager::OnRefused(std::string_view job, const PendingReason& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  JobRecord& record = jobs_.at(*ParseJobId(job));
+  std::vector<JobEvent> events;
+  metrics_->Refused();
+  Finish(record, events, JobPhase::kFailed, reason.code, reason.message);
+  PersistLocked(record, std::move(events));
+}
+
+void JobManager::OnPending(std::string_view job, const PendingReason& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  JobRecord& record = jobs_.at(*ParseJobId(job));
+  record.status().reason = reason.code;
+  record.status().message = reason.message;
+  JobExplanation& explanation = explanations_[record.id];
+  explanation = {.phase = JobPhase::kPending,
+                 .reason = reason.code,
+                 .message = reason.message,
+                 .total_nodes = reason.total_nodes};
+  for (const auto& [text, nodes] : reason.rejections) {
+    explanation.rejections.push_back({.reason = text, .nodes = nodes});
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lifecycle
+
+void JobManager::EndTask(JobRecord& record, int32_t index, TaskPhase phase,
+                         std::optional<int32_t> exit_code, std::string reason,
+                         std::string message) {
+  TaskRuntime& task = record.tasks[index];
+  task.ended = true;
+  task.phase = phase;
+  task.exit_code = exit_code;
+  task.reason = std::move(reason);
+  task.message = std::move(message);
+  launches_.erase(task.launch_id);
+  if (task.placement.node_index < 0) return;
+  const std::vector<TaskRequest> requests = TaskRequests(record.document.spec);
+  std::lock_guard<std::mutex> lock(state_mu_);
+  state_.Forget(requests[index], task.placement);
+  task.placement.node_index = -1;
+}
+
+void JobManager::Resolve(JobRecord& record, std::vector<JobEvent>& events) {
+  if (IsTerminal(record.status().phase)) return;
+  const TaskRuntime* failed = nullptr;
+  bool active = false;
+  bool all_succeeded = true;
+  for (const TaskRuntime& task : record.tasks) {
+    if (IsActive(task)) active = true;
+    if (task.ended && task.phase == TaskPhase::kFailed && failed == nullptr) failed = &task;
+    if (task.phase != TaskPhase::kSucceeded) all_succeeded = false;
+  }
+  if (record.cancel_requested || failed != nullptr) {
+    const std::string job = FormatJobId(record.id);
+    if (active) {
+      scheduler_->Hold(job).IgnoreError();  // no more placements while it is torn down
+      for (const TaskRuntime& task : record.tasks) {
+        if (IsActive(task) && task.launched) {
+          ClusterOf(task.placement.node)
+              ->Cancel(task.launch_id, record.document.spec.termination_grace);
+        }
+      }
+      return;
+    }
+    if (record.cancel_requested) {
+      Finish(record, events, JobPhase::kCancelled, "Cancelled", "cancelled on request");
+      return;
+    }
+    const RestartPolicy& policy = record.document.spec.restart_policy;
+    if (failed->reason != "TimeLimitExceeded" && policy.on_failure == RestartAction::kRequeue &&
+        record.restarts < policy.max_restarts) {
+      Requeue(record, events, *failed);
+    } else {
+      Finish(record, events, JobPhase::kFailed, failed->reason.empty() ? "Error" : failed->reason,
+             DescribeEnd(*failed));
+    }
+    return;
+  }
+  if (all_succeeded) {
+    Finish(record, events, JobPhase::kSucceeded, "", "every task exited 0");
+  }
+}
+
+void JobManager::Requeue(JobRecord& record, std::vector<JobEvent>& events,
+                         const TaskRuntime& failed) {
+  const std::string reason = failed.reason.empty() ? "Error" : failed.reason;
+  const std::string message = fmt::format("{}; restart {} of {}", DescribeEnd(failed),
+                                          record.restarts + 1,
+                                          record.document.spec.restart_policy.max_restarts);
+  ++record.restarts;
+  ++record.attempt;
+  for (TaskRuntime& task : record.tasks) task = TaskRuntime{.name = task.name};
+  record.status().phase = JobPhase::kPending;
+  record.status().reason = "Requeued";
+  record.status().message = message;
+  record.status().cluster.clear();
+  record.status().start_time.reset();
+  record.SyncTaskStatus();
+  AddEvent(record, events, "Requeued", reason, message);
+  const TimePoint not_before = options_.clock->Now() + options_.requeue_backoff;
+  if (!scheduler_->Requeue(FormatJobId(record.id), not_before).ok()) {
+    scheduler_->Submit(FormatJobId(record.id), SchedulingSpec(record.document.spec)).IgnoreError();
+  }
+}
+
+void JobManager::Finish(JobRecord& record, std::vector<JobEvent>& events, JobPhase phase,
+                        std::string reason, std::string message) {
+  scheduler_->Remove(FormatJobId(record.id));
+  explanations_.erase(record.id);
+  active_names_.erase(IndexKey(record.tenant, record.document.spec.name));
+  for (size_t i = 0; i < record.tasks.size(); ++i) {
+    if (record.tasks[i].phase == TaskPhase::kPending) {
+      record.tasks[i].phase = TaskPhase::kCancelled;  // never ran
+    }
+  }
+  record.status().phase = phase;
+  record.status().reason = reason;
+  record.status().message = message;
+  record.status().end_time = options_.clock->Now();
+  record.SyncTaskStatus();
+  metrics_->Finished(phase);
+  AddEvent(record, events, std::string(JobPhaseName(phase)), std::move(reason),
+           std::move(message));
+}
+
+TaskLaunchSpec JobManager::LaunchSpec(const JobRecord& record, int32_t index) const {
+  const JobSpec& spec = record.document.spec;
+  const TaskGroup* group = nullptr;
+  int32_t first = 0;
+  for (const TaskGroup& g : spec.tasks) {
+    if (index < first + g.replicas) {
+      group = &g;
+      break;
+    }
+    first += g.replicas;
+  }
+  const TaskRuntime& task = record.tasks[index];
+  TaskLaunchSpec launch{.launch_id = task.launch_id,
+                        .job_id = FormatJobId(record.id),
+                        .task_name = task.name,
+                        .placement = task.placement,
+                        .command = group->command,
+                        .args = group->args,
+                        .env = group->env,
+                        .working_dir = group->working_dir,
+                        .time_limit = spec.time_limit,
+                        .termination_grace = spec.termination_grace,
+                        .duration = spec.duration,
+                        .rank = index};
+  launch.env["TESSERA_JOB_ID"] = launch.job_id;
+  launch.env["TESSERA_TASK_NAME"] = task.name;
+  if (record.tasks.size() > 1) {
+    for (const TaskRuntime& peer : record.tasks) launch.peer_nodes.push_back(peer.placement.node);
+  }
+  return launch;
+}
+
+Cluster* JobManager::ClusterOf(std::string_view node) const {
+  auto it = node_cluster_.find(node);
+  return it == node_cluster_.end() ? nullptr : it->second;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Persistence
+
+JobEvent& JobManager::AddEvent(JobRecord& record, std::vector<JobEvent>& events, std::string type,
+                               std::string reason, std::string message) {
+  events.push_back({.job_id = FormatJobId(record.id),
+                    .sequence = ++record.last_event,
+                    .time = options_.clock->Now(),
+                    .type = std::move(type),
+                    .phase = record.status().phase,
+                    .reason = std::move(reason),
+                    .message = std::move(message)});
+  return events.back();
+}
+
+void JobManager::PersistLocked(const JobRecord& record, std::vector<JobEvent> events,
+                               std::function<void()> done) {
+  store::Txn txn;
+  txn.success.push_back(store::Op::Put(JobKey(record.id), EncodeJobRecord(record)));
+  for (const JobEvent& event : events) {
+    txn.success.push_back(
+        store::Op::Put(EventKey(record.id, event.sequence), EncodeJobEvent(event)));
+  }
+  auto callback = [this, tenant = record.tenant, events = std::move(events),
+                   done = std::move(done)](absl::StatusOr<store::TxnResult> result) {
+    if (!result.ok()) {
+      std::fprintf(stderr, "tessera: a job state write failed: %s\n",
+                   std::string(result.status().message()).c_str());
+    } else {
+      for (const JobEvent& event : events) hub_.Publish(event, tenant);
+      if (done) done();
+    }
+    --in_flight_;
+  };
+  ++in_flight_;
+  // A full write queue (back-pressure) is waited out: the decision must be stored.
+  while (true) {
+    absl::Status admitted = options_.store->CommitAsync(txn, callback);
+    if (admitted.ok()) return;
+    if (admitted.code() != absl::StatusCode::kResourceExhausted) {
+      std::fprintf(stderr, "tessera: a job state write was refused: %s\n",
+                   std::string(admitted.message()).c_str());
+      --in_flight_;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+}  // namespace tessera::server

@@ -1,0 +1,203 @@
+// JobManager: the control plane's job lifecycle — the JobService the API layers call, and the
+// scheduling loop that admits, places, binds, runs and ends jobs on the clusters.
+//
+// State machine (every transition is a stored JobEvent with time and reason):
+//   Pending ──(gang placed: Admitted, Placed)──> Admitted ──(Bound, first TaskStarted)──>
+//   Running ──> Succeeded (every task exited 0) | Failed | Cancelled
+// A task that fails tears the whole job down (its other tasks are cancelled); the restart
+// policy then requeues it as Pending (a new attempt, after a back-off) or fails it. A time limit
+// exceeded fails the job without a requeue. A job that fits no node even on an empty cluster
+// fails at its first cycle with reason "Refused". Cancel: a Pending job is Cancelled at once;
+// otherwise its tasks get SIGTERM, then SIGKILL after spec.terminationGracePeriod, and the job
+// is Cancelled once they are gone.
+//
+// Threads. API calls run on the callers' threads. One loop thread is the only writer of job
+// lifecycle state after submission: it takes events from a queue (job submitted or cancelled,
+// bindings committed, task started or ended, a timer) and runs a scheduling cycle over the
+// Scheduler and the ClusterState whenever something changed, and at least every
+// `cycle_interval` while jobs are pending.
+//
+// Durability (DESIGN.md §4): a submission is acknowledged only once committed. A placement is
+// committed before its bindings are sent, and a binding is recorded ("Bound") before the
+// cluster is told to launch it, so after a crash a task is either known to its cluster or
+// certainly never started. Store writes of one job are enqueued in the order they were decided
+// (the store commits its queue in order). On start, the manager rebuilds its state from the
+// store: pending jobs are queued again, running tasks' placements are assumed, and each
+// cluster reconciles the tasks it runs (Cluster::Recover): a task still running is kept; one
+// that vanished ends "Lost" and its job follows its restart policy.
+//
+// Errors: as JobService; Create returns the store's errors, and DataLoss for a record that
+// cannot be decoded.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <span>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "prometheus/registry.h"
+#include "sched/cluster_state.h"
+#include "sched/profile.h"
+#include "sched/scheduler.h"
+#include "server/cluster.h"
+#include "server/event_hub.h"
+#include "server/job_record.h"
+#include "server/job_service.h"
+#include "server/server_metrics.h"
+#include "tessera/common/clock.h"
+#include "tessera/common/rng.h"
+#include "tessera/sched/registry.h"
+#include "tessera/store/store.h"
+
+namespace tessera::server {
+
+struct JobManagerOptions {
+  store::Store* store = nullptr;   // required; outlives the manager
+  const Clock* clock = nullptr;    // required
+  Profile profile;                 // the scheduling profile (sched/profile.h)
+  const Registry* registry = nullptr;  // plugins; nullptr = BuiltinPlugins()
+  uint64_t seed = 1;               // the scheduler's tie-breaks
+  Duration cycle_interval{1000};   // longest wait between cycles while jobs are pending
+  Duration requeue_backoff{5000};  // before a requeued job is tried again
+  prometheus::Registry* metrics = nullptr;  // nullable
+};
+
+class JobManager final : public JobService, public TaskObserver {
+ public:
+  // Validates the options and builds the scheduler; nothing runs yet and Ready() is false.
+  static absl::StatusOr<std::unique_ptr<JobManager>> Create(JobManagerOptions options);
+  ~JobManager() override;
+
+  // Rebuilds state from the store, reconciles `clusters` (which report to this manager as their
+  // TaskObserver and outlive it), then starts the loop; Ready() is true from then on.
+  absl::Status Start(std::vector<Cluster*> clusters);
+  // Stops the loop and ends watch streams. Running tasks keep running (a restarted manager
+  // adopts them). Idempotent.
+  void Stop();
+
+  // JobService.
+  absl::StatusOr<SubmitResult> Submit(const Caller& caller, api::JobDocument job) override;
+  absl::StatusOr<JobView> Get(const Caller& caller, std::string_view id) override;
+  absl::StatusOr<ListJobsResult> List(const Caller& caller,
+                                      const ListJobsRequest& request) override;
+  absl::StatusOr<JobView> Cancel(const Caller& caller, std::string_view id) override;
+  absl::StatusOr<std::vector<JobEvent>> Events(const Caller& caller, std::string_view id) override;
+  absl::StatusOr<JobExplanation> Explain(const Caller& caller, std::string_view id) override;
+  absl::StatusOr<LogChunk> Logs(const Caller& caller, std::string_view id,
+                                const LogRequest& request) override;
+  absl::StatusOr<std::unique_ptr<EventStream>> Watch(const Caller& caller,
+                                                     const WatchRequest& request) override;
+  std::vector<QueueView> Queues() override;
+  std::vector<NodeView> Nodes() override;
+  std::vector<ClusterView> Clusters() override;
+  bool Ready() const override { return ready_.load(); }
+
+  // TaskObserver (any thread): queued for the loop.
+  void OnTaskStarted(std::string_view launch_id, TimePoint time) override;
+  void OnTaskEnded(const TaskEnd& end) override;
+
+ private:
+  class Sink;
+  struct JobSubmitted { int64_t id; };
+  struct CancelRequested { int64_t id; std::function<void()> done; };
+  struct BindingsCommitted { int64_t id; int32_t attempt; };
+  struct LaunchRecorded { int64_t id; int32_t attempt; std::vector<int32_t> tasks; };
+  struct TaskStarted { std::string launch_id; TimePoint time; };
+  struct TaskEnded { TaskEnd end; };
+  using LoopEvent = std::variant<JobSubmitted, CancelRequested, BindingsCommitted, LaunchRecorded,
+                                 TaskStarted, TaskEnded>;
+
+  explicit JobManager(JobManagerOptions options);
+
+  // --- API side -------------------------------------------------------------------------
+  // The record `id` names, if `caller` may see it. REQUIRES: mu_ held.
+  JobRecord* FindVisibleLocked(const Caller& caller, std::string_view id);
+  absl::StatusOr<JobView> GetView(const Caller& caller, std::string_view id);
+
+  // --- loop side --------------------------------------------------------------------------
+  void Post(LoopEvent event);
+  void LoopMain();
+  void Handle(JobSubmitted& event);
+  void Handle(CancelRequested& event);
+  void Handle(BindingsCommitted& event);
+  void Handle(LaunchRecorded& event);
+  void Handle(TaskStarted& event);
+  void Handle(TaskEnded& event);
+  void RunCycle();
+  // Scheduler decisions (the Sink forwards them; loop thread, state_mu_ held).
+  void OnPlaced(std::string_view job, bool gang, std::span<const TaskBinding> tasks);
+  void OnRefused(std::string_view job, const PendingReason& reason);
+  void OnPending(std::string_view job, const PendingReason& reason);
+  void UpdateMetrics();
+  // Drives a job whose tasks changed towards its next phase: tears it down after a failure or
+  // a cancel, requeues or ends it. Idempotent.
+  // REQUIRES: mu_ held; `events` collects what happened, for one PersistLocked.
+  void Resolve(JobRecord& record, std::vector<JobEvent>& events);
+  void EndTask(JobRecord& record, int32_t task, TaskPhase phase, std::optional<int32_t> exit_code,
+               std::string reason, std::string message);
+  void Requeue(JobRecord& record, std::vector<JobEvent>& events, const TaskRuntime& failed);
+  void Finish(JobRecord& record, std::vector<JobEvent>& events, JobPhase phase,
+              std::string reason, std::string message);
+  TaskLaunchSpec LaunchSpec(const JobRecord& record, int32_t task) const;
+  Cluster* ClusterOf(std::string_view node) const;
+
+  // Appends an event to the record and returns it. REQUIRES: mu_ held.
+  JobEvent& AddEvent(JobRecord& record, std::vector<JobEvent>& events, std::string type,
+                     std::string reason = "", std::string message = "");
+  // Writes the record and `events`; `done` runs after the durable commit (on a store thread).
+  // REQUIRES: mu_ held, so that writes are enqueued in decision order.
+  void PersistLocked(const JobRecord& record, std::vector<JobEvent> events,
+                     std::function<void()> done = nullptr);
+
+  // --- start-up ---------------------------------------------------------------------------
+  absl::Status LoadJobs();
+  void RestoreJob(JobRecord& record, std::map<Cluster*, std::vector<KnownLaunch>>& known,
+                  std::vector<int64_t>& to_launch);
+
+  JobManagerOptions options_;
+  std::unique_ptr<Rng> rng_;
+  std::unique_ptr<ServerMetrics> metrics_;
+  EventHub hub_;
+  std::atomic<bool> ready_{false};
+  std::atomic<int64_t> in_flight_{0};  // store writes whose callback has not run yet
+
+  // Job records and their indices; read by API threads, written by Submit (new records) and the
+  // loop thread.
+  mutable std::mutex mu_;
+  std::map<int64_t, JobRecord> jobs_;
+  std::map<int64_t, JobExplanation> explanations_;  // pending jobs' scheduler diagnosis
+  absl::flat_hash_map<std::string, int64_t> requests_;  // tenant + '\0' + request id → id
+  absl::flat_hash_map<std::string, int64_t> launches_;  // launch id → job id
+  absl::flat_hash_map<std::string, int64_t> active_names_;  // tenant + '\0' + name → id
+  std::set<int64_t> uncommitted_;  // submissions not yet durable: invisible to readers
+  int64_t next_id_ = 1;
+
+  // Loop state: owned by the loop thread; state_ also read by Nodes()/Clusters() under state_mu_.
+  std::vector<Cluster*> clusters_;
+  std::map<std::string, Cluster*, std::less<>> node_cluster_;
+  mutable std::mutex state_mu_;
+  ClusterState state_;
+  std::unique_ptr<Scheduler> scheduler_;
+
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<LoopEvent> queue_;
+  bool stopping_ = false;
+  std::thread loop_;
+  std::unique_ptr<Sink> sink_;
+  TimePoint last_metrics_{};
+};
+
+}  // namespace tessera::server

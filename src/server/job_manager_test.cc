@@ -1,0 +1,336 @@
+// JobManager over a real SQLite store, with a simulated cluster (time driven by the test) and
+// the local cluster (real processes).
+#include "server/job_manager.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "api/jobspec/jobspec.h"
+#include "fmt/format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sched/profile.h"
+#include "server/local_cluster.h"
+#include "server/sim_cluster.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace tessera::server {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+constexpr int64_t kGi = int64_t{1} << 30;
+const Caller kTenantA{.tenant = "a"};
+const Caller kTenantB{.tenant = "b"};
+const Caller kAdmin{.tenant = "admin", .admin = true};
+
+// A clock the test moves while the manager's threads read it.
+class TestClock final : public Clock {
+ public:
+  TimePoint Now() const override { return TimePoint(Duration(ms_.load())); }
+  void Advance(Duration d) { ms_ += d.count(); }
+
+ private:
+  std::atomic<int64_t> ms_{1'700'000'000'000};
+};
+
+Node GpuNode(std::string name, int32_t gpus) {
+  Node node;
+  node.name = std::move(name);
+  node.capacity.cpu = 32'000;
+  node.capacity.memory = 256 * kGi;
+  node.capacity.gpu = gpus * kMilliGpuPerDevice;
+  for (int32_t i = 0; i < gpus; ++i) {
+    node.gpus.push_back(GpuDevice{.index = i, .model = "A100", .memory = 80 * kGi});
+  }
+  node.capacity.gpu_memory = gpus * 80 * kGi;
+  node.allocatable = node.capacity;
+  return node;
+}
+
+api::JobDocument Doc(const std::string& yaml) {
+  absl::StatusOr<api::JobDocument> doc =
+      api::ParseJobDocument("apiVersion: tessera/v1\nkind: Job\n" + yaml);
+  EXPECT_TRUE(doc.ok()) << doc.status();
+  return *doc;
+}
+
+// A job for the simulated nodes: `gpus` per task, running `duration`.
+api::JobDocument SimJob(int replicas, int gpus, std::string duration, std::string extra = "") {
+  return Doc(fmt::format(R"(
+spec:
+  duration: {}
+  tolerations: [{{key: tessera.io/simulated, operator: Exists}}]
+{}  tasks: [{{name: w, replicas: {}, resources: {{cpu: "1", gpu: {}}}}}]
+)",
+                         duration, extra, replicas, gpus));
+}
+
+class JobManagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           fmt::format("job_manager_test_{}_{}", ::getpid(),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    OpenStore();
+  }
+  void TearDown() override {
+    StopAll();
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+
+  void OpenStore() {
+    absl::StatusOr<std::unique_ptr<store::SqliteStore>> store =
+        store::SqliteStore::Open({.data_dir = (dir_ / "store").string(),
+                                  .sync = store::SqliteStoreOptions::Sync::kNormal});
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+  }
+
+  // Starts a manager over the store with a simulated cluster of `nodes` 8-GPU nodes and,
+  // when `local` is set, the local cluster too.
+  void StartManager(int nodes = 2, bool local = false) {
+    absl::StatusOr<Profile> profile = BuiltinProfile("default");
+    ASSERT_TRUE(profile.ok());
+    absl::StatusOr<std::unique_ptr<JobManager>> manager =
+        JobManager::Create({.store = store_.get(),
+                            .clock = &clock_,
+                            .profile = *profile,
+                            .cycle_interval = Duration(20),
+                            .requeue_backoff = Duration(0)});
+    ASSERT_TRUE(manager.ok()) << manager.status();
+    manager_ = *std::move(manager);
+    std::vector<Node> sim_nodes;
+    for (int i = 0; i < nodes; ++i) sim_nodes.push_back(GpuNode(fmt::format("sim-{}", i), 8));
+    sim_ = std::make_unique<SimCluster>(
+        SimClusterOptions{.nodes = sim_nodes, .clock = &clock_, .tick = Duration(5)},
+        manager_.get());
+    std::vector<Cluster*> clusters{sim_.get()};
+    if (local) {
+      absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Create(
+          {.inventory = {.node_name = "here", .declared_gpus = agent::DeclaredGpus{"T4", kGi, 2}},
+           .task_dir = (dir_ / "tasks").string()},
+          manager_.get());
+      ASSERT_TRUE(cluster.ok()) << cluster.status();
+      local_ = *std::move(cluster);
+      clusters.push_back(local_.get());
+    }
+    ASSERT_TRUE(manager_->Start(clusters).ok());
+  }
+
+  void StopAll() {
+    if (manager_) manager_->Stop();
+    local_.reset();
+    sim_.reset();
+    manager_.reset();
+  }
+
+  std::string Submit(api::JobDocument doc, const Caller& caller = kTenantA) {
+    absl::StatusOr<SubmitResult> result = manager_->Submit(caller, std::move(doc));
+    EXPECT_TRUE(result.ok()) << result.status();
+    return result.ok() ? result->job.document.metadata.id : "";
+  }
+
+  // Waits (real time, generous bound) until the job reaches `phase`.
+  JobView WaitFor(const std::string& id, JobPhase phase) {
+    JobView view;
+    for (int i = 0; i < 4000; ++i) {
+      absl::StatusOr<JobView> got = manager_->Get(kAdmin, id);
+      EXPECT_TRUE(got.ok()) << got.status();
+      if (!got.ok()) return view;
+      view = *got;
+      if (view.document.status->phase == phase) return view;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ADD_FAILURE() << "job " << id << " stayed " << JobPhaseName(view.document.status->phase)
+                  << " (" << view.document.status->reason << ": "
+                  << view.document.status->message << "), expected " << JobPhaseName(phase);
+    return view;
+  }
+
+  std::vector<std::string> EventTypes(const std::string& id) {
+    std::vector<std::string> types;
+    absl::StatusOr<std::vector<JobEvent>> events = manager_->Events(kAdmin, id);
+    EXPECT_TRUE(events.ok()) << events.status();
+    for (const JobEvent& event : events.value_or(std::vector<JobEvent>{})) {
+      types.push_back(event.type);
+    }
+    return types;
+  }
+
+  fs::path dir_;
+  TestClock clock_;
+  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<JobManager> manager_;
+  std::unique_ptr<SimCluster> sim_;
+  std::unique_ptr<LocalCluster> local_;
+};
+
+TEST_F(JobManagerTest, JobRunsThroughEveryPhaseAndRecordsEachStep) {
+  StartManager();
+  const std::string id = Submit(SimJob(2, 4, "10m"));
+  const JobView running = WaitFor(id, JobPhase::kRunning);
+  EXPECT_EQ(running.document.status->cluster, "sim");
+  ASSERT_EQ(running.document.status->tasks.size(), 2u);
+  EXPECT_EQ(running.document.status->tasks[0].devices.size(), 4u);
+  EXPECT_THAT(running.document.status->tasks[0].node, HasSubstr("sim-"));
+  clock_.Advance(Duration(600'000));
+  const JobView done = WaitFor(id, JobPhase::kSucceeded);
+  EXPECT_TRUE(done.document.status->end_time.has_value());
+  EXPECT_THAT(EventTypes(id), ElementsAre("Submitted", "Admitted", "Placed", "Bound", "Running",
+                                          "TaskEnded", "TaskEnded", "Succeeded"));
+  // The nodes are free again.
+  for (const NodeView& node : manager_->Nodes()) EXPECT_EQ(node.allocated.gpu, 0) << node.name;
+}
+
+TEST_F(JobManagerTest, TenantsAreIsolatedAndRequestIdsAreIdempotent) {
+  StartManager();
+  api::JobDocument doc = SimJob(1, 1, "1h");
+  doc.metadata.request_id = "req-1";
+  absl::StatusOr<SubmitResult> first = manager_->Submit(kTenantA, doc);
+  ASSERT_TRUE(first.ok());
+  absl::StatusOr<SubmitResult> retry = manager_->Submit(kTenantA, doc);
+  ASSERT_TRUE(retry.ok());
+  EXPECT_FALSE(retry->created);
+  EXPECT_EQ(retry->job.document.metadata.id, first->job.document.metadata.id);
+  // The same request id from another tenant is another job.
+  absl::StatusOr<SubmitResult> other = manager_->Submit(kTenantB, doc);
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE(other->created);
+
+  const std::string id = first->job.document.metadata.id;
+  EXPECT_EQ(manager_->Get(kTenantB, id).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager_->Cancel(kTenantB, id).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager_->Events(kTenantB, id).status().code(), absl::StatusCode::kNotFound);
+  absl::StatusOr<ListJobsResult> listed = manager_->List(kTenantB, {});
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->jobs.size(), 1u);
+  EXPECT_EQ(listed->jobs[0].tenant, "b");
+  EXPECT_EQ(manager_->List(kAdmin, {})->jobs.size(), 2u);
+}
+
+TEST_F(JobManagerTest, NamesAreUniqueAmongUnfinishedJobsOfATenant) {
+  StartManager();
+  api::JobDocument doc = SimJob(1, 1, "1m");
+  doc.spec.name = "train";
+  const std::string id = Submit(doc);
+  EXPECT_EQ(manager_->Submit(kTenantA, doc).status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_TRUE(manager_->Submit(kTenantB, doc).ok());
+  WaitFor(id, JobPhase::kRunning);
+  clock_.Advance(Duration(60'000));
+  WaitFor(id, JobPhase::kSucceeded);
+  EXPECT_TRUE(manager_->Submit(kTenantA, doc).ok());
+}
+
+TEST_F(JobManagerTest, ListFiltersAndPages) {
+  StartManager();
+  for (int i = 0; i < 5; ++i) Submit(SimJob(1, 1, "1h"));
+  Submit(SimJob(1, 1, "1h", "  queue: other\n"));
+  std::vector<std::string> ids;
+  ListJobsRequest request{.queue = "default", .limit = 2};
+  while (true) {
+    absl::StatusOr<ListJobsResult> page = manager_->List(kTenantA, request);
+    ASSERT_TRUE(page.ok()) << page.status();
+    for (const JobView& job : page->jobs) ids.push_back(job.document.metadata.id);
+    if (page->next_page_token.empty()) break;
+    request.page_token = page->next_page_token;
+  }
+  EXPECT_THAT(ids, ElementsAre("1", "2", "3", "4", "5"));
+  EXPECT_EQ(manager_->List(kTenantA, {.limit = 0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(manager_->List(kTenantA, {.page_token = "x"}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(JobManagerTest, PendingJobExplainsItselfAndCancelsAtOnce) {
+  StartManager(/*nodes=*/2);
+  const std::string big = Submit(SimJob(2, 8, "1h"));
+  WaitFor(big, JobPhase::kRunning);
+  const std::string waiting = Submit(SimJob(1, 4, "1h"));
+  for (int i = 0; i < 400; ++i) {
+    if (manager_->Get(kAdmin, waiting)->document.status->reason == "InsufficientResources") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  absl::StatusOr<JobExplanation> why = manager_->Explain(kTenantA, waiting);
+  ASSERT_TRUE(why.ok());
+  EXPECT_EQ(why->reason, "InsufficientResources");
+  EXPECT_EQ(why->total_nodes, 2);
+  ASSERT_FALSE(why->rejections.empty());
+  EXPECT_EQ(why->rejections[0].nodes, 2);
+
+  absl::StatusOr<JobView> cancelled = manager_->Cancel(kTenantA, waiting);
+  ASSERT_TRUE(cancelled.ok());
+  EXPECT_EQ(cancelled->document.status->phase, JobPhase::kCancelled);
+  // A running job is cancelled once its tasks are gone.
+  ASSERT_TRUE(manager_->Cancel(kTenantA, big).ok());
+  WaitFor(big, JobPhase::kCancelled);
+  EXPECT_THAT(EventTypes(big), ::testing::Contains("CancelRequested"));
+}
+
+TEST_F(JobManagerTest, UnsatisfiableJobIsRefusedAndTimeLimitFailsWithoutRequeue) {
+  StartManager();
+  const std::string huge = Submit(SimJob(1, 16, "1h"));
+  const JobView refused = WaitFor(huge, JobPhase::kFailed);
+  EXPECT_EQ(refused.document.status->reason, "Refused");
+
+  const std::string slow = Submit(SimJob(1, 1, "2h", "  timeLimit: 1h\n"));
+  WaitFor(slow, JobPhase::kRunning);
+  clock_.Advance(Duration(3'600'000));
+  const JobView failed = WaitFor(slow, JobPhase::kFailed);
+  EXPECT_EQ(failed.document.status->reason, "TimeLimitExceeded");
+}
+
+TEST_F(JobManagerTest, RestartKeepsRunningTasksAndQueuedJobs) {
+  StartManager(/*nodes=*/1);
+  const std::string running = Submit(SimJob(1, 8, "10m"));
+  WaitFor(running, JobPhase::kRunning);
+  const std::string queued = Submit(SimJob(1, 8, "10m"));
+  StopAll();
+
+  StartManager(/*nodes=*/1);
+  EXPECT_EQ(manager_->Get(kAdmin, running)->document.status->phase, JobPhase::kRunning);
+  EXPECT_EQ(manager_->Get(kAdmin, queued)->document.status->phase, JobPhase::kPending);
+  clock_.Advance(Duration(600'000));
+  WaitFor(running, JobPhase::kSucceeded);
+  WaitFor(queued, JobPhase::kRunning);
+  // New ids continue after the stored ones.
+  EXPECT_EQ(Submit(SimJob(1, 1, "1m")), "3");
+}
+
+TEST_F(JobManagerTest, LocalTasksRunForRealWithLogsAndExitCodes) {
+  StartManager(/*nodes=*/1, /*local=*/true);
+  const std::string ok = Submit(Doc(R"(
+spec:
+  tasks: [{name: main, resources: {cpu: 100m, gpu: 1}, command: [sh, -c, 'echo hello $TESSERA_JOB_ID; echo "gpus=$CUDA_VISIBLE_DEVICES"']}]
+)"));
+  WaitFor(ok, JobPhase::kSucceeded);
+  absl::StatusOr<LogChunk> log = manager_->Logs(kTenantA, ok, {});
+  ASSERT_TRUE(log.ok()) << log.status();
+  EXPECT_EQ(log->data, fmt::format("hello {}\ngpus=0\n", ok));
+  EXPECT_TRUE(log->end);
+  EXPECT_EQ(manager_->Logs(kTenantA, ok, {.task = "nope"}).status().code(),
+            absl::StatusCode::kNotFound);
+
+  const std::string bad = Submit(Doc(R"(
+spec:
+  restartPolicy: {onFailure: requeue, maxRestarts: 1}
+  tasks: [{name: main, resources: {cpu: 100m}, command: [sh, -c, 'exit 3']}]
+)"));
+  const JobView failed = WaitFor(bad, JobPhase::kFailed);
+  EXPECT_EQ(failed.document.status->tasks[0].exit_code, 3);
+  std::vector<std::string> types = EventTypes(bad);
+  EXPECT_EQ(std::count(types.begin(), types.end(), "Requeued"), 1);
+}
+
+}  // namespace
+}  // namespace tessera::server

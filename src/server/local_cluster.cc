@@ -1,0 +1,198 @@
+#include "server/local_cluster.h"
+
+#include <fstream>
+#include <utility>
+
+#include "agent/local/free_ports.h"
+#include "agent/local/system_clock.h"
+#include "fmt/format.h"
+
+namespace tessera::server {
+namespace {
+
+TaskEnd ToTaskEnd(const agent::TaskOutcome& outcome) {
+  TaskEnd end{.launch_id = outcome.task_id,
+              .exit_code = outcome.exit_code,
+              .message = outcome.message,
+              .time = outcome.finished_at};
+  switch (outcome.end) {
+    case agent::TaskEnd::kSucceeded:
+      end.phase = TaskPhase::kSucceeded;
+      break;
+    case agent::TaskEnd::kFailed:
+      end.phase = TaskPhase::kFailed;
+      end.reason = "Error";
+      break;
+    case agent::TaskEnd::kKilled:
+      end.phase = TaskPhase::kFailed;
+      end.reason = "Killed";
+      break;
+    case agent::TaskEnd::kCancelled:
+      end.phase = TaskPhase::kCancelled;
+      break;
+    case agent::TaskEnd::kTimeLimitExceeded:
+      end.phase = TaskPhase::kFailed;
+      end.reason = "TimeLimitExceeded";
+      break;
+    case agent::TaskEnd::kStartFailed:
+      end.phase = TaskPhase::kFailed;
+      end.reason = "StartFailed";
+      break;
+    case agent::TaskEnd::kLost:
+      end.phase = TaskPhase::kFailed;
+      end.reason = "Lost";
+      break;
+  }
+  return end;
+}
+
+std::string JobOfLaunch(std::string_view launch_id) {
+  return std::string(launch_id.substr(0, launch_id.find('-')));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Create(LocalClusterOptions options,
+                                                                   TaskObserver* observer) {
+  options.labels[std::string(kClusterLabel)] = options.name;
+  options.inventory.cluster = options.name;
+  absl::StatusOr<Node> node = agent::DiscoverLocalNode(options.inventory);
+  if (!node.ok()) return node.status();
+  for (const auto& [key, value] : options.labels) node->labels[key] = value;
+  auto cluster = std::unique_ptr<LocalCluster>(
+      new LocalCluster(std::move(options), *std::move(node), observer));
+  LocalCluster* self = cluster.get();
+  absl::StatusOr<std::unique_ptr<agent::LocalExecutor>> executor =
+      agent::LocalExecutor::Create({
+          .log_dir = self->options_.task_dir,
+          .clock = self->options_.clock,
+          .on_outcome = [self](const agent::TaskOutcome& outcome) { self->OnOutcome(outcome); },
+          .supervisor = self->options_.supervisor,
+      });
+  if (!executor.ok()) return executor.status();
+  cluster->executor_ = *std::move(executor);
+  return cluster;
+}
+
+LocalCluster::LocalCluster(LocalClusterOptions options, Node node, TaskObserver* observer)
+    : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? *options_.clock : agent::SystemClock::Get()),
+      node_(std::move(node)),
+      observer_(observer) {}
+
+LocalCluster::~LocalCluster() = default;
+
+void LocalCluster::OnOutcome(const agent::TaskOutcome& outcome) {
+  observer_->OnTaskEnded(ToTaskEnd(outcome));
+}
+
+absl::StatusOr<std::vector<int32_t>> LocalCluster::JobPorts(const std::string& job_id,
+                                                            int count) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = job_ports_.find(job_id);
+  if (it != job_ports_.end() && static_cast<int>(it->second.size()) == count) return it->second;
+  absl::StatusOr<std::vector<int32_t>> ports = agent::PickFreePorts(count);
+  if (!ports.ok()) return ports.status();
+  job_ports_[job_id] = *ports;
+  return ports;
+}
+
+void LocalCluster::Launch(const TaskLaunchSpec& spec) {
+  agent::TaskLaunch launch{
+      .task_id = spec.launch_id,
+      .command = spec.command,
+      .args = spec.args,
+      .env = spec.env,
+      .working_dir = spec.working_dir,
+      .gpus = {spec.placement.gpus.begin(), spec.placement.gpus.end()},
+      .time_limit = spec.time_limit,
+      .termination_grace = spec.termination_grace,
+  };
+  if (spec.peer_nodes.size() > 1) {
+    absl::StatusOr<std::vector<int32_t>> ports =
+        JobPorts(spec.job_id, static_cast<int>(spec.peer_nodes.size()));
+    if (!ports.ok()) {
+      observer_->OnTaskEnded({.launch_id = spec.launch_id,
+                              .phase = TaskPhase::kFailed,
+                              .reason = "StartFailed",
+                              .message = std::string(ports.status().message())});
+      return;
+    }
+    agent::DistributedTask distributed{.index = spec.rank};
+    for (int32_t port : *ports) distributed.tasks.push_back({.address = "127.0.0.1", .port = port});
+    launch.distributed = std::move(distributed);
+  }
+  absl::StatusOr<agent::StartedTask> started = executor_->Start(launch);
+  if (!started.ok()) {
+    observer_->OnTaskEnded({.launch_id = spec.launch_id,
+                            .phase = TaskPhase::kFailed,
+                            .reason = "StartFailed",
+                            .message = std::string(started.status().message())});
+    return;
+  }
+  // A task that could not start has its outcome delivered by the executor.
+  if (started->pid > 0) observer_->OnTaskStarted(spec.launch_id, clock_.Now());
+}
+
+void LocalCluster::Cancel(std::string_view launch_id, Duration grace) {
+  // NotFound: the task is unknown here (never launched, or forgotten); nothing to stop.
+  executor_->Cancel(launch_id, grace).IgnoreError();
+}
+
+std::vector<std::string> LocalCluster::Recover(const std::vector<KnownLaunch>& known) {
+  std::map<std::string, const KnownLaunch*, std::less<>> by_id;
+  for (const KnownLaunch& launch : known) by_id[launch.spec.launch_id] = &launch;
+  std::vector<std::string> running;
+  absl::StatusOr<agent::AdoptReport> report = executor_->Adopt();
+  if (report.ok()) {
+    for (const agent::AdoptedTask& task : report->tasks) {
+      const bool is_known = by_id.erase(task.task_id) > 0;
+      if (!task.running) continue;  // its outcome arrives through OnOutcome
+      if (is_known) {
+        running.push_back(task.task_id);
+      } else {
+        executor_->Cancel(task.task_id, Duration(0)).IgnoreError();
+      }
+    }
+  }
+  // A launch with no executor record never started, or started in the instant before the
+  // crash without its record: it is reported lost, never started a second time.
+  for (const auto& [launch_id, launch] : by_id) {
+    observer_->OnTaskEnded({.launch_id = launch_id,
+                            .phase = TaskPhase::kFailed,
+                            .reason = "Lost",
+                            .message = "the task has no record on this node after a restart",
+                            .time = clock_.Now()});
+  }
+  return running;
+}
+
+void LocalCluster::Forget(std::string_view launch_id) {
+  executor_->Forget(launch_id).IgnoreError();
+  std::lock_guard<std::mutex> lock(mu_);
+  job_ports_.erase(JobOfLaunch(launch_id));
+}
+
+absl::StatusOr<LogChunk> LocalCluster::ReadLog(std::string_view launch_id, LogStream stream,
+                                               int64_t offset, int64_t limit) const {
+  const agent::TaskLogs logs = executor_->LogsFor(launch_id);
+  const std::string& path = stream == LogStream::kStdout ? logs.stdout_path : logs.stderr_path;
+  // Whether the task had ended is read before the file, so a final write is never missed.
+  const bool ended = executor_->Outcome(launch_id).has_value() || !executor_->Pid(launch_id);
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return absl::NotFoundError(fmt::format("no log for task {}", launch_id));
+  file.seekg(0, std::ios::end);
+  const int64_t size = file.tellg();
+  LogChunk chunk;
+  if (offset < size) {
+    chunk.data.resize(static_cast<size_t>(std::min(limit, size - offset)));
+    file.seekg(offset);
+    file.read(chunk.data.data(), static_cast<std::streamsize>(chunk.data.size()));
+    chunk.data.resize(static_cast<size_t>(file.gcount()));
+  }
+  chunk.next_offset = offset + static_cast<int64_t>(chunk.data.size());
+  chunk.end = ended && chunk.next_offset >= size;
+  return chunk;
+}
+
+}  // namespace tessera::server
