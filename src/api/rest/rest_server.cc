@@ -38,9 +38,15 @@ constexpr int kWatchHeartbeatPolls = 75;
 constexpr time_t kKeepAliveSeconds = 1;
 constexpr int64_t kMaxLogChunk = int64_t{1} << 20;
 
+// One line of JSON. Text that is not valid UTF-8 (a client's key echoed in an error message)
+// is written with replacement characters instead of failing.
+std::string JsonLine(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
 void SendJson(Response& res, int http_status, const Json& body) {
   res.status = http_status;
-  res.set_content(body.dump() + "\n", "application/json");
+  res.set_content(JsonLine(body), "application/json");
 }
 
 void SendError(Response& res, const absl::Status& status) {
@@ -481,9 +487,10 @@ void RestServer::Impl::WatchEvents(const Caller& caller, const Request& req, Res
 
 bool RestServer::Impl::PumpWatch(WatchState& state, httplib::DataSink& sink) {
   auto write_line = [&sink](const Json& json) {
-    const std::string line = json.dump() + "\n";
+    const std::string line = JsonLine(json);
     return sink.write(line.data(), line.size());
   };
+  if (!sink.is_writable()) return false;  // the client went away
   if (stopping_) {
     sink.done();
     return true;

@@ -412,6 +412,57 @@ TEST_F(RestServerTest, StopEndsOpenWatchStreams) {
   reader.join();
 }
 
+TEST_F(RestServerTest, WatchStreamsAreBounded) {
+  std::vector<std::thread> readers;
+  for (int i = 0; i < 2; ++i) {  // the fixture's max_watch_streams
+    std::promise<void> started;
+    std::future<void> ready = started.get_future();
+    readers.emplace_back([this, started = std::move(started)]() mutable {
+      httplib::Client client("127.0.0.1", server_->port());
+      client.Get(
+          "/api/v1/watch", Auth(a_),
+          [&](const httplib::Response&) {
+            started.set_value();
+            return true;
+          },
+          [](const char*, size_t) { return true; });
+    });
+    ready.wait();
+  }
+  httplib::Result res = Get("/api/v1/watch", b_);
+  EXPECT_EQ(res->status, 503);
+  EXPECT_EQ(Code(res), "UNAVAILABLE");
+  server_->Stop();
+  for (std::thread& reader : readers) reader.join();
+}
+
+TEST_F(RestServerTest, StreamsOfClientsThatLeftAreReleased) {
+  // Each watch is dropped by its client right after the headers; with two streams allowed, the
+  // later ones are served only if the server noticed that the earlier clients left.
+  for (int i = 0; i < 5; ++i) {
+    int status = 0;
+    for (int attempt = 0; attempt < 500 && status != 200; ++attempt) {
+      if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      httplib::Client client("127.0.0.1", server_->port());
+      client.Get(
+          "/api/v1/watch", Auth(a_),
+          [&](const httplib::Response& r) {
+            status = r.status;
+            return false;
+          },
+          [](const char*, size_t) { return false; });
+    }
+    ASSERT_EQ(status, 200) << "watch " << i;
+  }
+}
+
+TEST_F(RestServerTest, TextThatIsNotUtf8IsWrittenWithReplacementCharacters) {
+  service_.SetNodes({{.name = "n\xff"}});
+  httplib::Result res = Get("/api/v1/nodes", a_);
+  ASSERT_EQ(res->status, 200);
+  EXPECT_EQ(Body(res)["items"][0]["name"], "n\xEF\xBF\xBD");  // U+FFFD
+}
+
 TEST_F(RestServerTest, QueuesNodesAndClusters) {
   Resources capacity{.cpu = 64'000, .memory = int64_t{512} << 30, .gpu = 8000};
   service_.SetQueues({{.name = "default",
