@@ -24,7 +24,9 @@
 // (the store commits its queue in order). On start, the manager rebuilds its state from the
 // store: pending jobs are queued again, running tasks' placements are assumed, and each
 // cluster reconciles the tasks it runs (Cluster::Recover): a task still running is kept; one
-// that vanished ends "Lost" and its job follows its restart policy.
+// that vanished ends "Lost" and its job follows its restart policy. Reads (Get, List) show a
+// lifecycle step as soon as it is decided, at most one store write ahead of durability; events
+// (Events, Watch) appear once stored. A crash in between is recovered by re-deriving the step.
 //
 // Errors: as JobService; Create returns the store's errors, and DataLoss for a record that
 // cannot be decoded.

@@ -158,12 +158,18 @@ class JobManagerTest : public ::testing::Test {
     return view;
   }
 
+  // The stored events of a finished job, once its last one is durable too (a job's state is
+  // visible as soon as it is decided; its events once they are stored).
   std::vector<std::string> EventTypes(const std::string& id) {
     std::vector<std::string> types;
-    absl::StatusOr<std::vector<JobEvent>> events = manager_->Events(kAdmin, id);
-    EXPECT_TRUE(events.ok()) << events.status();
-    for (const JobEvent& event : events.value_or(std::vector<JobEvent>{})) {
-      types.push_back(event.type);
+    for (int i = 0; i < 4000; ++i) {
+      absl::StatusOr<std::vector<JobEvent>> events = manager_->Events(kAdmin, id);
+      EXPECT_TRUE(events.ok()) << events.status();
+      if (!events.ok()) return types;
+      types.clear();
+      for (const JobEvent& event : *events) types.push_back(event.type);
+      if (!events->empty() && IsTerminal(events->back().phase)) return types;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return types;
   }

@@ -1,0 +1,244 @@
+#include "server/server_config.h"
+
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/duration.h"
+#include "core/quantity.h"
+#include "fmt/format.h"
+#include "yaml-cpp/yaml.h"
+
+namespace tessera::server {
+namespace {
+
+absl::Status FieldError(std::string_view source, std::string_view field, std::string_view what) {
+  return absl::InvalidArgumentError(fmt::format("{}: {}: {}", source, field, what));
+}
+
+absl::Status CheckKeys(const YAML::Node& node, std::string_view source, const std::string& field,
+                       const std::set<std::string>& known) {
+  if (!node.IsMap()) return FieldError(source, field.empty() ? "config" : field, "must be a mapping");
+  for (const auto& entry : node) {
+    const std::string key = entry.first.as<std::string>();
+    if (!known.contains(key)) {
+      return FieldError(source, field.empty() ? key : fmt::format("{}.{}", field, key),
+                        "unknown key");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Text(const YAML::Node& node, std::string_view source,
+                                 const std::string& field) {
+  if (!node.IsScalar()) return FieldError(source, field, "must be a string");
+  return node.as<std::string>();
+}
+
+absl::StatusOr<double> Number(const YAML::Node& node, std::string_view source,
+                              const std::string& field) {
+  const std::string text = node.IsScalar() ? node.as<std::string>() : "";
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !(value >= 0) ||
+      value > 1e9) {
+    return FieldError(source, field, "must be a number between 0 and 1e9");
+  }
+  return value;
+}
+
+absl::StatusOr<ClusterConfig> ParseCluster(const YAML::Node& node, std::string_view source,
+                                           const std::string& field) {
+  if (absl::Status s = CheckKeys(node, source, field, {"name", "backend", "gpus", "nodeList"});
+      !s.ok()) {
+    return s;
+  }
+  ClusterConfig cluster;
+  if (node["name"]) {
+    absl::StatusOr<std::string> name = Text(node["name"], source, field + ".name");
+    if (!name.ok()) return name.status();
+    cluster.name = *name;
+  }
+  if (node["backend"]) {
+    absl::StatusOr<std::string> backend = Text(node["backend"], source, field + ".backend");
+    if (!backend.ok()) return backend.status();
+    cluster.backend = *backend;
+  }
+  if (node["nodeList"]) {
+    absl::StatusOr<std::string> list = Text(node["nodeList"], source, field + ".nodeList");
+    if (!list.ok()) return list.status();
+    cluster.node_list = *list;
+  }
+  if (const YAML::Node gpus = node["gpus"]) {
+    const std::string gpus_field = field + ".gpus";
+    if (absl::Status s = CheckKeys(gpus, source, gpus_field, {"model", "memory", "count"}); !s.ok()) {
+      return s;
+    }
+    agent::DeclaredGpus declared;
+    absl::StatusOr<std::string> model = Text(gpus["model"], source, gpus_field + ".model");
+    if (!model.ok()) return model.status();
+    declared.model = *model;
+    absl::StatusOr<std::string> memory = Text(gpus["memory"], source, gpus_field + ".memory");
+    if (!memory.ok()) return memory.status();
+    absl::StatusOr<int64_t> bytes = ParseBytes(*memory, gpus_field + ".memory");
+    if (!bytes.ok()) return bytes.status();
+    declared.memory = *bytes;
+    absl::StatusOr<std::string> count = Text(gpus["count"], source, gpus_field + ".count");
+    if (!count.ok()) return count.status();
+    absl::StatusOr<int64_t> n = ParseCount(*count, gpus_field + ".count");
+    if (!n.ok()) return n.status();
+    if (*n > 64) return FieldError(source, gpus_field + ".count", "must be at most 64");
+    declared.count = static_cast<int32_t>(*n);
+    cluster.gpus = declared;
+  }
+  return cluster;
+}
+
+absl::Status ParseTopLevel(const YAML::Node& root, std::string_view source, ServerConfig& config) {
+  if (absl::Status s = CheckKeys(root, source, "",
+                                 {"dataDir", "httpAddr", "grpcAddr", "profile", "seed",
+                                  "cycleInterval", "requeueBackoff", "rateLimit", "clusters"});
+      !s.ok()) {
+    return s;
+  }
+  for (const auto& [key, target] :
+       std::initializer_list<std::pair<const char*, std::string*>>{
+           {"dataDir", &config.data_dir},
+           {"httpAddr", &config.http_addr},
+           {"grpcAddr", &config.grpc_addr},
+           {"profile", &config.profile}}) {
+    if (!root[key]) continue;
+    absl::StatusOr<std::string> value = Text(root[key], source, key);
+    if (!value.ok()) return value.status();
+    *target = *value;
+  }
+  if (root["seed"]) {
+    absl::StatusOr<double> seed = Number(root["seed"], source, "seed");
+    if (!seed.ok()) return seed.status();
+    config.seed = static_cast<uint64_t>(*seed);
+  }
+  for (const auto& [key, target] : std::initializer_list<std::pair<const char*, Duration*>>{
+           {"cycleInterval", &config.cycle_interval}, {"requeueBackoff", &config.requeue_backoff}}) {
+    if (!root[key]) continue;
+    absl::StatusOr<std::string> text = Text(root[key], source, key);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<Duration> d = ParseDuration(*text, key);
+    if (!d.ok()) return FieldError(source, key, std::string(d.status().message()));
+    *target = *d;
+  }
+  if (const YAML::Node limit = root["rateLimit"]) {
+    if (absl::Status s = CheckKeys(limit, source, "rateLimit", {"ratePerSecond", "burst"}); !s.ok()) {
+      return s;
+    }
+    if (limit["ratePerSecond"]) {
+      absl::StatusOr<double> rate = Number(limit["ratePerSecond"], source, "rateLimit.ratePerSecond");
+      if (!rate.ok()) return rate.status();
+      config.rate_limit.rate_per_second = *rate;
+    }
+    if (limit["burst"]) {
+      absl::StatusOr<double> burst = Number(limit["burst"], source, "rateLimit.burst");
+      if (!burst.ok()) return burst.status();
+      config.rate_limit.burst = *burst;
+    }
+  }
+  if (const YAML::Node clusters = root["clusters"]) {
+    if (!clusters.IsSequence()) return FieldError(source, "clusters", "must be a list");
+    for (size_t i = 0; i < clusters.size(); ++i) {
+      absl::StatusOr<ClusterConfig> cluster =
+          ParseCluster(clusters[i], source, fmt::format("clusters[{}]", i));
+      if (!cluster.ok()) return cluster.status();
+      config.clusters.push_back(*std::move(cluster));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<HostPort> ParseHostPort(std::string_view text, std::string_view field) {
+  const size_t colon = text.rfind(':');
+  const auto bad = [&] {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: \"{}\" is not HOST:PORT (port 0..65535)", field, text));
+  };
+  if (colon == std::string_view::npos || colon == 0) return bad();
+  HostPort out{.host = std::string(text.substr(0, colon))};
+  const std::string_view port = text.substr(colon + 1);
+  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), out.port);
+  if (port.empty() || ec != std::errc() || end != port.data() + port.size() || out.port < 0 ||
+      out.port > 65535) {
+    return bad();
+  }
+  return out;
+}
+
+absl::StatusOr<ServerConfig> ParseServerConfig(std::string_view yaml, std::string_view source) {
+  ServerConfig config;
+  try {
+    const YAML::Node root = YAML::Load(std::string(yaml));
+    if (root.IsNull()) return config;
+    if (absl::Status s = ParseTopLevel(root, source, config); !s.ok()) return s;
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}:{}:{}: {}", source, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  return config;
+}
+
+absl::StatusOr<ServerConfig> LoadServerConfig(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return absl::NotFoundError(fmt::format("{}: cannot be read", path));
+  std::ostringstream text;
+  text << file.rdbuf();
+  return ParseServerConfig(text.str(), path);
+}
+
+ServerConfig DevConfig(std::string data_dir, std::string sim_node_list) {
+  ServerConfig config;
+  config.data_dir = std::move(data_dir);
+  config.clusters.push_back({.name = "local", .backend = "local"});
+  if (!sim_node_list.empty()) {
+    config.clusters.push_back({.name = "sim", .backend = "sim", .node_list = std::move(sim_node_list)});
+  }
+  return config;
+}
+
+absl::Status ValidateServerConfig(const ServerConfig& config) {
+  if (config.data_dir.empty()) return absl::InvalidArgumentError("dataDir: required (--data-dir)");
+  for (const auto& [field, addr] : {std::pair<const char*, const std::string*>{"httpAddr", &config.http_addr},
+                                    {"grpcAddr", &config.grpc_addr}}) {
+    if (absl::StatusOr<HostPort> hp = ParseHostPort(*addr, field); !hp.ok()) return hp.status();
+  }
+  if (config.clusters.empty()) {
+    return absl::InvalidArgumentError("clusters: at least one cluster is required");
+  }
+  if (config.cycle_interval.count() <= 0) {
+    return absl::InvalidArgumentError("cycleInterval: must be > 0");
+  }
+  std::set<std::string> names;
+  for (size_t i = 0; i < config.clusters.size(); ++i) {
+    const ClusterConfig& cluster = config.clusters[i];
+    const std::string field = fmt::format("clusters[{}]", i);
+    if (cluster.name.empty()) return absl::InvalidArgumentError(field + ".name: required");
+    if (!names.insert(cluster.name).second) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}.name: \"{}\" names another cluster too", field, cluster.name));
+    }
+    if (cluster.backend == "sim") {
+      if (cluster.node_list.empty()) {
+        return absl::InvalidArgumentError(field + ".nodeList: required for a sim cluster");
+      }
+    } else if (cluster.backend == "local") {
+      if (!cluster.node_list.empty()) {
+        return absl::InvalidArgumentError(field + ".nodeList: only for sim clusters");
+      }
+    } else {
+      return absl::InvalidArgumentError(
+          fmt::format("{}.backend: must be local or sim, not \"{}\"", field, cluster.backend));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tessera::server

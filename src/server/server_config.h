@@ -1,0 +1,66 @@
+// ServerConfig: how `tessera server` is set up — a YAML file, overridden by flags.
+//
+//   dataDir: /var/lib/tessera          # the SQLite store, task logs, admin.token
+//   httpAddr: 127.0.0.1:8080           # REST API, /metrics, /healthz
+//   grpcAddr: 127.0.0.1:9090           # gRPC API
+//   profile: default                   # scheduling profile: a built-in name (docs/plugins.md)
+//   seed: 1                            # the scheduler's tie-breaks
+//   cycleInterval: 1s                  # longest wait between cycles while jobs are pending
+//   requeueBackoff: 5s
+//   rateLimit: {ratePerSecond: 50, burst: 100}   # per tenant; ratePerSecond 0 = unlimited
+//   clusters:
+//     - {name: local, backend: local}                       # this machine's processes
+//     - {name: local, backend: local, gpus: {model: T4, memory: 16Gi, count: 2}}  # declared GPUs
+//     - {name: sim, backend: sim, nodeList: openb_node_list_gpu_node.csv}         # simulated fleet
+//
+// Dev mode (DevConfig) is this with dataDir given and one local cluster, plus a simulated
+// cluster "sim" when a node list is given. Unknown keys and bad values are InvalidArgument
+// naming the field ("clusters[1].backend: must be local or sim, not \"k8s\"").
+// Value types; parsing is a pure function.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/local/local_inventory.h"
+#include "server/auth/rate_limiter.h"
+#include "tessera/common/clock.h"
+
+namespace tessera::server {
+
+struct ClusterConfig {
+  std::string name;
+  std::string backend;  // "local" | "sim"
+  std::optional<agent::DeclaredGpus> gpus;  // local: declared instead of discovered
+  std::string node_list;                    // sim: an Alibaba-format node list (CSV)
+};
+
+struct ServerConfig {
+  std::string data_dir;
+  std::string http_addr = "127.0.0.1:8080";
+  std::string grpc_addr = "127.0.0.1:9090";
+  std::string profile = "default";
+  uint64_t seed = 1;
+  Duration cycle_interval{1000};
+  Duration requeue_backoff{5000};
+  RateLimit rate_limit;
+  std::vector<ClusterConfig> clusters;
+};
+
+// "host:port" → parts; InvalidArgument naming `field` for anything else (port 0..65535).
+struct HostPort {
+  std::string host;
+  int port = 0;
+};
+absl::StatusOr<HostPort> ParseHostPort(std::string_view text, std::string_view field);
+
+absl::StatusOr<ServerConfig> ParseServerConfig(std::string_view yaml, std::string_view source);
+absl::StatusOr<ServerConfig> LoadServerConfig(const std::string& path);
+ServerConfig DevConfig(std::string data_dir, std::string sim_node_list);
+// Checks the whole config (required fields, unique cluster names, addresses).
+absl::Status ValidateServerConfig(const ServerConfig& config);
+
+}  // namespace tessera::server

@@ -1,0 +1,87 @@
+#include "server/server_config.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tessera::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ServerConfigTest, ParsesEveryKey) {
+  absl::StatusOr<ServerConfig> config = ParseServerConfig(R"(
+dataDir: /tmp/t
+httpAddr: 0.0.0.0:8081
+grpcAddr: 127.0.0.1:0
+profile: fgd
+seed: 7
+cycleInterval: 250ms
+requeueBackoff: 1m
+rateLimit: {ratePerSecond: 5, burst: 10}
+clusters:
+  - {name: here, backend: local, gpus: {model: T4, memory: 16Gi, count: 2}}
+  - {name: sim, backend: sim, nodeList: nodes.csv}
+)",
+                                                          "c.yaml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->profile, "fgd");
+  EXPECT_EQ(config->seed, 7u);
+  EXPECT_EQ(config->cycle_interval, Duration(250));
+  EXPECT_EQ(config->requeue_backoff, Duration(60'000));
+  EXPECT_EQ(config->rate_limit.burst, 10);
+  ASSERT_EQ(config->clusters.size(), 2u);
+  EXPECT_EQ(config->clusters[0].gpus->count, 2);
+  EXPECT_EQ(config->clusters[0].gpus->memory, int64_t{16} << 30);
+  EXPECT_EQ(config->clusters[1].node_list, "nodes.csv");
+  EXPECT_TRUE(ValidateServerConfig(*config).ok());
+}
+
+TEST(ServerConfigTest, BadInputNamesTheField) {
+  struct Case {
+    const char* yaml;
+    const char* error;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"dataDirr: x", "c.yaml: dataDirr: unknown key"},
+           {"clusters: {a: 1}", "clusters: must be a list"},
+           {"clusters: [{name: a, backend: local, gpus: {model: T4, memory: 1Gi, count: -1}}]",
+            "clusters[0].gpus.count"},
+           {"clusters: [{name: a, backend: local, extra: 1}]", "clusters[0].extra: unknown key"},
+           {"rateLimit: {burst: lots}", "rateLimit.burst: must be a number"},
+           {"cycleInterval: soon", "cycleInterval"},
+           {"a: [", "c.yaml:1:"},
+       }) {
+    absl::StatusOr<ServerConfig> config = ParseServerConfig(c.yaml, "c.yaml");
+    ASSERT_FALSE(config.ok()) << c.yaml;
+    EXPECT_THAT(config.status().message(), HasSubstr(c.error)) << c.yaml;
+  }
+}
+
+TEST(ServerConfigTest, ValidationChecksTheWhole) {
+  ServerConfig config = DevConfig("/tmp/d", "nodes.csv");
+  ASSERT_TRUE(ValidateServerConfig(config).ok());
+  ASSERT_EQ(config.clusters.size(), 2u);
+  ServerConfig no_dir = config;
+  no_dir.data_dir.clear();
+  EXPECT_THAT(ValidateServerConfig(no_dir).message(), HasSubstr("dataDir: required"));
+  ServerConfig twice = config;
+  twice.clusters[1].name = "local";
+  EXPECT_THAT(ValidateServerConfig(twice).message(), HasSubstr("clusters[1].name"));
+  ServerConfig k8s = config;
+  k8s.clusters[1].backend = "k8s";
+  EXPECT_THAT(ValidateServerConfig(k8s).message(), HasSubstr("must be local or sim"));
+  ServerConfig bad_addr = config;
+  bad_addr.http_addr = "localhost";
+  EXPECT_THAT(ValidateServerConfig(bad_addr).message(), HasSubstr("httpAddr"));
+}
+
+TEST(ServerConfigTest, HostPortParsesStrictly) {
+  EXPECT_EQ(ParseHostPort("127.0.0.1:80", "a")->port, 80);
+  EXPECT_EQ(ParseHostPort("[::1]:0", "a")->host, "[::1]");
+  for (const char* bad : {"", ":80", "h:", "h:x", "h:70000", "h:-1"}) {
+    EXPECT_FALSE(ParseHostPort(bad, "a").ok()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace tessera::server
