@@ -57,7 +57,7 @@ class GrpcServer {
   absl::Status Start(const std::string& address);
 
   // The bound port; 0 before a successful Start.
-  int port() const { return port_.load(); }
+  int port() const { return port_.load(); }  // NOLINT(readability-identifier-naming)
 
   // Stops accepting calls, ends open watch streams (UNAVAILABLE), gives unary calls in flight
   // a short grace period, then cancels what is left and returns once every handler is done.
