@@ -462,7 +462,7 @@ void RestServer::Impl::GetLogs(const Caller& caller, const Request& req, Respons
   if (!chunk.ok()) return SendError(res, chunk.status());
   res.set_header("X-Tessera-Next-Offset", std::to_string(chunk->next_offset));
   res.set_header("X-Tessera-Log-End", chunk->end ? "true" : "false");
-  res.set_content(std::move(chunk->data), "text/plain");
+  res.set_content(chunk->data, "text/plain");
 }
 
 void RestServer::Impl::WatchEvents(const Caller& caller, const Request& req, Response& res) {
@@ -553,7 +553,9 @@ RestServer::RestServer(Options options) : impl_(std::make_unique<Impl>(options))
 
 RestServer::~RestServer() = default;
 
-absl::Status RestServer::Start(std::string host, int port) { return impl_->Start(host, port); }
+absl::Status RestServer::Start(const std::string& host, int port) {
+  return impl_->Start(host, port);
+}
 
 int RestServer::port() const { return impl_->port(); }
 

@@ -55,7 +55,7 @@ class RestServer {
   // Binds host:port (port 0: an ephemeral port, see port()) and starts serving. Errors:
   // Unavailable when the address cannot be bound ("address already in use"), InvalidArgument
   // for bad options, FailedPrecondition when already started.
-  absl::Status Start(std::string host, int port);
+  absl::Status Start(const std::string& host, int port);
 
   // The bound port; 0 before Start.
   int port() const;
