@@ -194,6 +194,9 @@ class RestServer::Impl {
 
 absl::Status RestServer::Impl::Start(const std::string& host, int port) {
   if (started_.exchange(true)) return absl::FailedPreconditionError("already started");
+  if (options_.service == nullptr || options_.auth == nullptr) {
+    return absl::InvalidArgumentError("a RestServer needs a JobService and an Authenticator");
+  }
   if (port < 0 || port > 65535) {
     return absl::InvalidArgumentError(fmt::format("port {}: must be in 0..65535", port));
   }
