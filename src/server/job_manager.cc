@@ -4,6 +4,7 @@
 #include <future>
 #include <utility>
 
+#include "api/errors/request_error.h"
 #include "fmt/format.h"
 #include "sched/plugins/builtin.h"
 
@@ -325,15 +326,15 @@ absl::StatusOr<JobView> JobManager::Get(const Caller& caller, std::string_view i
 absl::StatusOr<ListJobsResult> JobManager::List(const Caller& caller,
                                                 const ListJobsRequest& request) {
   if (request.limit < 1 || request.limit > kMaxListLimit) {
-    return absl::InvalidArgumentError(
-        fmt::format("limit: must be between 1 and {}, not {}", kMaxListLimit, request.limit));
+    return api::FieldError(
+        "limit", fmt::format("must be between 1 and {}, not {}", kMaxListLimit, request.limit));
   }
   int64_t after = 0;
   if (!request.page_token.empty()) {
     const std::optional<int64_t> token = ParseJobId(request.page_token);
     if (!token.has_value()) {
-      return absl::InvalidArgumentError(
-          fmt::format("pageToken: \"{}\" is not a page token of this API", request.page_token));
+      return api::FieldError(
+          "pageToken", fmt::format("\"{}\" is not a page token of this API", request.page_token));
     }
     after = *token;
   }
@@ -418,7 +419,8 @@ absl::StatusOr<JobExplanation> JobManager::Explain(const Caller& caller, std::st
 absl::StatusOr<LogChunk> JobManager::Logs(const Caller& caller, std::string_view id,
                                           const LogRequest& request) {
   if (request.offset < 0 || request.limit <= 0) {
-    return absl::InvalidArgumentError("offset: must be >= 0, and limit > 0");
+    return api::FieldError(request.offset < 0 ? "offset" : "limit",
+                           request.offset < 0 ? "must be >= 0" : "must be > 0");
   }
   std::string launch_id;
   Cluster* cluster = nullptr;
@@ -450,7 +452,7 @@ absl::StatusOr<LogChunk> JobManager::Logs(const Caller& caller, std::string_view
 absl::StatusOr<std::unique_ptr<EventStream>> JobManager::Watch(const Caller& caller,
                                                                const WatchRequest& request) {
   if (request.after_sequence >= 0 && request.job_id.empty()) {
-    return absl::InvalidArgumentError("afterSequence: needs a job");
+    return api::FieldError("afterSequence", "needs a job");
   }
   if (!request.job_id.empty()) {
     std::lock_guard<std::mutex> lock(mu_);

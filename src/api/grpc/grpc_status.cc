@@ -8,13 +8,6 @@
 #include "api/jobspec/jobspec.h"
 
 namespace tessera::api {
-namespace {
-
-// Where FieldError keeps the field's name on the status.
-constexpr char kFieldPayloadUrl[] = "type.tessera.io/api.grpc.RequestField";
-
-}  // namespace
-
 grpc::StatusCode ToGrpcCode(absl::StatusCode code) {
   // Both enumerate the canonical codes with the same numbers, OK = 0 ... UNAUTHENTICATED = 16.
   static_assert(static_cast<int>(absl::StatusCode::kOk) == grpc::StatusCode::OK);
@@ -27,24 +20,6 @@ grpc::StatusCode ToGrpcCode(absl::StatusCode code) {
     return grpc::StatusCode::UNKNOWN;
   }
   return static_cast<grpc::StatusCode>(value);
-}
-
-absl::Status FieldError(std::string_view field, std::string_view message) {
-  const std::string name(field);
-  absl::Status status = absl::InvalidArgumentError(absl::StrCat(name, ": ", std::string(message)));
-  status.SetPayload(kFieldPayloadUrl, absl::Cord(name));
-  return status;
-}
-
-std::optional<std::string> ErrorField(const absl::Status& status) {
-  if (absl::optional<absl::Cord> field = status.GetPayload(kFieldPayloadUrl)) {
-    return std::string(*field);
-  }
-  if (std::optional<JobSpecError> error = GetJobSpecError(status);
-      error.has_value() && !error->field.empty()) {
-    return error->field;
-  }
-  return std::nullopt;
 }
 
 grpc::Status ToGrpcStatus(const absl::Status& status, grpc::ServerContext& context) {

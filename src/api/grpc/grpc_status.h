@@ -2,7 +2,7 @@
 // grpc::Status, code for code, with the faulty field's path as the "field" trailer.
 //
 // The field comes from a job-spec parse error (api/jobspec/jobspec.h, GetJobSpecError: the
-// document path, "spec.tasks[1].resources.gpu") or from FieldError below (a request field,
+// document path, "spec.tasks[1].resources.gpu") or from FieldError (api/errors/request_error.h: a request field,
 // "job_id"). The message is passed through unchanged.
 // Thread-safe: pure functions; ToGrpcStatus writes only to the call's own ServerContext.
 #pragma once
@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "api/errors/request_error.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/status.h"
 
@@ -24,12 +25,6 @@ inline constexpr char kRetryAfterTrailer[] = "retry-after-ms";
 // The gRPC code with the same meaning (absl and gRPC share the canonical codes); UNKNOWN for
 // a code outside them.
 grpc::StatusCode ToGrpcCode(absl::StatusCode code);
-
-// InvalidArgument "FIELD: MESSAGE" that remembers FIELD for the "field" trailer.
-absl::Status FieldError(std::string_view field, std::string_view message);
-
-// The field at fault in `status` (a FieldError or a job-spec parse error), if one is.
-std::optional<std::string> ErrorField(const absl::Status& status);
 
 // `status` as a grpc::Status; adds the "field" trailer to `context` when a field is at fault.
 grpc::Status ToGrpcStatus(const absl::Status& status, grpc::ServerContext& context);

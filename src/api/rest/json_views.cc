@@ -14,9 +14,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// The payload FieldError attaches: the name of the offending parameter.
-constexpr char kFieldPayload[] = "type.tessera.io/tessera.api.rest.Field";
-
 std::string Rfc3339(TimePoint t) {
   return absl::FormatTime("%Y-%m-%d%ET%H:%M:%E*SZ",
                           absl::FromUnixMillis(t.time_since_epoch().count()), absl::UTCTimeZone());
@@ -66,14 +63,6 @@ int HttpStatus(absl::StatusCode code) {
     default:
       return 500;
   }
-}
-
-std::string FieldOf(const absl::Status& status) {
-  if (std::optional<JobSpecError> error = GetJobSpecError(status)) return error->field;
-  if (auto field = status.GetPayload(kFieldPayload); field.has_value()) {
-    return std::string(*field);
-  }
-  return "";
 }
 
 }  // namespace
@@ -160,15 +149,6 @@ Json QueueViewToJson(const server::QueueView& queue) {
           {"allocated", ResourcesToJson(queue.allocated)}};
 }
 
-absl::Status WithField(absl::Status status, std::string_view field) {
-  status.SetPayload(kFieldPayload, absl::Cord(std::string(field)));
-  return status;
-}
-
-absl::Status FieldError(std::string_view field, std::string_view message) {
-  return WithField(absl::InvalidArgumentError(fmt::format("{}: {}", field, message)), field);
-}
-
 Json ErrorBody(absl::StatusCode code, std::string_view message) {
   return {{"error", {{"code", absl::StatusCodeToString(code)}, {"message", message}}}};
 }
@@ -176,8 +156,8 @@ Json ErrorBody(absl::StatusCode code, std::string_view message) {
 HttpError StatusToHttpError(const absl::Status& status) {
   HttpError error{.http_status = HttpStatus(status.code()),
                   .body = ErrorBody(status.code(), std::string(status.message()))};
-  if (std::string field = FieldOf(status); !field.empty()) {
-    error.body["error"]["field"] = std::move(field);
+  if (std::optional<std::string> field = ErrorField(status)) {
+    error.body["error"]["field"] = *std::move(field);
   }
   return error;
 }

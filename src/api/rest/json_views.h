@@ -6,13 +6,14 @@
 // "512Gi"), gpu as a number of GPUs (fractional when shared); times as RFC 3339 in UTC.
 //
 // Errors: every error body is {"error": {"code", "message"[, "field"]}} with the canonical code
-// name. `field` comes from the codec's JobSpecError payload or from FieldError below.
+// name. `field` comes from api/errors/request_error.h (ErrorField).
 // Thread-safe: pure functions.
 #pragma once
 
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "api/errors/request_error.h"
 #include "nlohmann/json.hpp"
 #include "server/job_service.h"
 
@@ -26,12 +27,6 @@ nlohmann::ordered_json ClusterViewToJson(const server::ClusterView& cluster);
 nlohmann::ordered_json QueueViewToJson(const server::QueueView& queue);
 // {"cpu": "64", "memory": "512Gi", "gpu": 8}, plus gpuMemory and extended resources when set.
 nlohmann::ordered_json ResourcesToJson(const Resources& resources);
-
-// InvalidArgument("FIELD: MESSAGE") that names `field` in the error body, for request
-// parameters and bodies that are not job documents.
-absl::Status FieldError(std::string_view field, std::string_view message);
-// `status` with `field` attached, so that its error body names it.
-absl::Status WithField(absl::Status status, std::string_view field);
 
 struct HttpError {
   int http_status = 500;

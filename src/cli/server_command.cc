@@ -1,0 +1,289 @@
+#include "cli/server_command.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "agent/local/system_clock.h"
+#include "absl/strings/str_split.h"
+#include "api/grpc/grpc_server.h"
+#include "api/rest/rest_server.h"
+#include "core/quantity.h"
+#include "fmt/format.h"
+#include "prometheus/registry.h"
+#include "sched/profile.h"
+#include "server/auth/authenticator.h"
+#include "server/auth/rate_limiter.h"
+#include "server/job_manager.h"
+#include "server/local_cluster.h"
+#include "server/server_config.h"
+#include "server/sim_cluster.h"
+#include "sim/alibaba/alibaba_trace.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace tessera::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using server::ServerConfig;
+
+struct Flags {
+  std::string config_path;
+  bool dev = false;
+  std::string data_dir;
+  std::string http_addr;
+  std::string grpc_addr;
+  std::string sim_nodes;
+  std::string profile;
+  std::optional<uint64_t> seed;
+  std::string local_gpus;  // MODEL:COUNT:MEMORY
+  std::optional<double> rate_limit;
+};
+
+// "T4:2:16Gi" → declared GPUs.
+absl::StatusOr<agent::DeclaredGpus> ParseLocalGpus(const std::string& text) {
+  const std::vector<std::string> parts = absl::StrSplit(text, ':');
+  if (parts.size() != 3 || parts[0].empty()) {
+    return absl::InvalidArgumentError(
+        fmt::format("--local-gpus: \"{}\" is not MODEL:COUNT:MEMORY (e.g. T4:2:16Gi)", text));
+  }
+  absl::StatusOr<int64_t> count = ParseCount(parts[1], "--local-gpus count");
+  if (!count.ok()) return count.status();
+  if (*count > 64) return absl::InvalidArgumentError("--local-gpus count: must be at most 64");
+  absl::StatusOr<int64_t> memory = ParseBytes(parts[2], "--local-gpus memory");
+  if (!memory.ok()) return memory.status();
+  return agent::DeclaredGpus{
+      .model = parts[0], .memory = *memory, .count = static_cast<int32_t>(*count)};
+}
+
+absl::StatusOr<ServerConfig> BuildConfig(const Flags& flags) {
+  ServerConfig config;
+  if (flags.dev == !flags.config_path.empty()) {
+    return absl::InvalidArgumentError("give exactly one of --dev and --config FILE");
+  }
+  if (flags.dev) {
+    config = server::DevConfig(flags.data_dir, flags.sim_nodes);
+  } else {
+    absl::StatusOr<ServerConfig> loaded = server::LoadServerConfig(flags.config_path);
+    if (!loaded.ok()) return loaded.status();
+    config = *std::move(loaded);
+    if (!flags.data_dir.empty()) config.data_dir = flags.data_dir;
+    if (!flags.sim_nodes.empty()) {
+      config.clusters.push_back({.name = "sim", .backend = "sim", .node_list = flags.sim_nodes});
+    }
+  }
+  if (!flags.http_addr.empty()) config.http_addr = flags.http_addr;
+  if (!flags.grpc_addr.empty()) config.grpc_addr = flags.grpc_addr;
+  if (!flags.profile.empty()) config.profile = flags.profile;
+  if (flags.seed.has_value()) config.seed = *flags.seed;
+  if (flags.rate_limit.has_value()) config.rate_limit.rate_per_second = *flags.rate_limit;
+  if (!flags.local_gpus.empty()) {
+    absl::StatusOr<agent::DeclaredGpus> gpus = ParseLocalGpus(flags.local_gpus);
+    if (!gpus.ok()) return gpus.status();
+    for (server::ClusterConfig& cluster : config.clusters) {
+      if (cluster.backend == "local") cluster.gpus = *gpus;
+    }
+  }
+  if (absl::Status s = server::ValidateServerConfig(config); !s.ok()) return s;
+  return config;
+}
+
+// The task supervisor is installed next to the tessera binary.
+std::string SupervisorPath() {
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  if (error) return "";
+  const fs::path supervisor = self.parent_path() / "tessera-task-supervisor";
+  return fs::exists(supervisor) ? supervisor.string() : "";
+}
+
+// The admin token of this data directory: the one in admin.token while it is valid, or a new
+// one written there (mode 0600).
+absl::StatusOr<std::string> AdminToken(server::Authenticator& auth, const fs::path& path) {
+  std::ifstream in(path);
+  std::string token;
+  if (in && std::getline(in, token) && auth.Authenticate(token).ok()) return token;
+  absl::StatusOr<server::IssuedToken> issued = auth.IssueToken("admin", server::Role::kAdmin);
+  if (!issued.ok()) return issued.status();
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << issued->token << "\n";
+    if (!out) return absl::PermissionDeniedError(fmt::format("{}: cannot be written", tmp.string()));
+  }
+  ::chmod(tmp.c_str(), 0600);
+  fs::rename(tmp, path);
+  return issued->token;
+}
+
+// Everything the server runs, in construction order; destroyed in reverse.
+struct ControlPlane {
+  std::unique_ptr<store::SqliteStore> store;
+  std::unique_ptr<server::Authenticator> auth;
+  prometheus::Registry metrics;
+  std::unique_ptr<server::RateLimiter> rate_limiter;
+  std::unique_ptr<server::JobManager> manager;
+  std::vector<std::unique_ptr<server::Cluster>> clusters;
+  std::unique_ptr<api::RestServer> rest;
+  std::unique_ptr<api::GrpcServer> grpc;
+
+  ~ControlPlane() {
+    if (rest) rest->Stop();
+    if (grpc) grpc->Stop();
+    if (manager) manager->Stop();
+    clusters.clear();
+  }
+};
+
+absl::Status AddClusters(const ServerConfig& config, ControlPlane& plane) {
+  for (const server::ClusterConfig& cluster : config.clusters) {
+    if (cluster.backend == "local") {
+      agent::LocalInventoryOptions inventory{.declared_gpus = cluster.gpus};
+      absl::StatusOr<std::unique_ptr<server::LocalCluster>> local = server::LocalCluster::Create(
+          {.name = cluster.name,
+           .inventory = inventory,
+           .task_dir = (fs::path(config.data_dir) / "tasks" / cluster.name).string(),
+           .supervisor = SupervisorPath()},
+          plane.manager.get());
+      if (!local.ok()) return local.status();
+      plane.clusters.push_back(*std::move(local));
+    } else {
+      absl::StatusOr<sim::alibaba::NodeList> nodes = sim::alibaba::LoadNodeList(cluster.node_list);
+      if (!nodes.ok()) return nodes.status();
+      plane.clusters.push_back(std::make_unique<server::SimCluster>(
+          server::SimClusterOptions{.name = cluster.name,
+                                    .nodes = std::move(nodes->nodes),
+                                    .clock = &agent::SystemClock::Get()},
+          plane.manager.get()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) {
+  std::error_code error;
+  fs::create_directories(config.data_dir, error);
+  if (error) {
+    return absl::PermissionDeniedError(
+        fmt::format("--data-dir {}: {}", config.data_dir, error.message()));
+  }
+  absl::StatusOr<std::unique_ptr<store::SqliteStore>> store =
+      store::SqliteStore::Open({.data_dir = (fs::path(config.data_dir) / "store").string()});
+  if (!store.ok()) return store.status();
+  plane.store = *std::move(store);
+  absl::StatusOr<std::unique_ptr<server::Authenticator>> auth =
+      server::Authenticator::Create(plane.store.get());
+  if (!auth.ok()) return auth.status();
+  plane.auth = *std::move(auth);
+  if (absl::StatusOr<std::string> token =
+          AdminToken(*plane.auth, fs::path(config.data_dir) / "admin.token");
+      !token.ok()) {
+    return token.status();
+  }
+  plane.rate_limiter =
+      std::make_unique<server::RateLimiter>(config.rate_limit, &agent::SystemClock::Get());
+  absl::StatusOr<Profile> profile = BuiltinProfile(config.profile);
+  if (!profile.ok()) return profile.status();
+  absl::StatusOr<std::unique_ptr<server::JobManager>> manager =
+      server::JobManager::Create({.store = plane.store.get(),
+                                  .clock = &agent::SystemClock::Get(),
+                                  .profile = *profile,
+                                  .seed = config.seed,
+                                  .cycle_interval = config.cycle_interval,
+                                  .requeue_backoff = config.requeue_backoff,
+                                  .metrics = &plane.metrics});
+  if (!manager.ok()) return manager.status();
+  plane.manager = *std::move(manager);
+  if (absl::Status s = AddClusters(config, plane); !s.ok()) return s;
+  std::vector<server::Cluster*> clusters;
+  for (const auto& cluster : plane.clusters) clusters.push_back(cluster.get());
+  if (absl::Status s = plane.manager->Start(clusters); !s.ok()) return s;
+
+  plane.rest = std::make_unique<api::RestServer>(api::RestServer::Options{
+      .service = plane.manager.get(),
+      .auth = plane.auth.get(),
+      .rate_limiter = plane.rate_limiter.get(),
+      .metrics = &plane.metrics});
+  const server::HostPort http = *server::ParseHostPort(config.http_addr, "httpAddr");
+  if (absl::Status s = plane.rest->Start(http.host, http.port); !s.ok()) {
+    return absl::Status(s.code(), fmt::format("--http-addr {}: {}", config.http_addr,
+                                              std::string(s.message())));
+  }
+  plane.grpc = std::make_unique<api::GrpcServer>(api::GrpcServer::Options{
+      .service = plane.manager.get(),
+      .auth = plane.auth.get(),
+      .rate_limiter = plane.rate_limiter.get()});
+  if (absl::Status s = plane.grpc->Start(config.grpc_addr); !s.ok()) {
+    return absl::Status(s.code(), fmt::format("--grpc-addr {}: {}", config.grpc_addr,
+                                              std::string(s.message())));
+  }
+  const server::HostPort grpc = *server::ParseHostPort(config.grpc_addr, "grpcAddr");
+  std::cout << fmt::format(
+                   "tessera server: REST http://{0}:{1}/api/v1  metrics http://{0}:{1}/metrics  "
+                   "gRPC {2}:{3}\n"
+                   "tessera server: {4} cluster(s), {5} node(s); admin token in {6}\n",
+                   http.host, plane.rest->port(), grpc.host, plane.grpc->port(),
+                   plane.clusters.size(), plane.manager->Nodes().size(),
+                   (fs::path(config.data_dir) / "admin.token").string())
+            << std::flush;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int RunServerCommand(int argc, char** argv) {
+  CLI::App app{"tessera server: the control plane (job API, scheduling loop, clusters)"};
+  Flags flags;
+  app.add_option("--config", flags.config_path, "YAML configuration file (docs/server.md)");
+  app.add_flag("--dev", flags.dev,
+               "embedded defaults: SQLite in --data-dir, this machine as cluster 'local', and a "
+               "simulated cluster 'sim' from --sim-nodes");
+  app.add_option("--data-dir", flags.data_dir, "store, task logs and admin.token");
+  app.add_option("--http-addr", flags.http_addr, "REST API address (default 127.0.0.1:8080)");
+  app.add_option("--grpc-addr", flags.grpc_addr, "gRPC API address (default 127.0.0.1:9090)");
+  app.add_option("--sim-nodes", flags.sim_nodes,
+                 "node list CSV (Alibaba format) of a simulated cluster 'sim'");
+  app.add_option("--profile", flags.profile, "scheduling profile (default: default)");
+  app.add_option("--seed", flags.seed, "seed of the scheduler's tie-breaks");
+  app.add_option("--local-gpus", flags.local_gpus,
+                 "declare the local node's GPUs instead of discovering them: MODEL:COUNT:MEMORY");
+  app.add_option("--rate-limit", flags.rate_limit, "API requests per second per tenant (0: none)")
+      ->check(CLI::Range(0.0, 1e9));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  absl::StatusOr<ServerConfig> config = BuildConfig(flags);
+  if (!config.ok()) {
+    std::cerr << "tessera server: " << config.status().message() << "\n";
+    return 2;
+  }
+  // Signals are taken by sigwait below; every thread started from here inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ControlPlane plane;
+  if (absl::Status s = StartControlPlane(*config, plane); !s.ok()) {
+    std::cerr << "tessera server: " << s.message() << "\n";
+    return 1;
+  }
+  int signal = 0;
+  sigwait(&signals, &signal);
+  std::cout << "tessera server: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+            << ", stopping (tasks keep running)\n";
+  return 0;
+}
+
+}  // namespace tessera::cli
