@@ -1,6 +1,7 @@
 # Tessera — top-level entry points. See README.md.
 #
-#   make run     build, then run the main job on its embedded default
+#   make run     build, then run the control plane in dev mode with a replayed real workload
+#   make reproduce  the FGD paper reproduction (60 simulator runs; report in out/)
 #   make test    build and run every test tier: unit, scenario, slow (trace reproduction),
 #                sanitizers (ASan + UBSan), and a short fuzzing run
 #   make bench   build and run the benchmarks (results: docs/benchmarks.md)
@@ -14,7 +15,7 @@ FUZZ_SECONDS ?= 20
 TRACE_DIR  ?= $(or $(TESSERA_TRACE_DIR),$(if $(wildcard ../shared/traces),../shared/traces,traces))
 OUT        ?= out
 
-.PHONY: deps build run test test-unit test-scenario test-slow test-asan test-fuzz bench clean
+.PHONY: deps build run reproduce test test-unit test-scenario test-slow test-asan test-fuzz bench clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -27,8 +28,11 @@ $(TRACE_DIR)/alibaba-gpu-v2023/openb_pod_list_default.csv:
 	bash scripts/fetch-traces.sh $(TRACE_DIR)
 
 run: build $(TRACE_DIR)/alibaba-gpu-v2023/openb_pod_list_default.csv
+	bash scripts/run-dev.sh $(BUILD) $(TRACE_DIR) $(OUT)/dev
+
+reproduce: build $(TRACE_DIR)/alibaba-gpu-v2023/openb_pod_list_default.csv
 	@mkdir -p $(OUT)
-	$(BUILD)/src/cli/tessera sim \
+	$(BUILD)/bin/tessera sim \
 	  --nodes $(TRACE_DIR)/alibaba-gpu-v2023/openb_node_list_gpu_node.csv \
 	  --pods $(TRACE_DIR)/alibaba-gpu-v2023/openb_pod_list_default.csv \
 	  --policies all --seeds 42-51 --inflate 1.3 \

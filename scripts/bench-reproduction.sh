@@ -11,7 +11,7 @@ out=$(mktemp -d)
 best=0
 for i in 1 2 3; do
   start=$(date +%s%N)
-  "$build/src/cli/tessera" sim --nodes "$dir/openb_node_list_gpu_node.csv" \
+  "$build/bin/tessera" sim --nodes "$dir/openb_node_list_gpu_node.csv" \
     --pods "$dir/openb_pod_list_default.csv" --policies all --seeds 42-51 --inflate 1.3 \
     --summary-json "$out/summary.json" >/dev/null
   end=$(date +%s%N)

@@ -11,6 +11,7 @@ PACKAGES=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc   # gRPC API
   libcpp-httplib-dev libssl-dev prometheus-cpp-dev   # REST API, CLI client, token hashes, metrics
   zlib1g-dev                                         # gzip-compressed traces (SWF)
+  curl                                               # make run: waits for the server
 )
 
 missing=()
