@@ -55,7 +55,9 @@ struct TaskEnd {
   std::string launch_id;
   TaskPhase phase = TaskPhase::kFailed;  // kSucceeded, kFailed or kCancelled
   std::optional<int32_t> exit_code;
-  std::string reason;  // "" | "TimeLimitExceeded" | "StartFailed" | "Lost" | "Killed"
+  // "" | "Error" | "TimeLimitExceeded" | "StartFailed" | "Killed" | "LostOnRestart" | "Lost"
+  // (its node left the inventory)
+  std::string reason;
   std::string message;
   TimePoint time{};
 };
@@ -89,7 +91,7 @@ class Cluster {
   virtual void Cancel(std::string_view launch_id, Duration grace) = 0;
   // After a restart, before any Launch: the launches in `known` still running are supervised
   // again and their ids returned; every other one gets a TaskEnd through the observer (its
-  // recorded outcome, or "Lost"). Tasks the cluster runs that are not in `known` are killed.
+  // recorded outcome, or "LostOnRestart"). Tasks the cluster runs that are not in `known` are killed.
   virtual std::vector<std::string> Recover(const std::vector<KnownLaunch>& known) = 0;
   // The control plane has stored the task's end: the cluster may drop what it kept about it
   // (not its logs). Unknown ids are ignored.

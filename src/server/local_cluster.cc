@@ -40,7 +40,7 @@ TaskEnd ToTaskEnd(const agent::TaskOutcome& outcome) {
       break;
     case agent::TaskEnd::kLost:
       end.phase = TaskPhase::kFailed;
-      end.reason = "Lost";
+      end.reason = "LostOnRestart";
       break;
   }
   return end;
@@ -160,7 +160,7 @@ std::vector<std::string> LocalCluster::Recover(const std::vector<KnownLaunch>& k
   for (const auto& [launch_id, launch] : by_id) {
     observer_->OnTaskEnded({.launch_id = launch_id,
                             .phase = TaskPhase::kFailed,
-                            .reason = "Lost",
+                            .reason = "LostOnRestart",
                             .message = "the task has no record on this node after a restart",
                             .time = clock_.Now()});
   }

@@ -10,7 +10,7 @@
 // Executor outcomes map onto TaskEnds: exit 0 → Succeeded; non-zero exit → Failed with the
 // exit code; time limit → Failed "TimeLimitExceeded"; cancelled → Cancelled; killed by a
 // signal nobody sent → Failed "Killed"; could not start → Failed "StartFailed"; gone after a
-// restart → Failed "Lost".
+// restart → Failed "LostOnRestart".
 // Thread-safety: as Cluster.
 #pragma once
 

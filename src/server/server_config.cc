@@ -1,5 +1,6 @@
 #include "server/server_config.h"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <set>
@@ -154,6 +155,20 @@ absl::Status ParseTopLevel(const YAML::Node& root, std::string_view source, Serv
   return absl::OkStatus();
 }
 
+// yaml-cpp parses flow collections recursively: deep "[[[[..." would exhaust the stack.
+constexpr size_t kMaxConfigBytes = 1 << 20;
+constexpr int kMaxFlowDepth = 64;
+
+int FlowDepth(std::string_view text) {
+  int depth = 0;
+  int deepest = 0;
+  for (char c : text) {
+    if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
+    if ((c == ']' || c == '}') && depth > 0) --depth;
+  }
+  return deepest;
+}
+
 }  // namespace
 
 absl::StatusOr<HostPort> ParseHostPort(std::string_view text, std::string_view field) {
@@ -175,6 +190,14 @@ absl::StatusOr<HostPort> ParseHostPort(std::string_view text, std::string_view f
 
 absl::StatusOr<ServerConfig> ParseServerConfig(std::string_view yaml, std::string_view source) {
   ServerConfig config;
+  if (yaml.size() > kMaxConfigBytes) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: larger than the limit of {} bytes", source, kMaxConfigBytes));
+  }
+  if (FlowDepth(yaml) > kMaxFlowDepth) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: brackets nest deeper than the limit of {}", source, kMaxFlowDepth));
+  }
   try {
     const YAML::Node root = YAML::Load(std::string(yaml));
     if (root.IsNull()) return config;

@@ -50,6 +50,8 @@ TEST(ServerConfigTest, BadInputNamesTheField) {
            {"rateLimit: {burst: lots}", "rateLimit.burst: must be a number"},
            {"cycleInterval: soon", "cycleInterval"},
            {"a: [", "c.yaml:1:"},
+           {"a: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", "nest deeper"},
+           {"- 1", "config: must be a mapping"},
        }) {
     absl::StatusOr<ServerConfig> config = ParseServerConfig(c.yaml, "c.yaml");
     ASSERT_FALSE(config.ok()) << c.yaml;
