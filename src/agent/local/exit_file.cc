@@ -9,10 +9,12 @@ namespace {
 constexpr std::string_view kExit = "exit ";
 constexpr std::string_view kSignal = "signal ";
 constexpr std::string_view kExecError = "exec-error ";
+constexpr std::string_view kNotStarted = "not-started\n";
 
 }  // namespace
 
 std::string FormatExitFile(const ExitRecord& record) {
+  if (record.kind == ExitRecord::Kind::kNotStarted) return std::string(kNotStarted);
   std::string_view prefix = kExit;
   if (record.kind == ExitRecord::Kind::kSignal) prefix = kSignal;
   if (record.kind == ExitRecord::Kind::kExecError) prefix = kExecError;
@@ -20,6 +22,7 @@ std::string FormatExitFile(const ExitRecord& record) {
 }
 
 std::optional<ExitRecord> ParseExitFile(std::string_view text) {
+  if (text == kNotStarted) return ExitRecord{.kind = ExitRecord::Kind::kNotStarted, .value = 0};
   if (!text.ends_with('\n')) return std::nullopt;
   text.remove_suffix(1);
   ExitRecord record;

@@ -6,6 +6,8 @@
 //   "exit N"           the program exited with status N
 //   "signal N"         the program was ended by signal N
 //   "exec-error E"     the program could not be executed; E is the errno value
+//   "not-started"      the start gate closed without the go-ahead (the executor went away or
+//                      gave up before the task's state file was written): the program never ran
 // The executor reads it when a supervised task ends, whether or not it is still the
 // supervisor's parent.
 //
@@ -20,9 +22,9 @@
 namespace tessera::agent {
 
 struct ExitRecord {
-  enum class Kind { kExit, kSignal, kExecError };
+  enum class Kind { kExit, kSignal, kExecError, kNotStarted };
   Kind kind = Kind::kExit;
-  int value = 0;  // exit status, signal number or errno
+  int value = 0;  // exit status, signal number or errno; 0 for kNotStarted
 };
 
 std::string FormatExitFile(const ExitRecord& record);

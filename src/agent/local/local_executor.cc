@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -70,6 +71,66 @@ absl::StatusOr<int> LockDirectory(const std::string& dir) {
   }
   return fd;
 }
+
+// The outcome message of a supervised task whose start gate closed without the go-ahead.
+constexpr std::string_view kNeverRan =
+    "lost: the program never ran: its executor stopped before letting it start";
+
+// The executor's side of a supervised task's start gate (see the header comment): a connected
+// pair of Unix stream sockets, both ends close-on-exec. The supervisor gets one end as its fd 3
+// and starts the program only after reading one byte from it. A socket pair rather than a pipe
+// because send(MSG_NOSIGNAL) to a supervisor that has died fails with EPIPE, where writing to a
+// pipe would raise SIGPIPE in the control plane. Destroying the gate without LetThrough() shuts
+// it: the supervisor reads end of file and never starts the program.
+class StartGate {
+ public:
+  StartGate() = default;
+  ~StartGate() {
+    for (int fd : fds_) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  StartGate(const StartGate&) = delete;
+  StartGate& operator=(const StartGate&) = delete;
+
+  absl::Status Create() {
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds_) != 0) {
+      return absl::ResourceExhaustedError(
+          fmt::format("cannot create the start gate: {}", std::strerror(errno)));
+    }
+    return absl::OkStatus();
+  }
+
+  // The end the supervisor inherits; -1 when the gate was not created.
+  int supervisor_end() const { return fds_[1]; }
+
+  // Closes this process's copy of the supervisor's end, once the supervisor has its own.
+  void ReleaseSupervisorEnd() { CloseEnd(1); }
+
+  // Sends the go-ahead and closes the gate. An error means the supervisor is gone.
+  absl::Status LetThrough() {
+    const char go = 1;
+    ssize_t n;
+    do {
+      n = ::send(fds_[0], &go, 1, MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    const int err = errno;
+    CloseEnd(0);
+    if (n == 1) return absl::OkStatus();
+    return absl::UnavailableError(std::strerror(err));
+  }
+
+  // Closes the gate without the go-ahead.
+  void Shut() { CloseEnd(0); }
+
+ private:
+  void CloseEnd(int end) {
+    if (fds_[end] >= 0) ::close(fds_[end]);
+    fds_[end] = -1;
+  }
+
+  int fds_[2] = {-1, -1};
+};
 
 std::optional<ExitRecord> ReadExitFile(const std::string& path) {
   std::ifstream in(path);
@@ -199,13 +260,20 @@ absl::StatusOr<StartedTask> LocalExecutor::Start(const TaskLaunch& launch) {
   argv.insert(argv.end(), launch.args.begin(), launch.args.end());
   const std::string exit_file = ExitFilePath(launch.task_id);
   ::unlink(exit_file.c_str());  // an earlier attempt's
-  absl::StatusOr<pid_t> pid = internal::SpawnTaskProcess({.argv = std::move(argv),
-                                                          .env = *std::move(env),
-                                                          .working_dir = launch.working_dir,
-                                                          .stdout_path = logs.stdout_path,
-                                                          .stderr_path = logs.stderr_path,
-                                                          .supervisor = options_.supervisor,
-                                                          .exit_file = exit_file});
+  const bool gated = !options_.supervisor.empty();
+  StartGate gate;
+  absl::Status gate_created = gated ? gate.Create() : absl::OkStatus();
+  absl::StatusOr<pid_t> pid =
+      !gate_created.ok() ? gate_created
+                         : internal::SpawnTaskProcess({.argv = std::move(argv),
+                                                       .env = *std::move(env),
+                                                       .working_dir = launch.working_dir,
+                                                       .stdout_path = logs.stdout_path,
+                                                       .stderr_path = logs.stderr_path,
+                                                       .supervisor = options_.supervisor,
+                                                       .exit_file = exit_file,
+                                                       .start_gate_fd = gate.supervisor_end()});
+  gate.ReleaseSupervisorEnd();
   if (!pid.ok()) {
     PublishLocked(t, {.task_id = launch.task_id,
                       .end = TaskEnd::kStartFailed,
@@ -219,13 +287,25 @@ absl::StatusOr<StartedTask> LocalExecutor::Start(const TaskLaunch& launch) {
   // The child cannot be reaped by anyone but us, so its /proc entry is there even if it exited.
   absl::StatusOr<ProcStat> stat = ReadProcStat(*pid, options_.proc_root);
   if (stat.ok()) t.record.start_ticks = stat->start_ticks;
+  // A supervised program starts only once this record is on disk (the start gate), so a
+  // restarted executor always finds a task that ran.
   if (absl::Status status =
           WriteTaskState(StateFilePath(options_.log_dir, t.record.task_id), t.record);
       !status.ok()) {
     // Without its state file the task could not be found again after a restart: do not run it.
     t.abort_reason =
         fmt::format("the state file could not be written: {}", std::string(status.message()));
-    SignalGroupLocked(t, SIGKILL);
+    if (gated) {
+      gate.Shut();  // the supervisor ends without starting the program
+    } else {
+      SignalGroupLocked(t, SIGKILL);  // direct mode: the program is already running
+    }
+  } else if (gated) {
+    if (absl::Status go = gate.LetThrough(); !go.ok()) {
+      t.abort_reason = fmt::format("the task's supervisor ended before it could start: {}",
+                                   std::string(go.message()));
+      SignalGroupLocked(t, SIGKILL);
+    }
   }
   Wake();
   return StartedTask{.task_id = launch.task_id, .pid = *pid, .logs = logs};
@@ -323,13 +403,25 @@ std::optional<TaskOutcome> LocalExecutor::CheckExitLocked(Task& task, TimePoint 
   // A supervisor's record is the program's own end, even when the supervisor's status is lost
   // or was changed by the group's SIGKILL.
   std::optional<ExitRecord> recorded = ReadExitFile(ExitFilePath(task.record.task_id));
-  if (recorded.has_value() && recorded->kind == ExitRecord::Kind::kExecError) {
-    task.abort_reason =
-        fmt::format("cannot execute the task's program: {}", std::strerror(recorded->value));
-  } else if (recorded.has_value()) {
-    const bool exited = recorded->kind == ExitRecord::Kind::kExit;
-    exit_code = exited ? std::optional<int>(recorded->value) : std::nullopt;
-    signal = exited ? std::nullopt : std::optional<int>(recorded->value);
+  bool never_ran = false;
+  if (recorded.has_value()) {
+    switch (recorded->kind) {
+      case ExitRecord::Kind::kExecError:
+        task.abort_reason =
+            fmt::format("cannot execute the task's program: {}", std::strerror(recorded->value));
+        break;
+      case ExitRecord::Kind::kNotStarted:
+        never_ran = true;
+        break;
+      case ExitRecord::Kind::kExit:
+        exit_code = recorded->value;
+        signal.reset();
+        break;
+      case ExitRecord::Kind::kSignal:
+        exit_code.reset();
+        signal = recorded->value;
+        break;
+    }
   }
   TaskOutcome outcome{
       .task_id = task.record.task_id, .exit_code = exit_code, .signal = signal, .finished_at = now};
@@ -337,6 +429,13 @@ std::optional<TaskOutcome> LocalExecutor::CheckExitLocked(Task& task, TimePoint 
   if (!task.abort_reason.empty()) {
     outcome.end = TaskEnd::kStartFailed;
     outcome.message = task.abort_reason;
+    return outcome;
+  }
+  if (never_ran) {  // an adopted task whose previous executor died before letting it start
+    outcome.exit_code.reset();
+    outcome.signal.reset();
+    outcome.end = TaskEnd::kLost;
+    outcome.message = std::string(kNeverRan);
     return outcome;
   }
   switch (task.ending) {
@@ -457,9 +556,13 @@ AdoptedTask LocalExecutor::AdoptOneLocked(TaskStateRecord record) {
     }
   }
   if (!lost.empty()) {
+    // A supervisor whose start gate closed without the go-ahead says so in its exit file.
+    const std::optional<ExitRecord> recorded = ReadExitFile(ExitFilePath(id));
+    const bool never_ran =
+        recorded.has_value() && recorded->kind == ExitRecord::Kind::kNotStarted;
     PublishLocked(t, {.task_id = id,
                       .end = TaskEnd::kLost,
-                      .message = fmt::format("lost: {}", lost),
+                      .message = never_ran ? std::string(kNeverRan) : fmt::format("lost: {}", lost),
                       .finished_at = clock_.Now()});
     return adopted;
   }

@@ -37,6 +37,20 @@
 // task is reported kLost (unless it was cancelled or timed out, which the executor saw to).
 // Forget() deletes a task's state and exit files once the caller has stored its outcome.
 //
+// Start gate: a task runs only once its state file is written. With a `supervisor`, Start hands
+// the supervisor one end of a socket pair (its fd 3, "--start-gate=3") and the supervisor waits
+// for one byte on it before it starts the program. Start writes the state file (with the
+// supervisor's pid) and only then sends the byte. If the control plane dies in between, the
+// supervisor reads end of file, writes "not-started" to the exit file and exits without ever
+// running the program; a restarted executor either finds no state file (the server then reports
+// the launch lost, and nothing of it ran) or adopts a record whose outcome is kLost ("the program
+// never ran"). If the state file cannot be written, Start shuts the gate instead of sending the
+// byte: kStartFailed, and the program never ran. Without a supervisor (direct mode) the program
+// starts at the spawn and that window stays open: a control plane killed between the spawn and
+// the state-file write leaves a running orphan that no restarted executor can find, which may
+// then run a second time; on a state-file failure direct mode SIGKILLs a program that may have
+// begun. The server runs its tasks under the supervisor installed beside its binary.
+//
 // Threads. All public methods are thread-safe. One reaper thread per executor waits on pidfds
 // (Linux >= 5.3; without them it polls every `max_wait`), reaps children with waitid(P_PID) —
 // never waitpid(-1), so other children of the process are left alone — enforces deadlines and
@@ -83,9 +97,9 @@ struct LocalExecutorOptions {
   Duration max_wait{1000};
   // "/proc" except in tests.
   std::string proc_root = "/proc";
-  // Path of tessera-task-supervisor. When set, every task runs under it, and the exit status
-  // of a task that ends while no executor is its parent is kept (see the header comment);
-  // "" runs programs directly.
+  // Path of tessera-task-supervisor. When set, every task runs under it, behind the start gate,
+  // and the exit status of a task that ends while no executor is its parent is kept (see the
+  // header comment); "" runs programs directly.
   std::string supervisor;
   // Where the executor reports what it cannot return (a state file it failed to write);
   // nullptr = one line on stderr.

@@ -1,6 +1,8 @@
 #include "agent/local/local_executor.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -187,6 +189,13 @@ TEST_P(LocalExecutorTest, ChildSeesItsEnvironmentAndGpus) {
                launch);
   EXPECT_EQ(outcome.end, TaskEnd::kSucceeded);
   EXPECT_EQ(Stdout("env"), "hello world|1,3|1,3|PCI_BUS_ID|env|/usr/bin:/bin\n");
+}
+
+TEST_P(LocalExecutorTest, ProgramInheritsNoDescriptorBeyondStdio) {
+  // Under the supervisor, the start gate (its fd 3) is closed before the program starts.
+  TaskOutcome outcome = RunShell("fds", "ls /proc/$$/fd");
+  EXPECT_EQ(outcome.end, TaskEnd::kSucceeded);
+  EXPECT_EQ(Stdout("fds"), "0\n1\n2\n");
 }
 
 TEST_P(LocalExecutorTest, CpuOnlyTaskSeesNoGpu) {
@@ -469,8 +478,9 @@ TEST_P(LocalExecutorTest, RestartedExecutorAdoptsARunningTask) {
 }
 
 // Runs the program args[0] with argv = args, as a process that is not this test's child (its
-// parent exits at once) and leads its own session; returns its pid.
-pid_t StartOrphan(const std::vector<std::string>& args) {
+// parent exits at once) and leads its own session; returns its pid. A `gate` >= 0 becomes the
+// program's fd 3 (a supervisor's start gate).
+pid_t StartOrphan(const std::vector<std::string>& args, int gate = -1) {
   int pipe_fds[2];
   if (::pipe(pipe_fds) != 0) return -1;
   const pid_t middle = ::fork();
@@ -478,6 +488,8 @@ pid_t StartOrphan(const std::vector<std::string>& args) {
     const pid_t orphan = ::fork();
     if (orphan == 0) {
       ::setsid();
+      if (gate >= 0) ::dup2(gate, 3);
+      if (gate == 3) ::fcntl(3, F_SETFD, 0);  // dup2 onto itself keeps close-on-exec
       std::vector<char*> argv;
       for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
       argv.push_back(nullptr);
@@ -619,6 +631,125 @@ TEST_P(LocalExecutorTest, AdoptedTaskKeepsItsTimeLimit) {
   ASSERT_TRUE(outcome.has_value());
   EXPECT_EQ(outcome->end, TaskEnd::kTimeLimitExceeded);
   EXPECT_EQ(outcome->signal, SIGKILL);  // grace 0: straight to SIGKILL
+}
+
+// ---------------------------------------------------------------------------------------------
+// The start gate: a supervised program runs only once its state file is on disk.
+
+// Waits (hang guard) for a child of `parent` that is running tessera-task-supervisor (exec'd, not
+// just forked); returns its pid, or 0.
+pid_t WaitForSupervisorOf(pid_t parent) {
+  const auto give_up = std::chrono::steady_clock::now() + kHangGuard;
+  while (std::chrono::steady_clock::now() < give_up) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+      const pid_t pid = std::atoi(entry.path().filename().c_str());
+      if (pid <= 0) continue;
+      absl::StatusOr<ProcStat> stat = ReadProcStat(pid);
+      if (!stat.ok() || stat->ppid != parent) continue;
+      const std::string cmdline = ReadFile(entry.path().string() + "/cmdline");
+      if (cmdline.c_str() == std::string(TESSERA_TASK_SUPERVISOR)) return pid;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return 0;
+}
+
+TEST_P(LocalExecutorTest, StateFileFailureRunsNothing) {
+  // The state file's temporary file cannot be created: Start cannot record the task.
+  ASSERT_EQ(::mkdir((log_dir_ + "/unrecorded.state.json.tmp").c_str(), 0750), 0);
+  const std::string marker = log_dir_ + "/unrecorded.ran";
+  TaskOutcome outcome = RunShell("unrecorded", "echo ran > " + marker);
+  EXPECT_EQ(outcome.end, TaskEnd::kStartFailed);
+  EXPECT_THAT(outcome.message, HasSubstr("the state file could not be written"));
+  if (!GetParam()) return;  // direct mode: the program started at the spawn and was SIGKILLed
+  // The supervisor has been reaped: had it started the program, the marker would be there.
+  EXPECT_FALSE(std::filesystem::exists(marker));
+  EXPECT_EQ(ReadFile(log_dir_ + "/unrecorded.exit"), "not-started\n");
+}
+
+TEST_P(LocalExecutorTest, ControlPlaneKilledBeforeTheStateFileRunsNothing) {
+  if (!GetParam()) GTEST_SKIP() << "direct mode leaves this window open (local_executor.h)";
+  // A FIFO where the state file's temporary file goes: writing the state file blocks, so the
+  // control plane is stopped right between the spawn and the state file.
+  ASSERT_EQ(::mkfifo((log_dir_ + "/crash.state.json.tmp").c_str(), 0640), 0);
+  const std::string marker = log_dir_ + "/crash.ran";
+  executor_.reset();  // no thread of ours is running while we fork
+  const pid_t control_plane = ::fork();
+  ASSERT_GE(control_plane, 0);
+  if (control_plane == 0) {
+    absl::StatusOr<std::unique_ptr<LocalExecutor>> executor =
+        LocalExecutor::Create({.log_dir = log_dir_,
+                               .base_env = EnvMap{{"PATH", "/usr/bin:/bin"}},
+                               .supervisor = TESSERA_TASK_SUPERVISOR});
+    if (!executor.ok()) ::_exit(1);
+    (void)(*executor)->Start({.task_id = "crash", .command = {"sh", "-c", "echo ran > " + marker}});
+    ::_exit(2);  // not reached: Start blocks in the state-file write
+  }
+  const pid_t supervisor = WaitForSupervisorOf(control_plane);
+  ::kill(control_plane, SIGKILL);
+  int status = 0;
+  ::waitpid(control_plane, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status)) << "the control plane ended by itself, status " << status;
+  ASSERT_GT(supervisor, 0) << "the supervisor was never spawned";
+
+  // Its gate closed with the control plane: it exits without starting the program.
+  ASSERT_TRUE(WaitUntilGone(supervisor));
+  EXPECT_EQ(ReadFile(log_dir_ + "/crash.exit"), "not-started\n");
+  EXPECT_FALSE(std::filesystem::exists(marker));
+  // A restarted executor finds no record: the server reports the launch lost, and it never ran.
+  executor_ = NewExecutor();
+  absl::StatusOr<AdoptReport> report = executor_->Adopt();
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_THAT(report->tasks, IsEmpty());
+  EXPECT_THAT(executor_->RunningTasks(), IsEmpty());
+}
+
+TEST_P(LocalExecutorTest, AdoptedTaskWhoseGateNeverOpenedIsLostAndNeverRan) {
+  if (!GetParam()) GTEST_SKIP() << "needs the supervisor";
+  // What an executor leaves when it dies after writing the state file but before the go-ahead:
+  // a supervisor waiting at its gate. "early": the gate closes before the restarted executor
+  // adopts the task; "late": after (someone else still held the executor's end for a while).
+  struct Gated {
+    std::string id;
+    int ours = -1;
+    pid_t pid = 0;
+    std::string marker;
+  };
+  std::vector<Gated> tasks = {{.id = "early"}, {.id = "late"}};
+  for (Gated& task : tasks) {
+    int gate[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate), 0);
+    task.ours = gate[0];
+    task.marker = log_dir_ + "/" + task.id + ".ran";
+    task.pid = StartOrphan({TESSERA_TASK_SUPERVISOR, "--start-gate=3",
+                            log_dir_ + "/" + task.id + ".exit", "/bin/sh", "sh", "-c",
+                            "echo ran > " + task.marker},
+                           gate[1]);
+    ::close(gate[1]);
+    ASSERT_GT(task.pid, 0);
+    RecordRunningTask(log_dir_, task.id, task.pid);
+  }
+  ::close(tasks[0].ours);
+  ASSERT_TRUE(WaitUntilGone(tasks[0].pid));
+
+  absl::StatusOr<AdoptReport> report = executor_->Adopt();
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->tasks.size(), 2u);
+  EXPECT_EQ(report->tasks[0].task_id, "early");  // gone, or a zombie nobody has reaped yet
+  EXPECT_EQ(report->tasks[1].task_id, "late");
+  EXPECT_TRUE(report->tasks[1].running);
+  ::close(tasks[1].ours);
+
+  for (const Gated& task : tasks) {
+    std::optional<TaskOutcome> outcome = executor_->WaitForOutcome(task.id, kHangGuard);
+    ASSERT_TRUE(outcome.has_value()) << task.id;
+    EXPECT_EQ(outcome->end, TaskEnd::kLost) << task.id;
+    EXPECT_THAT(outcome->message, HasSubstr("the program never ran")) << task.id;
+    EXPECT_FALSE(outcome->exit_code.has_value()) << task.id;
+    EXPECT_TRUE(WaitUntilGone(task.pid)) << task.id;
+    EXPECT_FALSE(std::filesystem::exists(task.marker)) << task.id;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(RunMode, LocalExecutorTest, ::testing::Values(false, true),

@@ -20,6 +20,8 @@ namespace {
 
 // The PATH execvp uses when the environment has none.
 constexpr std::string_view kDefaultPath = "/bin:/usr/bin";
+// Where the supervisor finds its start gate.
+constexpr int kStartGateFd = 3;
 
 std::string JoinPath(std::string_view dir, std::string_view name) {
   if (dir.empty() || (!name.empty() && name.front() == '/')) return std::string(name);
@@ -108,7 +110,13 @@ class SpawnSetup {
     if (!request.working_dir.empty()) {
       posix_spawn_file_actions_addchdir_np(&actions_, request.working_dir.c_str());
     }
-    posix_spawn_file_actions_addclosefrom_np(&actions_, STDERR_FILENO + 1);
+    int first_closed = STDERR_FILENO + 1;
+    if (request.start_gate_fd >= 0) {
+      // A dup2 onto itself clears close-on-exec as well (POSIX; glibc >= 2.29).
+      posix_spawn_file_actions_adddup2(&actions_, request.start_gate_fd, kStartGateFd);
+      first_closed = kStartGateFd + 1;
+    }
+    posix_spawn_file_actions_addclosefrom_np(&actions_, first_closed);
     return absl::OkStatus();
   }
 
@@ -171,6 +179,7 @@ std::string Absolute(const std::string& dir) {
 absl::StatusOr<pid_t> SpawnTaskProcess(const SpawnRequest& original) {
   SpawnRequest request = original;
   request.working_dir = Absolute(original.working_dir);
+  if (request.supervisor.empty()) request.start_gate_fd = -1;  // only a supervisor waits at it
   if (absl::Status status = CheckWorkingDir(request.working_dir); !status.ok()) return status;
   const auto path_entry = request.env.find("PATH");
   absl::StatusOr<std::string> program = ResolveCommand(
@@ -183,7 +192,11 @@ absl::StatusOr<pid_t> SpawnTaskProcess(const SpawnRequest& original) {
   std::vector<std::string> argv_strings = request.argv;
   std::string exec_path = *program;
   if (!request.supervisor.empty()) {
-    argv_strings.insert(argv_strings.begin(), {request.supervisor, request.exit_file, *program});
+    argv_strings.insert(argv_strings.begin(), {request.exit_file, *program});
+    if (request.start_gate_fd >= 0) {
+      argv_strings.insert(argv_strings.begin(), fmt::format("--start-gate={}", kStartGateFd));
+    }
+    argv_strings.insert(argv_strings.begin(), request.supervisor);
     exec_path = request.supervisor;
   }
   std::vector<std::string> env_strings = ToEnvStrings(request.env);

@@ -3,7 +3,7 @@
 // The child gets stdin from /dev/null, stdout and stderr appended to the given log files
 // (created 0640 when missing, never truncated), the given environment, default signal
 // dispositions and an empty signal mask (an agent that ignores SIGPIPE must not pass that on),
-// and no other inherited file descriptor. posix_spawn (vfork-based in glibc) is used, so it is
+// and no other inherited file descriptor (except the start gate below). posix_spawn (vfork-based in glibc) is used, so it is
 // safe to call from a multi-threaded process.
 //
 // The program is looked up before spawning so that failures say what is wrong: a missing or
@@ -29,10 +29,14 @@ struct SpawnRequest {
   std::string working_dir;  // "" = the caller's working directory
   std::string stdout_path;
   std::string stderr_path;
-  // When set, this program is what runs: "supervisor EXIT_FILE PROGRAM argv..." (see
-  // task_supervisor_main.cc); the task's program is still looked up and checked first.
+  // When set, this program is what runs: "supervisor [--start-gate=3] EXIT_FILE PROGRAM argv..."
+  // (see task_supervisor_main.cc); the task's program is still looked up and checked first.
   std::string supervisor;
   std::string exit_file;
+  // With a supervisor: when >= 0, this descriptor becomes the supervisor's fd 3 and the
+  // supervisor runs the program only after reading one byte from it (the start gate). The
+  // caller keeps its own copy and closes it after the call.
+  int start_gate_fd = -1;
 };
 
 absl::StatusOr<pid_t> SpawnTaskProcess(const SpawnRequest& request);
