@@ -13,11 +13,18 @@
 // Thread-safe: pure function.
 #pragma once
 
+#include <string>
+
 #include "api/jobspec/job_document.h"
 #include "nlohmann/json.hpp"
 
 namespace tessera::api {
 
 nlohmann::ordered_json JobDocumentToJson(const JobDocument& job);
+
+// Any JSON value (a job as a server returned it, a list of them) as block YAML, written the
+// way RenderJobYaml writes a job: keys in their order, lists of scalars in flow style, strings
+// that would read as a number, boolean, null or date double-quoted.
+std::string RenderJsonAsYaml(const nlohmann::ordered_json& value);
 
 }  // namespace tessera::api

@@ -134,10 +134,14 @@ std::string RenderJobJson(const JobDocument& job, int indent) {
 }
 
 std::string RenderJobYaml(const JobDocument& job) {
+  return RenderJsonAsYaml(JobDocumentToJson(job));
+}
+
+std::string RenderJsonAsYaml(const nlohmann::ordered_json& value) {
   YAML::Emitter out;
   out.SetNullFormat(YAML::LowerNull);
   out.SetBoolFormat(YAML::TrueFalseBool);
-  EmitYaml(out, JobDocumentToJson(job));
+  EmitYaml(out, value);
   return std::string(out.c_str()) + "\n";
 }
 
