@@ -1,0 +1,456 @@
+// The client verbs against a loopback HTTP server answering in docs/api.md's shapes.
+#include <filesystem>
+#include <fstream>
+
+#include "cli/exit_status.h"
+#include "cli/inventory_commands.h"
+#include "cli/job_commands.h"
+#include "cli/submit_command.h"
+#include "cli/testing/fake_api_server.h"
+#include "cli/testing/verb_harness.h"
+#include "cli/token_command.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace tessera::cli {
+namespace {
+
+using ::tessera::cli::testing::ErrorBody;
+using ::tessera::cli::testing::FakeApiServer;
+using ::tessera::cli::testing::VerbHarness;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kPendingJob[] = R"({"apiVersion": "tessera/v1", "kind": "Job",
+  "metadata": {"name": "train", "id": "42", "tenant": "team-a", "labels": {"team": "vision"}},
+  "spec": {"queue": "default", "priority": 0, "preemptible": true, "timeLimit": "2h",
+           "tolerations": [{"key": "tessera.io/simulated", "operator": "Exists"}],
+           "tasks": [{"name": "worker", "replicas": 2,
+                      "resources": {"cpu": "8", "memory": "64Gi", "gpu": 4, "gpuModel": ["H100-80GB"]},
+                      "command": ["python", "train.py"], "args": ["--epochs", "10"]}]},
+  "status": {"phase": "Pending", "reason": "InsufficientResources",
+             "message": "task worker-0: 0/4 nodes: 3 insufficient gpu, 1 node(s) had untolerated taint",
+             "tasks": [{"name": "worker-0", "phase": "Pending", "exitCode": null},
+                       {"name": "worker-1", "phase": "Pending", "exitCode": null}],
+             "submitTime": "2026-11-29T10:00:00Z"}})";
+
+std::string Job(const std::string& id, const std::string& phase, const std::string& node = "") {
+  nlohmann::json job = nlohmann::json::parse(kPendingJob);
+  job["metadata"]["id"] = id;
+  job["status"]["phase"] = phase;
+  job["status"]["reason"] = "";
+  if (!node.empty()) {
+    for (auto& t : job["status"]["tasks"]) {
+      t["node"] = node;
+      t["phase"] = phase;
+    }
+  }
+  return job.dump();
+}
+
+class CommandsTest : public ::testing::Test {
+ protected:
+  CommandsTest() { harness_.SetEnv("TESSERA_SERVER", server_.url()); }
+
+  int Run(VerbHarness::Verb verb, std::vector<std::string> args) {
+    return harness_.Run(verb, std::move(args));
+  }
+
+  FakeApiServer server_;
+  VerbHarness harness_;
+};
+
+TEST_F(CommandsTest, SubmitSendsTheDocumentAndPrintsTheId) {
+  server_.On("POST", "/api/v1/jobs", 201, Job("42", "Pending"));
+  harness_.SetEnv("TESSERA_TOKEN", "tsr_env");
+  ASSERT_EQ(Run(&RunSubmitCommand, {"submit", "--gpus", "0.5", "--mem", "1Gi", "-J", "train",
+                                    "--time", "90", "--", "python", "train.py", "--lr", "3"}),
+            kExitOk)
+      << harness_.err();
+  EXPECT_EQ(harness_.out(), "submitted job 42\n");
+  const std::vector<testing::RecordedRequest> posts = server_.requests("POST", "/api/v1/jobs");
+  ASSERT_EQ(posts.size(), 1u);
+  EXPECT_EQ(posts[0].authorization, "Bearer tsr_env");
+  EXPECT_EQ(posts[0].content_type, "application/json");
+  const nlohmann::json sent = nlohmann::json::parse(posts[0].body);
+  EXPECT_EQ(sent["metadata"]["name"], "train");
+  EXPECT_EQ(sent["spec"]["timeLimit"], "1h30m");
+  EXPECT_EQ(sent["spec"]["tasks"][0]["resources"]["gpu"], 0.5);
+  EXPECT_EQ(sent["spec"]["tasks"][0]["resources"]["memory"], "1Gi");
+  EXPECT_EQ(sent["spec"]["tasks"][0]["command"],
+            nlohmann::json::array({"python", "train.py", "--lr", "3"}));
+}
+
+TEST_F(CommandsTest, SubmitQuietPrintsOnlyTheIdAndFlagsBeatTheEnvironment) {
+  FakeApiServer other;
+  other.On("POST", "/api/v1/jobs", 201, Job("7", "Pending"));
+  ASSERT_EQ(Run(&RunSubmitCommand, {"submit", "-q", "--server", other.url(), "--token", "tsr_flag",
+                                    "--", "true"}),
+            kExitOk)
+      << harness_.err();
+  EXPECT_EQ(harness_.out(), "7\n");
+  EXPECT_EQ(other.requests()[0].authorization, "Bearer tsr_flag");
+  EXPECT_TRUE(server_.requests().empty());
+}
+
+TEST_F(CommandsTest, SubmitRepeatedRequestIdSaysSo) {
+  server_.On("POST", "/api/v1/jobs", 200, Job("42", "Running"));
+  ASSERT_EQ(Run(&RunSubmitCommand, {"submit", "--request-id", "r1", "--", "true"}), kExitOk);
+  EXPECT_EQ(harness_.out(), "job 42 was already submitted with this request id\n");
+}
+
+TEST_F(CommandsTest, SubmitFromAFile) {
+  const std::string path = ::testing::TempDir() + "/cli_job.yaml";
+  std::ofstream(path) << "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: from-file}\n"
+                         "spec:\n  tasks:\n    - name: main\n      command: [sleep, '5']\n";
+  server_.On("POST", "/api/v1/jobs", 201, Job("43", "Pending"));
+  ASSERT_EQ(Run(&RunSubmitCommand, {"submit", "-f", path, "-q"}), kExitOk) << harness_.err();
+  EXPECT_EQ(harness_.out(), "43\n");
+  const nlohmann::json sent = nlohmann::json::parse(server_.requests()[0].body);
+  EXPECT_EQ(sent["metadata"]["name"], "from-file");
+
+  EXPECT_EQ(Run(&RunSubmitCommand, {"submit", "-f", path, "--gpus", "1"}), kExitUsage);
+  EXPECT_EQ(harness_.err(),
+            "error: --gpus cannot be combined with -f: the document describes the whole job\n");
+  EXPECT_EQ(Run(&RunSubmitCommand, {"submit", "-f", path, "--", "true"}), kExitUsage);
+  EXPECT_THAT(harness_.err(), HasSubstr("a command cannot be combined with -f"));
+
+  std::ofstream(path) << "apiVersion: tessera/v1\nkind: Job\nspec:\n  tasks:\n"
+                         "    - name: main\n      resources: {gpuu: 1}\n";
+  EXPECT_EQ(Run(&RunSubmitCommand, {"submit", "-f", path}), kExitUsage);
+  EXPECT_EQ(harness_.err(), "error: " + path +
+                                ":6:19: spec.tasks[0].resources.gpuu: unknown key (did you mean "
+                                "\"gpu\"?)\n");
+  EXPECT_EQ(server_.requests().size(), 1u);
+}
+
+TEST_F(CommandsTest, SubmitDryRunPrintsTheDocument) {
+  ASSERT_EQ(Run(&RunSubmitCommand, {"submit", "--dry-run", "--gpus", "2", "--", "nvidia-smi"}),
+            kExitOk);
+  EXPECT_THAT(harness_.out(), HasSubstr("apiVersion: tessera/v1\nkind: Job\n"));
+  EXPECT_THAT(harness_.out(), HasSubstr("gpu: 2"));
+  EXPECT_TRUE(server_.requests().empty());
+}
+
+TEST_F(CommandsTest, BadFlagsAreUsageErrors) {
+  EXPECT_EQ(Run(&RunSubmitCommand, {"submit", "--gpus", "1.5", "--", "x"}), kExitUsage);
+  EXPECT_THAT(harness_.err(), HasSubstr("error: --gpus: must be a whole number of GPUs"));
+  EXPECT_EQ(Run(&RunSubmitCommand, {"submit", "--nodes", "many", "--", "x"}), kExitUsage);
+  EXPECT_THAT(harness_.err(), HasSubstr("--nodes"));
+  EXPECT_EQ(Run(&RunSubmitCommand, {"submit", "--server", "https://h:1", "--", "x"}), kExitUsage);
+  EXPECT_THAT(harness_.err(), HasSubstr("error: --server: 'https://h:1': https is not supported"));
+  harness_.SetEnv("TESSERA_SERVER", "ftp://h");
+  EXPECT_EQ(Run(&RunListCommand, {"list"}), kExitUsage);
+  EXPECT_THAT(harness_.err(), HasSubstr("error: TESSERA_SERVER: 'ftp://h': unsupported scheme"));
+  EXPECT_EQ(Run(&RunListCommand, {"list", "--phase", "sleeping"}), kExitUsage);
+  EXPECT_THAT(harness_.err(), HasSubstr("--phase: unknown phase 'sleeping'"));
+  EXPECT_EQ(Run(&RunGetCommand, {"get"}), kExitUsage);
+  EXPECT_EQ(Run(&RunGetCommand, {"get", "1", "-o", "xml"}), kExitUsage);
+  EXPECT_THAT(harness_.err(), HasSubstr("-o: unknown output format 'xml'"));
+  EXPECT_TRUE(server_.requests().empty());
+}
+
+TEST_F(CommandsTest, HelpGoesToTheOutputAndSucceeds) {
+  EXPECT_EQ(Run(&RunSubmitCommand, {"submit", "--help"}), kExitOk);
+  EXPECT_THAT(harness_.out(), HasSubstr("--gpus"));
+  EXPECT_EQ(Run(&RunTokenCommand, {"token", "create", "--help"}), kExitOk);
+  EXPECT_THAT(harness_.out(), HasSubstr("--tenant"));
+}
+
+TEST_F(CommandsTest, ServerErrorsExitOneWithTheMessageAndField) {
+  server_.On("POST", "/api/v1/jobs", 400,
+             ErrorBody("INVALID_ARGUMENT", "must be >= 1", "spec.tasks[0].replicas"));
+  EXPECT_EQ(Run(&RunSubmitCommand, {"submit", "--", "true"}), kExitServerError);
+  EXPECT_EQ(harness_.err(), "error: spec.tasks[0].replicas: must be >= 1\n");
+
+  EXPECT_EQ(Run(&RunGetCommand, {"get", "99"}), kExitServerError);
+  EXPECT_EQ(harness_.err(), "error: no route for /api/v1/jobs/99\n");
+
+  server_.On("GET", "/api/v1/jobs", 401, ErrorBody("UNAUTHENTICATED", "missing bearer token"));
+  EXPECT_EQ(Run(&RunListCommand, {"list"}), kExitServerError);
+  EXPECT_EQ(harness_.err(),
+            "error: missing bearer token (give a token with --token or TESSERA_TOKEN)\n");
+}
+
+TEST_F(CommandsTest, NoServerExitsThreeNamingTheAddress) {
+  const std::string url = "http://127.0.0.1:" + std::to_string(testing::UnusedPort());
+  EXPECT_EQ(Run(&RunListCommand, {"list", "--server", url}), kExitUnreachable);
+  EXPECT_THAT(harness_.err(), HasSubstr("error: cannot connect to " + url));
+  EXPECT_EQ(Run(&RunSubmitCommand, {"submit", "--server", url, "--", "x"}), kExitUnreachable);
+}
+
+TEST_F(CommandsTest, GetPrintsARowOrTheDocument) {
+  server_.On("GET", "/api/v1/jobs/42", 200, kPendingJob);
+  ASSERT_EQ(Run(&RunGetCommand, {"get", "42"}), kExitOk) << harness_.err();
+  EXPECT_EQ(harness_.out(),
+            "ID   NAME    TENANT   QUEUE     PHASE     REASON                  AGE\n"
+            "42   train   team-a   default   Pending   InsufficientResources   5m\n");
+  ASSERT_EQ(Run(&RunGetCommand, {"get", "42", "-o", "wide"}), kExitOk);
+  EXPECT_THAT(harness_.out(), HasSubstr("NODES   GPUS\n"));
+  EXPECT_THAT(harness_.out(), HasSubstr("5m    -       8\n"));
+  ASSERT_EQ(Run(&RunGetCommand, {"get", "42", "-o", "json"}), kExitOk);
+  EXPECT_EQ(nlohmann::json::parse(harness_.out()), nlohmann::json::parse(kPendingJob));
+  EXPECT_THAT(harness_.out(), HasSubstr("{\n  \"apiVersion\": \"tessera/v1\",\n  \"kind\""));
+  ASSERT_EQ(Run(&RunGetCommand, {"get", "42", "-o", "yaml"}), kExitOk);
+  EXPECT_THAT(harness_.out(), HasSubstr("apiVersion: tessera/v1\nkind: Job\nmetadata:\n"
+                                        "  name: train\n  id: \"42\"\n"));
+  EXPECT_THAT(harness_.out(), HasSubstr("submitTime: \"2026-11-29T10:00:00Z\""));
+}
+
+TEST_F(CommandsTest, GetWatchFollowsTheJobUntilItEnds) {
+  server_.On("GET", "/api/v1/jobs/42/events", 200,
+             R"({"items": [{"jobId": "42", "sequence": 1, "type": "Submitted"},
+                           {"jobId": "42", "sequence": 2, "type": "Queued"}]})");
+  std::atomic<int> gets{0};
+  server_.OnHandler("GET", "/api/v1/jobs/42", [&](const httplib::Request&, httplib::Response& res) {
+    const int n = gets++;
+    res.set_content(n == 0 ? Job("42", "Pending") : n == 1 ? Job("42", "Running", "gpu-1")
+                                                           : Job("42", "Succeeded", "gpu-1"),
+                    "application/json");
+  });
+  server_.OnHandler("GET", "/api/v1/watch", [](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("application/x-ndjson", [](size_t, httplib::DataSink& sink) {
+      const std::string lines =
+          "{\"jobId\": \"42\", \"sequence\": 3, \"type\": \"Bound\"}\n{}\n"
+          "{\"jobId\": \"42\", \"sequence\": 4, \"type\": \"Succeeded\"}\n";
+      sink.write(lines.data(), lines.size());
+      sink.done();
+      return true;
+    });
+  });
+  ASSERT_EQ(Run(&RunGetCommand, {"get", "42", "--watch"}), kExitOk) << harness_.err();
+  EXPECT_EQ(harness_.out(),
+            "ID   NAME    TENANT   QUEUE     PHASE       REASON   AGE\n"
+            "42   train   team-a   default   Pending              5m\n"
+            "42   train   team-a   default   Running              5m\n"
+            "42   train   team-a   default   Succeeded            5m\n");
+  const std::vector<testing::RecordedRequest> watches = server_.requests("GET", "/api/v1/watch");
+  ASSERT_EQ(watches.size(), 1u);
+  EXPECT_EQ(watches[0].Param("job"), "42");
+  EXPECT_EQ(watches[0].Param("afterSequence"), "2");
+}
+
+TEST_F(CommandsTest, GetWatchOfAnEndedJobPrintsOnce) {
+  server_.On("GET", "/api/v1/jobs/42/events", 200, R"({"items": []})");
+  server_.On("GET", "/api/v1/jobs/42", 200, Job("42", "Failed"));
+  ASSERT_EQ(Run(&RunGetCommand, {"get", "42", "-w"}), kExitOk) << harness_.err();
+  EXPECT_THAT(harness_.out(), HasSubstr("Failed"));
+  EXPECT_TRUE(server_.requests("GET", "/api/v1/watch").empty());
+}
+
+TEST_F(CommandsTest, ListFollowsPagesUpToTheLimit) {
+  server_.OnHandler("GET", "/api/v1/jobs", [](const httplib::Request& req, httplib::Response& res) {
+    const std::string token = req.get_param_value("pageToken");
+    nlohmann::json page;
+    if (token.empty()) {
+      page = {{"items", {nlohmann::json::parse(Job("1", "Running", "n1")),
+                         nlohmann::json::parse(Job("2", "Pending"))}},
+              {"nextPageToken", "p2"}};
+    } else {
+      page = {{"items", {nlohmann::json::parse(Job("3", "Succeeded", "n2"))}},
+              {"nextPageToken", ""}};
+    }
+    res.set_content(page.dump(), "application/json");
+  });
+  ASSERT_EQ(Run(&RunListCommand, {"list", "--all", "--phase", "running", "--queue", "q1"}),
+            kExitOk)
+      << harness_.err();
+  EXPECT_EQ(harness_.out(),
+            "ID   NAME    TENANT   QUEUE     PHASE       REASON   AGE\n"
+            "1    train   team-a   default   Running              5m\n"
+            "2    train   team-a   default   Pending              5m\n"
+            "3    train   team-a   default   Succeeded            5m\n");
+  std::vector<testing::RecordedRequest> lists = server_.requests("GET", "/api/v1/jobs");
+  ASSERT_EQ(lists.size(), 2u);
+  EXPECT_EQ(lists[0].Param("phase"), "Running");
+  EXPECT_EQ(lists[0].Param("queue"), "q1");
+  EXPECT_EQ(lists[0].Param("limit"), "1000");
+  EXPECT_EQ(lists[1].Param("pageToken"), "p2");
+
+  ASSERT_EQ(Run(&RunListCommand, {"list", "--limit", "2", "-o", "json"}), kExitOk);
+  const nlohmann::json listed = nlohmann::json::parse(harness_.out());
+  EXPECT_EQ(listed["items"].size(), 2u);
+  lists = server_.requests("GET", "/api/v1/jobs");
+  ASSERT_EQ(lists.size(), 3u);  // the first page was enough
+  EXPECT_EQ(lists[2].Param("limit"), "2");
+
+  EXPECT_EQ(Run(&RunListCommand, {"list", "--all", "--limit", "3"}), kExitUsage);
+}
+
+TEST_F(CommandsTest, ListWatchPrintsChangedRowsMatchingTheFilters) {
+  server_.On("GET", "/api/v1/jobs", 200,
+             nlohmann::json{{"items", {nlohmann::json::parse(Job("1", "Pending"))}},
+                            {"nextPageToken", ""}}
+                 .dump());
+  server_.On("GET", "/api/v1/jobs/1", 200, Job("1", "Running", "n1"));
+  nlohmann::json other = nlohmann::json::parse(Job("2", "Pending"));
+  other["spec"]["queue"] = "elsewhere";
+  server_.On("GET", "/api/v1/jobs/2", 200, other.dump());
+  server_.OnHandler("GET", "/api/v1/watch", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{\"jobId\": \"1\", \"sequence\": 5}\n{\"jobId\": \"2\", \"sequence\": 1}\n"
+                    "{\"jobId\": \"1\", \"sequence\": 6}\n",
+                    "application/x-ndjson");
+  });
+  ASSERT_EQ(Run(&RunListCommand, {"list", "--queue", "default", "--watch"}), kExitOk)
+      << harness_.err();
+  EXPECT_EQ(harness_.out(),
+            "ID   NAME    TENANT   QUEUE     PHASE       REASON   AGE\n"
+            "1    train   team-a   default   Pending              5m\n"
+            "1    train   team-a   default   Running              5m\n");
+}
+
+TEST_F(CommandsTest, DescribeExplainsAPendingJob) {
+  server_.On("GET", "/api/v1/jobs/42", 200, kPendingJob);
+  server_.On("GET", "/api/v1/jobs/42/events", 200,
+             R"({"items": [{"jobId": "42", "sequence": 1, "time": "2026-11-29T10:00:00Z",
+                            "type": "Submitted", "phase": "Pending", "reason": "", "message": ""}]})");
+  server_.On("GET", "/api/v1/jobs/42/explain", 200,
+             R"({"phase": "Pending", "reason": "InsufficientResources",
+                 "message": "task worker-0: 0/4 nodes: 3 insufficient gpu, 1 node(s) had untolerated taint",
+                 "totalNodes": 4, "rejections": [{"reason": "insufficient gpu", "nodes": 3},
+                 {"reason": "node(s) had untolerated taint", "nodes": 1}],
+                 "estimatedStartTime": "2026-11-29T10:20:00Z"})");
+  ASSERT_EQ(Run(&RunDescribeCommand, {"describe", "42"}), kExitOk) << harness_.err();
+  const std::string out = harness_.out();
+  EXPECT_THAT(out, HasSubstr("Name:             train\n"));
+  EXPECT_THAT(out, HasSubstr("Labels:           team=vision\n"));
+  EXPECT_THAT(out, HasSubstr("Submitted:        2026-11-29T10:00:00Z (5m ago)\n"));
+  EXPECT_THAT(out, HasSubstr("Time limit:       2h\n"));
+  EXPECT_THAT(out, HasSubstr("Gang:             2 of 2 task(s) start together\n"));
+  EXPECT_THAT(out, HasSubstr("Tolerations:      tessera.io/simulated (Exists)\n"));
+  EXPECT_THAT(out, HasSubstr("  GROUP    REPLICAS   CPU   MEMORY   GPU   GPU MODEL   COMMAND\n"
+                             "  worker   2          8     64Gi     4     H100-80GB   python "
+                             "train.py --epochs 10\n"));
+  EXPECT_THAT(out, HasSubstr("  worker-0   Pending   -      -         -\n"));
+  EXPECT_THAT(out, HasSubstr("  Nodes:          0/4 nodes: 3 insufficient gpu, 1 node(s) had "
+                             "untolerated taint\n"));
+  EXPECT_THAT(out, HasSubstr("  Expected start: 2026-11-29T10:20:00Z (in 15m)\n"));
+  EXPECT_THAT(out, HasSubstr("Events:\n  TIME                   TYPE        PHASE     REASON   "
+                             "MESSAGE\n  2026-11-29T10:00:00Z   Submitted   Pending\n"));
+}
+
+TEST_F(CommandsTest, DescribeOfARunningJobSkipsTheExplanation) {
+  server_.On("GET", "/api/v1/jobs/42", 200, Job("42", "Running", "gpu-3"));
+  server_.On("GET", "/api/v1/jobs/42/events", 200, R"({"items": []})");
+  ASSERT_EQ(Run(&RunDescribeCommand, {"describe", "42"}), kExitOk) << harness_.err();
+  EXPECT_THAT(harness_.out(), Not(HasSubstr("Why pending")));
+  EXPECT_THAT(harness_.out(), HasSubstr("  worker-0   Running   gpu-3"));
+  EXPECT_THAT(harness_.out(), HasSubstr("Events: none\n"));
+  EXPECT_TRUE(server_.requests("GET", "/api/v1/jobs/42/explain").empty());
+}
+
+TEST_F(CommandsTest, CancelReportsEachJob) {
+  server_.On("POST", "/api/v1/jobs/1/cancel", 200, Job("1", "Cancelled"));
+  server_.On("POST", "/api/v1/jobs/2/cancel", 200, Job("2", "Running", "n"));
+  server_.On("POST", "/api/v1/jobs/3/cancel", 200, Job("3", "Succeeded", "n"));
+  EXPECT_EQ(Run(&RunCancelCommand, {"cancel", "1", "2", "3", "4"}), kExitServerError);
+  EXPECT_EQ(harness_.out(),
+            "job 1 cancelled\njob 2 is stopping (Running)\njob 3 had already ended (Succeeded)\n");
+  EXPECT_EQ(harness_.err(), "error: job 4: no route for /api/v1/jobs/4/cancel\n");
+}
+
+TEST_F(CommandsTest, LogsReadsEveryChunk) {
+  server_.OnHandler("GET", "/api/v1/jobs/42/logs", [](const httplib::Request& req, httplib::Response& res) {
+    const std::string offset = req.get_param_value("offset");
+    if (offset == "0") {
+      res.set_header("X-Tessera-Next-Offset", "6");
+      res.set_header("X-Tessera-Log-End", "false");
+      res.set_content("hello\n", "text/plain");
+    } else {
+      res.set_header("X-Tessera-Next-Offset", "6");
+      res.set_header("X-Tessera-Log-End", "false");
+      res.set_content("", "text/plain");
+    }
+  });
+  ASSERT_EQ(Run(&RunLogsCommand, {"logs", "42", "--task", "worker-1", "--stderr"}), kExitOk)
+      << harness_.err();
+  EXPECT_EQ(harness_.out(), "hello\n");
+  const std::vector<testing::RecordedRequest> reads =
+      server_.requests("GET", "/api/v1/jobs/42/logs");
+  ASSERT_EQ(reads.size(), 2u);
+  EXPECT_EQ(reads[0].Param("task"), "worker-1");
+  EXPECT_EQ(reads[0].Param("stream"), "stderr");
+  EXPECT_EQ(reads[1].Param("offset"), "6");
+  EXPECT_TRUE(harness_.sleeps().empty());
+}
+
+TEST_F(CommandsTest, LogsFollowPollsUntilTheEnd) {
+  std::atomic<int> calls{0};
+  server_.OnHandler("GET", "/api/v1/jobs/42/logs", [&](const httplib::Request& req, httplib::Response& res) {
+    const int n = calls++;
+    const std::string offset = req.get_param_value("offset");
+    if (n == 0) {
+      res.set_header("X-Tessera-Next-Offset", "4");
+      res.set_content("one\n", "text/plain");
+    } else if (n == 1) {
+      res.set_header("X-Tessera-Next-Offset", "4");  // nothing new yet
+      res.set_content("", "text/plain");
+    } else {
+      res.set_header("X-Tessera-Next-Offset", "8");
+      res.set_header("X-Tessera-Log-End", "true");
+      res.set_content(offset == "4" ? "two\n" : "?", "text/plain");
+    }
+  });
+  ASSERT_EQ(Run(&RunLogsCommand, {"logs", "42", "-f"}), kExitOk) << harness_.err();
+  EXPECT_EQ(harness_.out(), "one\ntwo\n");
+  EXPECT_EQ(calls.load(), 3);
+  EXPECT_EQ(harness_.sleeps().size(), 1u);
+  EXPECT_EQ(server_.requests()[0].Param("task"), "");
+  EXPECT_EQ(server_.requests()[0].Param("stream"), "stdout");
+}
+
+TEST_F(CommandsTest, NodesAndClusters) {
+  server_.On("GET", "/api/v1/nodes", 200, R"({"items": [
+    {"name": "gpu-1", "cluster": "east", "labels": {"rack": "r1"},
+     "taints": [{"key": "tessera.io/simulated", "value": "", "effect": "NoSchedule"}],
+     "ready": true, "unschedulable": true,
+     "capacity": {"cpu": "64", "memory": "512Gi", "gpu": 8},
+     "allocated": {"cpu": "12", "memory": "64Gi", "gpu": 2.5},
+     "gpus": [{"index": 0, "model": "H100-80GB", "memory": "80Gi", "milliUsed": 1000, "healthy": true}],
+     "tasks": 3},
+    {"name": "cpu-1", "cluster": "east", "labels": {}, "taints": [], "ready": false,
+     "unschedulable": false, "capacity": {"cpu": "32", "memory": "64Gi", "gpu": 0},
+     "allocated": {"cpu": "0", "memory": "0", "gpu": 0}, "gpus": [], "tasks": 0}]})");
+  ASSERT_EQ(Run(&RunNodesCommand, {"nodes"}), kExitOk) << harness_.err();
+  EXPECT_EQ(harness_.out(),
+            "NAME    CLUSTER   STATUS                     CPU     MEMORY       GPU     GPU MODEL   TASKS\n"
+            "gpu-1   east      Ready,SchedulingDisabled   12/64   64Gi/512Gi   2.5/8   H100-80GB   3\n"
+            "cpu-1   east      NotReady                   0/32    0/64Gi       0/0     -           0\n");
+  ASSERT_EQ(Run(&RunNodesCommand, {"nodes", "-o", "wide"}), kExitOk);
+  EXPECT_THAT(harness_.out(), HasSubstr("tessera.io/simulated:NoSchedule   rack=r1\n"));
+
+  server_.On("GET", "/api/v1/clusters", 200, R"({"items": [{"name": "east", "backend": "sim",
+    "labels": {"tessera.io/cluster": "east"}, "nodes": 2, "readyNodes": 1,
+    "capacity": {"cpu": "96", "memory": "576Gi", "gpu": 8},
+    "allocated": {"cpu": "12", "memory": "64Gi", "gpu": 2.5}}]})");
+  ASSERT_EQ(Run(&RunClustersCommand, {"clusters"}), kExitOk) << harness_.err();
+  EXPECT_EQ(harness_.out(),
+            "NAME   BACKEND   NODES   READY   CPU     MEMORY       GPU\n"
+            "east   sim       2       1       12/96   64Gi/576Gi   2.5/8\n");
+  ASSERT_EQ(Run(&RunClustersCommand, {"clusters", "-o", "yaml"}), kExitOk);
+  EXPECT_THAT(harness_.out(), HasSubstr("items:\n  - name: east\n    backend: sim\n"));
+}
+
+TEST_F(CommandsTest, TokenCreate) {
+  server_.On("POST", "/api/v1/tokens", 201,
+             R"({"token": "tsr_abc", "tenant": "team-a", "role": "tenant"})");
+  ASSERT_EQ(Run(&RunTokenCommand, {"token", "create", "--tenant", "team-a", "--token", "admin"}),
+            kExitOk)
+      << harness_.err();
+  EXPECT_EQ(harness_.out(), "tsr_abc\n");
+  const std::vector<testing::RecordedRequest> posts = server_.requests();
+  EXPECT_EQ(nlohmann::json::parse(posts[0].body),
+            nlohmann::json({{"tenant", "team-a"}, {"role", "tenant"}}));
+  EXPECT_EQ(posts[0].authorization, "Bearer admin");
+
+  EXPECT_EQ(Run(&RunTokenCommand, {"token", "create", "--tenant", "x", "--role", "root"}),
+            kExitUsage);
+  EXPECT_EQ(Run(&RunTokenCommand, {"token"}), kExitUsage);
+  server_.On("POST", "/api/v1/tokens", 403, ErrorBody("PERMISSION_DENIED", "admin only"));
+  EXPECT_EQ(Run(&RunTokenCommand, {"token", "create", "--tenant", "x"}), kExitServerError);
+  EXPECT_EQ(harness_.err(), "error: admin only\n");
+}
+
+}  // namespace
+}  // namespace tessera::cli

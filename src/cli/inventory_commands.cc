@@ -1,0 +1,145 @@
+#include "cli/inventory_commands.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli/exit_status.h"
+#include "cli/job_view.h"
+#include "cli/output_format.h"
+#include "cli/table.h"
+#include "cli/verb_common.h"
+#include "fmt/format.h"
+
+namespace tessera::cli {
+namespace {
+
+// "allocated/capacity" of one resource: "12/64".
+std::string Usage(const Json& item, std::string_view resource) {
+  std::string allocated = JsonText(item, {"allocated", resource});
+  std::string capacity = JsonText(item, {"capacity", resource});
+  if (allocated.empty()) allocated = "0";
+  if (capacity.empty()) capacity = "0";
+  return fmt::format("{}/{}", allocated, capacity);
+}
+
+std::string Labels(const Json& item) {
+  const Json* labels = JsonAt(item, {"labels"});
+  if (labels == nullptr || !labels->is_object() || labels->empty()) return "-";
+  std::vector<std::string> pairs;
+  for (const auto& [key, value] : labels->items()) {
+    pairs.push_back(fmt::format("{}={}", key, value.is_string() ? value.get<std::string>() : value.dump()));
+  }
+  return fmt::format("{}", fmt::join(pairs, ","));
+}
+
+std::string Taints(const Json& node) {
+  std::vector<std::string> taints;
+  for (const Json& t : JsonArray(node, {"taints"})) {
+    const std::string value = JsonText(t, {"value"});
+    taints.push_back(fmt::format("{}{}:{}", JsonText(t, {"key"}), value.empty() ? "" : "=" + value,
+                                 JsonText(t, {"effect"})));
+  }
+  return taints.empty() ? "-" : fmt::format("{}", fmt::join(taints, ","));
+}
+
+std::string GpuModels(const Json& node) {
+  std::vector<std::string> models;
+  std::set<std::string> seen;
+  for (const Json& gpu : JsonArray(node, {"gpus"})) {
+    std::string model = JsonText(gpu, {"model"});
+    if (!model.empty() && seen.insert(model).second) models.push_back(std::move(model));
+  }
+  return models.empty() ? "-" : fmt::format("{}", fmt::join(models, ","));
+}
+
+std::string NodeStatus(const Json& node) {
+  const Json* ready = JsonAt(node, {"ready"});
+  const Json* cordoned = JsonAt(node, {"unschedulable"});
+  std::string status = ready != nullptr && ready->is_boolean() && ready->get<bool>() ? "Ready" : "NotReady";
+  if (cordoned != nullptr && cordoned->is_boolean() && cordoned->get<bool>()) {
+    status += ",SchedulingDisabled";
+  }
+  return status;
+}
+
+struct Inventory {
+  std::string_view path;
+  std::vector<std::string> headers;
+  std::vector<std::string> wide_headers;
+  std::vector<std::string> (*row)(const Json& item, bool wide);
+};
+
+std::vector<std::string> NodeRow(const Json& node, bool wide) {
+  const std::string tasks = JsonText(node, {"tasks"});
+  std::vector<std::string> row = {JsonText(node, {"name"}),  JsonText(node, {"cluster"}),
+                                  NodeStatus(node),          Usage(node, "cpu"),
+                                  Usage(node, "memory"),     Usage(node, "gpu"),
+                                  GpuModels(node),           tasks.empty() ? "0" : tasks};
+  if (wide) {
+    row.push_back(Taints(node));
+    row.push_back(Labels(node));
+  }
+  return row;
+}
+
+std::vector<std::string> ClusterRow(const Json& cluster, bool wide) {
+  std::vector<std::string> row = {JsonText(cluster, {"name"}),       JsonText(cluster, {"backend"}),
+                                  JsonText(cluster, {"nodes"}),      JsonText(cluster, {"readyNodes"}),
+                                  Usage(cluster, "cpu"),             Usage(cluster, "memory"),
+                                  Usage(cluster, "gpu")};
+  if (wide) row.push_back(Labels(cluster));
+  return row;
+}
+
+int RunInventory(int argc, char** argv, const CommandEnv& env, const Inventory& inventory,
+                 std::string description) {
+  ClientFlags client_flags;
+  std::string output;
+  CLI::App app{std::move(description), fmt::format("tessera {}", argv[0])};
+  app.add_option("-o,--output", output, "Output format: table (default), wide, json or yaml");
+  AddClientFlags(app, &client_flags);
+  if (std::optional<int> rc = ParseVerbFlags(app, argc, argv, env)) return *rc;
+  absl::StatusOr<OutputFormat> format = ParseOutputFormat(output);
+  if (!format.ok()) return ReportUsageError(std::string(format.status().message()), *env.err);
+  std::unique_ptr<RestClient> client = ConnectOrReport(client_flags, env);
+  if (client == nullptr) return kExitUsage;
+
+  absl::StatusOr<Json> items = client->GetJson(inventory.path);
+  if (!items.ok()) return ReportApiError(items.status(), *env.err);
+  if (*format == OutputFormat::kJson || *format == OutputFormat::kYaml) {
+    *env.out << RenderStructured(*items, *format);
+    return kExitOk;
+  }
+  const bool wide = *format == OutputFormat::kWide;
+  std::vector<std::string> headers = inventory.headers;
+  if (wide) headers.insert(headers.end(), inventory.wide_headers.begin(), inventory.wide_headers.end());
+  Table table(std::move(headers));
+  for (const Json& item : JsonArray(*items, {"items"})) table.AddRow(inventory.row(item, wide));
+  *env.out << table.Render();
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunNodesCommand(int argc, char** argv, const CommandEnv& env) {
+  const Inventory nodes{"/api/v1/nodes",
+                        {"NAME", "CLUSTER", "STATUS", "CPU", "MEMORY", "GPU", "GPU MODEL", "TASKS"},
+                        {"TAINTS", "LABELS"},
+                        &NodeRow};
+  return RunInventory(argc, argv, env, nodes,
+                      "List the nodes of every cluster, with allocated/capacity of each "
+                      "resource.\n\nExamples:\n  tessera nodes\n  tessera nodes -o wide");
+}
+
+int RunClustersCommand(int argc, char** argv, const CommandEnv& env) {
+  const Inventory clusters{"/api/v1/clusters",
+                           {"NAME", "BACKEND", "NODES", "READY", "CPU", "MEMORY", "GPU"},
+                           {"LABELS"},
+                           &ClusterRow};
+  return RunInventory(argc, argv, env, clusters,
+                      "List the clusters, with allocated/capacity of each resource.\n\n"
+                      "Example:\n  tessera clusters");
+}
+
+}  // namespace tessera::cli

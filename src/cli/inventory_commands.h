@@ -1,0 +1,21 @@
+// The inventory verbs: what the control plane schedules onto.
+//
+//   tessera nodes [-o table|wide|json|yaml]
+//       NAME CLUSTER STATUS CPU MEMORY GPU GPU MODEL TASKS, quantities as allocated/capacity;
+//       wide adds TAINTS and LABELS. STATUS is Ready or NotReady, with ",SchedulingDisabled"
+//       for a cordoned node.
+//   tessera clusters [-o table|wide|json|yaml]
+//       NAME BACKEND NODES READY CPU MEMORY GPU; wide adds LABELS.
+// -o json|yaml print the server's {"items": [...]}. Both take --server and --token.
+// Exit statuses: exit_status.h.
+#pragma once
+
+#include "cli/command_env.h"
+
+namespace tessera::cli {
+
+// `argv[0]` is the verb's name.
+int RunNodesCommand(int argc, char** argv, const CommandEnv& env);
+int RunClustersCommand(int argc, char** argv, const CommandEnv& env);
+
+}  // namespace tessera::cli

@@ -1,0 +1,46 @@
+// JobFlags: `tessera submit`'s sbatch-like flags, and the job document they stand for.
+//
+// The flags describe one task group "main" of `nodes` identical tasks (replicas) that start
+// together (one gang: minAvailable = all), each asking for `cpus` (default 1), `mem`, `gpus`
+// (a share of one GPU when below 1: 0.5) of the allowed `gpu_model`s, and running `command`.
+// BuildJobDocument writes them as a job document and reads it back with the job-spec codec
+// (api/jobspec/jobspec.h), so a flag means exactly what the matching document key means and
+// the document is validated as the server would; an error names the flag at fault
+// ("--gpus: '1.5': must be a whole number of GPUs, or a share of one GPU below 1 ...").
+// Thread-safe: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/jobspec/job_document.h"
+
+namespace tessera::cli {
+
+// Unset optionals take the document's defaults.
+struct JobFlags {
+  std::optional<std::string> name;      // --name/-J: metadata.name
+  std::optional<std::string> queue;     // --queue: spec.queue
+  std::optional<std::string> priority;  // --priority: a number, or a class name (high)
+  std::optional<std::string> time;      // --time: see wall_time.h
+  std::optional<int> nodes;             // --nodes: replicas
+  std::optional<std::string> cpus;      // --cpus: per task (default 1)
+  std::optional<std::string> mem;       // --mem: per task, with a unit (1Gi, 512Mi)
+  std::optional<std::string> gpus;      // --gpus: per task (4, 0.5)
+  std::vector<std::string> gpu_models;  // --gpu-model: allowed models (repeatable, or a,b)
+  std::vector<std::string> env;         // --env K=V
+  std::vector<std::string> labels;      // --label K=V
+  std::optional<std::string> workdir;   // --workdir
+  std::optional<std::string> request_id;  // --request-id
+  std::vector<std::string> command;     // after "--"
+};
+
+// The document the flags describe; InvalidArgument naming the flag when they do not make one.
+absl::StatusOr<api::JobDocument> BuildJobDocument(const JobFlags& flags);
+
+// The group name of a submitted job's task group.
+inline constexpr char kSubmitTaskName[] = "main";
+
+}  // namespace tessera::cli

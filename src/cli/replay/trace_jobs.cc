@@ -1,0 +1,230 @@
+#include "cli/replay/trace_jobs.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <set>
+
+#include "absl/status/status.h"
+#include "fmt/format.h"
+
+namespace tessera::cli {
+namespace {
+
+constexpr size_t kMaxNameLength = 253;
+constexpr char kTaskName[] = "main";
+
+// One trace row, whatever the trace: what the shared mapping needs.
+struct Row {
+  std::string id;
+  std::optional<int64_t> arrival_s;
+  std::optional<int64_t> run_s;
+  std::optional<int64_t> time_limit_s;
+  int64_t replicas = 1;
+  TaskRequest request;
+  std::string skip_reason;  // set when the trace itself says the row cannot be replayed
+};
+
+absl::Status CheckOptions(const ReplayOptions& o) {
+  if (!(o.speedup > 0) || !std::isfinite(o.speedup)) {
+    return absl::InvalidArgumentError(
+        fmt::format("--speedup: must be a positive number, got {}", o.speedup));
+  }
+  if (o.skip < 0) return absl::InvalidArgumentError("--skip: must be >= 0");
+  if (o.limit && *o.limit < 1) return absl::InvalidArgumentError("--limit: must be >= 1");
+  if (o.trace_name.empty()) return absl::InvalidArgumentError("the trace has no name");
+  return absl::OkStatus();
+}
+
+// Seconds of trace time as scaled wall time, at least 1 ms.
+Duration Scaled(int64_t seconds, double speedup, bool at_least_1ms) {
+  const double ms = std::round(static_cast<double>(seconds) * 1000.0 / speedup);
+  const double bounded = std::min(ms, static_cast<double>(std::numeric_limits<int64_t>::max() / 2));
+  const auto out = Duration(static_cast<int64_t>(bounded));
+  return at_least_1ms ? std::max(out, Duration(1)) : out;
+}
+
+api::JobDocument Document(const Row& row, const ReplayOptions& o) {
+  api::JobDocument doc;
+  doc.metadata.request_id = fmt::format("replay-{}-{}", o.trace_name, row.id);
+  JobSpec& spec = doc.spec;
+  spec.name = DnsName(fmt::format("{}-{}", o.trace_name, row.id));
+  spec.labels.emplace(kReplayLabel, o.trace_name);
+  if (!o.queue.empty()) spec.queue = o.queue;
+  if (!o.cluster.empty()) spec.cluster_selector.emplace(kClusterLabel, o.cluster);
+  if (row.time_limit_s) spec.time_limit = Scaled(*row.time_limit_s, o.speedup, true);
+  spec.duration = Scaled(*row.run_s, o.speedup, true);
+  TaskGroup group;
+  group.name = kTaskName;
+  group.replicas = static_cast<int32_t>(row.replicas);
+  group.request = row.request;
+  Toleration simulated;
+  simulated.key = kSimulatedTaintKey;
+  simulated.exists = true;
+  group.request.tolerations.push_back(simulated);
+  spec.tasks.push_back(std::move(group));
+  spec.min_available = static_cast<int32_t>(row.replicas);
+  return doc;
+}
+
+// The shared part: order by arrival, take the window, map or count each row.
+ReplayPlan Plan(std::vector<Row> rows, const ReplayOptions& o) {
+  std::vector<size_t> order(rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  // Rows without an arrival go last (and are skipped); the rest by arrival, stable.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const auto key = [&](size_t i) {
+      return rows[i].arrival_s.value_or(std::numeric_limits<int64_t>::max());
+    };
+    return key(a) < key(b);
+  });
+  const size_t begin = std::min(order.size(), static_cast<size_t>(o.skip));
+  size_t end = order.size();
+  if (o.limit) end = std::min(end, begin + static_cast<size_t>(*o.limit));
+
+  ReplayPlan plan;
+  plan.rows = static_cast<int64_t>(end - begin);
+  std::optional<int64_t> origin;
+  for (size_t k = begin; k < end; ++k) {
+    Row& row = rows[order[k]];
+    std::string reason = row.skip_reason;
+    if (reason.empty() && !row.arrival_s) reason = "unknown arrival time";
+    if (reason.empty() && !row.run_s) reason = "unknown run time";
+    if (!reason.empty()) {
+      ++plan.skipped[reason];
+      continue;
+    }
+    if (!origin) origin = *row.arrival_s;
+    api::JobDocument doc = Document(row, o);
+    if (absl::Status valid = doc.spec.Validate("spec"); !valid.ok()) {
+      ++plan.skipped[fmt::format("invalid job ({})", std::string(valid.message()))];
+      continue;
+    }
+    plan.jobs.push_back(
+        {row.id, Scaled(*row.arrival_s - *origin, o.speedup, false), std::move(doc)});
+  }
+  return plan;
+}
+
+std::optional<int64_t> Known(int64_t value) {
+  return value == sim::swf::kSwfUnknown ? std::nullopt : std::optional<int64_t>(value);
+}
+
+}  // namespace
+
+absl::StatusOr<ReplayPlan> PlanAlibabaReplay(const sim::alibaba::PodList& pods,
+                                             const ReplayOptions& options) {
+  if (absl::Status s = CheckOptions(options); !s.ok()) return s;
+  if (!pods.has_times) {
+    return absl::InvalidArgumentError(
+        "--pods: this pod list has no times (the 5-column form): a replay needs creation_time "
+        "and deletion_time");
+  }
+  std::vector<Row> rows;
+  rows.reserve(pods.tasks.size());
+  for (const sim::alibaba::TraceTask& t : pods.tasks) {
+    Row row;
+    row.id = t.name;
+    row.arrival_s = t.creation_time;
+    if (t.deletion_time) {
+      const int64_t start = t.scheduled_time.value_or(t.creation_time.value_or(*t.deletion_time));
+      row.run_s = std::max<int64_t>(0, *t.deletion_time - start);
+    }
+    row.request = t.request;
+    rows.push_back(std::move(row));
+  }
+  return Plan(std::move(rows), options);
+}
+
+absl::StatusOr<ReplayPlan> PlanSwfReplay(const sim::swf::SwfTrace& trace,
+                                         const ReplayOptions& options) {
+  if (absl::Status s = CheckOptions(options); !s.ok()) return s;
+  std::vector<Row> rows;
+  rows.reserve(trace.jobs.size());
+  for (const sim::swf::SwfJob& j : trace.jobs) {
+    Row row;
+    row.id = std::to_string(j.id);
+    row.arrival_s = Known(j.submit_time);
+    row.run_s = Known(j.run_time);
+    if (j.requested_time > 0) row.time_limit_s = j.requested_time;
+    const std::optional<int64_t> processors = j.Processors();
+    if (!processors) {
+      row.skip_reason = "no processors";
+    } else if (*processors > std::numeric_limits<int32_t>::max()) {
+      row.skip_reason = "too many processors";
+    } else {
+      row.replicas = *processors;
+    }
+    row.request.cpu = 1000;
+    if (j.requested_memory > 0 && j.requested_memory <= (int64_t{1} << 40)) {
+      row.request.memory = j.requested_memory * 1024;
+    }
+    rows.push_back(std::move(row));
+  }
+  return Plan(std::move(rows), options);
+}
+
+std::string TraceNameFromPath(std::string_view path) {
+  const size_t slash = path.find_last_of('/');
+  std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  for (std::string_view suffix : {".gz", ".swf", ".csv"}) {
+    if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) {
+      name.remove_suffix(suffix.size());
+    }
+  }
+  return std::string(name);
+}
+
+std::string DnsName(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) && u < 0x80) {
+      out += static_cast<char>(std::tolower(u));
+    } else if (!out.empty() && out.back() != '-') {
+      out += '-';
+    }
+  }
+  if (out.size() > kMaxNameLength) out.resize(kMaxNameLength);
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "replay" : out;
+}
+
+std::vector<std::string> GpuSpecModels(std::string_view text) {
+  std::set<std::string> models;
+  size_t start = 0;
+  bool header = true;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    if (header) {
+      header = false;
+      continue;
+    }
+    // The sixth field: name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,...
+    size_t field_start = 0;
+    for (int i = 0; i < 5 && field_start != std::string_view::npos; ++i) {
+      const size_t comma = line.find(',', field_start);
+      field_start = comma == std::string_view::npos ? comma : comma + 1;
+    }
+    if (field_start == std::string_view::npos) continue;
+    std::string_view spec = line.substr(field_start, line.find(',', field_start) - field_start);
+    while (!spec.empty() && spec.back() == '\r') spec.remove_suffix(1);
+    size_t m = 0;
+    while (m <= spec.size()) {
+      const size_t bar = spec.find('|', m);
+      const std::string_view model = spec.substr(m, bar - m);
+      if (!model.empty() && model != "nan" && model != "NaN") models.emplace(model);
+      if (bar == std::string_view::npos) break;
+      m = bar + 1;
+    }
+  }
+  return {models.begin(), models.end()};
+}
+
+}  // namespace tessera::cli

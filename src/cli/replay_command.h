@@ -1,0 +1,26 @@
+// `tessera replay`: submits a real trace's jobs to the control plane at the trace's arrival
+// times (divided by --speedup), for load tests of the scheduler on simulated nodes.
+//
+//   tessera replay (--pods FILE [--nodes-cluster NAME] | --swf FILE) [--speedup X]
+//                  [--limit N] [--skip N] [--queue Q] [--dry-run]
+// --pods: an Alibaba GPU pod list (11-column form); --swf: a Parallel Workloads Archive log,
+// plain or .gz. --nodes-cluster (also --cluster) restricts the jobs to the simulated cluster of
+// that name (spec.clusterSelector). How rows become jobs: replay/trace_jobs.h.
+// The submissions are paced on the wall clock: job i goes out at start + arrival_i; when the
+// server is slower than the trace, jobs go out back to back. A job the server rate-limits (429)
+// is retried after its Retry-After. Progress goes to stderr every 100 jobs or 10 s; the summary
+// names what was submitted (and how many were already there from an earlier run: the request
+// ids make a re-run idempotent), refused with the reasons counted, skipped, and the rate.
+// --dry-run prints the job documents (YAML, "---"-separated) without submitting or waiting.
+// Exit statuses: 0 every job submitted, 1 some were refused, 2 bad usage or an unreadable trace,
+// 3 the server could not be reached (the replay stops there).
+#pragma once
+
+#include "cli/command_env.h"
+
+namespace tessera::cli {
+
+// `argv[0]` is "replay".
+int RunReplayCommand(int argc, char** argv, const CommandEnv& env);
+
+}  // namespace tessera::cli

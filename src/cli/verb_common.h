@@ -1,0 +1,28 @@
+// Helpers shared by the client verbs: parsing a verb's flags with CLI11 (help on the output
+// stream, usage errors as exit status 2), and making the RestClient from the shared flags.
+// Thread-compatible.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "CLI/CLI.hpp"
+#include "cli/client/client_flags.h"
+#include "cli/client/rest_client.h"
+#include "cli/command_env.h"
+
+namespace tessera::cli {
+
+// Parses argv (argv[0] is the verb). nullopt: parsed, go on; otherwise the exit status to
+// return: 0 after printing --help, 2 after printing a usage error.
+std::optional<int> ParseVerbFlags(CLI::App& app, int argc, char** argv, const CommandEnv& env);
+
+// The client for the shared flags; nullptr after printing a usage error (bad --server).
+std::unique_ptr<RestClient> ConnectOrReport(const ClientFlags& flags, const CommandEnv& env);
+
+// "/api/v1/jobs/<id><suffix>", the id percent-encoded.
+std::string JobPath(std::string_view id, std::string_view suffix = "");
+
+}  // namespace tessera::cli
