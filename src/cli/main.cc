@@ -4,7 +4,9 @@
 //   tessera submit ...    and the other client verbs: talk to the control plane's REST API
 //                         (docs/cli.md)
 //
-// The control plane (`server`) and the agents (`agent`) come as they are built.
+//   tessera server ...    the control plane (docs/server.md)
+//
+// The agents (`agent`) come as they are built.
 #include <iostream>
 #include <string_view>
 
@@ -12,6 +14,7 @@
 #include "cli/inventory_commands.h"
 #include "cli/job_commands.h"
 #include "cli/replay_command.h"
+#include "cli/server_command.h"
 #include "cli/sim_command.h"
 #include "cli/submit_command.h"
 #include "cli/token_command.h"
@@ -52,6 +55,9 @@ void PrintUsage(std::ostream& out) {
          "  clusters  list the clusters\n"
          "  token     create API tokens (token create --tenant T)\n"
          "  replay    submit a real trace's jobs (--pods or --swf) at its arrival times\n\n"
+         "control plane:\n"
+         "  server    run the control plane: job API (REST, gRPC), scheduling loop, clusters\n"
+         "            (--dev --data-dir DIR [--sim-nodes FILE], or --config FILE)\n\n"
          "simulation:\n"
          "  sim       run the scheduler core on a simulated cluster: a real trace\n"
          "            (--nodes/--pods) or a scenario file (--scenario)\n\n"
@@ -68,6 +74,7 @@ int main(int argc, char** argv) {
   }
   const std::string_view command = argv[1];
   if (command == "sim") return tessera::cli::RunSimCommand(argc - 1, argv + 1);
+  if (command == "server") return tessera::cli::RunServerCommand(argc - 1, argv + 1);
   for (const Verb& verb : kClientVerbs) {
     if (command == verb.name) return verb.run(argc - 1, argv + 1, tessera::cli::ProcessEnv());
   }
