@@ -209,6 +209,9 @@ absl::Status RestServer::Impl::Start(const std::string& host, int port) {
   http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http_.set_payload_max_length(options_.max_body_bytes);
   http_.set_keep_alive_timeout(kKeepAliveSeconds);
+  // Answers are written in pieces (headers, body); without TCP_NODELAY, Nagle's algorithm and
+  // the client's delayed ACK hold every answer on a kept-alive connection back by ~40 ms.
+  http_.set_tcp_nodelay(true);
   // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second server would
   // silently share a port that is already in use.
   http_.set_socket_options([](socket_t sock) {

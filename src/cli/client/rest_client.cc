@@ -62,6 +62,7 @@ RestClient::RestClient(RestClientOptions options)
   http_->set_read_timeout(options_.read_timeout);
   http_->set_write_timeout(options_.read_timeout);
   http_->set_keep_alive(true);
+  http_->set_tcp_nodelay(true);  // requests go out in pieces: no Nagle delay between them
   httplib::Headers headers = {{"Accept", "application/json"}, {"User-Agent", "tessera-cli"}};
   if (!options_.token.empty()) {
     headers.emplace("Authorization", "Bearer " + options_.token);
