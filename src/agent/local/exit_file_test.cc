@@ -23,9 +23,8 @@ TEST(ExitFileTest, RoundTrips) {
 }
 
 TEST(ExitFileTest, TornOrForeignTextIsNoRecord) {
-  for (std::string_view text :
-       {"", "exit 3", "exit \n", "exit -1\n", "exit 3x\n", "quit 3\n", "signal\n",
-        "not-started", "not-started 0\n"}) {
+  for (std::string_view text : {"", "exit 3", "exit \n", "exit -1\n", "exit 3x\n", "quit 3\n",
+                                "signal\n", "not-started", "not-started 0\n"}) {
     EXPECT_FALSE(ParseExitFile(text).has_value()) << text;
   }
 }

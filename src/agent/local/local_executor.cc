@@ -102,7 +102,7 @@ class StartGate {
   }
 
   // The end the supervisor inherits; -1 when the gate was not created.
-  int supervisor_end() const { return fds_[1]; }
+  int SupervisorEnd() const { return fds_[1]; }
 
   // Closes this process's copy of the supervisor's end, once the supervisor has its own.
   void ReleaseSupervisorEnd() { CloseEnd(1); }
@@ -272,7 +272,7 @@ absl::StatusOr<StartedTask> LocalExecutor::Start(const TaskLaunch& launch) {
                                                        .stderr_path = logs.stderr_path,
                                                        .supervisor = options_.supervisor,
                                                        .exit_file = exit_file,
-                                                       .start_gate_fd = gate.supervisor_end()});
+                                                       .start_gate_fd = gate.SupervisorEnd()});
   gate.ReleaseSupervisorEnd();
   if (!pid.ok()) {
     PublishLocked(t, {.task_id = launch.task_id,
@@ -558,8 +558,7 @@ AdoptedTask LocalExecutor::AdoptOneLocked(TaskStateRecord record) {
   if (!lost.empty()) {
     // A supervisor whose start gate closed without the go-ahead says so in its exit file.
     const std::optional<ExitRecord> recorded = ReadExitFile(ExitFilePath(id));
-    const bool never_ran =
-        recorded.has_value() && recorded->kind == ExitRecord::Kind::kNotStarted;
+    const bool never_ran = recorded.has_value() && recorded->kind == ExitRecord::Kind::kNotStarted;
     PublishLocked(t, {.task_id = id,
                       .end = TaskEnd::kLost,
                       .message = never_ran ? std::string(kNeverRan) : fmt::format("lost: {}", lost),

@@ -722,10 +722,10 @@ TEST_P(LocalExecutorTest, AdoptedTaskWhoseGateNeverOpenedIsLostAndNeverRan) {
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate), 0);
     task.ours = gate[0];
     task.marker = log_dir_ + "/" + task.id + ".ran";
-    task.pid = StartOrphan({TESSERA_TASK_SUPERVISOR, "--start-gate=3",
-                            log_dir_ + "/" + task.id + ".exit", "/bin/sh", "sh", "-c",
-                            "echo ran > " + task.marker},
-                           gate[1]);
+    task.pid =
+        StartOrphan({TESSERA_TASK_SUPERVISOR, "--start-gate=3", log_dir_ + "/" + task.id + ".exit",
+                     "/bin/sh", "sh", "-c", "echo ran > " + task.marker},
+                    gate[1]);
     ::close(gate[1]);
     ASSERT_GT(task.pid, 0);
     RecordRunningTask(log_dir_, task.id, task.pid);

@@ -3,8 +3,8 @@
 // The child gets stdin from /dev/null, stdout and stderr appended to the given log files
 // (created 0640 when missing, never truncated), the given environment, default signal
 // dispositions and an empty signal mask (an agent that ignores SIGPIPE must not pass that on),
-// and no other inherited file descriptor (except the start gate below). posix_spawn (vfork-based in glibc) is used, so it is
-// safe to call from a multi-threaded process.
+// and no other inherited file descriptor (except the start gate below). posix_spawn (vfork-based in
+// glibc) is used, so it is safe to call from a multi-threaded process.
 //
 // The program is looked up before spawning so that failures say what is wrong: a missing or
 // unusable working directory, a command not found in the task's PATH, a file that is not
