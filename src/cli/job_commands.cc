@@ -114,8 +114,9 @@ absl::StatusOr<int64_t> LastSequence(RestClient& client, const std::string& id) 
   return last;
 }
 
-// Follows one job until it is terminal, printing its row whenever it changes.
-int WatchJob(RestClient& client, const std::string& id, JobPrinter& printer,
+// Follows one job until it is terminal, printing its row whenever it changes. The stream
+// holds its own connection (`stream`): the job is read again over `client` while it is open.
+int WatchJob(RestClient& client, RestClient& stream, const std::string& id, JobPrinter& printer,
              const CommandEnv& env) {
   absl::StatusOr<int64_t> sequence = LastSequence(client, id);
   if (!sequence.ok()) return ReportApiError(sequence.status(), *env.err);
@@ -128,7 +129,7 @@ int WatchJob(RestClient& client, const std::string& id, JobPrinter& printer,
   while (!done) {
     absl::Status fetch_error;
     bool got_event = false;
-    absl::Status streamed = client.StreamJsonLines(
+    absl::Status streamed = stream.StreamJsonLines(
         "/api/v1/watch", {{"job", id}, {"afterSequence", std::to_string(*sequence)}},
         [&](const Json& event) {
           got_event = true;
@@ -182,7 +183,10 @@ int RunGetCommand(int argc, char** argv, const CommandEnv& env) {
   if (client == nullptr) return kExitUsage;
 
   JobPrinter printer(*format, watch, env);
-  if (watch) return WatchJob(*client, id, printer, env);
+  if (watch) {
+    std::unique_ptr<RestClient> stream = ConnectOrReport(client_flags, env);
+    return WatchJob(*client, *stream, id, printer, env);
+  }
   absl::StatusOr<Json> job = client->GetJson(JobPath(id));
   if (!job.ok()) return ReportApiError(job.status(), *env.err);
   printer.PrintInitial({*job}, /*as_list=*/false);
@@ -289,8 +293,10 @@ int RunListCommand(int argc, char** argv, const CommandEnv& env) {
   printer.PrintInitial(*jobs, /*as_list=*/true);
   if (!watch) return kExitOk;
   env.out->flush();
+  // The stream holds its own connection: jobs are read over `client` while it is open.
+  std::unique_ptr<RestClient> stream = ConnectOrReport(client_flags, env);
   absl::Status fetch_error;
-  absl::Status streamed = client->StreamJsonLines(
+  absl::Status streamed = stream->StreamJsonLines(
       "/api/v1/watch", {}, [&](const Json& event) {
         const std::string id = JsonText(event, {"jobId"});
         if (id.empty()) return true;
