@@ -29,11 +29,24 @@ SwfLimits FuzzLimits() {
 }
 
 int64_t Integer(const SwfJob& job, int column) {
-  const int64_t values[kSwfFieldCount] = {
-      job.id, job.submit_time, job.wait_time, job.run_time, job.allocated_processors, 0,
-      job.used_memory, job.requested_processors, job.requested_time, job.requested_memory,
-      job.status, job.user, job.group, job.executable, job.queue, job.partition,
-      job.preceding_job, job.think_time};
+  const int64_t values[kSwfFieldCount] = {job.id,
+                                          job.submit_time,
+                                          job.wait_time,
+                                          job.run_time,
+                                          job.allocated_processors,
+                                          0,
+                                          job.used_memory,
+                                          job.requested_processors,
+                                          job.requested_time,
+                                          job.requested_memory,
+                                          job.status,
+                                          job.user,
+                                          job.group,
+                                          job.executable,
+                                          job.queue,
+                                          job.partition,
+                                          job.preceding_job,
+                                          job.think_time};
   return values[column];
 }
 
@@ -76,8 +89,8 @@ void CheckRoundTrip(const SwfTrace& trace, std::string_view input) {
   Require(again->jobs.size() == trace.jobs.size(), "round trip changed the job count", input);
   for (size_t i = 0; i < trace.jobs.size(); ++i) {
     for (int c = 0; c < kSwfFieldCount; ++c) {
-      Require(Integer(again->jobs[i], c) == Integer(trace.jobs[i], c),
-              "round trip changed a value", input, text);
+      Require(Integer(again->jobs[i], c) == Integer(trace.jobs[i], c), "round trip changed a value",
+              input, text);
     }
     Require(again->jobs[i].average_cpu_time == trace.jobs[i].average_cpu_time,
             "round trip changed the average cpu time", input, text);

@@ -51,7 +51,7 @@ std::string Job(const std::string& id, const std::string& phase, const std::stri
 
 class CommandsTest : public ::testing::Test {
  protected:
-  CommandsTest() { harness_.SetEnv("TESSERA_SERVER", server_.url()); }
+  CommandsTest() { harness_.SetEnv("TESSERA_SERVER", server_.Url()); }
 
   int Run(VerbHarness::Verb verb, std::vector<std::string> args) {
     return harness_.Run(verb, std::move(args));
@@ -69,7 +69,7 @@ TEST_F(CommandsTest, SubmitSendsTheDocumentAndPrintsTheId) {
             kExitOk)
       << harness_.err();
   EXPECT_EQ(harness_.out(), "submitted job 42\n");
-  const std::vector<testing::RecordedRequest> posts = server_.requests("POST", "/api/v1/jobs");
+  const std::vector<testing::RecordedRequest> posts = server_.Requests("POST", "/api/v1/jobs");
   ASSERT_EQ(posts.size(), 1u);
   EXPECT_EQ(posts[0].authorization, "Bearer tsr_env");
   EXPECT_EQ(posts[0].content_type, "application/json");
@@ -85,13 +85,13 @@ TEST_F(CommandsTest, SubmitSendsTheDocumentAndPrintsTheId) {
 TEST_F(CommandsTest, SubmitQuietPrintsOnlyTheIdAndFlagsBeatTheEnvironment) {
   FakeApiServer other;
   other.On("POST", "/api/v1/jobs", 201, Job("7", "Pending"));
-  ASSERT_EQ(Run(&RunSubmitCommand, {"submit", "-q", "--server", other.url(), "--token", "tsr_flag",
-                                    "--", "true"}),
+  ASSERT_EQ(Run(&RunSubmitCommand,
+                {"submit", "-q", "--server", other.Url(), "--token", "tsr_flag", "--", "true"}),
             kExitOk)
       << harness_.err();
   EXPECT_EQ(harness_.out(), "7\n");
-  EXPECT_EQ(other.requests()[0].authorization, "Bearer tsr_flag");
-  EXPECT_TRUE(server_.requests().empty());
+  EXPECT_EQ(other.Requests()[0].authorization, "Bearer tsr_flag");
+  EXPECT_TRUE(server_.Requests().empty());
 }
 
 TEST_F(CommandsTest, SubmitRepeatedRequestIdSaysSo) {
@@ -107,7 +107,7 @@ TEST_F(CommandsTest, SubmitFromAFile) {
   server_.On("POST", "/api/v1/jobs", 201, Job("43", "Pending"));
   ASSERT_EQ(Run(&RunSubmitCommand, {"submit", "-f", path, "-q"}), kExitOk) << harness_.err();
   EXPECT_EQ(harness_.out(), "43\n");
-  const nlohmann::json sent = nlohmann::json::parse(server_.requests()[0].body);
+  const nlohmann::json sent = nlohmann::json::parse(server_.Requests()[0].body);
   EXPECT_EQ(sent["metadata"]["name"], "from-file");
 
   EXPECT_EQ(Run(&RunSubmitCommand, {"submit", "-f", path, "--gpus", "1"}), kExitUsage);
@@ -122,7 +122,7 @@ TEST_F(CommandsTest, SubmitFromAFile) {
   EXPECT_EQ(harness_.err(), "error: " + path +
                                 ":6:19: spec.tasks[0].resources.gpuu: unknown key (did you mean "
                                 "\"gpu\"?)\n");
-  EXPECT_EQ(server_.requests().size(), 1u);
+  EXPECT_EQ(server_.Requests().size(), 1u);
 }
 
 TEST_F(CommandsTest, SubmitDryRunPrintsTheDocument) {
@@ -130,7 +130,7 @@ TEST_F(CommandsTest, SubmitDryRunPrintsTheDocument) {
             kExitOk);
   EXPECT_THAT(harness_.out(), HasSubstr("apiVersion: tessera/v1\nkind: Job\n"));
   EXPECT_THAT(harness_.out(), HasSubstr("gpu: 2"));
-  EXPECT_TRUE(server_.requests().empty());
+  EXPECT_TRUE(server_.Requests().empty());
 }
 
 TEST_F(CommandsTest, BadFlagsAreUsageErrors) {
@@ -148,7 +148,7 @@ TEST_F(CommandsTest, BadFlagsAreUsageErrors) {
   EXPECT_EQ(Run(&RunGetCommand, {"get"}), kExitUsage);
   EXPECT_EQ(Run(&RunGetCommand, {"get", "1", "-o", "xml"}), kExitUsage);
   EXPECT_THAT(harness_.err(), HasSubstr("-o: unknown output format 'xml'"));
-  EXPECT_TRUE(server_.requests().empty());
+  EXPECT_TRUE(server_.Requests().empty());
 }
 
 TEST_F(CommandsTest, HelpGoesToTheOutputAndSucceeds) {
@@ -205,8 +205,9 @@ TEST_F(CommandsTest, GetWatchFollowsTheJobUntilItEnds) {
   std::atomic<int> gets{0};
   server_.OnHandler("GET", "/api/v1/jobs/42", [&](const httplib::Request&, httplib::Response& res) {
     const int n = gets++;
-    res.set_content(n == 0 ? Job("42", "Pending") : n == 1 ? Job("42", "Running", "gpu-1")
-                                                           : Job("42", "Succeeded", "gpu-1"),
+    res.set_content(n == 0   ? Job("42", "Pending")
+                    : n == 1 ? Job("42", "Running", "gpu-1")
+                             : Job("42", "Succeeded", "gpu-1"),
                     "application/json");
   });
   server_.OnHandler("GET", "/api/v1/watch", [](const httplib::Request&, httplib::Response& res) {
@@ -225,7 +226,7 @@ TEST_F(CommandsTest, GetWatchFollowsTheJobUntilItEnds) {
             "42   train   team-a   default   Pending              5m\n"
             "42   train   team-a   default   Running              5m\n"
             "42   train   team-a   default   Succeeded            5m\n");
-  const std::vector<testing::RecordedRequest> watches = server_.requests("GET", "/api/v1/watch");
+  const std::vector<testing::RecordedRequest> watches = server_.Requests("GET", "/api/v1/watch");
   ASSERT_EQ(watches.size(), 1u);
   EXPECT_EQ(watches[0].Param("job"), "42");
   EXPECT_EQ(watches[0].Param("afterSequence"), "2");
@@ -236,7 +237,7 @@ TEST_F(CommandsTest, GetWatchOfAnEndedJobPrintsOnce) {
   server_.On("GET", "/api/v1/jobs/42", 200, Job("42", "Failed"));
   ASSERT_EQ(Run(&RunGetCommand, {"get", "42", "-w"}), kExitOk) << harness_.err();
   EXPECT_THAT(harness_.out(), HasSubstr("Failed"));
-  EXPECT_TRUE(server_.requests("GET", "/api/v1/watch").empty());
+  EXPECT_TRUE(server_.Requests("GET", "/api/v1/watch").empty());
 }
 
 TEST_F(CommandsTest, ListFollowsPagesUpToTheLimit) {
@@ -244,8 +245,9 @@ TEST_F(CommandsTest, ListFollowsPagesUpToTheLimit) {
     const std::string token = req.get_param_value("pageToken");
     nlohmann::json page;
     if (token.empty()) {
-      page = {{"items", {nlohmann::json::parse(Job("1", "Running", "n1")),
-                         nlohmann::json::parse(Job("2", "Pending"))}},
+      page = {{"items",
+               {nlohmann::json::parse(Job("1", "Running", "n1")),
+                nlohmann::json::parse(Job("2", "Pending"))}},
               {"nextPageToken", "p2"}};
     } else {
       page = {{"items", {nlohmann::json::parse(Job("3", "Succeeded", "n2"))}},
@@ -253,15 +255,14 @@ TEST_F(CommandsTest, ListFollowsPagesUpToTheLimit) {
     }
     res.set_content(page.dump(), "application/json");
   });
-  ASSERT_EQ(Run(&RunListCommand, {"list", "--all", "--phase", "running", "--queue", "q1"}),
-            kExitOk)
+  ASSERT_EQ(Run(&RunListCommand, {"list", "--all", "--phase", "running", "--queue", "q1"}), kExitOk)
       << harness_.err();
   EXPECT_EQ(harness_.out(),
             "ID   NAME    TENANT   QUEUE     PHASE       REASON   AGE\n"
             "1    train   team-a   default   Running              5m\n"
             "2    train   team-a   default   Pending              5m\n"
             "3    train   team-a   default   Succeeded            5m\n");
-  std::vector<testing::RecordedRequest> lists = server_.requests("GET", "/api/v1/jobs");
+  std::vector<testing::RecordedRequest> lists = server_.Requests("GET", "/api/v1/jobs");
   ASSERT_EQ(lists.size(), 2u);
   EXPECT_EQ(lists[0].Param("phase"), "Running");
   EXPECT_EQ(lists[0].Param("queue"), "q1");
@@ -271,7 +272,7 @@ TEST_F(CommandsTest, ListFollowsPagesUpToTheLimit) {
   ASSERT_EQ(Run(&RunListCommand, {"list", "--limit", "2", "-o", "json"}), kExitOk);
   const nlohmann::json listed = nlohmann::json::parse(harness_.out());
   EXPECT_EQ(listed["items"].size(), 2u);
-  lists = server_.requests("GET", "/api/v1/jobs");
+  lists = server_.Requests("GET", "/api/v1/jobs");
   ASSERT_EQ(lists.size(), 3u);  // the first page was enough
   EXPECT_EQ(lists[2].Param("limit"), "2");
 
@@ -279,18 +280,19 @@ TEST_F(CommandsTest, ListFollowsPagesUpToTheLimit) {
 }
 
 TEST_F(CommandsTest, ListWatchPrintsChangedRowsMatchingTheFilters) {
-  server_.On("GET", "/api/v1/jobs", 200,
-             nlohmann::json{{"items", {nlohmann::json::parse(Job("1", "Pending"))}},
-                            {"nextPageToken", ""}}
-                 .dump());
+  server_.On(
+      "GET", "/api/v1/jobs", 200,
+      nlohmann::json{{"items", {nlohmann::json::parse(Job("1", "Pending"))}}, {"nextPageToken", ""}}
+          .dump());
   server_.On("GET", "/api/v1/jobs/1", 200, Job("1", "Running", "n1"));
   nlohmann::json other = nlohmann::json::parse(Job("2", "Pending"));
   other["spec"]["queue"] = "elsewhere";
   server_.On("GET", "/api/v1/jobs/2", 200, other.dump());
   server_.OnHandler("GET", "/api/v1/watch", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("{\"jobId\": \"1\", \"sequence\": 5}\n{\"jobId\": \"2\", \"sequence\": 1}\n"
-                    "{\"jobId\": \"1\", \"sequence\": 6}\n",
-                    "application/x-ndjson");
+    res.set_content(
+        "{\"jobId\": \"1\", \"sequence\": 5}\n{\"jobId\": \"2\", \"sequence\": 1}\n"
+        "{\"jobId\": \"1\", \"sequence\": 6}\n",
+        "application/x-ndjson");
   });
   ASSERT_EQ(Run(&RunListCommand, {"list", "--queue", "default", "--watch"}), kExitOk)
       << harness_.err();
@@ -337,7 +339,7 @@ TEST_F(CommandsTest, DescribeOfARunningJobSkipsTheExplanation) {
   EXPECT_THAT(harness_.out(), Not(HasSubstr("Why pending")));
   EXPECT_THAT(harness_.out(), HasSubstr("  worker-0   Running   gpu-3"));
   EXPECT_THAT(harness_.out(), HasSubstr("Events: none\n"));
-  EXPECT_TRUE(server_.requests("GET", "/api/v1/jobs/42/explain").empty());
+  EXPECT_TRUE(server_.Requests("GET", "/api/v1/jobs/42/explain").empty());
 }
 
 TEST_F(CommandsTest, CancelReportsEachJob) {
@@ -351,23 +353,24 @@ TEST_F(CommandsTest, CancelReportsEachJob) {
 }
 
 TEST_F(CommandsTest, LogsReadsEveryChunk) {
-  server_.OnHandler("GET", "/api/v1/jobs/42/logs", [](const httplib::Request& req, httplib::Response& res) {
-    const std::string offset = req.get_param_value("offset");
-    if (offset == "0") {
-      res.set_header("X-Tessera-Next-Offset", "6");
-      res.set_header("X-Tessera-Log-End", "false");
-      res.set_content("hello\n", "text/plain");
-    } else {
-      res.set_header("X-Tessera-Next-Offset", "6");
-      res.set_header("X-Tessera-Log-End", "false");
-      res.set_content("", "text/plain");
-    }
-  });
+  server_.OnHandler("GET", "/api/v1/jobs/42/logs",
+                    [](const httplib::Request& req, httplib::Response& res) {
+                      const std::string offset = req.get_param_value("offset");
+                      if (offset == "0") {
+                        res.set_header("X-Tessera-Next-Offset", "6");
+                        res.set_header("X-Tessera-Log-End", "false");
+                        res.set_content("hello\n", "text/plain");
+                      } else {
+                        res.set_header("X-Tessera-Next-Offset", "6");
+                        res.set_header("X-Tessera-Log-End", "false");
+                        res.set_content("", "text/plain");
+                      }
+                    });
   ASSERT_EQ(Run(&RunLogsCommand, {"logs", "42", "--task", "worker-1", "--stderr"}), kExitOk)
       << harness_.err();
   EXPECT_EQ(harness_.out(), "hello\n");
   const std::vector<testing::RecordedRequest> reads =
-      server_.requests("GET", "/api/v1/jobs/42/logs");
+      server_.Requests("GET", "/api/v1/jobs/42/logs");
   ASSERT_EQ(reads.size(), 2u);
   EXPECT_EQ(reads[0].Param("task"), "worker-1");
   EXPECT_EQ(reads[0].Param("stream"), "stderr");
@@ -377,27 +380,28 @@ TEST_F(CommandsTest, LogsReadsEveryChunk) {
 
 TEST_F(CommandsTest, LogsFollowPollsUntilTheEnd) {
   std::atomic<int> calls{0};
-  server_.OnHandler("GET", "/api/v1/jobs/42/logs", [&](const httplib::Request& req, httplib::Response& res) {
-    const int n = calls++;
-    const std::string offset = req.get_param_value("offset");
-    if (n == 0) {
-      res.set_header("X-Tessera-Next-Offset", "4");
-      res.set_content("one\n", "text/plain");
-    } else if (n == 1) {
-      res.set_header("X-Tessera-Next-Offset", "4");  // nothing new yet
-      res.set_content("", "text/plain");
-    } else {
-      res.set_header("X-Tessera-Next-Offset", "8");
-      res.set_header("X-Tessera-Log-End", "true");
-      res.set_content(offset == "4" ? "two\n" : "?", "text/plain");
-    }
-  });
+  server_.OnHandler("GET", "/api/v1/jobs/42/logs",
+                    [&](const httplib::Request& req, httplib::Response& res) {
+                      const int n = calls++;
+                      const std::string offset = req.get_param_value("offset");
+                      if (n == 0) {
+                        res.set_header("X-Tessera-Next-Offset", "4");
+                        res.set_content("one\n", "text/plain");
+                      } else if (n == 1) {
+                        res.set_header("X-Tessera-Next-Offset", "4");  // nothing new yet
+                        res.set_content("", "text/plain");
+                      } else {
+                        res.set_header("X-Tessera-Next-Offset", "8");
+                        res.set_header("X-Tessera-Log-End", "true");
+                        res.set_content(offset == "4" ? "two\n" : "?", "text/plain");
+                      }
+                    });
   ASSERT_EQ(Run(&RunLogsCommand, {"logs", "42", "-f"}), kExitOk) << harness_.err();
   EXPECT_EQ(harness_.out(), "one\ntwo\n");
   EXPECT_EQ(calls.load(), 3);
   EXPECT_EQ(harness_.sleeps().size(), 1u);
-  EXPECT_EQ(server_.requests()[0].Param("task"), "");
-  EXPECT_EQ(server_.requests()[0].Param("stream"), "stdout");
+  EXPECT_EQ(server_.Requests()[0].Param("task"), "");
+  EXPECT_EQ(server_.Requests()[0].Param("stream"), "stdout");
 }
 
 TEST_F(CommandsTest, NodesAndClusters) {
@@ -413,10 +417,12 @@ TEST_F(CommandsTest, NodesAndClusters) {
      "unschedulable": false, "capacity": {"cpu": "32", "memory": "64Gi", "gpu": 0},
      "allocated": {"cpu": "0", "memory": "0", "gpu": 0}, "gpus": [], "tasks": 0}]})");
   ASSERT_EQ(Run(&RunNodesCommand, {"nodes"}), kExitOk) << harness_.err();
-  EXPECT_EQ(harness_.out(),
-            "NAME    CLUSTER   STATUS                     CPU     MEMORY       GPU     GPU MODEL   TASKS\n"
-            "gpu-1   east      Ready,SchedulingDisabled   12/64   64Gi/512Gi   2.5/8   H100-80GB   3\n"
-            "cpu-1   east      NotReady                   0/32    0/64Gi       0/0     -           0\n");
+  EXPECT_EQ(
+      harness_.out(),
+      "NAME    CLUSTER   STATUS                     CPU     MEMORY       GPU     GPU MODEL   "
+      "TASKS\n"
+      "gpu-1   east      Ready,SchedulingDisabled   12/64   64Gi/512Gi   2.5/8   H100-80GB   3\n"
+      "cpu-1   east      NotReady                   0/32    0/64Gi       0/0     -           0\n");
   ASSERT_EQ(Run(&RunNodesCommand, {"nodes", "-o", "wide"}), kExitOk);
   EXPECT_THAT(harness_.out(), HasSubstr("tessera.io/simulated:NoSchedule   rack=r1\n"));
 
@@ -439,7 +445,7 @@ TEST_F(CommandsTest, TokenCreate) {
             kExitOk)
       << harness_.err();
   EXPECT_EQ(harness_.out(), "tsr_abc\n");
-  const std::vector<testing::RecordedRequest> posts = server_.requests();
+  const std::vector<testing::RecordedRequest> posts = server_.Requests();
   EXPECT_EQ(nlohmann::json::parse(posts[0].body),
             nlohmann::json({{"tenant", "team-a"}, {"role", "tenant"}}));
   EXPECT_EQ(posts[0].authorization, "Bearer admin");

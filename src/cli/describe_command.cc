@@ -18,7 +18,7 @@ std::string KeyValues(const Json& value, std::initializer_list<std::string_view>
   if (map == nullptr || !map->is_object() || map->empty()) return "-";
   std::vector<std::string> pairs;
   for (const auto& [key, v] : map->items()) {
-    pairs.push_back(fmt::format("{}={}", key, v.is_string() ? v.get<std::string>() : v.dump()));
+    pairs.push_back(fmt::format("{}={}", key, v.is_string() ? v.get<std::string>() : DumpJson(v)));
   }
   return fmt::format("{}", fmt::join(pairs, ", "));
 }
@@ -29,7 +29,8 @@ std::string Items(const Json& value, std::initializer_list<std::string_view> pat
   if (node == nullptr || node->is_null()) return "-";
   if (!node->is_array()) return JsonText(value, path);
   std::vector<std::string> items;
-  for (const Json& item : *node) items.push_back(item.is_string() ? item.get<std::string>() : item.dump());
+  for (const Json& item : *node)
+    items.push_back(item.is_string() ? item.get<std::string>() : DumpJson(item));
   return items.empty() ? "-" : fmt::format("{}", fmt::join(items, ","));
 }
 
@@ -53,8 +54,11 @@ std::string CommandLine(const Json& task) {
   std::vector<std::string> words;
   for (const char* key : {"command", "args"}) {
     for (const Json& word : JsonArray(task, {key})) {
-      std::string w = word.is_string() ? word.get<std::string>() : word.dump();
-      if (w.empty() || w.find_first_of(" \t'\"") != std::string::npos) w = "'" + w + "'";
+      std::string w = word.is_string() ? word.get<std::string>() : DumpJson(word);
+      if (w.empty() || w.find_first_of(" \t'\"") != std::string::npos) {
+        w.insert(0, 1, '\'');
+        w += '\'';
+      }
       words.push_back(std::move(w));
     }
   }
@@ -107,7 +111,9 @@ void PrintSpec(const Json& job, TimePoint now, std::ostream& out) {
     total += static_cast<int64_t>(JsonNumber(group, {"replicas"}).value_or(1));
   }
   const std::string gang = JsonText(job, {"spec", "minAvailable"});
-  Field(out, "Gang", fmt::format("{} of {} task(s) start together", gang.empty() ? std::to_string(total) : gang, total));
+  Field(out, "Gang",
+        fmt::format("{} of {} task(s) start together", gang.empty() ? std::to_string(total) : gang,
+                    total));
   Field(out, "Preemptible", JsonText(job, {"spec", "preemptible"}));
   Field(out, "Node selector", KeyValues(job, {"spec", "nodeSelector"}));
   Field(out, "Cluster selector", KeyValues(job, {"spec", "clusterSelector"}));
@@ -116,7 +122,7 @@ void PrintSpec(const Json& job, TimePoint now, std::ostream& out) {
 
   Table groups({"GROUP", "REPLICAS", "CPU", "MEMORY", "GPU", "GPU MODEL", "COMMAND"});
   for (const Json& group : JsonArray(job, {"spec", "tasks"})) {
-    const auto or_dash = [](std::string s) { return s.empty() ? std::string("-") : s; };
+    const auto or_dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
     groups.AddRow({JsonText(group, {"name"}), or_dash(JsonText(group, {"replicas"})),
                    or_dash(JsonText(group, {"resources", "cpu"})),
                    or_dash(JsonText(group, {"resources", "memory"})),
@@ -148,7 +154,8 @@ std::string NodeSummary(const Json& explanation) {
     parts.push_back(fmt::format("{} {}", JsonText(r, {"nodes"}), JsonText(r, {"reason"})));
   }
   const std::string total = JsonText(explanation, {"totalNodes"});
-  if (parts.empty()) return fmt::format("0/{} nodes: no reason recorded", total.empty() ? "?" : total);
+  if (parts.empty())
+    return fmt::format("0/{} nodes: no reason recorded", total.empty() ? "?" : total);
   return fmt::format("0/{} nodes: {}", total.empty() ? "?" : total, fmt::join(parts, ", "));
 }
 
@@ -182,9 +189,10 @@ void PrintEvents(const Json& events, std::ostream& out) {
 int RunDescribeCommand(int argc, char** argv, const CommandEnv& env) {
   ClientFlags client_flags;
   std::string id;
-  CLI::App app{"Describe a job: its spec, status, tasks, events and, while it is pending, why "
-               "it waits.\n\nExample:\n  tessera describe 42",
-               "tessera describe"};
+  CLI::App app{
+      "Describe a job: its spec, status, tasks, events and, while it is pending, why "
+      "it waits.\n\nExample:\n  tessera describe 42",
+      "tessera describe"};
   app.add_option("id", id, "The job's id")->required();
   AddClientFlags(app, &client_flags);
   if (std::optional<int> rc = ParseVerbFlags(app, argc, argv, env)) return *rc;

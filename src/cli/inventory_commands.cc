@@ -28,7 +28,8 @@ std::string Labels(const Json& item) {
   if (labels == nullptr || !labels->is_object() || labels->empty()) return "-";
   std::vector<std::string> pairs;
   for (const auto& [key, value] : labels->items()) {
-    pairs.push_back(fmt::format("{}={}", key, value.is_string() ? value.get<std::string>() : value.dump()));
+    pairs.push_back(
+        fmt::format("{}={}", key, value.is_string() ? value.get<std::string>() : DumpJson(value)));
   }
   return fmt::format("{}", fmt::join(pairs, ","));
 }
@@ -56,7 +57,8 @@ std::string GpuModels(const Json& node) {
 std::string NodeStatus(const Json& node) {
   const Json* ready = JsonAt(node, {"ready"});
   const Json* cordoned = JsonAt(node, {"unschedulable"});
-  std::string status = ready != nullptr && ready->is_boolean() && ready->get<bool>() ? "Ready" : "NotReady";
+  std::string status =
+      ready != nullptr && ready->is_boolean() && ready->get<bool>() ? "Ready" : "NotReady";
   if (cordoned != nullptr && cordoned->is_boolean() && cordoned->get<bool>()) {
     status += ",SchedulingDisabled";
   }
@@ -72,10 +74,10 @@ struct Inventory {
 
 std::vector<std::string> NodeRow(const Json& node, bool wide) {
   const std::string tasks = JsonText(node, {"tasks"});
-  std::vector<std::string> row = {JsonText(node, {"name"}),  JsonText(node, {"cluster"}),
-                                  NodeStatus(node),          Usage(node, "cpu"),
-                                  Usage(node, "memory"),     Usage(node, "gpu"),
-                                  GpuModels(node),           tasks.empty() ? "0" : tasks};
+  std::vector<std::string> row = {JsonText(node, {"name"}), JsonText(node, {"cluster"}),
+                                  NodeStatus(node),         Usage(node, "cpu"),
+                                  Usage(node, "memory"),    Usage(node, "gpu"),
+                                  GpuModels(node),          tasks.empty() ? "0" : tasks};
   if (wide) {
     row.push_back(Taints(node));
     row.push_back(Labels(node));
@@ -84,9 +86,9 @@ std::vector<std::string> NodeRow(const Json& node, bool wide) {
 }
 
 std::vector<std::string> ClusterRow(const Json& cluster, bool wide) {
-  std::vector<std::string> row = {JsonText(cluster, {"name"}),       JsonText(cluster, {"backend"}),
-                                  JsonText(cluster, {"nodes"}),      JsonText(cluster, {"readyNodes"}),
-                                  Usage(cluster, "cpu"),             Usage(cluster, "memory"),
+  std::vector<std::string> row = {JsonText(cluster, {"name"}),  JsonText(cluster, {"backend"}),
+                                  JsonText(cluster, {"nodes"}), JsonText(cluster, {"readyNodes"}),
+                                  Usage(cluster, "cpu"),        Usage(cluster, "memory"),
                                   Usage(cluster, "gpu")};
   if (wide) row.push_back(Labels(cluster));
   return row;
@@ -113,7 +115,8 @@ int RunInventory(int argc, char** argv, const CommandEnv& env, const Inventory& 
   }
   const bool wide = *format == OutputFormat::kWide;
   std::vector<std::string> headers = inventory.headers;
-  if (wide) headers.insert(headers.end(), inventory.wide_headers.begin(), inventory.wide_headers.end());
+  if (wide)
+    headers.insert(headers.end(), inventory.wide_headers.begin(), inventory.wide_headers.end());
   Table table(std::move(headers));
   for (const Json& item : JsonArray(*items, {"items"})) table.AddRow(inventory.row(item, wide));
   *env.out << table.Render();

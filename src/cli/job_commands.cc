@@ -109,7 +109,8 @@ absl::StatusOr<int64_t> LastSequence(RestClient& client, const std::string& id) 
   if (!events.ok()) return events.status();
   int64_t last = 0;
   for (const Json& event : JsonArray(*events, {"items"})) {
-    last = std::max<int64_t>(last, static_cast<int64_t>(JsonNumber(event, {"sequence"}).value_or(0)));
+    last =
+        std::max<int64_t>(last, static_cast<int64_t>(JsonNumber(event, {"sequence"}).value_or(0)));
   }
   return last;
 }
@@ -169,9 +170,10 @@ int RunGetCommand(int argc, char** argv, const CommandEnv& env) {
   std::string id;
   std::string output;
   bool watch = false;
-  CLI::App app{"Show one job.\n\nExamples:\n  tessera get 42\n  tessera get 42 -o yaml\n"
-               "  tessera get 42 --watch",
-               "tessera get"};
+  CLI::App app{
+      "Show one job.\n\nExamples:\n  tessera get 42\n  tessera get 42 -o yaml\n"
+      "  tessera get 42 --watch",
+      "tessera get"};
   app.add_option("id", id, "The job's id")->required();
   AddOutputFlag(app, &output);
   app.add_flag("-w,--watch", watch, "Reprint the job whenever it changes, until it has ended");
@@ -254,10 +256,11 @@ int RunListCommand(int argc, char** argv, const CommandEnv& env) {
   bool all = false;
   std::string output;
   bool watch = false;
-  CLI::App app{"List jobs, oldest first.\n\nExamples:\n  tessera list\n"
-               "  tessera list --phase pending --queue team-a -o wide\n"
-               "  tessera list --all -o json\n  tessera list --watch",
-               "tessera list"};
+  CLI::App app{
+      "List jobs, oldest first.\n\nExamples:\n  tessera list\n"
+      "  tessera list --phase pending --queue team-a -o wide\n"
+      "  tessera list --all -o json\n  tessera list --watch",
+      "tessera list"};
   app.add_option("--phase", filters.phase,
                  "Only jobs in this phase: Pending, Admitted, Running, Succeeded, Failed, "
                  "Cancelled");
@@ -276,10 +279,9 @@ int RunListCommand(int argc, char** argv, const CommandEnv& env) {
   if (!filters.phase.empty()) {
     const std::string phase = CanonicalPhase(filters.phase);
     if (phase.empty()) {
-      return ReportUsageError(
-          fmt::format("--phase: unknown phase '{}' (use one of {})", filters.phase,
-                      fmt::join(kPhases, ", ")),
-          *env.err);
+      return ReportUsageError(fmt::format("--phase: unknown phase '{}' (use one of {})",
+                                          filters.phase, fmt::join(kPhases, ", ")),
+                              *env.err);
     }
     filters.phase = phase;
   }
@@ -296,19 +298,18 @@ int RunListCommand(int argc, char** argv, const CommandEnv& env) {
   // The stream holds its own connection: jobs are read over `client` while it is open.
   std::unique_ptr<RestClient> stream = ConnectOrReport(client_flags, env);
   absl::Status fetch_error;
-  absl::Status streamed = stream->StreamJsonLines(
-      "/api/v1/watch", {}, [&](const Json& event) {
-        const std::string id = JsonText(event, {"jobId"});
-        if (id.empty()) return true;
-        absl::StatusOr<Json> job = client->GetJson(JobPath(id));
-        if (absl::IsNotFound(job.status())) return true;  // gone, or not ours
-        if (!job.ok()) {
-          fetch_error = job.status();
-          return false;
-        }
-        if (filters.Matches(*job)) printer.PrintChanged(*job);
-        return true;
-      });
+  absl::Status streamed = stream->StreamJsonLines("/api/v1/watch", {}, [&](const Json& event) {
+    const std::string id = JsonText(event, {"jobId"});
+    if (id.empty()) return true;
+    absl::StatusOr<Json> job = client->GetJson(JobPath(id));
+    if (absl::IsNotFound(job.status())) return true;  // gone, or not ours
+    if (!job.ok()) {
+      fetch_error = job.status();
+      return false;
+    }
+    if (filters.Matches(*job)) printer.PrintChanged(*job);
+    return true;
+  });
   if (!fetch_error.ok()) return ReportApiError(fetch_error, *env.err);
   if (!streamed.ok()) return ReportApiError(streamed, *env.err);
   return kExitOk;
@@ -317,10 +318,11 @@ int RunListCommand(int argc, char** argv, const CommandEnv& env) {
 int RunCancelCommand(int argc, char** argv, const CommandEnv& env) {
   ClientFlags client_flags;
   std::vector<std::string> ids;
-  CLI::App app{"Cancel jobs: a pending job ends at once, the tasks of a running one are "
-               "stopped (SIGTERM, then SIGKILL after its grace period).\n\nExample:\n"
-               "  tessera cancel 42 43",
-               "tessera cancel"};
+  CLI::App app{
+      "Cancel jobs: a pending job ends at once, the tasks of a running one are "
+      "stopped (SIGTERM, then SIGKILL after its grace period).\n\nExample:\n"
+      "  tessera cancel 42 43",
+      "tessera cancel"};
   app.add_option("ids", ids, "The jobs' ids")->required();
   AddClientFlags(app, &client_flags);
   if (std::optional<int> rc = ParseVerbFlags(app, argc, argv, env)) return *rc;

@@ -91,7 +91,8 @@ absl::StatusOr<Json> FlagsToJson(const JobFlags& f) {
   TESSERA_RETURN_IF_ERROR(ParseCpuMillis(cpus, "--cpus").status());
   resources["cpu"] = cpus;
   if (f.mem) {
-    const bool has_unit = !f.mem->empty() && std::isalpha(static_cast<unsigned char>(f.mem->back()));
+    const bool has_unit =
+        !f.mem->empty() && std::isalpha(static_cast<unsigned char>(f.mem->back()));
     if (!has_unit) {
       return FlagError("--mem", fmt::format("'{}': give a unit: 512Mi, 1Gi, 64Gi", *f.mem));
     }
@@ -158,9 +159,15 @@ absl::Status ToFlagError(const absl::Status& status) {
 
 absl::StatusOr<api::JobDocument> BuildJobDocument(const JobFlags& flags) {
   TESSERA_ASSIGN_OR_RETURN(const Json doc, FlagsToJson(flags));
+  std::string text;
+  try {
+    text = doc.dump();
+  } catch (const nlohmann::json::type_error&) {
+    return absl::InvalidArgumentError("a flag value or the command is not valid UTF-8");
+  }
   api::ParseOptions options;
   options.format = api::DocumentFormat::kJson;
-  absl::StatusOr<api::JobDocument> job = api::ParseJobDocument(doc.dump(), options);
+  absl::StatusOr<api::JobDocument> job = api::ParseJobDocument(text, options);
   if (!job.ok()) return ToFlagError(job.status());
   return job;
 }

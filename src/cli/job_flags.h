@@ -21,20 +21,20 @@ namespace tessera::cli {
 
 // Unset optionals take the document's defaults.
 struct JobFlags {
-  std::optional<std::string> name;      // --name/-J: metadata.name
-  std::optional<std::string> queue;     // --queue: spec.queue
-  std::optional<std::string> priority;  // --priority: a number, or a class name (high)
-  std::optional<std::string> time;      // --time: see wall_time.h
-  std::optional<int> nodes;             // --nodes: replicas
-  std::optional<std::string> cpus;      // --cpus: per task (default 1)
-  std::optional<std::string> mem;       // --mem: per task, with a unit (1Gi, 512Mi)
-  std::optional<std::string> gpus;      // --gpus: per task (4, 0.5)
-  std::vector<std::string> gpu_models;  // --gpu-model: allowed models (repeatable, or a,b)
-  std::vector<std::string> env;         // --env K=V
-  std::vector<std::string> labels;      // --label K=V
-  std::optional<std::string> workdir;   // --workdir
+  std::optional<std::string> name;        // --name/-J: metadata.name
+  std::optional<std::string> queue;       // --queue: spec.queue
+  std::optional<std::string> priority;    // --priority: a number, or a class name (high)
+  std::optional<std::string> time;        // --time: see wall_time.h
+  std::optional<int> nodes;               // --nodes: replicas
+  std::optional<std::string> cpus;        // --cpus: per task (default 1)
+  std::optional<std::string> mem;         // --mem: per task, with a unit (1Gi, 512Mi)
+  std::optional<std::string> gpus;        // --gpus: per task (4, 0.5)
+  std::vector<std::string> gpu_models;    // --gpu-model: allowed models (repeatable, or a,b)
+  std::vector<std::string> env;           // --env K=V
+  std::vector<std::string> labels;        // --label K=V
+  std::optional<std::string> workdir;     // --workdir
   std::optional<std::string> request_id;  // --request-id
-  std::vector<std::string> command;     // after "--"
+  std::vector<std::string> command;       // after "--"
 };
 
 // The document the flags describe; InvalidArgument naming the flag when they do not make one.

@@ -147,6 +147,11 @@ INSTANTIATE_TEST_SUITE_P(
                  "--env: expected KEY=VALUE, got 'PATH'"},
         BadFlags{"LabelWithoutKey", [](JobFlags& f) { f.labels = {"=x"}; },
                  "--label: expected KEY=VALUE, got '=x'"},
+        BadFlags{"CommandNotUtf8",
+                 [](JobFlags& f) {
+                   f.command = {"echo", "\xff"};
+                 },
+                 "a flag value or the command is not valid UTF-8"},
         BadFlags{"ModelWithoutGpu", [](JobFlags& f) { f.gpu_models = {"H100"}; },
                  "--gpu-model: needs gpu > 0"}),
     [](const ::testing::TestParamInfo<BadFlags>& info) { return info.param.name; });

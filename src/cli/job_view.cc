@@ -19,11 +19,15 @@ const Json* JsonAt(const Json& value, std::initializer_list<std::string_view> pa
   return node;
 }
 
+std::string DumpJson(const Json& value, int indent) {
+  return value.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
 std::string JsonText(const Json& value, std::initializer_list<std::string_view> path) {
   const Json* node = JsonAt(value, path);
   if (node == nullptr || node->is_null()) return "";
   if (node->is_string()) return node->get<std::string>();
-  return node->dump(-1, ' ', false, Json::error_handler_t::replace);
+  return DumpJson(*node);
 }
 
 const Json& JsonArray(const Json& value, std::initializer_list<std::string_view> path) {
@@ -48,8 +52,7 @@ std::optional<double> JsonNumber(const Json& value, std::initializer_list<std::s
 std::optional<TimePoint> ParseRfc3339(std::string_view text) {
   absl::Time time;
   std::string error;
-  if (text.empty() ||
-      !absl::ParseTime(absl::RFC3339_full, std::string(text), &time, &error)) {
+  if (text.empty() || !absl::ParseTime(absl::RFC3339_full, std::string(text), &time, &error)) {
     return std::nullopt;
   }
   return TimePoint(Duration(absl::ToUnixMillis(time)));
@@ -58,8 +61,8 @@ std::optional<TimePoint> ParseRfc3339(std::string_view text) {
 std::string FormatAge(Duration age) {
   const int64_t s = std::max<int64_t>(0, age.count() / 1000);
   if (s < 120) return fmt::format("{}s", s);
-  if (s < 120 * 60) return fmt::format("{}m", s / 60);
-  if (s < 48 * 3600) return fmt::format("{}h", s / 3600);
+  if (s < int64_t{120} * 60) return fmt::format("{}m", s / 60);
+  if (s < int64_t{48} * 3600) return fmt::format("{}h", s / 3600);
   return fmt::format("{}d", s / 86400);
 }
 
@@ -80,7 +83,7 @@ std::vector<std::string> JobTableHeaders(bool wide) {
 }
 
 std::vector<std::string> JobTableRow(const Json& job, TimePoint now, bool wide) {
-  const auto or_dash = [](std::string s) { return s.empty() ? std::string("-") : s; };
+  const auto or_dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
   std::string age = "-";
   if (std::optional<TimePoint> submitted = ParseRfc3339(JsonText(job, {"status", "submitTime"}))) {
     age = FormatAge(now - *submitted);

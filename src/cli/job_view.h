@@ -21,6 +21,8 @@ namespace tessera::cli {
 
 // The value at `path` (object keys), or nullptr.
 const Json* JsonAt(const Json& value, std::initializer_list<std::string_view> path);
+// `value` as JSON text; invalid UTF-8 in strings is written as U+FFFD (never throws).
+std::string DumpJson(const Json& value, int indent = -1);
 // A string at `path`; numbers and booleans as their JSON text; "" when absent or null.
 std::string JsonText(const Json& value, std::initializer_list<std::string_view> path);
 // The array at `path`, or an empty one.

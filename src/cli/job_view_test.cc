@@ -25,11 +25,11 @@ const TimePoint kNow = *ParseRfc3339("2026-11-29T10:05:00Z");
 TEST(JobViewTest, TableRow) {
   EXPECT_THAT(JobTableRow(kJob, kNow, false),
               ElementsAre("42", "train", "team-a", "default", "Running", "", "5m"));
-  EXPECT_THAT(JobTableRow(kJob, kNow, true),
-              ElementsAre("42", "train", "team-a", "default", "Running", "", "5m", "gpu-1,gpu-2",
-                          "8.5"));
-  EXPECT_THAT(JobTableHeaders(true), ElementsAre("ID", "NAME", "TENANT", "QUEUE", "PHASE",
-                                                 "REASON", "AGE", "NODES", "GPUS"));
+  EXPECT_THAT(
+      JobTableRow(kJob, kNow, true),
+      ElementsAre("42", "train", "team-a", "default", "Running", "", "5m", "gpu-1,gpu-2", "8.5"));
+  EXPECT_THAT(JobTableHeaders(true), ElementsAre("ID", "NAME", "TENANT", "QUEUE", "PHASE", "REASON",
+                                                 "AGE", "NODES", "GPUS"));
 }
 
 TEST(JobViewTest, MissingOrMistypedValuesNeverThrow) {

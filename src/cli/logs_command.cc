@@ -29,9 +29,10 @@ int RunLogsCommand(int argc, char** argv, const CommandEnv& env) {
   std::string task;
   bool stderr_stream = false;
   bool follow = false;
-  CLI::App app{"Print a task's output.\n\nExamples:\n  tessera logs 42\n"
-               "  tessera logs 42 --task worker-1 --stderr\n  tessera logs 42 -f",
-               "tessera logs"};
+  CLI::App app{
+      "Print a task's output.\n\nExamples:\n  tessera logs 42\n"
+      "  tessera logs 42 --task worker-1 --stderr\n  tessera logs 42 -f",
+      "tessera logs"};
   app.add_option("id", id, "The job's id")->required();
   app.add_option("--task", task, "The task: worker-1 (default: the job's first task)");
   app.add_flag("--stderr", stderr_stream, "The task's standard error instead of its output");

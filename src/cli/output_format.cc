@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "api/jobspec/job_json.h"
+#include "cli/job_view.h"
 #include "fmt/format.h"
 
 namespace tessera::cli {
@@ -17,7 +18,7 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(std::string_view text) {
 
 std::string RenderStructured(const Json& value, OutputFormat format) {
   if (format == OutputFormat::kYaml) return api::RenderJsonAsYaml(value);
-  return value.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  return DumpJson(value, 2) + "\n";
 }
 
 }  // namespace tessera::cli

@@ -40,7 +40,7 @@ struct Tally {
   int64_t submitted = 0;
   int64_t existed = 0;  // of submitted: an earlier run's job (same request id)
   int64_t refused = 0;
-  int64_t rate_limited = 0;  // retries after 429
+  int64_t rate_limited = 0;                 // retries after 429
   std::map<std::string, int64_t> refusals;  // reason -> jobs
 };
 
@@ -90,8 +90,7 @@ std::string Counts(const std::map<std::string, int64_t>& counts) {
 
 // Submits one job, retrying while the server rate-limits it. An error status is a refusal,
 // or (IsUnreachable) the end of the replay.
-absl::Status Submit(RestClient& client, const ReplayJob& job, Tally& tally,
-                    const CommandEnv& env) {
+absl::Status Submit(RestClient& client, const ReplayJob& job, Tally& tally, const CommandEnv& env) {
   const std::string body = api::RenderJobJson(job.document, -1);
   for (int attempt = 0;; ++attempt) {
     int http_status = 0;
@@ -125,8 +124,7 @@ int DryRun(const ReplayPlan& plan, const CommandEnv& env) {
              << api::RenderJobYaml(job.document);
   }
   *env.err << fmt::format("{} job(s) of {} row(s); {} skipped{}\n", plan.jobs.size(), plan.rows,
-                          plan.rows - static_cast<int64_t>(plan.jobs.size()),
-                          Counts(plan.skipped));
+                          plan.rows - static_cast<int64_t>(plan.jobs.size()), Counts(plan.skipped));
   return kExitOk;
 }
 
@@ -193,8 +191,7 @@ int RunReplayCommand(int argc, char** argv, const CommandEnv& env) {
       last_progress = now;
     }
   }
-  const double wall_s =
-      std::chrono::duration<double>(env.clock->Now() - start).count();
+  const double wall_s = std::chrono::duration<double>(env.clock->Now() - start).count();
   const int64_t skipped = plan->rows - static_cast<int64_t>(plan->jobs.size());
   *env.out << fmt::format(
       "replayed {} row(s) of {}: {} submitted ({} already there), {} refused, {} skipped, "
@@ -202,8 +199,7 @@ int RunReplayCommand(int argc, char** argv, const CommandEnv& env) {
       plan->rows, f.swf.empty() ? f.pods : f.swf, tally.submitted, tally.existed, tally.refused,
       skipped, plan->jobs.size() - done, wall_s,
       wall_s > 0 ? static_cast<double>(tally.submitted) / wall_s : 0.0,
-      tally.rate_limited > 0 ? fmt::format(" ({} rate-limited retries)", tally.rate_limited)
-                             : "");
+      tally.rate_limited > 0 ? fmt::format(" ({} rate-limited retries)", tally.rate_limited) : "");
   if (!tally.refusals.empty()) *env.out << "refused:" << Counts(tally.refusals) << "\n";
   if (!plan->skipped.empty()) *env.out << "skipped:" << Counts(plan->skipped) << "\n";
   if (rc == kExitOk && tally.refused > 0) rc = kExitServerError;

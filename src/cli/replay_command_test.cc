@@ -29,23 +29,24 @@ constexpr std::string_view kSwf =
 class ReplayCommandTest : public ::testing::Test {
  protected:
   ReplayCommandTest() {
-    harness_.SetEnv("TESSERA_SERVER", server_.url());
+    harness_.SetEnv("TESSERA_SERVER", server_.Url());
     path_ = ::testing::TempDir() + "/tiny-log.swf";
     std::ofstream(path_) << kSwf;
   }
 
   // Accepts every job, answering with an id counted from 1.
   void AcceptAll() {
-    server_.OnHandler("POST", "/api/v1/jobs", [this](const httplib::Request&, httplib::Response& res) {
-      res.status = 201;
-      res.set_content(nlohmann::json{{"metadata", {{"id", std::to_string(++ids_)}}}}.dump(),
-                      "application/json");
-    });
+    server_.OnHandler(
+        "POST", "/api/v1/jobs", [this](const httplib::Request&, httplib::Response& res) {
+          res.status = 201;
+          res.set_content(nlohmann::json{{"metadata", {{"id", std::to_string(++ids_)}}}}.dump(),
+                          "application/json");
+        });
   }
 
   std::vector<nlohmann::json> Submitted() const {
     std::vector<nlohmann::json> out;
-    for (const auto& r : server_.requests("POST", "/api/v1/jobs")) {
+    for (const auto& r : server_.Requests("POST", "/api/v1/jobs")) {
       out.push_back(nlohmann::json::parse(r.body));
     }
     return out;
@@ -59,8 +60,8 @@ class ReplayCommandTest : public ::testing::Test {
 
 TEST_F(ReplayCommandTest, SubmitsAtTheScaledArrivalTimes) {
   AcceptAll();
-  ASSERT_EQ(harness_.Run(&RunReplayCommand, {"replay", "--swf", path_, "--speedup", "10",
-                                             "--queue", "batch"}),
+  ASSERT_EQ(harness_.Run(&RunReplayCommand,
+                         {"replay", "--swf", path_, "--speedup", "10", "--queue", "batch"}),
             kExitOk)
       << harness_.err();
   // Arrivals 0, 20, 60 s at 10x: waits of 2 s and 4 s.
@@ -87,24 +88,25 @@ TEST_F(ReplayCommandTest, SubmitsAtTheScaledArrivalTimes) {
 
 TEST_F(ReplayCommandTest, CountsRefusalsByReasonAndRetriesRateLimits) {
   std::atomic<int> calls{0};
-  server_.OnHandler("POST", "/api/v1/jobs", [&](const httplib::Request& req, httplib::Response& res) {
-    const int n = calls++;
-    const nlohmann::json job = nlohmann::json::parse(req.body);
-    if (n == 0) {
-      res.status = 429;
-      res.set_header("Retry-After", "2");
-      res.set_content(ErrorBody("RESOURCE_EXHAUSTED", "rate limit"), "application/json");
-    } else if (job["spec"]["tasks"][0]["replicas"] != 1) {
-      res.status = 400;
-      res.set_content(ErrorBody("INVALID_ARGUMENT",
-                                "gang of " + job["spec"]["tasks"][0]["replicas"].dump() +
-                                    " tasks exceeds the queue's limit of 1"),
-                      "application/json");
-    } else {
-      res.status = 200;  // an earlier run submitted it
-      res.set_content(R"({"metadata": {"id": "9"}})", "application/json");
-    }
-  });
+  server_.OnHandler(
+      "POST", "/api/v1/jobs", [&](const httplib::Request& req, httplib::Response& res) {
+        const int n = calls++;
+        const nlohmann::json job = nlohmann::json::parse(req.body);
+        if (n == 0) {
+          res.status = 429;
+          res.set_header("Retry-After", "2");
+          res.set_content(ErrorBody("RESOURCE_EXHAUSTED", "rate limit"), "application/json");
+        } else if (job["spec"]["tasks"][0]["replicas"] != 1) {
+          res.status = 400;
+          res.set_content(ErrorBody("INVALID_ARGUMENT",
+                                    "gang of " + job["spec"]["tasks"][0]["replicas"].dump() +
+                                        " tasks exceeds the queue's limit of 1"),
+                          "application/json");
+        } else {
+          res.status = 200;  // an earlier run submitted it
+          res.set_content(R"({"metadata": {"id": "9"}})", "application/json");
+        }
+      });
   EXPECT_EQ(harness_.Run(&RunReplayCommand, {"replay", "--swf", path_, "--speedup", "1000"}),
             kExitServerError);
   EXPECT_EQ(calls.load(), 4);  // one retry after 429
@@ -118,9 +120,9 @@ TEST_F(ReplayCommandTest, CountsRefusalsByReasonAndRetriesRateLimits) {
 
 TEST_F(ReplayCommandTest, SkipAndLimit) {
   AcceptAll();
-  ASSERT_EQ(harness_.Run(&RunReplayCommand,
-                         {"replay", "--swf", path_, "--skip", "2", "--limit", "1"}),
-            kExitOk)
+  ASSERT_EQ(
+      harness_.Run(&RunReplayCommand, {"replay", "--swf", path_, "--skip", "2", "--limit", "1"}),
+      kExitOk)
       << harness_.err();
   const std::vector<nlohmann::json> jobs = Submitted();
   ASSERT_EQ(jobs.size(), 1u);
@@ -163,7 +165,7 @@ TEST_F(ReplayCommandTest, UsageErrors) {
   std::ofstream(bad) << "1 2 3\n";
   EXPECT_EQ(harness_.Run(&RunReplayCommand, {"replay", "--swf", bad}), kExitUsage);
   EXPECT_EQ(harness_.err(), "error: " + bad + ":1: expected 18 fields, got 3\n");
-  EXPECT_TRUE(server_.requests().empty());
+  EXPECT_TRUE(server_.Requests().empty());
 }
 
 TEST_F(ReplayCommandTest, AlibabaPods) {

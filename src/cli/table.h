@@ -21,7 +21,6 @@ class Table {
   explicit Table(std::vector<std::string> headers);
 
   void AddRow(std::vector<std::string> cells);
-  size_t rows() const { return rows_.size(); }
 
   // Every line, each ending in '\n'; the header alone when there are no rows.
   std::string Render() const;

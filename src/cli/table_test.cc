@@ -15,9 +15,7 @@ TEST(TableTest, AlignsColumnsAndLeavesTheLastUnpadded) {
             "12   x\n");
 }
 
-TEST(TableTest, HeaderOnlyWhenEmpty) {
-  EXPECT_EQ(Table({"A", "B"}).Render(), "A   B\n");
-}
+TEST(TableTest, HeaderOnlyWhenEmpty) { EXPECT_EQ(Table({"A", "B"}).Render(), "A   B\n"); }
 
 TEST(TableTest, PadsShortRowsAndDropsExtraCells) {
   Table table({"A", "B"});

@@ -13,11 +13,11 @@ int RunTokenCommand(int argc, char** argv, const CommandEnv& env) {
   std::string output;
   CLI::App app{"Manage API tokens (admin tokens only).", "tessera token"};
   app.require_subcommand(1);
-  CLI::App* create = app.add_subcommand(
-      "create",
-      "Create a token for a tenant and print it (shown once).\n\nExamples:\n"
-      "  tessera token create --tenant team-a\n"
-      "  TESSERA_TOKEN=$(tessera token create --tenant ops --role admin)");
+  CLI::App* create =
+      app.add_subcommand("create",
+                         "Create a token for a tenant and print it (shown once).\n\nExamples:\n"
+                         "  tessera token create --tenant team-a\n"
+                         "  TESSERA_TOKEN=$(tessera token create --tenant ops --role admin)");
   create->add_option("--tenant", tenant, "The tenant the token acts for")->required();
   create->add_option("--role", role, "tenant (its own jobs; default) or admin (every job, tokens)")
       ->check(CLI::IsMember({"tenant", "admin"}));
@@ -32,10 +32,10 @@ int RunTokenCommand(int argc, char** argv, const CommandEnv& env) {
   Json request = Json::object();
   request["tenant"] = tenant;
   request["role"] = role;
-  absl::StatusOr<Json> created = client->PostJson("/api/v1/tokens", request.dump());
+  absl::StatusOr<Json> created = client->PostJson("/api/v1/tokens", DumpJson(request));
   if (!created.ok()) return ReportApiError(created.status(), *env.err);
   if (output == "json") {
-    *env.out << created->dump(2) << "\n";
+    *env.out << DumpJson(*created, 2) << "\n";
     return kExitOk;
   }
   const std::string token = JsonText(*created, {"token"});

@@ -21,8 +21,7 @@ constexpr std::string_view kForms =
 constexpr int64_t kMaxSeconds = int64_t{100} * 365 * 24 * 3600;
 
 absl::Status Bad(std::string_view flag, std::string_view text, std::string_view problem) {
-  return absl::InvalidArgumentError(
-      fmt::format("{}: '{}': {}", flag, text.substr(0, 40), problem));
+  return absl::InvalidArgumentError(fmt::format("{}: '{}': {}", flag, text.substr(0, 40), problem));
 }
 
 bool ParseNumber(std::string_view s, int64_t* out) {
@@ -61,16 +60,9 @@ absl::StatusOr<int64_t> SlurmSeconds(std::string_view text, std::string_view fla
     values.push_back(v);
   }
   // Units of each position: with days "H[:M[:S]]", without "M", "M:S", "H:M:S".
-  std::vector<int64_t> units;
-  if (has_days) {
-    units = {3600, 60, 1};
-  } else if (values.size() == 1) {
-    units = {60};
-  } else if (values.size() == 2) {
-    units = {60, 1};
-  } else {
-    units = {3600, 60, 1};
-  }
+  std::vector<int64_t> units = {3600, 60, 1};
+  if (!has_days && values.size() == 1) units = {60};
+  if (!has_days && values.size() == 2) units = {60, 1};
   int64_t seconds = days * 86400;
   for (size_t i = 0; i < values.size(); ++i) {
     const bool leading = i == 0 && !has_days;

@@ -36,15 +36,23 @@ constexpr std::pair<std::string_view, absl::StatusCode> kCodes[] = {
 // The code docs/api.md pairs with an HTTP status, for answers without an error body.
 absl::StatusCode CodeForHttpStatus(int http_status) {
   switch (http_status) {
-    case 400: return absl::StatusCode::kInvalidArgument;
-    case 401: return absl::StatusCode::kUnauthenticated;
-    case 403: return absl::StatusCode::kPermissionDenied;
-    case 404: return absl::StatusCode::kNotFound;
-    case 409: return absl::StatusCode::kFailedPrecondition;
+    case 400:
+      return absl::StatusCode::kInvalidArgument;
+    case 401:
+      return absl::StatusCode::kUnauthenticated;
+    case 403:
+      return absl::StatusCode::kPermissionDenied;
+    case 404:
+      return absl::StatusCode::kNotFound;
+    case 409:
+      return absl::StatusCode::kFailedPrecondition;
     case 413:
-    case 429: return absl::StatusCode::kResourceExhausted;
-    case 503: return absl::StatusCode::kUnavailable;
-    default: return absl::StatusCode::kInternal;
+    case 429:
+      return absl::StatusCode::kResourceExhausted;
+    case 503:
+      return absl::StatusCode::kUnavailable;
+    default:
+      return absl::StatusCode::kInternal;
   }
 }
 
@@ -52,8 +60,8 @@ absl::StatusCode CodeForHttpStatus(int http_status) {
 std::optional<int64_t> RetryAfterMillis(std::string_view header) {
   int64_t seconds = 0;
   auto [ptr, ec] = std::from_chars(header.data(), header.data() + header.size(), seconds);
-  if (header.empty() || ec != std::errc() || ptr != header.data() + header.size() ||
-      seconds < 0 || seconds > 86400) {
+  if (header.empty() || ec != std::errc() || ptr != header.data() + header.size() || seconds < 0 ||
+      seconds > 86400) {
     return std::nullopt;
   }
   return seconds * 1000;

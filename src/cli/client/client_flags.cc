@@ -36,8 +36,8 @@ absl::StatusOr<std::unique_ptr<RestClient>> MakeRestClient(const ClientFlags& fl
   }
   for (char c : options.token) {
     if (static_cast<unsigned char>(c) < 0x21 || c == 0x7f) {
-      return absl::InvalidArgumentError(
-          token_source + ": the token contains a space or control character");
+      return absl::InvalidArgumentError(token_source +
+                                        ": the token contains a space or control character");
     }
   }
   return std::make_unique<RestClient>(std::move(options));

@@ -13,7 +13,7 @@ namespace tessera::cli {
 namespace {
 
 // The part of an error body kept while streaming (an error body is small; a hostile one is not).
-constexpr size_t kMaxErrorBody = 64 * 1024;
+constexpr size_t kMaxErrorBody = size_t{64} * 1024;
 // A stream line longer than this is refused rather than buffered without end.
 constexpr size_t kMaxStreamLine = 8 << 20;
 
@@ -113,8 +113,7 @@ absl::StatusOr<Json> RestClient::GetJson(std::string_view path, const Query& que
 
 absl::StatusOr<Json> RestClient::PostJson(std::string_view path, std::string_view body,
                                           int* http_status) {
-  httplib::Result result =
-      http_->Post(Target(path, {}), std::string(body), "application/json");
+  httplib::Result result = http_->Post(Target(path, {}), std::string(body), "application/json");
   if (!result) return TransportError("POST", path, static_cast<int>(result.error()));
   if (!IsSuccess(result->status)) {
     return ApiErrorFromResponse(result->status, result->body,
@@ -183,8 +182,8 @@ absl::Status RestClient::StreamJsonLines(std::string_view path, const Query& que
       },
       [&](const char* data, size_t size) {
         if (!IsSuccess(status)) {
-          error_body.append(data, std::min(size, kMaxErrorBody - std::min(kMaxErrorBody,
-                                                                          error_body.size())));
+          error_body.append(
+              data, std::min(size, kMaxErrorBody - std::min(kMaxErrorBody, error_body.size())));
           return true;
         }
         pending.append(data, size);

@@ -75,7 +75,9 @@ class RestClient {
                                const std::function<bool(const Json&)>& on_line);
 
   // The server's URL, as given ("http://127.0.0.1:8080").
-  std::string address() const { return options_.server.ToString(); }
+  std::string address() const {  // NOLINT(readability-identifier-naming): accessor
+    return options_.server.ToString();
+  }
 
  private:
   std::string Target(std::string_view path, const Query& query) const;

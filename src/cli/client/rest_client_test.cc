@@ -26,12 +26,14 @@ std::unique_ptr<RestClient> ClientFor(int port, std::string token = "") {
 
 TEST(RestClientTest, GetsJsonWithTheBearerTokenAndEncodedQuery) {
   FakeApiServer server;
-  server.On("GET", "/api/v1/jobs", 200, R"({"items": [{"metadata": {"id": "1"}}], "nextPageToken": ""})");
-  auto client = ClientFor(server.port(), "tsr_secret");
-  absl::StatusOr<Json> answer = client->GetJson("/api/v1/jobs", {{"queue", "team a/b"}, {"limit", "5"}});
+  server.On("GET", "/api/v1/jobs", 200,
+            R"({"items": [{"metadata": {"id": "1"}}], "nextPageToken": ""})");
+  auto client = ClientFor(server.Port(), "tsr_secret");
+  absl::StatusOr<Json> answer =
+      client->GetJson("/api/v1/jobs", {{"queue", "team a/b"}, {"limit", "5"}});
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_EQ((*answer)["items"][0]["metadata"]["id"], "1");
-  std::vector<testing::RecordedRequest> seen = server.requests("GET", "/api/v1/jobs");
+  std::vector<testing::RecordedRequest> seen = server.Requests("GET", "/api/v1/jobs");
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].authorization, "Bearer tsr_secret");
   EXPECT_EQ(seen[0].Param("queue"), "team a/b");
@@ -41,7 +43,7 @@ TEST(RestClientTest, GetsJsonWithTheBearerTokenAndEncodedQuery) {
 TEST(RestClientTest, KeepsTheServersKeyOrder) {
   FakeApiServer server;
   server.On("GET", "/x", 200, R"({"zeta": 1, "alpha": 2})");
-  absl::StatusOr<Json> answer = ClientFor(server.port())->GetJson("/x");
+  absl::StatusOr<Json> answer = ClientFor(server.Port())->GetJson("/x");
   ASSERT_TRUE(answer.ok());
   EXPECT_EQ(answer->dump(), R"({"zeta":1,"alpha":2})");
 }
@@ -49,8 +51,8 @@ TEST(RestClientTest, KeepsTheServersKeyOrder) {
 TEST(RestClientTest, SendsNoAuthorizationWithoutAToken) {
   FakeApiServer server;
   server.On("GET", "/x", 200, "{}");
-  ASSERT_TRUE(ClientFor(server.port())->GetJson("/x").ok());
-  EXPECT_EQ(server.requests()[0].authorization, "");
+  ASSERT_TRUE(ClientFor(server.Port())->GetJson("/x").ok());
+  EXPECT_EQ(server.Requests()[0].authorization, "");
 }
 
 TEST(RestClientTest, PostsJsonAndReportsTheStatus) {
@@ -58,10 +60,10 @@ TEST(RestClientTest, PostsJsonAndReportsTheStatus) {
   server.On("POST", "/api/v1/jobs", 201, R"({"metadata": {"id": "7"}})");
   int status = 0;
   absl::StatusOr<Json> answer =
-      ClientFor(server.port())->PostJson("/api/v1/jobs", R"({"kind":"Job"})", &status);
+      ClientFor(server.Port())->PostJson("/api/v1/jobs", R"({"kind":"Job"})", &status);
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_EQ(status, 201);
-  const std::vector<testing::RecordedRequest> seen = server.requests();
+  const std::vector<testing::RecordedRequest> seen = server.Requests();
   EXPECT_EQ(seen[0].content_type, "application/json");
   EXPECT_EQ(seen[0].body, R"({"kind":"Job"})");
 }
@@ -71,7 +73,7 @@ TEST(RestClientTest, ServerErrorsBecomeStatusesWithTheirMessageAndField) {
   server.On("POST", "/api/v1/jobs", 400,
             ErrorBody("INVALID_ARGUMENT", "2:9: spec.tasks[0].resources.gpu: must be >= 0",
                       "spec.tasks[0].resources.gpu"));
-  absl::StatusOr<Json> answer = ClientFor(server.port())->PostJson("/api/v1/jobs", "{}");
+  absl::StatusOr<Json> answer = ClientFor(server.Port())->PostJson("/api/v1/jobs", "{}");
   ASSERT_FALSE(answer.ok());
   EXPECT_EQ(answer.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(answer.status().message(), "2:9: spec.tasks[0].resources.gpu: must be >= 0");
@@ -83,7 +85,7 @@ TEST(RestClientTest, RateLimitCarriesRetryAfter) {
   FakeApiServer server;
   server.On("POST", "/api/v1/jobs", 429, ErrorBody("RESOURCE_EXHAUSTED", "rate limited"),
             {{"Retry-After", "3"}});
-  absl::StatusOr<Json> answer = ClientFor(server.port())->PostJson("/api/v1/jobs", "{}");
+  absl::StatusOr<Json> answer = ClientFor(server.Port())->PostJson("/api/v1/jobs", "{}");
   ASSERT_FALSE(answer.ok());
   EXPECT_EQ(answer.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(RetryAfter(answer.status()), std::chrono::seconds(3));
@@ -98,7 +100,7 @@ TEST(RestClientTest, AnswersWithoutAnErrorBodyKeepTheirHttpStatus) {
   server.OnHandler("GET", "/ok-but-not-json", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("hello", "text/plain");
   });
-  auto client = ClientFor(server.port());
+  auto client = ClientFor(server.Port());
   absl::StatusOr<Json> answer = client->GetJson("/x");
   EXPECT_EQ(answer.status().code(), absl::StatusCode::kInternal);
   EXPECT_EQ(answer.status().message(), "HTTP 502: <html>Bad Gateway</html>");
@@ -124,7 +126,7 @@ TEST(RestClientTest, RawAnswersKeepHeaders) {
     res.set_header("X-Tessera-Next-Offset", "5");
     res.set_content("hello", "text/plain");
   });
-  absl::StatusOr<RawResponse> raw = ClientFor(server.port())->GetRaw("/logs");
+  absl::StatusOr<RawResponse> raw = ClientFor(server.Port())->GetRaw("/logs");
   ASSERT_TRUE(raw.ok()) << raw.status();
   EXPECT_EQ(raw->body, "hello");
   EXPECT_EQ(raw->Header("x-tessera-next-offset"), "5");
@@ -133,14 +135,16 @@ TEST(RestClientTest, RawAnswersKeepHeaders) {
 
 // Serves `chunks` as a chunked NDJSON answer.
 void ServeStream(FakeApiServer& server, std::vector<std::string> chunks) {
-  server.OnHandler("GET", "/api/v1/watch", [chunks](const httplib::Request&, httplib::Response& res) {
-    res.set_chunked_content_provider(
-        "application/x-ndjson", [chunks](size_t, httplib::DataSink& sink) {
-          for (const std::string& c : chunks) sink.write(c.data(), c.size());
-          sink.done();
-          return true;
-        });
-  });
+  server.OnHandler("GET", "/api/v1/watch",
+                   [chunks](const httplib::Request&, httplib::Response& res) {
+                     res.set_chunked_content_provider("application/x-ndjson",
+                                                      [chunks](size_t, httplib::DataSink& sink) {
+                                                        for (const std::string& c : chunks)
+                                                          sink.write(c.data(), c.size());
+                                                        sink.done();
+                                                        return true;
+                                                      });
+                   });
 }
 
 TEST(RestClientTest, StreamsJsonLinesAcrossChunksSkippingKeepAlives) {
@@ -148,22 +152,25 @@ TEST(RestClientTest, StreamsJsonLinesAcrossChunksSkippingKeepAlives) {
   ServeStream(server, {R"({"jobId": "1", "seq)", "uence\": 1}\n{}\n\n{\"jobId\": \"2\"}\r\n",
                        R"({"jobId": "3"})"});
   std::vector<std::string> ids;
-  absl::Status streamed = ClientFor(server.port())->StreamJsonLines(
-      "/api/v1/watch", {{"job", "1"}}, [&](const Json& e) {
-        ids.push_back(e.value("jobId", ""));
-        return true;
-      });
+  absl::Status streamed =
+      ClientFor(server.Port())
+          ->StreamJsonLines("/api/v1/watch", {{"job", "1"}}, [&](const Json& e) {
+            ids.push_back(e.value("jobId", ""));
+            return true;
+          });
   ASSERT_TRUE(streamed.ok()) << streamed;
   EXPECT_THAT(ids, ElementsAre("1", "2", "3"));
-  EXPECT_EQ(server.requests()[0].Param("job"), "1");
+  EXPECT_EQ(server.Requests()[0].Param("job"), "1");
 }
 
 TEST(RestClientTest, StreamStopsWhenTheReaderSaysSo) {
   FakeApiServer server;
   ServeStream(server, {"{\"jobId\": \"1\"}\n{\"jobId\": \"2\"}\n{\"jobId\": \"3\"}\n"});
   int seen = 0;
-  absl::Status streamed = ClientFor(server.port())->StreamJsonLines(
-      "/api/v1/watch", {}, [&](const Json&) { return ++seen < 2; });
+  absl::Status streamed =
+      ClientFor(server.Port())->StreamJsonLines("/api/v1/watch", {}, [&](const Json&) {
+        return ++seen < 2;
+      });
   EXPECT_TRUE(streamed.ok()) << streamed;
   EXPECT_EQ(seen, 2);
 }
@@ -172,13 +179,16 @@ TEST(RestClientTest, StreamErrorsAreReported) {
   FakeApiServer server;
   ServeStream(server, {"{\"jobId\": \"1\"}\nnot json\n"});
   absl::Status streamed =
-      ClientFor(server.port())->StreamJsonLines("/api/v1/watch", {}, [](const Json&) { return true; });
+      ClientFor(server.Port())->StreamJsonLines("/api/v1/watch", {}, [](const Json&) {
+        return true;
+      });
   EXPECT_EQ(streamed.code(), absl::StatusCode::kInternal);
   EXPECT_THAT(std::string(streamed.message()), HasSubstr("not a JSON object: 'not json'"));
 
   server.On("GET", "/api/v1/watch", 401, ErrorBody("UNAUTHENTICATED", "missing bearer token"));
-  streamed =
-      ClientFor(server.port())->StreamJsonLines("/api/v1/watch", {}, [](const Json&) { return true; });
+  streamed = ClientFor(server.Port())->StreamJsonLines("/api/v1/watch", {}, [](const Json&) {
+    return true;
+  });
   EXPECT_EQ(streamed.code(), absl::StatusCode::kUnauthenticated);
   EXPECT_EQ(streamed.message(), "missing bearer token");
 }

@@ -30,8 +30,7 @@ absl::StatusOr<ServerUrl> ParseServerUrl(std::string_view text, std::string_view
                  "(and a TLS-terminating proxy in front of it if needed)");
     }
     if (scheme != "http") {
-      return Bad(flag, text,
-                 fmt::format("unsupported scheme '{}': use http://HOST:PORT", scheme));
+      return Bad(flag, text, fmt::format("unsupported scheme '{}': use http://HOST:PORT", scheme));
     }
     rest.remove_prefix(scheme_end + 3);
   }

@@ -42,7 +42,9 @@ absl::Status CheckOptions(const ReplayOptions& o) {
 // Seconds of trace time as scaled wall time, at least 1 ms.
 Duration Scaled(int64_t seconds, double speedup, bool at_least_1ms) {
   const double ms = std::round(static_cast<double>(seconds) * 1000.0 / speedup);
-  const double bounded = std::min(ms, static_cast<double>(std::numeric_limits<int64_t>::max() / 2));
+  // Far beyond any trace, and exactly representable: the cast below cannot overflow.
+  constexpr double kMaxMillis = 1e15;
+  const double bounded = std::min(ms, kMaxMillis);
   const auto out = Duration(static_cast<int64_t>(bounded));
   return at_least_1ms ? std::max(out, Duration(1)) : out;
 }

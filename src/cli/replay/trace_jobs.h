@@ -43,12 +43,12 @@ inline constexpr char kReplayLabel[] = "tessera.io/replay";
 inline constexpr char kClusterLabel[] = "tessera.io/cluster";
 
 struct ReplayOptions {
-  std::string trace_name;  // "openb_pod_list_default", "NASA-iPSC-1993-3.1-cln"
-  double speedup = 1;      // > 0
-  int64_t skip = 0;        // rows skipped from the start, in arrival order
+  std::string trace_name;        // "openb_pod_list_default", "NASA-iPSC-1993-3.1-cln"
+  double speedup = 1;            // > 0
+  int64_t skip = 0;              // rows skipped from the start, in arrival order
   std::optional<int64_t> limit;  // rows taken after the skipped ones; nullopt = all
-  std::string queue;       // "" = the document default
-  std::string cluster;     // "" = any cluster
+  std::string queue;             // "" = the document default
+  std::string cluster;           // "" = any cluster
 };
 
 struct ReplayJob {

@@ -53,7 +53,7 @@ TEST(TraceJobsTest, AlibabaPodsBecomeOneTaskJobsInArrivalOrder) {
   EXPECT_EQ(plan->jobs[1].trace_id, "pod-b");
   EXPECT_EQ(plan->jobs[2].trace_id, "pod-c");
   EXPECT_EQ(plan->jobs[0].arrival, Duration(0));
-  EXPECT_EQ(plan->jobs[1].arrival, std::chrono::seconds(90));   // (1000 - 100) / 10
+  EXPECT_EQ(plan->jobs[1].arrival, std::chrono::seconds(90));  // (1000 - 100) / 10
   EXPECT_EQ(plan->jobs[2].arrival, std::chrono::seconds(190));
 
   const api::JobDocument& a = plan->jobs[0].document;
@@ -129,10 +129,10 @@ TEST(TraceJobsTest, RefusesBadOptionsAndPodListsWithoutTimes) {
 constexpr std::string_view kSwf =
     "; MaxProcs: 128\n"
     "1   0 -1  100  64 -1 -1  64  3600 -1 1 1 1 -1 -1 -1 -1 -1\n"
-    "2  10 -1   -1   8 -1 -1   8   600 -1 5 1 1 -1 -1 -1 -1 -1\n"   // unknown run time
+    "2  10 -1   -1   8 -1 -1   8   600 -1 5 1 1 -1 -1 -1 -1 -1\n"     // unknown run time
     "3  20 -1   50  -1 -1 -1  16    -1  2048 1 1 1 -1 -1 -1 -1 -1\n"  // requested procs, memory
-    "4  30 -1   50   0 -1 -1  -1    -1 -1 1 1 1 -1 -1 -1 -1 -1\n"    // no processors
-    "5  40 -1    0   1 -1 -1   1    60 -1 1 1 1 -1 -1 -1 -1 -1\n";   // zero run time
+    "4  30 -1   50   0 -1 -1  -1    -1 -1 1 1 1 -1 -1 -1 -1 -1\n"     // no processors
+    "5  40 -1    0   1 -1 -1   1    60 -1 1 1 1 -1 -1 -1 -1 -1\n";    // zero run time
 
 TEST(TraceJobsTest, SwfJobsBecomeRigidGangs) {
   absl::StatusOr<sim::swf::SwfTrace> trace = sim::swf::ParseSwfTrace(kSwf, "t.swf");
@@ -177,7 +177,8 @@ TEST(TraceJobsTest, Names) {
 }
 
 TEST(TraceJobsRealTest, NasaLogMapsEveryJob) {
-  const std::optional<std::string> path = sim::swf::testing::FindTraceFile(sim::swf::testing::kNasaLog);
+  const std::optional<std::string> path =
+      sim::swf::testing::FindTraceFile(sim::swf::testing::kNasaLog);
   if (!path) GTEST_SKIP() << "NASA iPSC log not found (set TESSERA_TRACE_DIR)";
   absl::StatusOr<sim::swf::SwfTrace> trace = sim::swf::LoadSwfTrace(*path);
   ASSERT_TRUE(trace.ok()) << trace.status();

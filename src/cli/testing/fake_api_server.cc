@@ -32,34 +32,33 @@ FakeApiServer::~FakeApiServer() {
   thread_.join();
 }
 
-std::string FakeApiServer::url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+std::string FakeApiServer::Url() const { return "http://127.0.0.1:" + std::to_string(port_); }
 
 void FakeApiServer::On(const std::string& method, const std::string& path, int status,
                        std::string body, httplib::Headers headers) {
   OnHandler(method, path,
-            [status, body = std::move(body), headers = std::move(headers)](
-                const httplib::Request&, httplib::Response& res) {
+            [status, body = std::move(body), headers = std::move(headers)](const httplib::Request&,
+                                                                           httplib::Response& res) {
               res.status = status;
               for (const auto& [name, value] : headers) res.set_header(name, value);
               res.set_content(body, "application/json");
             });
 }
 
-void FakeApiServer::OnHandler(const std::string& method, const std::string& path,
-                              Handler handler) {
+void FakeApiServer::OnHandler(const std::string& method, const std::string& path, Handler handler) {
   std::lock_guard<std::mutex> lock(mu_);
   routes_[method + " " + path] = std::move(handler);
 }
 
-std::vector<RecordedRequest> FakeApiServer::requests() const {
+std::vector<RecordedRequest> FakeApiServer::Requests() const {
   std::lock_guard<std::mutex> lock(mu_);
   return requests_;
 }
 
-std::vector<RecordedRequest> FakeApiServer::requests(const std::string& method,
+std::vector<RecordedRequest> FakeApiServer::Requests(const std::string& method,
                                                      const std::string& path) const {
   std::vector<RecordedRequest> out;
-  for (RecordedRequest& r : requests()) {
+  for (RecordedRequest& r : Requests()) {
     if (r.method == method && r.path == path) out.push_back(std::move(r));
   }
   return out;

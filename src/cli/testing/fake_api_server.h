@@ -39,17 +39,17 @@ class FakeApiServer {
   FakeApiServer& operator=(const FakeApiServer&) = delete;
 
   // "http://127.0.0.1:<port>".
-  std::string url() const;
-  int port() const { return port_; }
+  std::string Url() const;
+  int Port() const { return port_; }
 
   // Answers `method path` with `status` and a JSON `body`; later calls replace earlier ones.
   void On(const std::string& method, const std::string& path, int status, std::string body,
           httplib::Headers headers = {});
   void OnHandler(const std::string& method, const std::string& path, Handler handler);
 
-  std::vector<RecordedRequest> requests() const;
+  std::vector<RecordedRequest> Requests() const;
   // The recorded requests for one method and path.
-  std::vector<RecordedRequest> requests(const std::string& method, const std::string& path) const;
+  std::vector<RecordedRequest> Requests(const std::string& method, const std::string& path) const;
 
  private:
   void Dispatch(const httplib::Request& request, httplib::Response& response);

@@ -17,11 +17,24 @@ namespace tessera::sim::swf {
 namespace {
 
 // The SwfJob member each column fills, in column order; the names appear in error messages.
-constexpr std::string_view kFieldNames[kSwfFieldCount] = {
-    "id",          "submit_time", "wait_time",     "run_time",       "allocated_processors",
-    "average_cpu_time", "used_memory", "requested_processors", "requested_time",
-    "requested_memory", "status",  "user",          "group",          "executable",
-    "queue",       "partition",   "preceding_job", "think_time"};
+constexpr std::string_view kFieldNames[kSwfFieldCount] = {"id",
+                                                          "submit_time",
+                                                          "wait_time",
+                                                          "run_time",
+                                                          "allocated_processors",
+                                                          "average_cpu_time",
+                                                          "used_memory",
+                                                          "requested_processors",
+                                                          "requested_time",
+                                                          "requested_memory",
+                                                          "status",
+                                                          "user",
+                                                          "group",
+                                                          "executable",
+                                                          "queue",
+                                                          "partition",
+                                                          "preceding_job",
+                                                          "think_time"};
 constexpr int kAverageCpuTimeColumn = 5;
 
 constexpr std::string_view kSpace = " \t\r\v\f";
@@ -72,12 +85,24 @@ absl::StatusOr<SwfJob> ParseJobLine(std::string_view line, int64_t line_number,
   SwfJob job;
   job.line = line_number;
   // The integer member of each column (the average CPU time is a real number).
-  int64_t* const integers[kSwfFieldCount] = {
-      &job.id,          &job.submit_time,      &job.wait_time,    &job.run_time,
-      &job.allocated_processors, nullptr,      &job.used_memory,  &job.requested_processors,
-      &job.requested_time, &job.requested_memory, &job.status,    &job.user,
-      &job.group,       &job.executable,       &job.queue,        &job.partition,
-      &job.preceding_job, &job.think_time};
+  int64_t* const integers[kSwfFieldCount] = {&job.id,
+                                             &job.submit_time,
+                                             &job.wait_time,
+                                             &job.run_time,
+                                             &job.allocated_processors,
+                                             nullptr,
+                                             &job.used_memory,
+                                             &job.requested_processors,
+                                             &job.requested_time,
+                                             &job.requested_memory,
+                                             &job.status,
+                                             &job.user,
+                                             &job.group,
+                                             &job.executable,
+                                             &job.queue,
+                                             &job.partition,
+                                             &job.preceding_job,
+                                             &job.think_time};
   int column = 0;
   size_t pos = 0;
   while (true) {
@@ -88,15 +113,14 @@ absl::StatusOr<SwfJob> ParseJobLine(std::string_view line, int64_t line_number,
     const std::string_view token = line.substr(begin, end - begin);
     pos = end;
     if (column == kSwfFieldCount) {
-      return where.Error(line_number, "",
-                         fmt::format("more than {} fields (extra '{}')", kSwfFieldCount,
-                                     Excerpt(token)));
+      return where.Error(
+          line_number, "",
+          fmt::format("more than {} fields (extra '{}')", kSwfFieldCount, Excerpt(token)));
     }
     const std::string_view field = kFieldNames[column];
     if (column == kAverageCpuTimeColumn) {
       if (!ParseReal(token, &job.average_cpu_time)) {
-        return where.Error(line_number, field,
-                           fmt::format("not a number: '{}'", Excerpt(token)));
+        return where.Error(line_number, field, fmt::format("not a number: '{}'", Excerpt(token)));
       }
       if (job.average_cpu_time < 0 && job.average_cpu_time != kSwfUnknown) {
         return where.Error(line_number, field,
@@ -105,8 +129,7 @@ absl::StatusOr<SwfJob> ParseJobLine(std::string_view line, int64_t line_number,
     } else {
       int64_t* value = integers[column];
       if (!ParseInt(token, value)) {
-        return where.Error(line_number, field,
-                           fmt::format("not an integer: '{}'", Excerpt(token)));
+        return where.Error(line_number, field, fmt::format("not an integer: '{}'", Excerpt(token)));
       }
       if (*value < kSwfUnknown) {
         return where.Error(line_number, field,
@@ -143,8 +166,7 @@ absl::StatusOr<int64_t> HeaderNumber(std::string_view value, int64_t line_number
   const std::string_view number = value.substr(0, value.find_first_of(kSpace));
   int64_t out = 0;
   if (!ParseInt(number, &out)) {
-    return where.Error(line_number, key,
-                       fmt::format("not an integer: '{}'", Excerpt(value)));
+    return where.Error(line_number, key, fmt::format("not an integer: '{}'", Excerpt(value)));
   }
   return out;
 }
@@ -161,17 +183,23 @@ absl::Status ParseComment(std::string_view comment, int64_t line_number, const W
   const std::string_view value = Trim(comment.substr(colon + 1));
   header->fields.emplace_back(key, value);
   const std::pair<std::string_view, std::optional<int64_t>*> numbers[] = {
-      {"MaxJobs", &header->max_jobs},       {"MaxRecords", &header->max_records},
-      {"UnixStartTime", &header->unix_start_time}, {"TimeZone", &header->time_zone},
-      {"MaxNodes", &header->max_nodes},     {"MaxProcs", &header->max_procs},
-      {"MaxRuntime", &header->max_runtime}, {"MaxMemory", &header->max_memory},
-      {"MaxQueues", &header->max_queues},   {"MaxPartitions", &header->max_partitions}};
+      {"MaxJobs", &header->max_jobs},
+      {"MaxRecords", &header->max_records},
+      {"UnixStartTime", &header->unix_start_time},
+      {"TimeZone", &header->time_zone},
+      {"MaxNodes", &header->max_nodes},
+      {"MaxProcs", &header->max_procs},
+      {"MaxRuntime", &header->max_runtime},
+      {"MaxMemory", &header->max_memory},
+      {"MaxQueues", &header->max_queues},
+      {"MaxPartitions", &header->max_partitions}};
   for (const auto& [name, field] : numbers) {
     if (key != name) continue;
     TESSERA_ASSIGN_OR_RETURN(*field, HeaderNumber(value, line_number, key, where));
     return absl::OkStatus();
   }
-  if (key == "Queue") return ParseNumberedName(value, line_number, key, where, &header->queue_names);
+  if (key == "Queue")
+    return ParseNumberedName(value, line_number, key, where, &header->queue_names);
   if (key == "Partition") {
     return ParseNumberedName(value, line_number, key, where, &header->partition_names);
   }

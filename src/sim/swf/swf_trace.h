@@ -80,8 +80,8 @@ struct SwfHeader {
   std::optional<int64_t> max_memory;   // KB
   std::optional<int64_t> max_queues;
   std::optional<int64_t> max_partitions;
-  std::string queues;      // the free-text "Queues:" description
-  std::string partitions;  // the free-text "Partitions:" description
+  std::string queues;                              // the free-text "Queues:" description
+  std::string partitions;                          // the free-text "Partitions:" description
   std::map<int64_t, std::string> queue_names;      // "; Queue: 1 batch" -> {1, "batch"}
   std::map<int64_t, std::string> partition_names;  // "; Partition: 1 grid.ici.ro"
   std::vector<std::pair<std::string, std::string>> fields;
@@ -94,8 +94,8 @@ struct SwfTrace {
 
 // Bounds against hostile or mistaken input.
 struct SwfLimits {
-  size_t max_line_bytes = 4096;        // real lines are under 200 bytes
-  int64_t max_jobs = 10'000'000;       // the largest archive logs hold a few million
+  size_t max_line_bytes = 4096;          // real lines are under 200 bytes
+  int64_t max_jobs = 10'000'000;         // the largest archive logs hold a few million
   int64_t max_bytes = int64_t{1} << 31;  // decompressed text read by LoadSwfTrace (2 GiB)
 };
 

@@ -217,7 +217,8 @@ TEST_F(SwfFileTest, ErrorsNameThePath) {
 }
 
 TEST_F(SwfFileTest, RefusesOversizedAndTruncatedInput) {
-  const std::string big = WriteGzip("big.swf.gz", std::string(100000, '\n') + std::string(kGoodLine));
+  const std::string big =
+      WriteGzip("big.swf.gz", std::string(100000, '\n') + std::string(kGoodLine));
   SwfLimits limits;
   limits.max_bytes = 1000;
   absl::StatusOr<SwfTrace> trace = LoadSwfTrace(big, limits);
