@@ -518,7 +518,7 @@ std::vector<QueueView> JobManager::Queues() {
 
 std::vector<NodeView> JobManager::Nodes() {
   std::vector<NodeView> out;
-  std::lock_guard<std::mutex> lock(state_mu_);
+  std::unique_lock<std::mutex> lock(state_mu_);
   for (const Node& node : state_.nodes()) {
     if (node.removed) continue;
     NodeView view{.name = node.name,
@@ -538,6 +538,7 @@ std::vector<NodeView> JobManager::Nodes() {
     }
     out.push_back(std::move(view));
   }
+  lock.unlock();  // an API thread never holds both locks (see the header)
   std::lock_guard<std::mutex> jobs_lock(mu_);
   std::map<std::string, int32_t, std::less<>> tasks_per_node;
   for (const auto& [id, record] : jobs_) {

@@ -187,6 +187,9 @@ class JobManager final : public JobService, public TaskObserver {
   int64_t next_id_ = 1;
 
   // Loop state: owned by the loop thread; state_ also read by Nodes()/Clusters() under state_mu_.
+  // Lock order: only the loop thread (and Start, before the loop runs) ever holds mu_ and
+  // state_mu_ together (in either order);
+  // an API thread holds at most one of them at a time, so no two threads can wait on each other.
   std::vector<Cluster*> clusters_;
   std::map<std::string, Cluster*, std::less<>> node_cluster_;
   mutable std::mutex state_mu_;

@@ -525,6 +525,40 @@ void LocalExecutor::ReaperLoop() {
 // ---------------------------------------------------------------------------------------------
 // Adoption
 
+// The outcome of a task whose process ended while no executor ran: the supervisor's exit file
+// tells how its program ended (or that its start gate closed before it ran); without one the
+// task is lost.
+TaskOutcome LocalExecutor::EndedWhileUnsupervised(const std::string& id,
+                                                  const std::optional<ExitRecord>& recorded,
+                                                  const std::string& lost) const {
+  TaskOutcome outcome{.task_id = id, .end = TaskEnd::kLost, .finished_at = clock_.Now()};
+  if (!recorded.has_value()) {
+    outcome.message = fmt::format("lost: {}", lost);
+    return outcome;
+  }
+  switch (recorded->kind) {
+    case ExitRecord::Kind::kNotStarted:
+      outcome.message = std::string(kNeverRan);
+      return outcome;
+    case ExitRecord::Kind::kExecError:
+      outcome.end = TaskEnd::kStartFailed;
+      outcome.message =
+          fmt::format("cannot execute the task's program: {}", std::strerror(recorded->value));
+      return outcome;
+    case ExitRecord::Kind::kExit:
+      outcome.exit_code = recorded->value;
+      outcome.end = recorded->value == 0 ? TaskEnd::kSucceeded : TaskEnd::kFailed;
+      break;
+    case ExitRecord::Kind::kSignal:
+      outcome.signal = recorded->value;
+      outcome.end = TaskEnd::kKilled;
+      break;
+  }
+  outcome.message = fmt::format("{} while no executor was running",
+                                HowItEnded(outcome.exit_code, outcome.signal));
+  return outcome;
+}
+
 AdoptedTask LocalExecutor::AdoptOneLocked(TaskStateRecord record) {
   auto task = std::make_unique<Task>();
   Task& t = *task;
@@ -556,13 +590,8 @@ AdoptedTask LocalExecutor::AdoptOneLocked(TaskStateRecord record) {
     }
   }
   if (!lost.empty()) {
-    // A supervisor whose start gate closed without the go-ahead says so in its exit file.
     const std::optional<ExitRecord> recorded = ReadExitFile(ExitFilePath(id));
-    const bool never_ran = recorded.has_value() && recorded->kind == ExitRecord::Kind::kNotStarted;
-    PublishLocked(t, {.task_id = id,
-                      .end = TaskEnd::kLost,
-                      .message = never_ran ? std::string(kNeverRan) : fmt::format("lost: {}", lost),
-                      .finished_at = clock_.Now()});
+    PublishLocked(t, EndedWhileUnsupervised(id, recorded, lost));
     return adopted;
   }
   siginfo_t info{};

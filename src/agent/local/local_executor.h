@@ -78,6 +78,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/local/exit_file.h"
 #include "agent/local/task_launch.h"
 #include "agent/local/task_outcome.h"
 #include "agent/local/task_state_file.h"
@@ -189,6 +190,9 @@ class LocalExecutor {
   void PublishLocked(Task& task, TaskOutcome outcome);
   void Wake() const;
   AdoptedTask AdoptOneLocked(TaskStateRecord record);
+  TaskOutcome EndedWhileUnsupervised(const std::string& id,
+                                     const std::optional<ExitRecord>& recorded,
+                                     const std::string& lost) const;
   void Log(std::string_view line) const;
   std::string ExitFilePath(std::string_view task_id) const;
 

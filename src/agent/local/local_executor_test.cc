@@ -542,6 +542,32 @@ TEST_P(LocalExecutorTest, AdoptedTaskThatIsNotOurChildEndsLost) {
   EXPECT_THAT(outcome->message, HasSubstr("exit status unknown"));
 }
 
+// A supervised task that ended while no executor ran reports how its program ended — never
+// "lost", which would make the control plane run it again.
+TEST_P(LocalExecutorTest, SupervisedTaskThatEndedWhileNoExecutorRanKeepsItsExitStatus) {
+  if (!GetParam()) GTEST_SKIP() << "needs the supervisor";
+  const std::string go = log_dir_ + "/go";
+  const pid_t task = StartOrphan({TESSERA_TASK_SUPERVISOR, log_dir_ + "/ended.exit", "/bin/sh", "sh",
+                                  "-c", "while [ ! -e " + go + " ]; do sleep 0.02; done; exit 4"});
+  ASSERT_GT(task, 0);
+  RecordRunningTask(log_dir_, "ended", task);
+  std::ofstream(go) << "now\n";
+  for (int i = 0; i < 1000 && ::kill(task, 0) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_NE(::kill(task, 0), 0) << "the supervisor did not end";
+
+  absl::StatusOr<AdoptReport> report = executor_->Adopt();
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->tasks.size(), 1u);
+  EXPECT_FALSE(report->tasks[0].running);
+  std::optional<TaskOutcome> outcome = executor_->WaitForOutcome("ended", kHangGuard);
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->end, TaskEnd::kFailed);
+  EXPECT_EQ(outcome->exit_code, 4);
+  EXPECT_THAT(outcome->message, HasSubstr("while no executor was running"));
+}
+
 TEST_P(LocalExecutorTest, SupervisedTaskKeepsItsExitStatusAcrossARestart) {
   if (!GetParam()) GTEST_SKIP() << "needs the supervisor";
   // What a previous executor left behind: a supervised task no executor is the parent of.
