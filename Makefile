@@ -3,6 +3,7 @@
 #   make run     build, then run the control plane in dev mode with a replayed real workload
 #   make reproduce  the FGD paper reproduction (60 simulator runs; report in out/)
 #   make test    build and run every test tier: unit, scenario, slow (trace reproduction),
+#                integration (a real server over HTTP and gRPC, crash recovery),
 #                sanitizers (ASan + UBSan), and a short fuzzing run
 #   make bench   build and run the benchmarks (results: docs/benchmarks.md)
 #   make build   configure and build the release tree only
@@ -40,7 +41,7 @@ reproduce: build $(TRACE_DIR)/alibaba-gpu-v2023/openb_pod_list_default.csv
 	  --summary-json $(OUT)/fgd-summary.json --report $(OUT)/fgd-report.html
 	@echo "report: $(abspath $(OUT))/fgd-report.html"
 
-test: build test-unit test-scenario test-slow test-asan test-fuzz
+test: build test-unit test-scenario test-slow test-integration test-asan test-fuzz
 	@echo "make test: every tier passed"
 
 test-unit: build
@@ -51,6 +52,9 @@ test-scenario: build
 
 test-slow: build
 	cd $(BUILD) && TESSERA_TRACE_DIR=$(abspath $(TRACE_DIR)) ctest -L slow --output-on-failure
+
+test-integration: build
+	cd $(BUILD) && ctest -L integration --output-on-failure
 
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTESSERA_SANITIZE=ON -DTESSERA_BENCH=OFF

@@ -1,0 +1,183 @@
+#include "server_process.h"
+
+#include <fcntl.h>
+#include <httplib.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "process_tools.h"
+
+extern char** environ;
+
+namespace tessera::integration {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::chrono::milliseconds kPoll(25);
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+std::string TesseraBinary() {
+  if (const char* env = std::getenv("TESSERA_BINARY"); env != nullptr && *env != '\0') return env;
+  return TESSERA_BINARY_PATH;
+}
+
+ServerProcess::ServerProcess(ServerOptions options) : options_(std::move(options)) {}
+
+ServerProcess::~ServerProcess() {
+  if (running()) Stop();
+  KillProcessesMentioning(options_.data_dir);
+}
+
+std::string ServerProcess::grpc_target() const { return absl::StrCat(host_, ":", grpc_port_); }
+
+std::string ServerProcess::Log() const { return ReadFile(log_path_); }
+
+absl::Status ServerProcess::Start(std::chrono::seconds timeout) {
+  if (running()) return absl::FailedPreconditionError("the server is already running");
+  const Clock::time_point deadline = Clock::now() + timeout;
+  if (absl::Status s = Spawn(); !s.ok()) return s;
+  if (absl::Status s = AwaitServing(deadline); !s.ok()) return s;
+  if (absl::Status s = AwaitReady(deadline); !s.ok()) return s;
+  std::ifstream in(options_.data_dir + "/admin.token");
+  if (!std::getline(in, admin_token_) || admin_token_.empty()) {
+    return absl::UnavailableError(
+        absl::StrCat(options_.data_dir, "/admin.token: missing or empty; log:\n", Log()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ServerProcess::Spawn() {
+  log_path_ = absl::StrCat(options_.log_dir, "/server-", ++starts_, ".log");
+  std::vector<std::string> args = {TesseraBinary(), "server",      "--dev",
+                                   "--data-dir",    options_.data_dir, "--http-addr",
+                                   "127.0.0.1:0",   "--grpc-addr", "127.0.0.1:0"};
+  args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  // fork + exec rather than posix_spawn: the child asks for SIGKILL when the test dies, so
+  // that a test killed by a timeout leaves no server behind. Between fork and exec the child
+  // only makes async-signal-safe calls.
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) return absl::UnavailableError(absl::StrCat("fork: ", std::strerror(errno)));
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    const int in = ::open("/dev/null", O_RDONLY);
+    const int out = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0) ::_exit(127);
+    ::dup2(in, STDIN_FILENO);
+    ::dup2(out, STDOUT_FILENO);
+    ::dup2(out, STDERR_FILENO);
+    ::syscall(SYS_close_range, 3u, ~0u, 0u);  // the test's own sockets and files stay here
+    ::execve(argv[0], argv.data(), environ);
+    ::_exit(127);
+  }
+  pid_ = pid;
+  http_port_ = grpc_port_ = 0;
+  admin_token_.clear();
+  return absl::OkStatus();
+}
+
+absl::Status ServerProcess::AwaitServing(Clock::time_point deadline) {
+  // "tessera server: REST http://H:P/api/v1  metrics http://H:P/metrics  gRPC H:P"
+  static const std::regex kServing(
+      R"(REST http://([^/ ]+):([0-9]+)/api/v1 .* gRPC ([^ ]+):([0-9]+))");
+  while (true) {
+    const std::string log = Log();
+    std::smatch match;
+    if (std::regex_search(log, match, kServing)) {
+      host_ = match[1];
+      http_port_ = std::stoi(match[2]);
+      grpc_port_ = std::stoi(match[4]);
+      return absl::OkStatus();
+    }
+    if (Reaped()) {
+      return absl::UnavailableError(absl::StrCat("tessera server exited at start; log:\n", log));
+    }
+    if (Clock::now() > deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("tessera server printed no serving line; log:\n", log));
+    }
+    std::this_thread::sleep_for(kPoll);
+  }
+}
+
+absl::Status ServerProcess::AwaitReady(Clock::time_point deadline) {
+  httplib::Client client(host_, http_port_);
+  client.set_connection_timeout(std::chrono::seconds(5));
+  client.set_read_timeout(std::chrono::seconds(10));
+  while (true) {
+    if (httplib::Result res = client.Get("/readyz"); res && res->status == 200) {
+      return absl::OkStatus();
+    }
+    if (Reaped()) {
+      return absl::UnavailableError(
+          absl::StrCat("tessera server exited before /readyz; log:\n", Log()));
+    }
+    if (Clock::now() > deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("tessera server never answered /readyz 200; log:\n", Log()));
+    }
+    std::this_thread::sleep_for(kPoll);
+  }
+}
+
+bool ServerProcess::Reaped() {
+  if (pid_ <= 0) return true;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    pid_ = -1;
+    return true;
+  }
+  return false;
+}
+
+int ServerProcess::Stop(std::chrono::seconds grace) {
+  if (!running()) return -1;
+  ::kill(pid_, SIGTERM);
+  const Clock::time_point deadline = Clock::now() + grace;
+  int status = 0;
+  while (Clock::now() < deadline) {
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return status;
+    }
+    std::this_thread::sleep_for(kPoll);
+  }
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return status;
+}
+
+void ServerProcess::Kill() {
+  if (!running()) return;
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+}  // namespace tessera::integration

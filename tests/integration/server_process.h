@@ -1,0 +1,84 @@
+// ServerProcess: a real `tessera server --dev` running as a child process of the test, on
+// loopback ports the kernel picks, over a data directory the test owns.
+//
+// Start() spawns `tessera server --dev --data-dir DIR --http-addr 127.0.0.1:0 --grpc-addr
+// 127.0.0.1:0 [extra args]` with stdout and stderr in LOG_DIR/server-<n>.log (one file per
+// start), reads the bound REST and gRPC ports from the line the server prints once it serves,
+// waits for GET /readyz to answer 200 and reads DIR/admin.token. Port 0 means no port race with
+// other tests; ports change on every start, so clients ask for them after each Start().
+// Stop() sends SIGTERM and, after a grace period, SIGKILL; Kill() sends SIGKILL at once (the
+// crash test's "power cut"). The destructor stops a running server and then kills what its
+// local cluster left running: the server leaves tasks running by design (a restart adopts
+// them), but a test must not leave processes behind. The server gets SIGKILL when the test
+// process dies (PR_SET_PDEATHSIG), so a test killed by a timeout leaves no server behind.
+//
+// The binary is TesseraBinary(): $TESSERA_BINARY, else the path CMake compiled in.
+// Errors: Start() returns Unavailable / DeadlineExceeded with the server's log in the message.
+// Thread-safety: the accessors may be read from any thread while no Start/Stop/Kill runs;
+// Start/Stop/Kill belong to one thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace tessera::integration {
+
+// The tessera binary under test.
+std::string TesseraBinary();
+
+struct ServerOptions {
+  std::string data_dir;                 // required: the store, task logs, admin.token
+  std::string log_dir;                  // required: server-<n>.log, one per start
+  std::vector<std::string> extra_args;  // appended: {"--rate-limit", "0"}, ...
+};
+
+class ServerProcess {
+ public:
+  explicit ServerProcess(ServerOptions options);
+  ~ServerProcess();
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  // Spawns the server and waits (up to `timeout`) until it serves and is ready.
+  // REQUIRES: not running.
+  absl::Status Start(std::chrono::seconds timeout = std::chrono::seconds(120));
+  // SIGTERM, then SIGKILL when it has not exited after `grace`. Returns the wait status
+  // (waitpid's), -1 when it was not running.
+  int Stop(std::chrono::seconds grace = std::chrono::seconds(30));
+  // SIGKILL and reap. No-op when not running.
+  void Kill();
+
+  bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
+  const std::string& host() const { return host_; }
+  int http_port() const { return http_port_; }
+  int grpc_port() const { return grpc_port_; }
+  std::string grpc_target() const;  // "127.0.0.1:PORT"
+  const std::string& admin_token() const { return admin_token_; }
+  const std::string& data_dir() const { return options_.data_dir; }
+  // The current (or last) start's log.
+  std::string Log() const;
+
+ private:
+  absl::Status Spawn();
+  absl::Status AwaitServing(std::chrono::steady_clock::time_point deadline);
+  absl::Status AwaitReady(std::chrono::steady_clock::time_point deadline);
+  // Reaps the child when it has exited; returns whether it has.
+  bool Reaped();
+
+  ServerOptions options_;
+  pid_t pid_ = -1;
+  int starts_ = 0;
+  std::string log_path_;
+  std::string host_ = "127.0.0.1";
+  int http_port_ = 0;
+  int grpc_port_ = 0;
+  std::string admin_token_;
+};
+
+}  // namespace tessera::integration
