@@ -67,6 +67,31 @@ HttpAnswer RestApi::Delete(const std::string& path) const {
   return Answer(Client().Delete(path.c_str(), AuthHeaders()));
 }
 
+HttpAnswer RestApi::StreamLines(const std::string& path,
+                                const std::function<bool(const std::string&)>& on_line) const {
+  std::string pending;
+  httplib::Result res =
+      Client().Get(path.c_str(), AuthHeaders(), [&](const char* data, size_t size) {
+        pending.append(data, size);
+        for (size_t end = pending.find('\n'); end != std::string::npos;
+             end = pending.find('\n')) {
+          const std::string line = pending.substr(0, end);
+          pending.erase(0, end + 1);
+          if (!on_line(line)) return false;
+        }
+        return true;
+      });
+  HttpAnswer answer;
+  if (res) {
+    answer.status = res->status;
+    answer.headers = res->headers;
+  } else {
+    answer.transport_error = httplib::to_string(res.error());
+  }
+  answer.text = pending;
+  return answer;
+}
+
 std::string RestApi::IssueToken(const std::string& tenant) const {
   const HttpAnswer answer = Post("/api/v1/tokens", Json{{"tenant", tenant}}.dump());
   if (answer.status != 201 || !answer.body.is_object()) return "";

@@ -48,6 +48,11 @@ class RestApi {
                   const std::string& content_type = "application/json") const;
   HttpAnswer Delete(const std::string& path) const;
 
+  // GETs a stream of lines (the NDJSON watch), calling `on_line` with each complete line until
+  // it returns false or the stream ends. The answer's text is what followed the last line.
+  HttpAnswer StreamLines(const std::string& path,
+                         const std::function<bool(const std::string&)>& on_line) const;
+
   // POST /api/v1/jobs with a JSON document.
   HttpAnswer Submit(const Json& job) const { return Post("/api/v1/jobs", job.dump()); }
   // GET /api/v1/jobs/{id}.

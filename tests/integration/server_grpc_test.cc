@@ -1,6 +1,8 @@
 // The gRPC API end to end: a real `tessera server --dev` process, real task processes on the
 // local cluster, the generated tessera.v1.JobService stub over loopback. The same semantics as
 // the REST tests (server_rest_test.cc). Every wait is bounded and generous.
+#include <sys/wait.h>
+
 #include <chrono>
 #include <fstream>
 #include <functional>
@@ -201,6 +203,25 @@ TEST_F(ServerGrpcTest, SubmitRunWatchAndRead) {
   })) << chunk.ShortDebugString();
   EXPECT_EQ(chunk.data(), "hi\n");
   EXPECT_EQ(chunk.next_offset(), 3);
+}
+
+TEST_F(ServerGrpcTest, StopEndsAWatchWithUnavailable) {
+  v1::WatchJobEventsRequest watch;  // every job the admin may see, from now on
+  auto context = Context(admin_, std::chrono::seconds(180));
+  std::unique_ptr<grpc::ClientReader<v1::JobEvent>> reader =
+      stub_->WatchJobEvents(context.get(), watch);
+  // The stream is open once it delivers the events of a job submitted after it.
+  SubmitOk(ShellJob("", "exit 0").dump());
+  v1::JobEvent event;
+  ASSERT_TRUE(reader->Read(&event));
+  EXPECT_EQ(event.type(), "Submitted");
+
+  const int status = server_->Stop();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "wait status " << status << " (the server did not stop by itself on SIGTERM)";
+  while (reader->Read(&event)) {
+  }
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
 }
 
 TEST_F(ServerGrpcTest, FailureAndTimeLimit) {

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -66,7 +67,11 @@ absl::Status ServerProcess::Start(std::chrono::seconds timeout) {
 }
 
 absl::Status ServerProcess::Spawn() {
-  log_path_ = absl::StrCat(options_.log_dir, "/server-", ++starts_, ".log");
+  // One file per start of any server of this test process, made empty here: the serving line
+  // read from it is this start's.
+  static std::atomic<int> starts{0};
+  log_path_ = absl::StrCat(options_.log_dir, "/server-", ++starts, ".log");
+  std::ofstream(log_path_, std::ios::trunc).flush();
   std::vector<std::string> args = {TesseraBinary(), "server",      "--dev",
                                    "--data-dir",    options_.data_dir, "--http-addr",
                                    "127.0.0.1:0",   "--grpc-addr", "127.0.0.1:0"};
@@ -85,7 +90,7 @@ absl::Status ServerProcess::Spawn() {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
     const int in = ::open("/dev/null", O_RDONLY);
-    const int out = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int out = ::open(log_path_.c_str(), O_WRONLY | O_APPEND);
     if (in < 0 || out < 0) ::_exit(127);
     ::dup2(in, STDIN_FILENO);
     ::dup2(out, STDOUT_FILENO);
@@ -128,17 +133,19 @@ absl::Status ServerProcess::AwaitReady(Clock::time_point deadline) {
   httplib::Client client(host_, http_port_);
   client.set_connection_timeout(std::chrono::seconds(5));
   client.set_read_timeout(std::chrono::seconds(10));
+  std::string last;  // the last answer, for the error
   while (true) {
-    if (httplib::Result res = client.Get("/readyz"); res && res->status == 200) {
-      return absl::OkStatus();
-    }
+    httplib::Result res = client.Get("/readyz");
+    if (res && res->status == 200) return absl::OkStatus();
+    last = res ? absl::StrCat(res->status, " ", res->body) : httplib::to_string(res.error());
     if (Reaped()) {
       return absl::UnavailableError(
           absl::StrCat("tessera server exited before /readyz; log:\n", Log()));
     }
     if (Clock::now() > deadline) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("tessera server never answered /readyz 200; log:\n", Log()));
+      return absl::DeadlineExceededError(absl::StrCat(
+          "tessera server never answered GET http://", host_, ":", http_port_,
+          "/readyz with 200 (last: ", last, "); log:\n", Log()));
     }
     std::this_thread::sleep_for(kPoll);
   }

@@ -2,8 +2,8 @@
 // loopback ports the kernel picks, over a data directory the test owns.
 //
 // Start() spawns `tessera server --dev --data-dir DIR --http-addr 127.0.0.1:0 --grpc-addr
-// 127.0.0.1:0 [extra args]` with stdout and stderr in LOG_DIR/server-<n>.log (one file per
-// start), reads the bound REST and gRPC ports from the line the server prints once it serves,
+// 127.0.0.1:0 [extra args]` with stdout and stderr in LOG_DIR/server-<n>.log (n counts the
+// starts of every server in the test process), reads the bound REST and gRPC ports from the line the server prints once it serves,
 // waits for GET /readyz to answer 200 and reads DIR/admin.token. Port 0 means no port race with
 // other tests; ports change on every start, so clients ask for them after each Start().
 // Stop() sends SIGTERM and, after a grace period, SIGKILL; Kill() sends SIGKILL at once (the
@@ -73,7 +73,6 @@ class ServerProcess {
 
   ServerOptions options_;
   pid_t pid_ = -1;
-  int starts_ = 0;
   std::string log_path_;
   std::string host_ = "127.0.0.1";
   int http_port_ = 0;

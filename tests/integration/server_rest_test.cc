@@ -390,6 +390,75 @@ TEST_F(ServerRestTest, MetricsExposeTheSchedulerAndTheJobs) {
   EXPECT_THAT(metrics.text, HasSubstr("tessera_http_requests_total{"));
 }
 
+TEST_F(ServerRestTest, WatchStreamsAJobsEventsToSucceeded) {
+  const std::string id = Submit(ShellJob("watched", "echo hi"));
+  ASSERT_FALSE(id.empty());
+  std::vector<std::string> types;
+  std::vector<int64_t> sequences;
+  Admin().StreamLines("/api/v1/watch?job=" + id + "&afterSequence=0", [&](const std::string& line) {
+    const Json event = Json::parse(line, nullptr, false);
+    if (!event.is_object() || !event.contains("type")) return true;  // a keep-alive "{}"
+    EXPECT_EQ(event["jobId"], id);
+    types.push_back(event["type"]);
+    sequences.push_back(event["sequence"]);
+    return types.back() != "Succeeded" && types.back() != "Failed";
+  });
+  ASSERT_FALSE(types.empty());
+  EXPECT_EQ(types.front(), "Submitted");
+  EXPECT_EQ(types.back(), "Succeeded") << ::testing::PrintToString(types);
+  for (size_t i = 0; i < sequences.size(); ++i) EXPECT_EQ(sequences[i], static_cast<int64_t>(i + 1));
+}
+
+TEST_F(ServerRestTest, StopEndsOpenWatchStreamsAndExitsCleanly) {
+  std::atomic<int> events{0};
+  std::atomic<bool> ended{false};
+  std::thread watcher([&, api = Admin()] {
+    api.StreamLines("/api/v1/watch", [&](const std::string& line) {
+      if (line.find("\"type\"") != std::string::npos) ++events;
+      return true;
+    });
+    ended = true;
+  });
+  // Submit jobs until the watcher sees an event: its stream is open.
+  const bool open = WaitUntil([&] {
+    Submit(ShellJob("", "exit 0"));
+    return WaitUntil([&] { return events.load() > 0; }, std::chrono::seconds(2));
+  });
+  EXPECT_TRUE(open) << "the watch stream delivered nothing";
+
+  const int status = server_->Stop();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "wait status " << status << " (the server did not stop by itself on SIGTERM)";
+  EXPECT_TRUE(WaitUntil([&] { return ended.load(); }, std::chrono::seconds(60)));
+  watcher.join();
+}
+
+TEST_F(ServerRestTest, ListPagesThroughJobs) {
+  std::vector<std::string> ids;
+  for (const char* name : {"page-a", "page-b", "page-c"}) ids.push_back(Submit(ShellJob(name, "exit 0")));
+  const HttpAnswer first = Admin().Get("/api/v1/jobs?limit=2");
+  ASSERT_EQ(first.status, 200) << first.text;
+  EXPECT_THAT(Ids(first.body), ElementsAre(ids[0], ids[1]));
+  const std::string token = first.body.value("nextPageToken", "");
+  ASSERT_NE(token, "");
+  const HttpAnswer second = Admin().Get("/api/v1/jobs?limit=2&pageToken=" + token);
+  ASSERT_EQ(second.status, 200) << second.text;
+  EXPECT_THAT(Ids(second.body), ElementsAre(ids[2]));
+  EXPECT_EQ(second.body.value("nextPageToken", "?"), "");
+
+  const HttpAnswer bad = Admin().Get("/api/v1/jobs?limit=abc");
+  EXPECT_EQ(bad.status, 400) << bad.text;
+  EXPECT_EQ(bad.ErrorField(), "limit");
+}
+
+TEST_F(ServerRestTest, OversizedBodyIs413) {
+  Json job = ShellJob("big", "exit 0");
+  job["metadata"]["labels"] = {{"padding", std::string(2 << 20, 'x')}};
+  const HttpAnswer answer = Admin().Submit(job);
+  EXPECT_EQ(answer.status, 413) << answer.text.substr(0, 200);
+  EXPECT_EQ(answer.ErrorCode(), "RESOURCE_EXHAUSTED");
+}
+
 // Reading the nodes while tasks end: both must go on (the node view and the task ends share
 // the manager's locks).
 TEST_F(ServerRestTest, NodesAnswerWhileTasksEnd) {
