@@ -1,6 +1,6 @@
 // Crash safety of the control plane: under continuous submission load, `tessera server` is
-// killed with SIGKILL at random moments and restarted on the same data directory, over and
-// over. After each restart and at the end:
+// killed with SIGKILL at random moments (now and then also again while it starts and
+// recovers) and restarted on the same data directory, over and over. After each restart and at the end:
 //   - every acknowledged submission (201 or 200 with an id) is there, under its requestId, and
 //     no requestId names two jobs (a retry of an unanswered submission returned the first);
 //   - every job is in a consistent state (valid phase; a terminal job has its endTime; an
@@ -231,6 +231,8 @@ TEST_F(CrashTest, KillNineUnderLoadLosesNothingAndRunsNothingTwice) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> load_ms(200, 1200);
   std::uniform_int_distribution<int> down_ms(0, 300);
+  std::uniform_int_distribution<int> start_kill(0, 3);
+  int start_kills = 0;
 
   server_ = std::make_unique<ServerProcess>(
       ServerOptions{.data_dir = dir_.Sub("data"),
@@ -246,6 +248,12 @@ TEST_F(CrashTest, KillNineUnderLoadLosesNothingAndRunsNothingTwice) {
     std::this_thread::sleep_for(std::chrono::milliseconds(load_ms(rng)));
     server_->Kill();
     std::this_thread::sleep_for(std::chrono::milliseconds(down_ms(rng)));
+    if (start_kill(rng) == 0) {  // now and then, also kill it while it starts and recovers
+      ASSERT_TRUE(server_->Spawn().ok());
+      std::this_thread::sleep_for(std::chrono::milliseconds(down_ms(rng)));
+      server_->Kill();
+      ++start_kills;
+    }
     started = server_->Start();
     ASSERT_TRUE(started.ok()) << "round " << round << ": " << started;
     EXPECT_EQ(server_->admin_token(), admin_token) << "round " << round;
@@ -321,7 +329,8 @@ TEST_F(CrashTest, KillNineUnderLoadLosesNothingAndRunsNothingTwice) {
     std::lock_guard lock(mu_);
     EXPECT_TRUE(client_errors_.empty()) << absl::StrJoin(client_errors_, "\n");
   }
-  std::cout << "crash test: " << acks.size() << " acknowledged submissions (" << retried_acks_
+  std::cout << "crash test: " << rounds << " kills (" << start_kills << " more during a start), "
+            << acks.size() << " acknowledged submissions (" << retried_acks_
             << " answered by a retry), " << jobs.size() << " jobs, " << succeeded
             << " acknowledged jobs succeeded, " << lost << " tasks lost, " << lines.size()
             << " task runs\n";

@@ -67,6 +67,7 @@ absl::Status ServerProcess::Start(std::chrono::seconds timeout) {
 }
 
 absl::Status ServerProcess::Spawn() {
+  if (running()) return absl::FailedPreconditionError("the server is already running");
   // One file per start of any server of this test process, made empty here: the serving line
   // read from it is this start's.
   static std::atomic<int> starts{0};

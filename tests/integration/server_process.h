@@ -47,6 +47,9 @@ class ServerProcess {
   // Spawns the server and waits (up to `timeout`) until it serves and is ready.
   // REQUIRES: not running.
   absl::Status Start(std::chrono::seconds timeout = std::chrono::seconds(120));
+  // Only spawns the server, without waiting for anything: for killing it while it starts
+  // (recovers its state). Follow with Kill() or Stop(). REQUIRES: not running.
+  absl::Status Spawn();
   // SIGTERM, then SIGKILL when it has not exited after `grace`. Returns the wait status
   // (waitpid's), -1 when it was not running.
   int Stop(std::chrono::seconds grace = std::chrono::seconds(30));
@@ -65,7 +68,6 @@ class ServerProcess {
   std::string Log() const;
 
  private:
-  absl::Status Spawn();
   absl::Status AwaitServing(std::chrono::steady_clock::time_point deadline);
   absl::Status AwaitReady(std::chrono::steady_clock::time_point deadline);
   // Reaps the child when it has exited; returns whether it has.
