@@ -16,16 +16,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string Rfc3339(TimePoint t) {
-  return absl::FormatTime("%Y-%m-%d%ET%H:%M:%E*SZ",
-                          absl::FromUnixMillis(t.time_since_epoch().count()), absl::UTCTimeZone());
-}
-
-Json StringMap(const std::map<std::string, std::string, std::less<>>& map) {
-  Json out = Json::object();
-  for (const auto& [key, value] : map) out[key] = value;
-  return out;
-}
 
 Json GpuQuantity(const TaskRequest& r) {
   if (r.gpu_milli == kMilliGpuPerDevice) return r.gpu_count;
@@ -94,7 +84,7 @@ bool SamePlacement(const TaskRequest& a, const TaskRequest& b) {
 }
 
 void AddPlacement(const TaskRequest& r, Json& out) {
-  if (!r.node_selector.empty()) out["nodeSelector"] = StringMap(r.node_selector);
+  if (!r.node_selector.empty()) out["nodeSelector"] = StringMapToJson(r.node_selector);
   if (!r.tolerations.empty()) out["tolerations"] = Tolerations(r.tolerations);
 }
 
@@ -133,7 +123,7 @@ Json Spec(const JobSpec& spec) {
     shared_placement = shared_placement && SamePlacement(group.request, spec.tasks[0].request);
   }
   if (shared_placement && !spec.tasks.empty()) AddPlacement(spec.tasks[0].request, out);
-  if (!spec.cluster_selector.empty()) out["clusterSelector"] = StringMap(spec.cluster_selector);
+  if (!spec.cluster_selector.empty()) out["clusterSelector"] = StringMapToJson(spec.cluster_selector);
   Json tasks = Json::array();
   for (const TaskGroup& group : spec.tasks) tasks.push_back(Task(group, !shared_placement));
   out["tasks"] = std::move(tasks);
@@ -158,7 +148,7 @@ Json Status(const JobStatus& status) {
   }
   out["tasks"] = std::move(tasks);
   const auto time = [&](std::string_view key, const std::optional<TimePoint>& t) {
-    if (t.has_value()) out[std::string(key)] = Rfc3339(*t);
+    if (t.has_value()) out[std::string(key)] = FormatRfc3339(*t);
   };
   time("submitTime", status.submit_time);
   time("startTime", status.start_time);
@@ -169,6 +159,17 @@ Json Status(const JobStatus& status) {
 
 }  // namespace
 
+std::string FormatRfc3339(TimePoint t) {
+  return absl::FormatTime("%Y-%m-%d%ET%H:%M:%E*SZ",
+                          absl::FromUnixMillis(t.time_since_epoch().count()), absl::UTCTimeZone());
+}
+
+Json StringMapToJson(const std::map<std::string, std::string, std::less<>>& map) {
+  Json out = Json::object();
+  for (const auto& [key, value] : map) out[key] = value;
+  return out;
+}
+
 nlohmann::ordered_json JobDocumentToJson(const JobDocument& job) {
   Json out = Json::object();
   out["apiVersion"] = "tessera/v1";
@@ -176,7 +177,7 @@ nlohmann::ordered_json JobDocumentToJson(const JobDocument& job) {
   Json metadata = Json::object();
   if (!job.metadata.id.empty()) metadata["id"] = job.metadata.id;
   if (!job.spec.name.empty()) metadata["name"] = job.spec.name;
-  if (!job.spec.labels.empty()) metadata["labels"] = StringMap(job.spec.labels);
+  if (!job.spec.labels.empty()) metadata["labels"] = StringMapToJson(job.spec.labels);
   if (!job.metadata.request_id.empty()) metadata["requestId"] = job.metadata.request_id;
   out["metadata"] = std::move(metadata);
   out["spec"] = Spec(job.spec);

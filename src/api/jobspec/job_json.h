@@ -13,6 +13,7 @@
 // Thread-safe: pure function.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "api/jobspec/job_document.h"
@@ -21,6 +22,11 @@
 namespace tessera::api {
 
 nlohmann::ordered_json JobDocumentToJson(const JobDocument& job);
+
+// A time as the documents write it: RFC 3339 in UTC, with milliseconds when not whole seconds.
+std::string FormatRfc3339(TimePoint t);
+// A string map (labels, selectors) as a JSON object.
+nlohmann::ordered_json StringMapToJson(const std::map<std::string, std::string, std::less<>>& map);
 
 // Any JSON value (a job as a server returned it, a list of them) as block YAML, written the
 // way RenderJobYaml writes a job: keys in their order, lists of scalars in flow style, strings

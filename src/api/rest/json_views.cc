@@ -14,16 +14,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string Rfc3339(TimePoint t) {
-  return absl::FormatTime("%Y-%m-%d%ET%H:%M:%E*SZ",
-                          absl::FromUnixMillis(t.time_since_epoch().count()), absl::UTCTimeZone());
-}
-
-Json Labels(const std::map<std::string, std::string, std::less<>>& labels) {
-  Json out = Json::object();
-  for (const auto& [key, value] : labels) out[key] = value;
-  return out;
-}
 
 // Milli-GPU as GPUs: 8000 → 8, 500 → 0.5.
 Json Gpus(int64_t milli) {
@@ -85,7 +75,7 @@ Json JobViewToJson(const server::JobView& job) {
 Json JobEventToJson(const server::JobEvent& event) {
   return {{"jobId", event.job_id},
           {"sequence", event.sequence},
-          {"time", Rfc3339(event.time)},
+          {"time", FormatRfc3339(event.time)},
           {"type", event.type},
           {"phase", JobPhaseName(event.phase)},
           {"reason", event.reason},
@@ -99,7 +89,7 @@ Json JobExplanationToJson(const server::JobExplanation& explanation) {
   }
   Json start = nullptr;
   if (explanation.estimated_start_time.has_value()) {
-    start = Rfc3339(*explanation.estimated_start_time);
+    start = FormatRfc3339(*explanation.estimated_start_time);
   }
   return {{"phase", JobPhaseName(explanation.phase)}, {"reason", explanation.reason},
           {"message", explanation.message},           {"totalNodes", explanation.total_nodes},
@@ -122,7 +112,7 @@ Json NodeViewToJson(const server::NodeView& node) {
   }
   return {{"name", node.name},
           {"cluster", node.cluster},
-          {"labels", Labels(node.labels)},
+          {"labels", StringMapToJson(node.labels)},
           {"taints", std::move(taints)},
           {"ready", node.ready},
           {"unschedulable", node.unschedulable},
@@ -135,7 +125,7 @@ Json NodeViewToJson(const server::NodeView& node) {
 Json ClusterViewToJson(const server::ClusterView& cluster) {
   return {{"name", cluster.name},
           {"backend", cluster.backend},
-          {"labels", Labels(cluster.labels)},
+          {"labels", StringMapToJson(cluster.labels)},
           {"nodes", cluster.nodes},
           {"readyNodes", cluster.ready_nodes},
           {"capacity", ResourcesToJson(cluster.capacity)},
