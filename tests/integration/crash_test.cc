@@ -1,6 +1,7 @@
 // Crash safety of the control plane: under continuous submission load, `tessera server` is
 // killed with SIGKILL at random moments (now and then also again while it starts and
-// recovers) and restarted on the same data directory, over and over. After each restart and at the end:
+// recovers) and restarted on the same data directory, over and over. After each restart and at the
+// end:
 //   - every acknowledged submission (201 or 200 with an id) is there, under its requestId, and
 //     no requestId names two jobs (a retry of an unanswered submission returned the first);
 //   - every job is in a consistent state (valid phase; a terminal job has its endTime; an
@@ -103,8 +104,8 @@ std::string Inconsistency(const Json& job) {
   int expected_tasks = 0;
   for (const Json& group : job["spec"]["tasks"]) expected_tasks += group.value("replicas", 1);
   if (static_cast<int>(status["tasks"].size()) != expected_tasks) {
-    problems.push_back(absl::StrCat(status["tasks"].size(), " task statuses for ",
-                                    expected_tasks, " tasks"));
+    problems.push_back(
+        absl::StrCat(status["tasks"].size(), " task statuses for ", expected_tasks, " tasks"));
   }
   for (const Json& task : status["tasks"]) {
     const std::string name = task.value("name", "");
@@ -115,7 +116,8 @@ std::string Inconsistency(const Json& job) {
       problems.push_back(name + " exitCode " + task["exitCode"].dump());
     }
   }
-  if (phase == "Running" && (status.value("cluster", "").empty() || !status.contains("startTime"))) {
+  if (phase == "Running" &&
+      (status.value("cluster", "").empty() || !status.contains("startTime"))) {
     problems.push_back("running without cluster or startTime");
   }
   if (problems.empty()) return "";
@@ -187,7 +189,7 @@ class CrashTest : public ::testing::Test {
   std::map<std::string, Json> CheckState(const std::string& when) {
     const std::vector<Ack> acks = Acks();  // before listing: each of these must be there
     std::string error;
-    const std::map<std::string, Json> jobs = ListAll(*endpoint_.Get(), &error);
+    std::map<std::string, Json> jobs = ListAll(*endpoint_.Get(), &error);
     EXPECT_EQ(error, "") << when;
     if (!error.empty()) return jobs;
     for (const Ack& ack : acks) {
@@ -320,8 +322,8 @@ TEST_F(CrashTest, KillNineUnderLoadLosesNothingAndRunsNothingTwice) {
         EXPECT_EQ(runs(line), 1) << "\"" << line << "\": the job Succeeded";
       } else if (task.value("phase", "") == "Failed" && task["exitCode"].is_null()) {
         ++lost;
-        EXPECT_EQ(runs(line), 0) << "\"" << line << "\" ran, yet the server lost it: "
-                                 << status.dump();
+        EXPECT_EQ(runs(line), 0) << "\"" << line
+                                 << "\" ran, yet the server lost it: " << status.dump();
       }
     }
   }

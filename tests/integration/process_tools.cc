@@ -26,6 +26,12 @@ char ProcState(pid_t pid) {
 
 }  // namespace
 
+pid_t ReadPidFile(const std::string& path) {
+  std::ifstream in(path);
+  int pid = 0;
+  return (in >> pid) ? pid : 0;
+}
+
 bool ProcessAlive(pid_t pid) {
   if (pid <= 0) return false;
   if (::kill(pid, 0) != 0 && errno == ESRCH) return false;

@@ -1,5 +1,5 @@
-// Process tools for the integration tests: whether a process is alive, and cleaning up the
-// task processes a server leaves behind.
+// Process tools for the integration tests: a task's pid file, whether a process is alive, and
+// cleaning up the task processes a server leaves behind.
 //
 // A task of the local cluster runs as the leader of its own process group (under
 // tessera-task-supervisor, whose command line names the task's exit file inside the server's
@@ -10,9 +10,13 @@
 
 #include <sys/types.h>
 
+#include <string>
 #include <string_view>
 
 namespace tessera::integration {
+
+// The pid a task wrote to `path` ("echo $$ > path"); 0 while there is none.
+pid_t ReadPidFile(const std::string& path);
 
 // Whether `pid` exists and is not a zombie.
 bool ProcessAlive(pid_t pid);

@@ -73,8 +73,7 @@ HttpAnswer RestApi::StreamLines(const std::string& path,
   httplib::Result res =
       Client().Get(path.c_str(), AuthHeaders(), [&](const char* data, size_t size) {
         pending.append(data, size);
-        for (size_t end = pending.find('\n'); end != std::string::npos;
-             end = pending.find('\n')) {
+        for (size_t end = pending.find('\n'); end != std::string::npos; end = pending.find('\n')) {
           const std::string line = pending.substr(0, end);
           pending.erase(0, end + 1);
           if (!on_line(line)) return false;

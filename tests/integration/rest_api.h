@@ -17,11 +17,9 @@
 #include <string>
 #include <string_view>
 
-#include "nlohmann/json.hpp"
+#include "json.h"
 
 namespace tessera::integration {
-
-using Json = nlohmann::json;
 
 struct HttpAnswer {
   int status = 0;  // 0: no answer (connection refused, reset, timed out)

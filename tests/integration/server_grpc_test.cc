@@ -38,12 +38,6 @@ std::string Trailer(const grpc::ClientContext& context, const std::string& key) 
   return found == trailers.end() ? "" : std::string(found->second.data(), found->second.size());
 }
 
-pid_t ReadPid(const std::string& path) {
-  std::ifstream in(path);
-  int pid = 0;
-  return (in >> pid) ? pid : 0;
-}
-
 bool IsTerminal(v1::JobPhase phase) {
   return phase == v1::JOB_PHASE_SUCCEEDED || phase == v1::JOB_PHASE_FAILED ||
          phase == v1::JOB_PHASE_CANCELLED;
@@ -243,13 +237,13 @@ TEST_F(ServerGrpcTest, FailureAndTimeLimit) {
 
 TEST_F(ServerGrpcTest, CancelStopsARunningTask) {
   const std::string pid_file = dir_.Sub("cancel.pid");
-  const std::string id = SubmitOk(
-      ShellJob("sleeper", absl::StrCat("echo $$ > ", pid_file, "; exec sleep 60")).dump());
+  const std::string id =
+      SubmitOk(ShellJob("sleeper", absl::StrCat("echo $$ > ", pid_file, "; exec sleep 60")).dump());
   const v1::Job running =
       WaitForJob(id, [](const v1::Job& job) { return job.phase() == v1::JOB_PHASE_RUNNING; });
   ASSERT_EQ(running.phase(), v1::JOB_PHASE_RUNNING);
-  ASSERT_TRUE(WaitUntil([&] { return ReadPid(pid_file) > 0; }));
-  const pid_t pid = ReadPid(pid_file);
+  ASSERT_TRUE(WaitUntil([&] { return ReadPidFile(pid_file) > 0; }));
+  const pid_t pid = ReadPidFile(pid_file);
 
   v1::CancelJobRequest cancel;
   cancel.set_job_id(id);

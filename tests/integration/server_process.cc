@@ -73,11 +73,12 @@ absl::Status ServerProcess::Spawn() {
   static std::atomic<int> starts{0};
   log_path_ = absl::StrCat(options_.log_dir, "/server-", ++starts, ".log");
   std::ofstream(log_path_, std::ios::trunc).flush();
-  std::vector<std::string> args = {TesseraBinary(), "server",      "--dev",
+  std::vector<std::string> args = {TesseraBinary(), "server",          "--dev",
                                    "--data-dir",    options_.data_dir, "--http-addr",
-                                   "127.0.0.1:0",   "--grpc-addr", "127.0.0.1:0"};
+                                   "127.0.0.1:0",   "--grpc-addr",     "127.0.0.1:0"};
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
 
@@ -144,9 +145,9 @@ absl::Status ServerProcess::AwaitReady(Clock::time_point deadline) {
           absl::StrCat("tessera server exited before /readyz; log:\n", Log()));
     }
     if (Clock::now() > deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "tessera server never answered GET http://", host_, ":", http_port_,
-          "/readyz with 200 (last: ", last, "); log:\n", Log()));
+      return absl::DeadlineExceededError(
+          absl::StrCat("tessera server never answered GET http://", host_, ":", http_port_,
+                       "/readyz with 200 (last: ", last, "); log:\n", Log()));
     }
     std::this_thread::sleep_for(kPoll);
   }

@@ -3,12 +3,12 @@
 //
 // Start() spawns `tessera server --dev --data-dir DIR --http-addr 127.0.0.1:0 --grpc-addr
 // 127.0.0.1:0 [extra args]` with stdout and stderr in LOG_DIR/server-<n>.log (n counts the
-// starts of every server in the test process), reads the bound REST and gRPC ports from the line the server prints once it serves,
-// waits for GET /readyz to answer 200 and reads DIR/admin.token. Port 0 means no port race with
-// other tests; ports change on every start, so clients ask for them after each Start().
-// Stop() sends SIGTERM and, after a grace period, SIGKILL; Kill() sends SIGKILL at once (the
-// crash test's "power cut"). The destructor stops a running server and then kills what its
-// local cluster left running: the server leaves tasks running by design (a restart adopts
+// starts of every server in the test process), reads the bound REST and gRPC ports from the line
+// the server prints once it serves, waits for GET /readyz to answer 200 and reads DIR/admin.token.
+// Port 0 means no port race with other tests; ports change on every start, so clients ask for them
+// after each Start(). Stop() sends SIGTERM and, after a grace period, SIGKILL; Kill() sends SIGKILL
+// at once (the crash test's "power cut"). The destructor stops a running server and then kills what
+// its local cluster left running: the server leaves tasks running by design (a restart adopts
 // them), but a test must not leave processes behind. The server gets SIGKILL when the test
 // process dies (PR_SET_PDEATHSIG), so a test killed by a timeout leaves no server behind.
 //

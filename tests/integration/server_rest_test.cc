@@ -32,13 +32,6 @@ using ::testing::IsEmpty;
 using ::testing::IsSupersetOf;
 using ::testing::Not;
 
-// The pid a task wrote to `path` ("echo $$ > path"), 0 while there is none.
-pid_t ReadPid(const std::string& path) {
-  std::ifstream in(path);
-  int pid = 0;
-  return (in >> pid) ? pid : 0;
-}
-
 // Whether `types` holds `wanted` in this order (other types may come between).
 bool InOrder(const std::vector<std::string>& types, const std::vector<std::string>& wanted) {
   size_t next = 0;
@@ -130,9 +123,8 @@ TEST_F(ServerRestTest, CommandRunsToSucceeded) {
   ASSERT_FALSE(types.empty());
   EXPECT_EQ(types.front(), "Submitted");
   EXPECT_EQ(types.back(), "Succeeded");
-  EXPECT_TRUE(
-      InOrder(types, {"Submitted", "Admitted", "Placed", "Bound", "Running", "TaskEnded",
-                      "Succeeded"}))
+  EXPECT_TRUE(InOrder(
+      types, {"Submitted", "Admitted", "Placed", "Bound", "Running", "TaskEnded", "Succeeded"}))
       << ::testing::PrintToString(types);
   const Json events = Admin().Get("/api/v1/jobs/" + id + "/events").body;
   for (size_t i = 0; i < events["items"].size(); ++i) {
@@ -159,13 +151,13 @@ TEST_F(ServerRestTest, FailingCommandFailsWithItsExitCode) {
 
 TEST_F(ServerRestTest, CancelStopsARunningTask) {
   const std::string pid_file = dir_.Sub("cancel.pid");
-  const std::string id = Submit(ShellJob("sleeper", absl::StrCat("echo $$ > ", pid_file,
-                                                                 "; exec sleep 60")));
+  const std::string id =
+      Submit(ShellJob("sleeper", absl::StrCat("echo $$ > ", pid_file, "; exec sleep 60")));
   ASSERT_FALSE(id.empty());
   const Json running = Admin().WaitForPhase(id, {"Running"});
   ASSERT_EQ(running["status"]["phase"], "Running") << running.dump();
-  ASSERT_TRUE(WaitUntil([&] { return ReadPid(pid_file) > 0; }));
-  const pid_t pid = ReadPid(pid_file);
+  ASSERT_TRUE(WaitUntil([&] { return ReadPidFile(pid_file) > 0; }));
+  const pid_t pid = ReadPidFile(pid_file);
   EXPECT_TRUE(ProcessAlive(pid));
 
   const HttpAnswer cancel = Admin().Post("/api/v1/jobs/" + id + "/cancel", "");
@@ -211,7 +203,8 @@ TEST_F(ServerRestTest, LogsServeStdoutAndStderr) {
   ASSERT_TRUE(WaitUntil([&] {
     out = Admin().Get(logs);
     return out.status == 200 && out.Header("X-Tessera-Log-End") == "true";
-  })) << out.status << " " << out.text;
+  })) << out.status
+      << " " << out.text;
   EXPECT_EQ(out.text, "out-line\n");
   EXPECT_EQ(out.Header("X-Tessera-Next-Offset"), "9");
 
@@ -327,8 +320,8 @@ TEST_F(ServerRestTest, RateLimitAnswers429WithRetryAfter) {
 
 struct BadSpecCase {
   std::string name;
-  std::string body;          // a JSON document
-  std::string field;         // the field the 400 names
+  std::string body;   // a JSON document
+  std::string field;  // the field the 400 names
 };
 
 class ServerRestBadSpecTest : public ServerRestTest,
@@ -353,19 +346,20 @@ constexpr char kTask[] = R"({"tasks": [{"name": "main", "command": ["true"]}]})"
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, ServerRestBadSpecTest,
-    ::testing::Values(
-        BadSpecCase{"NegativeGpu", Doc("{}", R"({"tasks": [{"name": "main",
+    ::testing::Values(BadSpecCase{"NegativeGpu", Doc("{}", R"({"tasks": [{"name": "main",
             "resources": {"gpu": -1}, "command": ["true"]}]})"),
-                    "spec.tasks[0].resources.gpu"},
-        BadSpecCase{"UnknownKey", Doc("{}", R"({"tasks": [{"name": "main",
+                                  "spec.tasks[0].resources.gpu"},
+                      BadSpecCase{"UnknownKey", Doc("{}", R"({"tasks": [{"name": "main",
             "resources": {"gpuu": 1}, "command": ["true"]}]})"),
-                    "spec.tasks[0].resources.gpuu"},
-        BadSpecCase{"BadRestartPolicy", Doc("{}", R"({"restartPolicy": {"onFailure": "maybe"},
+                                  "spec.tasks[0].resources.gpuu"},
+                      BadSpecCase{"BadRestartPolicy",
+                                  Doc("{}", R"({"restartPolicy": {"onFailure": "maybe"},
             "tasks": [{"name": "main", "command": ["true"]}]})"),
-                    "spec.restartPolicy.onFailure"},
-        BadSpecCase{"IdFromTheClient", Doc(R"({"id": "7"})", kTask), "metadata.id"},
-        BadSpecCase{"StatusFromTheClient", Doc("{}", kTask, R"(, "status": {"phase": "Running"})"),
-                    "status"}),
+                                  "spec.restartPolicy.onFailure"},
+                      BadSpecCase{"IdFromTheClient", Doc(R"({"id": "7"})", kTask), "metadata.id"},
+                      BadSpecCase{"StatusFromTheClient",
+                                  Doc("{}", kTask, R"(, "status": {"phase": "Running"})"),
+                                  "status"}),
     [](const ::testing::TestParamInfo<BadSpecCase>& info) { return info.param.name; });
 
 TEST_F(ServerRestTest, YamlBadSpecNamesTheField) {
@@ -406,7 +400,8 @@ TEST_F(ServerRestTest, WatchStreamsAJobsEventsToSucceeded) {
   ASSERT_FALSE(types.empty());
   EXPECT_EQ(types.front(), "Submitted");
   EXPECT_EQ(types.back(), "Succeeded") << ::testing::PrintToString(types);
-  for (size_t i = 0; i < sequences.size(); ++i) EXPECT_EQ(sequences[i], static_cast<int64_t>(i + 1));
+  for (size_t i = 0; i < sequences.size(); ++i)
+    EXPECT_EQ(sequences[i], static_cast<int64_t>(i + 1));
 }
 
 TEST_F(ServerRestTest, StopEndsOpenWatchStreamsAndExitsCleanly) {
@@ -435,7 +430,8 @@ TEST_F(ServerRestTest, StopEndsOpenWatchStreamsAndExitsCleanly) {
 
 TEST_F(ServerRestTest, ListPagesThroughJobs) {
   std::vector<std::string> ids;
-  for (const char* name : {"page-a", "page-b", "page-c"}) ids.push_back(Submit(ShellJob(name, "exit 0")));
+  for (const char* name : {"page-a", "page-b", "page-c"})
+    ids.push_back(Submit(ShellJob(name, "exit 0")));
   const HttpAnswer first = Admin().Get("/api/v1/jobs?limit=2");
   ASSERT_EQ(first.status, 200) << first.text;
   EXPECT_THAT(Ids(first.body), ElementsAre(ids[0], ids[1]));
@@ -472,9 +468,9 @@ TEST_F(ServerRestTest, NodesAnswerWhileTasksEnd) {
   std::atomic<int> answered{0};
   std::mutex mu;
   std::vector<std::string> failures;
-  std::vector<std::thread> readers;
-  for (int reader = 0; reader < 2; ++reader) {
-    readers.emplace_back([&] {
+  std::vector<std::thread> readers(2);
+  for (std::thread& reader : readers) {
+    reader = std::thread([&] {
       while (!done) {
         const HttpAnswer nodes = Admin().Get("/api/v1/nodes");
         if (nodes.status == 200) {
@@ -516,15 +512,15 @@ TEST_F(ServerRestTest, RestartKeepsJobsAndRunningTasks) {
   // A task that runs until the test lets it finish (at most two minutes).
   const std::string pid_file = dir_.Sub("restart.pid");
   const std::string go_file = dir_.Sub("restart.go");
-  const std::string id = Submit(ShellJob(
-      "survivor", absl::StrCat("echo $$ > ", pid_file, "; i=0; while [ ! -f ", go_file,
-                               " ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done; "
-                               "[ -f ",
-                               go_file, " ] && echo finished")));
+  const std::string id = Submit(
+      ShellJob("survivor", absl::StrCat("echo $$ > ", pid_file, "; i=0; while [ ! -f ", go_file,
+                                        " ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done; "
+                                        "[ -f ",
+                                        go_file, " ] && echo finished")));
   ASSERT_FALSE(id.empty());
   ASSERT_EQ(Admin().WaitForPhase(id, {"Running"})["status"]["phase"], "Running");
-  ASSERT_TRUE(WaitUntil([&] { return ReadPid(pid_file) > 0; }));
-  const pid_t pid = ReadPid(pid_file);
+  ASSERT_TRUE(WaitUntil([&] { return ReadPidFile(pid_file) > 0; }));
+  const pid_t pid = ReadPidFile(pid_file);
 
   const int status = server_->Stop();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "wait status " << status;

@@ -23,8 +23,6 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-std::string TempDir::Sub(std::string_view name) const {
-  return path_ + "/" + std::string(name);
-}
+std::string TempDir::Sub(std::string_view name) const { return path_ + "/" + std::string(name); }
 
 }  // namespace tessera::integration
