@@ -90,8 +90,9 @@ class Cluster {
   // SIGTERM now, SIGKILL after `grace` (or the simulated equivalent); unknown ids are ignored.
   virtual void Cancel(std::string_view launch_id, Duration grace) = 0;
   // After a restart, before any Launch: the launches in `known` still running are supervised
-  // again and their ids returned; every other one gets a TaskEnd through the observer (its
-  // recorded outcome, or "LostOnRestart"). Tasks the cluster runs that are not in `known` are killed.
+  // again and their ids returned (with those the cluster can tell never started, launched now);
+  // every other one gets a TaskEnd through the observer (its recorded outcome, or
+  // "LostOnRestart"). Tasks the cluster runs that are not in `known` are killed.
   virtual std::vector<std::string> Recover(const std::vector<KnownLaunch>& known) = 0;
   // The control plane has stored the task's end: the cluster may drop what it kept about it
   // (not its logs). Unknown ids are ignored.

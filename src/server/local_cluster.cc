@@ -155,9 +155,16 @@ std::vector<std::string> LocalCluster::Recover(const std::vector<KnownLaunch>& k
       }
     }
   }
-  // A launch with no executor record never started, or started in the instant before the
-  // crash without its record: it is reported lost, never started a second time.
+  // A launch with no executor record did not run: under the supervisor, a program starts only
+  // once its record is written (the executor's start gate), so it is launched now. Without the
+  // supervisor it may have started in the instant before the crash: it is reported lost rather
+  // than risk running it twice.
   for (const auto& [launch_id, launch] : by_id) {
+    if (!options_.supervisor.empty()) {
+      Launch(launch->spec);
+      running.push_back(launch_id);
+      continue;
+    }
     observer_->OnTaskEnded({.launch_id = launch_id,
                             .phase = TaskPhase::kFailed,
                             .reason = "LostOnRestart",
