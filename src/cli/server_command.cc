@@ -112,7 +112,7 @@ absl::StatusOr<std::string> AdminToken(server::Authenticator& auth, const fs::pa
   std::ifstream in(path);
   std::string token;
   if (in && std::getline(in, token) && auth.Authenticate(token).ok()) return token;
-  absl::StatusOr<server::IssuedToken> issued = auth.IssueToken("admin", server::Role::kAdmin);
+  absl::StatusOr<server::IssuedToken> issued = auth.IssueToken(server::kAdminTenant, server::Role::kAdmin);
   if (!issued.ok()) return issued.status();
   const fs::path tmp = path.string() + ".tmp";
   {

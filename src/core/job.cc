@@ -236,9 +236,10 @@ absl::Status JobSpec::Validate(std::string_view field) const {
     if (absl::Status s = group.request.Validate(group_path); !s.ok()) return s;
     if (group.env.contains("")) return FieldError(group_path + ".env", "names must not be empty");
   }
-  if (total > std::numeric_limits<int32_t>::max()) {
-    return FieldError(path("tasks"), fmt::format("total replicas {} exceed {}", total,
-                                                 std::numeric_limits<int32_t>::max()));
+  if (total > kMaxTasksPerJob) {
+    return FieldError(path("tasks"), fmt::format("total replicas {} exceed the limit of {} tasks "
+                                                 "per job",
+                                                 total, kMaxTasksPerJob));
   }
   if (min_available.has_value() && (*min_available < 1 || *min_available > total)) {
     return FieldError(

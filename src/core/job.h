@@ -84,6 +84,10 @@ struct TaskGroup {
   std::string working_dir;
 };
 
+// The most tasks one job may have (the sum of its groups' replicas): every task is tracked,
+// stored and shown one by one.
+inline constexpr int64_t kMaxTasksPerJob = 4096;
+
 struct JobSpec {
   std::string name;
   Labels labels;

@@ -156,8 +156,8 @@ void Scheduler::RunCycle(ClusterState& state, SchedulerSink& sink) {
         if (now < entry->not_before) {
           SetPending(*entry,
                      {std::string(kReasonBackoff),
-                      fmt::format("requeued; next attempt at {}",
-                                  FormatDuration(entry->not_before.time_since_epoch()))},
+                      fmt::format("requeued; next attempt in {}",
+                                  FormatDuration(entry->not_before - now))},
                      sink);
           break;
         }

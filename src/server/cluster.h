@@ -98,7 +98,7 @@ class Cluster {
   // (not its logs). Unknown ids are ignored.
   virtual void Forget(std::string_view launch_id) = 0;
   // A slice of a task's log. NotFound when the cluster has no log for the launch;
-  // Unimplemented for clusters without logs.
+  // FailedPrecondition for clusters without logs (simulated ones).
   virtual absl::StatusOr<LogChunk> ReadLog(std::string_view launch_id, LogStream stream,
                                            int64_t offset, int64_t limit) const = 0;
 };

@@ -892,7 +892,9 @@ void JobManager::Resolve(JobRecord& record, std::vector<JobEvent>& events) {
       return;
     }
     const RestartPolicy& policy = record.document.spec.restart_policy;
-    if (failed->reason != "TimeLimitExceeded" && policy.on_failure == RestartAction::kRequeue &&
+    // A time limit or a program that cannot start would end the same way again.
+    const bool retryable = failed->reason != "TimeLimitExceeded" && failed->reason != "StartFailed";
+    if (retryable && policy.on_failure == RestartAction::kRequeue &&
         record.restarts < policy.max_restarts) {
       Requeue(record, events, *failed);
     } else {

@@ -6,8 +6,8 @@
 //   Running ──> Succeeded (every task exited 0) | Failed | Cancelled
 // A task that fails tears the whole job down (its other tasks are cancelled); the restart
 // policy then requeues it as Pending (a new attempt, after a back-off) or fails it. A time limit
-// exceeded fails the job without a requeue. A job that fits no node even on an empty cluster
-// fails at its first cycle with reason "Refused". Cancel: a Pending job is Cancelled at once;
+// exceeded, or a program that cannot start, fails the job without a requeue. A job that fits no
+// node even on an empty cluster fails at its first cycle with reason "Refused". Cancel: a Pending job is Cancelled at once;
 // otherwise its tasks get SIGTERM, then SIGKILL after spec.terminationGracePeriod, and the job
 // is Cancelled once they are gone.
 //

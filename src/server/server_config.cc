@@ -31,9 +31,17 @@ absl::Status CheckKeys(const YAML::Node& node, std::string_view source, const st
   return absl::OkStatus();
 }
 
+// A value parser's error ("FIELD: what"), prefixed with the source like every other error.
+absl::Status InSource(std::string_view source, const absl::Status& status) {
+  return absl::InvalidArgumentError(fmt::format("{}: {}", source, std::string(status.message())));
+}
+
 absl::StatusOr<std::string> Text(const YAML::Node& node, std::string_view source,
                                  const std::string& field) {
   if (!node.IsScalar()) return FieldError(source, field, "must be a string");
+  if (node.Tag() != "?" && node.Tag() != "!" && !node.Tag().empty()) {
+    return FieldError(source, field, fmt::format("YAML tags are not allowed ({})", node.Tag()));
+  }
   return node.as<std::string>();
 }
 
@@ -83,12 +91,12 @@ absl::StatusOr<ClusterConfig> ParseCluster(const YAML::Node& node, std::string_v
     absl::StatusOr<std::string> memory = Text(gpus["memory"], source, gpus_field + ".memory");
     if (!memory.ok()) return memory.status();
     absl::StatusOr<int64_t> bytes = ParseBytes(*memory, gpus_field + ".memory");
-    if (!bytes.ok()) return bytes.status();
+    if (!bytes.ok()) return InSource(source, bytes.status());
     declared.memory = *bytes;
     absl::StatusOr<std::string> count = Text(gpus["count"], source, gpus_field + ".count");
     if (!count.ok()) return count.status();
     absl::StatusOr<int64_t> n = ParseCount(*count, gpus_field + ".count");
-    if (!n.ok()) return n.status();
+    if (!n.ok()) return InSource(source, n.status());
     if (*n > 64) return FieldError(source, gpus_field + ".count", "must be at most 64");
     declared.count = static_cast<int32_t>(*n);
     cluster.gpus = declared;
@@ -125,7 +133,7 @@ absl::Status ParseTopLevel(const YAML::Node& root, std::string_view source, Serv
     absl::StatusOr<std::string> text = Text(root[key], source, key);
     if (!text.ok()) return text.status();
     absl::StatusOr<Duration> d = ParseDuration(*text, key);
-    if (!d.ok()) return FieldError(source, key, std::string(d.status().message()));
+    if (!d.ok()) return InSource(source, d.status());
     *target = *d;
   }
   if (const YAML::Node limit = root["rateLimit"]) {

@@ -73,7 +73,7 @@ std::vector<std::string> SimCluster::Recover(const std::vector<KnownLaunch>& kno
 
 absl::StatusOr<LogChunk> SimCluster::ReadLog(std::string_view launch_id, LogStream stream,
                                              int64_t offset, int64_t limit) const {
-  return absl::UnimplementedError(
+  return absl::FailedPreconditionError(
       fmt::format("task {} ran on a simulated node: simulated tasks have no logs", launch_id));
 }
 

@@ -272,6 +272,8 @@ absl::Status GrpcServer::Start(const std::string& address) {
   started_ = true;
   int bound_port = 0;
   grpc::ServerBuilder builder;
+  // Without SO_REUSEPORT: a second server on a port already in use fails instead of sharing it.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &bound_port);
   builder.SetMaxReceiveMessageSize(options_.max_message_bytes);
   builder.RegisterService(service_.get());

@@ -99,6 +99,11 @@ absl::StatusOr<IssuedToken> Authenticator::IssueToken(std::string_view tenant, R
     return absl::InvalidArgumentError(
         fmt::format("tenant: \"{}\" must match [a-z0-9][a-z0-9._-]{{0,62}}", tenant));
   }
+  if (role == Role::kTenant && tenant == kAdminTenant) {
+    // Admins submit as this tenant: a tenant token under its name would see their jobs.
+    return absl::InvalidArgumentError(
+        fmt::format("tenant: \"{}\" is reserved for administrators", kAdminTenant));
+  }
   std::array<unsigned char, kTokenBytes> secret{};
   if (RAND_bytes(secret.data(), secret.size()) != 1) {
     return absl::InternalError("no random bytes for a token");

@@ -8,7 +8,8 @@
 //
 // Errors: Authenticate returns Unauthenticated for a missing, malformed or unknown token.
 // IssueToken returns InvalidArgument for an empty or malformed tenant name (allowed:
-// [a-z0-9][a-z0-9._-]{0,62}), and the store's error when the write fails.
+// [a-z0-9][a-z0-9._-]{0,62}) or a tenant token for kAdminTenant, and the store's error when
+// the write fails.
 // Thread-safety: every method may be called concurrently.
 #pragma once
 
@@ -25,6 +26,9 @@
 namespace tessera::server {
 
 enum class Role { kTenant, kAdmin };
+
+// The tenant of administrators' tokens; reserved: no tenant token is issued under it.
+inline constexpr std::string_view kAdminTenant = "admin";
 
 struct IssuedToken {
   std::string token;  // the secret: shown once, never stored

@@ -95,6 +95,10 @@ TEST_F(AuthenticatorTest, TenantNamesAreChecked) {
        {std::string("a"), std::string("0.team_a-b"), std::string(63, 'z')}) {
     EXPECT_TRUE(auth_->IssueToken(good, Role::kTenant).ok()) << good;
   }
+  // Administrators' jobs belong to kAdminTenant: no tenant token may stand for it.
+  EXPECT_EQ(auth_->IssueToken(kAdminTenant, Role::kTenant).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(auth_->IssueToken(kAdminTenant, Role::kAdmin).ok());
 }
 
 TEST_F(AuthenticatorTest, TokensSurviveARestartAndRevocationsToo) {
