@@ -2,9 +2,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -13,8 +11,8 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "agent/local/system_clock.h"
 #include "absl/strings/str_split.h"
+#include "agent/local/system_clock.h"
 #include "api/grpc/grpc_server.h"
 #include "api/rest/rest_server.h"
 #include "core/quantity.h"
