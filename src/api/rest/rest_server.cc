@@ -317,6 +317,7 @@ bool RestServer::Impl::Admit(const Caller& caller, Response& res) {
 
 void RestServer::Impl::Count(const std::string& method, std::string_view route, int code) {
   if (requests_ == nullptr) return;
+  if (code == -1) code = 200;  // a handler that set content but no status: httplib sends 200
   requests_
       ->Add({{"method", method}, {"route", std::string(route)}, {"code", std::to_string(code)}})
       .Increment();

@@ -129,6 +129,9 @@ TEST_F(RestServerTest, HealthReadinessAndMetricsNeedNoToken) {
   EXPECT_THAT(res->body, HasSubstr("# TYPE tessera_http_requests_total counter"));
   EXPECT_THAT(res->body, HasSubstr(R"(route="/api/v1/queues")"));
   EXPECT_THAT(res->body, HasSubstr(R"(code="200")"));
+  // Text answers (/healthz above) count as what was sent, 200.
+  EXPECT_THAT(res->body, HasSubstr(R"(code="200",method="GET",route="/healthz")"));
+  EXPECT_THAT(res->body, ::testing::Not(HasSubstr(R"(code="-1")")));
 }
 
 TEST_F(RestServerTest, MissingOrBadTokenIsUnauthenticated) {
