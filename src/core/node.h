@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -25,6 +26,9 @@ using Labels = std::map<std::string, std::string, std::less<>>;
 inline constexpr int64_t kMilliGpuPerDevice = 1000;
 
 enum class TaintEffect { kNoSchedule, kPreferNoSchedule, kNoExecute };
+
+// "NoSchedule", "PreferNoSchedule", "NoExecute": the names documents and the API use.
+std::string_view TaintEffectName(TaintEffect effect);
 
 struct Taint {
   std::string key;

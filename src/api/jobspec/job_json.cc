@@ -44,18 +44,6 @@ Json Resources(const TaskRequest& r) {
   return out;
 }
 
-std::string_view EffectName(TaintEffect effect) {
-  switch (effect) {
-    case TaintEffect::kNoSchedule:
-      return "NoSchedule";
-    case TaintEffect::kPreferNoSchedule:
-      return "PreferNoSchedule";
-    case TaintEffect::kNoExecute:
-      return "NoExecute";
-  }
-  return "NoSchedule";
-}
-
 Json Tolerations(const std::vector<Toleration>& tolerations) {
   Json out = Json::array();
   for (const Toleration& t : tolerations) {
@@ -63,7 +51,7 @@ Json Tolerations(const std::vector<Toleration>& tolerations) {
     if (!t.key.empty()) item["key"] = t.key;
     item["operator"] = t.exists ? "Exists" : "Equal";
     if (!t.exists) item["value"] = t.value;
-    if (t.effect.has_value()) item["effect"] = EffectName(*t.effect);
+    if (t.effect.has_value()) item["effect"] = TaintEffectName(*t.effect);
     out.push_back(std::move(item));
   }
   return out;

@@ -21,18 +21,6 @@ Json Gpus(int64_t milli) {
   return static_cast<double>(milli) / 1000;
 }
 
-std::string_view EffectName(TaintEffect effect) {
-  switch (effect) {
-    case TaintEffect::kNoSchedule:
-      return "NoSchedule";
-    case TaintEffect::kPreferNoSchedule:
-      return "PreferNoSchedule";
-    case TaintEffect::kNoExecute:
-      return "NoExecute";
-  }
-  return "NoSchedule";
-}
-
 int HttpStatus(absl::StatusCode code) {
   switch (code) {
     case absl::StatusCode::kInvalidArgument:
@@ -100,7 +88,7 @@ Json NodeViewToJson(const server::NodeView& node) {
   Json taints = Json::array();
   for (const Taint& taint : node.taints) {
     taints.push_back(
-        {{"key", taint.key}, {"value", taint.value}, {"effect", EffectName(taint.effect)}});
+        {{"key", taint.key}, {"value", taint.value}, {"effect", TaintEffectName(taint.effect)}});
   }
   Json gpus = Json::array();
   for (const server::GpuView& gpu : node.gpus) {
