@@ -20,6 +20,8 @@
 #include "core/job.h"
 #include "core/node.h"
 #include "sched/profile.h"
+#include "sched/queue/queue_spec.h"
+#include "sched/scheduling_policy.h"
 #include "tessera/common/clock.h"
 
 namespace tessera::sim {
@@ -29,6 +31,7 @@ struct ScenarioConfig {
   int profile_line = 0;  // where `config.profile` was given (0: the default profile)
   uint64_t seed = 1;
   Duration requeue_backoff{0};  // first retry after this, doubling with each restart
+  SchedulingPolicy policy;      // backfill, preemption, fair_share and the added policy keys
 };
 
 struct ScenarioCluster {
@@ -46,10 +49,10 @@ struct ScenarioNode {
 };
 
 struct ScenarioQueue {
-  std::string name;
-  std::string parent;  // empty for a root
+  QueueSpec spec;  // name, parent (empty for a root), quotas, weight, priority, ordering
   bool leaf = true;
   int line = 0;
+  const std::string& name() const { return spec.name; }
 };
 
 struct ScenarioJob {

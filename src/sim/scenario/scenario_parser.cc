@@ -178,7 +178,7 @@ absl::StatusOr<Scenario> Parser::Parse(const YAML::Node& root) {
         *n, "queues",
         [&](const YAML::Node& q, const std::string& p) { return ParseQueue(q, p, ""); }));
   } else {
-    scenario_.queues.push_back(ScenarioQueue{"default", "", true, 0});
+    scenario_.queues.push_back(ScenarioQueue{.spec = QueueSpec{.name = "default"}, .leaf = true});
     index_.queues.emplace("default", true);
   }
   if (const YAML::Node* n = section("jobs")) {
@@ -474,7 +474,7 @@ absl::StatusOr<Taint> Parser::ParseTaint(const YAML::Node& n, const std::string&
 absl::Status Parser::ParseQueue(const YAML::Node& n, const std::string& path,
                                 const std::string& parent) {
   ScenarioQueue queue;
-  queue.parent = parent;
+  queue.spec.parent = parent;
   queue.line = YamlReader::Line(n);
   std::optional<YAML::Node> children;
   bool named = false;
@@ -485,9 +485,9 @@ absl::Status Parser::ParseQueue(const YAML::Node& n, const std::string& path,
       [&](std::string_view key, const YAML::Node& v, const std::string& field) -> absl::Status {
         if (key == "name") {
           named = true;
-          TESSERA_ASSIGN_OR_RETURN(queue.name, r_.Name(v, field));
-          if (index_.queues.contains(queue.name)) {
-            return r_.Error(v, field, Cat("queue '", queue.name, "' given twice"));
+          TESSERA_ASSIGN_OR_RETURN(queue.spec.name, r_.Name(v, field));
+          if (index_.queues.contains(queue.spec.name)) {
+            return r_.Error(v, field, Cat("queue '", queue.spec.name, "' given twice"));
           }
         } else if (key == "children") {
           if (!v.IsSequence()) return r_.Error(v, field, "must be a list");
@@ -509,12 +509,12 @@ absl::Status Parser::ParseQueue(const YAML::Node& n, const std::string& path,
       }));
   if (!named) return r_.Error(n, Field(path, "name"), "required");
   queue.leaf = !children.has_value() || children->size() == 0;
-  index_.queues.emplace(queue.name, queue.leaf);
+  index_.queues.emplace(queue.spec.name, queue.leaf);
   scenario_.queues.push_back(queue);
   if (!children.has_value()) return absl::OkStatus();
   return r_.ForEachItem(
       *children, Field(path, "children"),
-      [&](const YAML::Node& c, const std::string& p) { return ParseQueue(c, p, queue.name); });
+      [&](const YAML::Node& c, const std::string& p) { return ParseQueue(c, p, queue.spec.name); });
 }
 
 absl::Status Parser::ParseQuota(std::string_view key, const YAML::Node& n,

@@ -130,12 +130,12 @@ absl::Status Runner::Setup() {
     }
   }
   std::map<std::string, std::string> parent;
-  for (const ScenarioQueue& q : scenario_.queues) parent[q.name] = q.parent;
+  for (const ScenarioQueue& q : scenario_.queues) parent[q.name()] = q.spec.parent;
   for (const ScenarioQueue& q : scenario_.queues) {
-    state_.queue_leaves[q.name];
+    state_.queue_leaves[q.name()];
     if (!q.leaf) continue;
-    for (std::string at = q.name; !at.empty(); at = parent[at])
-      state_.queue_leaves[at].insert(q.name);
+    for (std::string at = q.name(); !at.empty(); at = parent[at])
+      state_.queue_leaves[at].insert(q.name());
   }
   state_.jobs.reserve(scenario_.jobs.size());
   for (const ScenarioJob& sj : scenario_.jobs) {
