@@ -38,7 +38,8 @@ class Scheduler::BindRecorder final : public DecisionSink {
 
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const Profile& profile,
                                                              const Registry& registry,
-                                                             const SchedulerEnv& env) {
+                                                             const SchedulerEnv& env,
+                                                             const SchedulingPolicy& policy) {
   if (env.rng == nullptr || env.clock == nullptr) {
     return absl::InvalidArgumentError("scheduler: an Rng and a Clock are required");
   }
@@ -57,6 +58,16 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const Profile& prof
 }
 
 Scheduler::~Scheduler() = default;
+
+absl::Status Scheduler::SetQueues(std::span<const QueueSpec> queues) {
+  return absl::UnimplementedError("queues: not wired yet");
+}
+
+std::vector<QueueStatus> Scheduler::QueueStatuses() const { return {}; }
+
+absl::StatusOr<StartEstimate> Scheduler::Estimate(std::string_view job, ClusterState& state) {
+  return absl::UnimplementedError("estimates: not wired yet");
+}
 
 absl::Status Scheduler::Submit(std::string_view job, const JobSpec& spec) {
   if (jobs_.contains(job)) {

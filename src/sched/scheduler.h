@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -40,6 +41,8 @@
 #include "sched/cluster_state.h"
 #include "sched/framework.h"
 #include "sched/profile.h"
+#include "sched/queue/queue_spec.h"
+#include "sched/scheduling_policy.h"
 #include "tessera/common/clock.h"
 #include "tessera/common/rng.h"
 #include "tessera/sched/registry.h"
@@ -61,6 +64,27 @@ inline constexpr std::string_view kReasonBackoff = "Backoff";
 inline constexpr std::string_view kReasonRefused = "Refused";
 inline constexpr std::string_view kReasonGangIncomplete = "GangIncomplete";
 inline constexpr std::string_view kReasonSchedulingError = "SchedulingError";
+
+// A queue as the Scheduler sees it now: its spec, the admitted use of its subtree and its jobs.
+struct QueueStatus {
+  QueueSpec spec;
+  ResourceList usage;  // admitted charge of the subtree ("cpu" millicores, "gpu" milli-GPU, ...)
+  bool borrowing = false;  // usage above guaranteed for some resource
+  double share = 0;        // fair share: weighted dominant share (with history when configured)
+  int64_t pending = 0;     // jobs of the subtree waiting for admission
+  int64_t admitted = 0;    // admitted, not yet placed
+  int64_t running = 0;
+};
+
+// When a pending job is predicted to start and what holds it back, from a dry run of the
+// same core (the backfill planner over the jobs ahead of it).
+struct StartEstimate {
+  std::optional<TimePoint> start;  // nullopt: not predictable (it waits on jobs without time limit)
+  // What blocks it: "Quota", "Capacity", "Gang", "Reservation", "Position", "Backoff", or empty.
+  std::string blocker;
+  std::string message;   // the detail in words
+  int64_t position = 0;  // jobs ahead of it in its queue
+};
 
 // One task of a job bound to a node. `task` indexes the job's tasks in task-group order
 // (group 0's replicas first).
@@ -96,7 +120,17 @@ class Scheduler {
   // misconfigures one (the framework's message).
   static absl::StatusOr<std::unique_ptr<Scheduler>> Create(const Profile& profile,
                                                            const Registry& registry,
-                                                           const SchedulerEnv& env);
+                                                           const SchedulerEnv& env,
+                                                           const SchedulingPolicy& policy = {});
+
+  // Replaces the queue tree (without a call: one root queue "default" without limits).
+  // InvalidArgument naming the queue and field ("queues[2].weight: must be >= 1") for a bad
+  // tree; FailedPrecondition when a queue that has jobs would disappear or stop being a leaf.
+  absl::Status SetQueues(std::span<const QueueSpec> queues);
+  // Every queue, in tree order (parents before children).
+  std::vector<QueueStatus> QueueStatuses() const;
+  // A pending job's predicted start; NotFound when the job is unknown or not pending.
+  absl::StatusOr<StartEstimate> Estimate(std::string_view job, ClusterState& state);
 
   ~Scheduler();
 
