@@ -91,16 +91,16 @@ absl::Status Scheduler::Submit(std::string_view job, const JobSpec& spec) {
 }
 
 absl::Status Scheduler::Restore(std::string_view job, const JobSpec& spec,
-                                std::span<const int32_t> placed) {
+                                std::span<const TaskBinding> placed, TimePoint started) {
   if (absl::Status s = Submit(job, spec); !s.ok()) return s;
   if (placed.empty()) return absl::OkStatus();
   Entry& entry = *jobs_.find(job)->second;
-  for (int32_t task : placed) {
-    if (task < 0 || task >= static_cast<int32_t>(entry.placed.size())) {
+  for (const TaskBinding& binding : placed) {
+    if (binding.task < 0 || binding.task >= static_cast<int32_t>(entry.placed.size())) {
       jobs_.erase(entry.name);
-      return absl::InvalidArgumentError(fmt::format("job {}: no task {}", job, task));
+      return absl::InvalidArgumentError(fmt::format("job {}: no task {}", job, binding.task));
     }
-    entry.placed[task] = true;
+    entry.placed[binding.task] = true;
   }
   entry.state = Entry::State::kRunning;
   entry.satisfiability_checked = true;

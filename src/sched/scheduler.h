@@ -104,7 +104,20 @@ class SchedulerSink {
   // The job can never run here; it has left the queue. `reason.code` is "Refused".
   virtual void OnRefused(std::string_view job, const PendingReason& reason) = 0;
   // The job is still pending and its reason changed (or it is pending for the first time).
+  // An admitted job waiting for capacity hears this too (it stays Admitted).
   virtual void OnPending(std::string_view job, const PendingReason& reason) {}
+  // The job's whole quota charge was reserved in its queue: phase Admitted.
+  virtual void OnAdmitted(std::string_view job) {}
+  // An admitted job lost its admission before it was placed and waits again (phase Pending):
+  // its gang timeout passed (`preempted` false; it is requeued with back-off) or its quota was
+  // reclaimed by a queue below its guarantee (`preempted` true: counts as a preemption).
+  virtual void OnAdmissionRevoked(std::string_view job, const PendingReason& reason,
+                                  bool preempted) {}
+  // A running job is evicted by preemption or reclaim (reason.code "Preempted"): the Scheduler
+  // holds it; the wiring signals its tasks, releases them from the ClusterState when its
+  // termination grace ends, then calls Requeue (`requeue` true) or Remove (the policy cancels
+  // preempted jobs).
+  virtual void OnPreempted(std::string_view job, const PendingReason& reason, bool requeue) {}
 };
 
 // What the Scheduler is given at start-up; every pointer outlives it.
@@ -138,10 +151,13 @@ class Scheduler {
   // InvalidArgument when the spec does not validate; AlreadyExists when `job` is known.
   absl::Status Submit(std::string_view job, const JobSpec& spec);
   // Registers a job that already runs, when state is rebuilt after a restart: the tasks listed
-  // in `placed` are bound and their placements already assumed into the ClusterState by the
-  // caller; the others are placed as capacity allows. With `placed` empty it is Submit.
+  // in `placed` are bound (since `started`) and their placements already assumed into the
+  // ClusterState by the caller; the others are placed as capacity allows; the job's charge is
+  // admitted in its queue even above the queue's limits (it runs). With `placed` empty it is
+  // Submit.
   // Errors as Submit; InvalidArgument for an index outside the job's tasks.
-  absl::Status Restore(std::string_view job, const JobSpec& spec, std::span<const int32_t> placed);
+  absl::Status Restore(std::string_view job, const JobSpec& spec,
+                       std::span<const TaskBinding> placed, TimePoint started);
   // The job's tasks are being torn down: it is not tried, nor are its remaining tasks placed,
   // until Requeue or Remove. NotFound when unknown.
   absl::Status Hold(std::string_view job);

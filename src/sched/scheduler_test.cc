@@ -187,13 +187,13 @@ TEST_F(SchedulerTest, HeldJobsWaitAndRequeuedJobsBackOff) {
 TEST_F(SchedulerTest, RestoredJobKeepsItsBoundTasksAndPlacesTheRest) {
   AddNodes(1, 8);
   const JobSpec spec = GpuJob("elastic", 3, 4, /*min_available=*/1);
-  ASSERT_TRUE(scheduler_->Restore("elastic", spec, std::vector<int32_t>{1}).ok());
+  ASSERT_TRUE(scheduler_->Restore("elastic", spec, std::vector<TaskBinding>{{.task = 1}}, TimePoint{}).ok());
   EXPECT_EQ(scheduler_->Reason("elastic"), nullptr);  // running, not pending
   Cycle();
   ASSERT_EQ(sink_.placed.size(), 1u);
   EXPECT_FALSE(sink_.placed[0].gang);
   EXPECT_THAT(sink_.placed[0].tasks, ElementsAre(0, 2));
-  EXPECT_EQ(scheduler_->Restore("bad", spec, std::vector<int32_t>{3}).code(),
+  EXPECT_EQ(scheduler_->Restore("bad", spec, std::vector<TaskBinding>{{.task = 3}}, TimePoint{}).code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(scheduler_->Tasks("bad"), nullptr);
 }

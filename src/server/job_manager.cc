@@ -173,12 +173,13 @@ void JobManager::RestoreJob(JobRecord& record,
                             std::vector<int64_t>& to_launch) {
   if (IsTerminal(record.status().phase)) return;
   const std::vector<TaskRequest> requests = TaskRequests(record.document.spec);
-  std::vector<int32_t> placed;
+  std::vector<TaskBinding> placed;  // an ended task holds nothing: node_index -1
   bool unlaunched = false;
   for (size_t i = 0; i < record.tasks.size(); ++i) {
     TaskRuntime& task = record.tasks[i];
     if (task.launch_id.empty()) continue;
-    placed.push_back(static_cast<int32_t>(i));
+    placed.push_back({.task = static_cast<int32_t>(i), .placement = task.placement});
+    placed.back().placement.node_index = -1;
     if (task.ended) continue;
     launches_[task.launch_id] = record.id;
     const std::optional<int32_t> node = state_.FindNode(task.placement.node);
@@ -194,6 +195,7 @@ void JobManager::RestoreJob(JobRecord& record,
                       .time = options_.clock->Now()}});
       continue;
     }
+    placed.back().placement.node_index = *node;
     if (task.launched) {
       known[ClusterOf(task.placement.node)].push_back(
           {.spec = LaunchSpec(record, static_cast<int32_t>(i)), .start_time = task.start_time});
@@ -203,7 +205,9 @@ void JobManager::RestoreJob(JobRecord& record,
   }
   if (unlaunched) to_launch.push_back(record.id);
   const std::string job = FormatJobId(record.id);
-  if (absl::Status s = scheduler_->Restore(job, SchedulingSpec(record.document.spec), placed);
+  const TimePoint started = record.status().start_time.value_or(options_.clock->Now());
+  if (absl::Status s =
+          scheduler_->Restore(job, SchedulingSpec(record.document.spec), placed, started);
       !s.ok()) {
     std::fprintf(stderr, "tessera: job %s cannot be restored: %s\n", job.c_str(),
                  std::string(s.message()).c_str());
