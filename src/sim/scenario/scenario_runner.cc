@@ -216,6 +216,15 @@ RunReport Runner::Run() {
     ObserveEnd(last);
   }
   report.results = std::move(results_);
+  for (const JobRun& job : state_.jobs) {
+    report.jobs.push_back(JobOutcome{.name = job.name(),
+                                     .submit = At(job.def->at),
+                                     .first_start = job.first_start,
+                                     .end = job.end,
+                                     .phase = std::string(PhaseName(job.phase)),
+                                     .preemptions = job.preemptions,
+                                     .restarts = job.restarts});
+  }
   report.end = last;
   report.seed = rng_.seed();
   return report;

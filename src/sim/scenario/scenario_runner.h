@@ -39,8 +39,20 @@ struct ExpectationResult {
   std::string seen;  // what was seen, when it failed
 };
 
+// One job's life in a run, for reports over many jobs (mean wait, slowdown, utilisation).
+struct JobOutcome {
+  std::string name;
+  TimePoint submit{};
+  std::optional<TimePoint> first_start;  // nullopt: never started
+  std::optional<TimePoint> end;          // nullopt: still pending or running when the run ended
+  std::string phase;                     // "Succeeded", "Failed", "Pending", ...
+  int32_t preemptions = 0;
+  int32_t restarts = 0;
+};
+
 struct RunReport {
   std::vector<ExpectationResult> results;  // in `expect` order
+  std::vector<JobOutcome> jobs;            // in scenario order
   TimePoint end{};                         // the last instant of the run
   uint64_t seed = 0;
   // Non-zero when the run was stopped after this many instants before its end: expectations
