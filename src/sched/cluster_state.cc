@@ -30,7 +30,13 @@ void Apply(Node& node, const TaskRequest& task, const Placement& placement, int6
   const auto devices = static_cast<int64_t>(placement.gpus.size());
   node.allocated.gpu += sign * devices * placement.gpu_milli;
   node.allocated.gpu_memory += sign * devices * placement.gpu_memory;
-  for (const auto& [name, value] : task.extended) node.allocated.extended[name] += sign * value;
+  for (const auto& [name, value] : task.extended) {
+    // Entries that return to zero are dropped, as Resources arithmetic does, so that Forget
+    // after Assume restores the node exactly.
+    auto it = node.allocated.extended.try_emplace(name, 0).first;
+    it->second += sign * value;
+    if (it->second == 0) node.allocated.extended.erase(it);
+  }
   RecordHostedClass(node, task, static_cast<int32_t>(sign));
   for (int32_t index : placement.gpus) {
     GpuDevice& d = node.gpus[index];
@@ -132,6 +138,11 @@ absl::Status ClusterState::Assume(const TaskRequest& task, const Placement& plac
 
 void ClusterState::Forget(const TaskRequest& task, const Placement& placement) {
   Apply(nodes_[placement.node_index], task, placement, -1);
+  RecordChange(placement.node_index);
+}
+
+void ClusterState::Reassume(const TaskRequest& task, const Placement& placement) {
+  Apply(nodes_[placement.node_index], task, placement, +1);
   RecordChange(placement.node_index);
 }
 

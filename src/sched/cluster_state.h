@@ -64,6 +64,11 @@ class ClusterState {
   absl::Status Assume(const TaskRequest& task, const Placement& placement);
   // Removes what Assume added. REQUIRES: the same (task, placement) was assumed.
   void Forget(const TaskRequest& task, const Placement& placement);
+  // Adds back, without Assume's checks, a task that Forget removed: for dry runs (backfill
+  // planning, victim search) that forget running tasks and must restore the state exactly even
+  // when a device turned unhealthy or allocatable shrank under them meanwhile.
+  // REQUIRES: the same (task, placement) was assumed and then forgotten.
+  void Reassume(const TaskRequest& task, const Placement& placement);
 
  private:
   std::vector<Node> nodes_;
