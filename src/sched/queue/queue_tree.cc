@@ -282,7 +282,9 @@ QueueTree::Verdict QueueTree::Check(int32_t leaf, const ResourceList& charge, bo
     const int r = ManagedIndex(resource);
     if (r < 0 || amount <= 0) continue;
     MaxUse(leaf, r, empty, max_use);
-    for (size_t i = path.size(); i-- > 0;) {  // the leaf first: the most specific queue
+    // From the root down: the first queue that fails names the constraint that binds (a leaf's
+    // maxU already includes what its ancestors leave it).
+    for (size_t i = 0; i < path.size(); ++i) {
       const int32_t q = path[i];
       const Int used = empty ? Int(0) : At(used_, q, r);
       if (used + amount <= max_use[i]) continue;
