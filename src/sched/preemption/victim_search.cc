@@ -1,17 +1,435 @@
 #include "sched/preemption/victim_search.h"
 
 #include <algorithm>
-#include <numeric>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_set>
+#include <utility>
+
+#include "absl/container/inlined_vector.h"
+#include "sched/preemption/node_room.h"
 
 namespace tessera {
 namespace {
 
-void ForgetCandidate(ClusterState& state, const VictimCandidate& c) {
-  for (size_t t = 0; t < c.tasks.size(); ++t) state.Forget(c.tasks[t], c.placements[t]);
+constexpr std::string_view kPreemptor = "preemptor";
+// Candidates tried as single victims per priority level before whole nodes are ranked: the
+// youngest ones, a shortcut for small preemptors (one GPU frees one GPU).
+constexpr int32_t kMaxSingleChecks = 64;
+// Greedy passes over the gang before falling back to evicting everything useful.
+constexpr int32_t kMaxPasses = 8;
+
+int64_t StartMs(const VictimCandidate& c) { return c.start_time.time_since_epoch().count(); }
+
+// How good a victim set is, compared lexicographically: lower highest priority, fewer victims,
+// lower priority sum, later starts.
+struct SetKey {
+  int32_t max_priority = 0;
+  int32_t count = 0;
+  int64_t priority_sum = 0;
+  int64_t start_sum = 0;  // milliseconds since the epoch, summed
+};
+
+bool Better(const SetKey& a, const SetKey& b) {
+  return std::tie(a.max_priority, a.count, a.priority_sum, b.start_sum) <
+         std::tie(b.max_priority, b.count, b.priority_sum, a.start_sum);
 }
 
-void AssumeCandidate(ClusterState& state, const VictimCandidate& c) {
-  for (size_t t = 0; t < c.tasks.size(); ++t) (void)state.Assume(c.tasks[t], c.placements[t]);
+// One run of FindVictims. Invariant between steps: every candidate in `victims_` is forgotten
+// from the state, every (task, placement) in `assumed_` is assumed into it, nothing else changed.
+class VictimSearch {
+ public:
+  VictimSearch(ClusterState& state, Framework& framework, std::span<const TaskRequest> tasks,
+               int32_t min_available, std::span<const VictimCandidate> candidates)
+      : state_(state),
+        framework_(framework),
+        tasks_(tasks),
+        min_available_(min_available),
+        candidates_(candidates),
+        evicted_(candidates.size(), 0) {}
+
+  std::optional<VictimChoice> Run();
+
+ private:
+  // Candidates grouped by priority level, lowest first; built a level at a time.
+  struct Ranked {
+    int32_t priority;
+    int32_t index;
+  };
+  // What the accumulated (and not evicted) candidates hold on one node.
+  struct NodeEntry {
+    int32_t node = -1;
+    NodeRoom room;
+    std::vector<int32_t> candidates;  // distinct, evicted ones included
+  };
+
+  // Partitions the next priority level out of the candidates not yet ranked; false when none.
+  bool AddLevel();
+  int32_t LevelCount() const { return static_cast<int32_t>(level_end_.size()); }
+  std::span<Ranked> Level(int32_t level);
+  // Makes the node entries cover every candidate of the first `levels` levels.
+  void Accumulate(int32_t levels);
+  bool Accumulated(int32_t candidate) const {
+    return accumulated_levels_ > 0 && candidates_[candidate].priority <= accumulated_priority_;
+  }
+  // Adds (+1) or removes (-1) candidate's holdings on `node` to `room`.
+  void Release(NodeRoom& room, int32_t candidate, int32_t node, int64_t sign) const;
+  // The distinct nodes a candidate runs on.
+  absl::InlinedVector<int32_t, 4> NodesOf(int32_t candidate) const;
+
+  // Frees room for task `task` (not fitting anywhere now) by evicting victims, then places and
+  // assumes it. False when no victims do it (or on a framework error: failed_).
+  bool MakeRoom(int32_t task);
+  bool TrySingles(int32_t task, int32_t level);
+  bool TryNodes(int32_t task, int32_t levels);
+  // The victims `entry`'s node needs for `task`, by reprieving the accumulated candidates, the
+  // most important first, while the task still fits; false when the node does not help.
+  bool NodeVictims(const TaskRequest& task, const NodeEntry& entry, std::vector<int32_t>& victims,
+                   SetKey& key);
+  // Evicts `set` and places the task; reprieves the set again when the task still finds no node.
+  bool EvictAndPlace(int32_t task, std::span<const int32_t> set);
+  bool PlaceAndAssume(int32_t task, bool* placed);
+
+  // One greedy pass over the gang's tasks in order; true when min_available were placed. The
+  // tasks placed are forgotten again before returning.
+  bool Pass();
+  // Evicts every candidate on a node where some task of the gang could fit with all candidates
+  // gone; then asks the framework. False when the gang still does not fit.
+  bool EvictEverythingUseful();
+  // Reprieves victims, the most important first, while the gang still fits.
+  void Prune();
+  bool ScheduleGang();
+
+  void Evict(int32_t candidate);
+  void Reprieve(int32_t candidate);
+  void Restore();
+  bool MoreImportant(int32_t a, int32_t b) const;
+
+  ClusterState& state_;
+  Framework& framework_;
+  std::span<const TaskRequest> tasks_;
+  int32_t min_available_;
+  std::span<const VictimCandidate> candidates_;
+
+  std::vector<Ranked> ranked_;
+  std::vector<size_t> level_end_;
+  int32_t accumulated_levels_ = 0;
+  int32_t accumulated_priority_ = 0;
+  std::vector<int32_t> slot_;  // node index -> index into entries_, -1 when none
+  std::vector<NodeEntry> entries_;
+
+  std::vector<uint8_t> evicted_;
+  std::vector<int32_t> victims_;
+  std::vector<std::pair<int32_t, Placement>> assumed_;
+  GangAttempt gang_;     // the last gang attempt that fitted
+  bool failed_ = false;  // the framework reported an error
+};
+
+bool VictimSearch::MoreImportant(int32_t a, int32_t b) const {
+  const VictimCandidate& x = candidates_[a];
+  const VictimCandidate& y = candidates_[b];
+  if (x.priority != y.priority) return x.priority > y.priority;
+  if (x.start_time != y.start_time) return x.start_time < y.start_time;
+  return a > b;
+}
+
+bool VictimSearch::AddLevel() {
+  if (ranked_.empty() && !candidates_.empty()) {
+    ranked_.reserve(candidates_.size());
+    for (size_t i = 0; i < candidates_.size(); ++i) {
+      ranked_.push_back({candidates_[i].priority, static_cast<int32_t>(i)});
+    }
+  }
+  const size_t begin = level_end_.empty() ? 0 : level_end_.back();
+  if (begin >= ranked_.size()) return false;
+  int32_t lowest = ranked_[begin].priority;
+  for (size_t i = begin; i < ranked_.size(); ++i) lowest = std::min(lowest, ranked_[i].priority);
+  auto end = std::partition(ranked_.begin() + static_cast<ptrdiff_t>(begin), ranked_.end(),
+                            [&](const Ranked& r) { return r.priority == lowest; });
+  level_end_.push_back(static_cast<size_t>(end - ranked_.begin()));
+  return true;
+}
+
+std::span<VictimSearch::Ranked> VictimSearch::Level(int32_t level) {
+  const size_t begin = level == 0 ? 0 : level_end_[level - 1];
+  return std::span<Ranked>(ranked_).subspan(begin, level_end_[level] - begin);
+}
+
+absl::InlinedVector<int32_t, 4> VictimSearch::NodesOf(int32_t candidate) const {
+  absl::InlinedVector<int32_t, 4> nodes;
+  for (const Placement& p : candidates_[candidate].placements) {
+    if (std::find(nodes.begin(), nodes.end(), p.node_index) == nodes.end()) {
+      nodes.push_back(p.node_index);
+    }
+  }
+  return nodes;
+}
+
+void VictimSearch::Release(NodeRoom& room, int32_t candidate, int32_t node, int64_t sign) const {
+  const VictimCandidate& c = candidates_[candidate];
+  for (size_t t = 0; t < c.tasks.size(); ++t) {
+    if (c.placements[t].node_index == node) room.Apply(c.tasks[t], c.placements[t], sign);
+  }
+}
+
+void VictimSearch::Accumulate(int32_t levels) {
+  if (slot_.empty()) slot_.assign(static_cast<size_t>(state_.size()), -1);
+  for (; accumulated_levels_ < levels; ++accumulated_levels_) {
+    for (const Ranked& r : Level(accumulated_levels_)) {
+      for (int32_t node : NodesOf(r.index)) {
+        if (slot_[node] < 0) {
+          slot_[node] = static_cast<int32_t>(entries_.size());
+          entries_.push_back(NodeEntry{.node = node});
+        }
+        NodeEntry& entry = entries_[slot_[node]];
+        entry.candidates.push_back(r.index);
+        if (!evicted_[r.index]) Release(entry.room, r.index, node, +1);
+      }
+      accumulated_priority_ = r.priority;
+    }
+  }
+}
+
+void VictimSearch::Evict(int32_t candidate) {
+  const VictimCandidate& c = candidates_[candidate];
+  for (size_t t = 0; t < c.tasks.size(); ++t) state_.Forget(c.tasks[t], c.placements[t]);
+  evicted_[candidate] = 1;
+  victims_.push_back(candidate);
+  if (!Accumulated(candidate)) return;
+  for (int32_t node : NodesOf(candidate)) Release(entries_[slot_[node]].room, candidate, node, -1);
+}
+
+void VictimSearch::Reprieve(int32_t candidate) {
+  const VictimCandidate& c = candidates_[candidate];
+  for (size_t t = 0; t < c.tasks.size(); ++t) {
+    // Cannot fail: it puts back exactly what Evict removed, onto room nothing else took
+    // (assumed preemptor tasks are forgotten before any reprieve outside EvictAndPlace, and
+    // EvictAndPlace reprieves only when it assumed nothing).
+    state_.Assume(c.tasks[t], c.placements[t]).IgnoreError();
+  }
+  evicted_[candidate] = 0;
+  victims_.erase(std::find(victims_.begin(), victims_.end(), candidate));
+  if (!Accumulated(candidate)) return;
+  for (int32_t node : NodesOf(candidate)) Release(entries_[slot_[node]].room, candidate, node, +1);
+}
+
+bool VictimSearch::PlaceAndAssume(int32_t task, bool* placed) {
+  *placed = false;
+  TaskAttempt attempt = framework_.PlaceTask(state_, tasks_[task], MatchMode::kAllocate);
+  if (attempt.status.code() == SchedStatus::Code::kError) {
+    failed_ = true;
+    return false;
+  }
+  if (!attempt.placement.has_value()) return true;
+  if (!state_.Assume(tasks_[task], *attempt.placement).ok()) {
+    failed_ = true;
+    return false;
+  }
+  assumed_.emplace_back(task, *std::move(attempt.placement));
+  *placed = true;
+  return true;
+}
+
+bool VictimSearch::EvictAndPlace(int32_t task, std::span<const int32_t> set) {
+  for (int32_t c : set) Evict(c);
+  bool placed = false;
+  if (PlaceAndAssume(task, &placed) && placed) return true;
+  for (size_t k = set.size(); k-- > 0;) Reprieve(set[k]);
+  return false;
+}
+
+bool VictimSearch::TrySingles(int32_t task, int32_t level) {
+  const TaskRequest& request = tasks_[task];
+  std::vector<Ranked> heap;
+  for (const Ranked& r : Level(level)) {
+    if (!evicted_[r.index]) heap.push_back(r);
+  }
+  // The youngest first (lowest index on equal starts).
+  auto older = [&](const Ranked& a, const Ranked& b) {
+    const int64_t sa = StartMs(candidates_[a.index]);
+    const int64_t sb = StartMs(candidates_[b.index]);
+    return sa != sb ? sa < sb : a.index > b.index;
+  };
+  std::make_heap(heap.begin(), heap.end(), older);
+  static const NodeRoom kNothing;
+  for (int32_t checks = 0; !heap.empty() && checks < kMaxSingleChecks && !failed_; ++checks) {
+    std::pop_heap(heap.begin(), heap.end(), older);
+    const int32_t c = heap.back().index;
+    heap.pop_back();
+    for (int32_t node : NodesOf(c)) {
+      NodeRoom room;
+      Release(room, c, node, +1);
+      const Node& n = state_.node(node);
+      if (!FitsWithRoom(request, n, room) || FitsWithRoom(request, n, kNothing)) continue;
+      if (EvictAndPlace(task, std::span<const int32_t>(&c, 1))) return true;
+      break;  // evicting it did not let the task fit anywhere
+    }
+  }
+  return false;
+}
+
+bool VictimSearch::NodeVictims(const TaskRequest& task, const NodeEntry& entry,
+                               std::vector<int32_t>& victims, SetKey& key) {
+  static const NodeRoom kNothing;
+  const Node& node = state_.node(entry.node);
+  // A node the task fits without evictions was refused by another filter: evictions cannot help.
+  if (!FitsWithRoom(task, node, entry.room) || FitsWithRoom(task, node, kNothing)) return false;
+  std::vector<int32_t> order;
+  for (int32_t c : entry.candidates) {
+    if (!evicted_[c]) order.push_back(c);
+  }
+  std::sort(order.begin(), order.end(),
+            [&](int32_t a, int32_t b) { return MoreImportant(a, b); });
+  NodeRoom room = entry.room;
+  victims.clear();
+  key = SetKey{};
+  for (int32_t c : order) {
+    Release(room, c, entry.node, -1);
+    if (FitsWithRoom(task, node, room)) continue;  // reprieved
+    Release(room, c, entry.node, +1);
+    victims.push_back(c);
+    const VictimCandidate& v = candidates_[c];
+    key.max_priority = key.count == 0 ? v.priority : std::max(key.max_priority, v.priority);
+    ++key.count;
+    key.priority_sum += v.priority;
+    key.start_sum += StartMs(v);
+  }
+  return true;
+}
+
+bool VictimSearch::TryNodes(int32_t task, int32_t levels) {
+  Accumulate(levels);
+  const TaskRequest& request = tasks_[task];
+  std::vector<std::pair<SetKey, int32_t>> ranked;  // (key, entry)
+  std::vector<int32_t> victims;
+  SetKey key;
+  for (size_t e = 0; e < entries_.size(); ++e) {
+    if (NodeVictims(request, entries_[e], victims, key)) {
+      ranked.emplace_back(key, static_cast<int32_t>(e));
+    }
+  }
+  auto better = [](const std::pair<SetKey, int32_t>& a, const std::pair<SetKey, int32_t>& b) {
+    if (Better(a.first, b.first)) return true;
+    if (Better(b.first, a.first)) return false;
+    return a.second < b.second;
+  };
+  // Usually the first node works: find the best, try it, and look again only on failure.
+  while (!ranked.empty() && !failed_) {
+    auto best = std::min_element(ranked.begin(), ranked.end(), better);
+    const NodeEntry& entry = entries_[best->second];
+    ranked.erase(best);
+    if (NodeVictims(request, entry, victims, key) && EvictAndPlace(task, victims)) return true;
+  }
+  return false;
+}
+
+bool VictimSearch::MakeRoom(int32_t task) {
+  for (int32_t level = 0; !failed_; ++level) {
+    if (level == LevelCount() && !AddLevel()) return false;
+    if (TrySingles(task, level) || TryNodes(task, level + 1)) return true;
+  }
+  return false;
+}
+
+bool VictimSearch::Pass() {
+  const auto n = static_cast<int32_t>(tasks_.size());
+  int32_t placed = 0;
+  for (int32_t i = 0; i < n && placed < min_available_ && !failed_; ++i) {
+    bool fits = false;
+    if (!PlaceAndAssume(i, &fits)) break;
+    if (fits || MakeRoom(i)) {
+      ++placed;
+    } else if (placed + (n - i - 1) < min_available_) {
+      break;
+    }
+  }
+  for (size_t k = assumed_.size(); k-- > 0;) {
+    state_.Forget(tasks_[assumed_[k].first], assumed_[k].second);
+  }
+  assumed_.clear();
+  return !failed_ && placed >= min_available_;
+}
+
+bool VictimSearch::ScheduleGang() {
+  GangAttempt attempt = framework_.ScheduleGang(state_, kPreemptor, tasks_, min_available_,
+                                                MatchMode::kWithoutAllocating);
+  if (attempt.status.code() == SchedStatus::Code::kError) failed_ = true;
+  if (!attempt.status.ok()) return false;
+  gang_ = std::move(attempt);
+  return true;
+}
+
+bool VictimSearch::EvictEverythingUseful() {
+  while (AddLevel()) {
+  }
+  Accumulate(LevelCount());
+  std::vector<const TaskRequest*> distinct;
+  std::unordered_set<std::string> seen;
+  for (const TaskRequest& t : tasks_) {
+    if (seen.insert(t.EquivalenceKey()).second) distinct.push_back(&t);
+  }
+  for (const NodeEntry& entry : entries_) {
+    const Node& node = state_.node(entry.node);
+    const bool useful = std::any_of(distinct.begin(), distinct.end(), [&](const TaskRequest* t) {
+      return FitsWithRoom(*t, node, entry.room);
+    });
+    if (!useful) continue;
+    for (int32_t c : entry.candidates) {
+      if (!evicted_[c]) Evict(c);
+    }
+  }
+  return ScheduleGang();
+}
+
+void VictimSearch::Prune() {
+  std::vector<int32_t> order = victims_;
+  std::sort(order.begin(), order.end(),
+            [&](int32_t a, int32_t b) { return MoreImportant(a, b); });
+  // Reprieve in blocks that double while they succeed and halve when they fail: as one by one
+  // (a block fits only if each of its victims could be spared in turn), with fewer attempts.
+  size_t block = 1;
+  for (size_t i = 0; i < order.size() && !failed_;) {
+    const size_t b = std::min(block, order.size() - i);
+    for (size_t k = i; k < i + b; ++k) Reprieve(order[k]);
+    if (ScheduleGang()) {
+      i += b;
+      block *= 2;
+      continue;
+    }
+    for (size_t k = i; k < i + b; ++k) Evict(order[k]);
+    if (b == 1) ++i;  // this victim is needed
+    block = std::max<size_t>(1, b / 2);
+  }
+}
+
+void VictimSearch::Restore() {
+  for (size_t k = assumed_.size(); k-- > 0;) {
+    state_.Forget(tasks_[assumed_[k].first], assumed_[k].second);
+  }
+  assumed_.clear();
+  while (!victims_.empty()) Reprieve(victims_.back());
+}
+
+std::optional<VictimChoice> VictimSearch::Run() {
+  if (ScheduleGang()) return VictimChoice{{}, gang_.placements, gang_.task_indices};
+  bool fits = false;
+  for (int32_t pass = 0; pass < kMaxPasses && !fits && !failed_; ++pass) {
+    const size_t before = victims_.size();
+    if (!Pass()) break;
+    fits = ScheduleGang();
+    if (victims_.size() == before) break;  // no progress: the passes disagree with the framework
+  }
+  if (!fits && !failed_) fits = EvictEverythingUseful();
+  // A single victim needs no pruning: without it the state is the one the gang did not fit.
+  if (fits && !failed_ && victims_.size() > 1) Prune();
+  std::optional<VictimChoice> choice;
+  if (fits && !failed_) {
+    choice = VictimChoice{victims_, gang_.placements, gang_.task_indices};
+    std::sort(choice->victims.begin(), choice->victims.end());
+  }
+  Restore();
+  return choice;
 }
 
 }  // namespace
@@ -19,41 +437,7 @@ void AssumeCandidate(ClusterState& state, const VictimCandidate& c) {
 std::optional<VictimChoice> FindVictims(ClusterState& state, Framework& framework,
                                         std::span<const TaskRequest> tasks, int32_t min_available,
                                         std::span<const VictimCandidate> candidates) {
-  std::vector<int32_t> order(candidates.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    if (candidates[a].priority != candidates[b].priority) {
-      return candidates[a].priority < candidates[b].priority;
-    }
-    return candidates[a].start_time > candidates[b].start_time;
-  });
-  std::vector<int32_t> victims;
-  GangAttempt gang = framework.ScheduleGang(state, "preemptor", tasks, min_available,
-                                            MatchMode::kWithoutAllocating);
-  for (size_t k = 0; k < order.size() && !gang.status.ok(); ++k) {
-    ForgetCandidate(state, candidates[order[k]]);
-    victims.push_back(order[k]);
-    gang = framework.ScheduleGang(state, "preemptor", tasks, min_available,
-                                  MatchMode::kWithoutAllocating);
-  }
-  std::optional<VictimChoice> choice;
-  if (gang.status.ok()) {
-    for (size_t k = victims.size(); k-- > 0;) {
-      AssumeCandidate(state, candidates[victims[k]]);
-      GangAttempt without = framework.ScheduleGang(state, "preemptor", tasks, min_available,
-                                                   MatchMode::kWithoutAllocating);
-      if (without.status.ok()) {
-        gang = std::move(without);
-        victims.erase(victims.begin() + static_cast<ptrdiff_t>(k));
-      } else {
-        ForgetCandidate(state, candidates[victims[k]]);
-      }
-    }
-    choice = VictimChoice{victims, gang.placements, gang.task_indices};
-    std::sort(choice->victims.begin(), choice->victims.end());
-  }
-  for (int32_t v : victims) AssumeCandidate(state, candidates[v]);
-  return choice;
+  return VictimSearch(state, framework, tasks, min_available, candidates).Run();
 }
 
 }  // namespace tessera

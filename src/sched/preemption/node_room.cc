@@ -1,0 +1,61 @@
+#include "sched/preemption/node_room.h"
+
+#include <algorithm>
+
+namespace tessera {
+namespace {
+
+int64_t Lookup(const std::map<std::string, int64_t, std::less<>>& m, std::string_view name) {
+  auto it = m.find(name);
+  return it == m.end() ? 0 : it->second;
+}
+
+int64_t At(const absl::InlinedVector<int64_t, 8>& v, size_t i) { return i < v.size() ? v[i] : 0; }
+
+// As NodeResourcesFit: a request of zero always fits.
+bool Short(int64_t want, int64_t available) { return want > 0 && want > available; }
+
+}  // namespace
+
+void NodeRoom::Apply(const TaskRequest& task, const Placement& placement, int64_t sign) {
+  cpu += sign * task.cpu;
+  memory += sign * task.memory;
+  for (const auto& [name, value] : task.extended) extended[name] += sign * value;
+  for (int32_t index : placement.gpus) {
+    const auto i = static_cast<size_t>(index);
+    if (gpu_milli.size() <= i) {
+      gpu_milli.resize(i + 1, 0);
+      gpu_memory.resize(i + 1, 0);
+    }
+    gpu_milli[i] += sign * placement.gpu_milli;
+    gpu_memory[i] += sign * placement.gpu_memory;
+  }
+}
+
+bool FitsWithRoom(const TaskRequest& task, const Node& node, const NodeRoom& room) {
+  if (Short(task.cpu, node.FreeCpu() + room.cpu)) return false;
+  if (Short(task.memory, node.FreeMemory() + room.memory)) return false;
+  for (const auto& [name, want] : task.extended) {
+    const int64_t free = Lookup(node.allocatable.extended, name) -
+                         Lookup(node.allocated.extended, name) + Lookup(room.extended, name);
+    if (Short(want, free)) return false;
+  }
+  if (!task.NeedsGpu()) return true;
+  int32_t fitting = 0;
+  for (size_t i = 0; i < node.gpus.size(); ++i) {
+    const GpuDevice& d = node.gpus[i];
+    if (!d.healthy) continue;
+    const int64_t used_milli = d.used_milli - At(room.gpu_milli, i);
+    const int64_t free_memory = d.memory - d.used_memory + At(room.gpu_memory, i);
+    const bool milli_fits = task.gpu_milli >= kMilliGpuPerDevice
+                                ? used_milli == 0
+                                : kMilliGpuPerDevice - used_milli >= task.gpu_milli;
+    if (milli_fits && free_memory >= task.gpu_memory && task.AllowsModel(d.model) &&
+        ++fitting == task.gpu_count) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace tessera

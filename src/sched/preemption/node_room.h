@@ -1,0 +1,40 @@
+// NodeRoom: resource arithmetic for "would this task fit on the node if these tasks were gone".
+//
+// Victim search ranks nodes by the victims each would need, without touching the cluster state:
+// a NodeRoom sums what some placed tasks hold on one node (cpu, memory, extended resources, and
+// per device milli-GPU and GPU memory), and FitsWithRoom answers whether a task would pass the
+// NodeResourcesFit filter on the node with those holdings released. It mirrors NodeResourcesFit
+// and core DeviceFits exactly (whole-GPU tasks need fully free devices, sharing tasks enough
+// free milli-GPU on one device, device health, allowed models, GPU memory per device); the
+// other filters (taints, affinity, cordons) do not depend on what is placed, so the Framework
+// judges them when the victims are actually forgotten.
+//
+// A value type; not thread-safe for concurrent mutation.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/container/inlined_vector.h"
+#include "core/job.h"
+#include "core/node.h"
+#include "core/placement.h"
+
+namespace tessera {
+
+struct NodeRoom {
+  int64_t cpu = 0;     // millicores released
+  int64_t memory = 0;  // bytes released
+  absl::InlinedVector<int64_t, 8> gpu_milli;   // per device index; shorter = zero beyond
+  absl::InlinedVector<int64_t, 8> gpu_memory;  // per device index; shorter = zero beyond
+  std::map<std::string, int64_t, std::less<>> extended;
+
+  // Adds (`sign` = +1) or removes (-1) what `task`, placed at `placement`, holds.
+  void Apply(const TaskRequest& task, const Placement& placement, int64_t sign);
+};
+
+// True when `task` passes NodeResourcesFit on `node` with `room` released.
+bool FitsWithRoom(const TaskRequest& task, const Node& node, const NodeRoom& room);
+
+}  // namespace tessera
