@@ -1,11 +1,477 @@
 #include "sched/backfill/backfill_planner.h"
 
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "absl/container/inlined_vector.h"
+
 namespace tessera {
+namespace {
+
+constexpr TimePoint kNever = TimePoint::max();
+
+// t + d, saturating at kNever; a negative d counts as zero.
+TimePoint AddSaturating(TimePoint t, Duration d) {
+  if (d <= Duration::zero()) return t;
+  if (t == kNever || d >= kNever - t) return kNever;
+  return t + d;
+}
+
+// What some tasks hold on one node, in every quantity the ClusterState tracks there: cpu,
+// memory, extended resources, and each device's milli-GPU and memory. Values may be negative
+// (a difference between two instants).
+struct Load {
+  int64_t cpu = 0;
+  int64_t memory = 0;
+  std::map<std::string, int64_t, std::less<>> extended;
+  absl::InlinedVector<int64_t, 8> milli;       // per device index
+  absl::InlinedVector<int64_t, 8> gpu_memory;  // per device index
+
+  explicit Load(size_t devices) : milli(devices, 0), gpu_memory(devices, 0) {}
+
+  // Adds `sign` (+1 or -1) times what the task holds at the placement.
+  void Add(const TaskRequest& task, const Placement& placement, int64_t sign) {
+    AddHost(task, sign);
+    for (int32_t d : placement.gpus) {
+      milli[d] += sign * placement.gpu_milli;
+      gpu_memory[d] += sign * placement.gpu_memory;
+    }
+  }
+
+  // Adds what the task holds outside its devices.
+  void AddHost(const TaskRequest& task, int64_t sign) {
+    cpu += sign * task.cpu;
+    memory += sign * task.memory;
+    for (const auto& [name, value] : task.extended) extended[name] += sign * value;
+  }
+
+  // Raises every quantity to at least `other`'s (a missing extended entry counts as zero).
+  void RaiseTo(const Load& other) {
+    cpu = std::max(cpu, other.cpu);
+    memory = std::max(memory, other.memory);
+    for (const auto& [name, value] : other.extended) {
+      int64_t& mine = extended[name];
+      mine = std::max(mine, value);
+    }
+    for (size_t d = 0; d < milli.size(); ++d) {
+      milli[d] = std::max(milli[d], other.milli[d]);
+      gpu_memory[d] = std::max(gpu_memory[d], other.gpu_memory[d]);
+    }
+  }
+};
+
+// Whether every placement names a node of the state and devices of that node, one per task.
+bool ValidPlacements(const ClusterState& state, std::span<const TaskRequest> tasks,
+                     std::span<const Placement> placements) {
+  if (tasks.size() != placements.size()) return false;
+  for (const Placement& p : placements) {
+    if (p.node_index < 0 || p.node_index >= state.size()) return false;
+    const auto devices = static_cast<int32_t>(state.node(p.node_index).gpus.size());
+    for (int32_t d : p.gpus) {
+      if (d < 0 || d >= devices) return false;
+    }
+  }
+  return true;
+}
+
+// A task that leaves the cluster at `end`.
+struct Release {
+  TimePoint end;
+  const TaskRequest* task;
+  const Placement* placement;
+};
+
+// The running tasks' releases in end order, and the state moved to any instant at or after now:
+// the tasks released by then forgotten, the others assumed. The destructor takes every forgotten
+// task back, so the state ends exactly as it began.
+class Timeline {
+ public:
+  Timeline(ClusterState& state, TimePoint now, std::span<const PlannedRelease> running)
+      : state_(state) {
+    std::vector<const PlannedRelease*> ending;
+    for (const PlannedRelease& job : running) {
+      if (job.end != kNever && ValidPlacements(state, job.tasks, job.placements)) {
+        ending.push_back(&job);
+      }
+    }
+    std::stable_sort(ending.begin(), ending.end(),
+                     [](const PlannedRelease* a, const PlannedRelease* b) { return a->end < b->end; });
+    for (const PlannedRelease* job : ending) {
+      const TimePoint end = std::max(job->end, now);  // overran its limit: ends now
+      for (size_t k = 0; k < job->tasks.size(); ++k) {
+        releases_.push_back(Release{end, &job->tasks[k], &job->placements[k]});
+      }
+      if (instants_.empty() || instants_.back() != end) instants_.push_back(end);
+    }
+  }
+
+  ~Timeline() {
+    while (applied_ > 0) {
+      --applied_;
+      state_.Reassume(*releases_[applied_].task, *releases_[applied_].placement);
+    }
+  }
+
+  Timeline(const Timeline&) = delete;
+  Timeline& operator=(const Timeline&) = delete;
+
+  // The distinct release instants, ascending; none before now.
+  const std::vector<TimePoint>& instants() const { return instants_; }
+
+  // Moves the state to instant t: forgets every task released at or before t, takes back the
+  // others.
+  void MoveTo(TimePoint t) {
+    while (applied_ < releases_.size() && releases_[applied_].end <= t) {
+      state_.Forget(*releases_[applied_].task, *releases_[applied_].placement);
+      ++applied_;
+    }
+    while (applied_ > 0 && releases_[applied_ - 1].end > t) {
+      --applied_;
+      state_.Reassume(*releases_[applied_].task, *releases_[applied_].placement);
+    }
+  }
+
+  // Subtracts from `load` what is released on `node` in (from, to].
+  void SubtractReleased(int32_t node, TimePoint from, TimePoint to, Load& load) {
+    if (to <= from) return;
+    IndexByNode();
+    for (int32_t i = node_begin_[node]; i < node_begin_[node + 1]; ++i) {
+      const Release& r = releases_[node_releases_[i]];
+      if (r.end > to) break;  // in end order
+      if (r.end > from) load.Add(*r.task, *r.placement, -1);
+    }
+  }
+
+ private:
+  // Builds, once, the releases of each node in end order (a counting sort of releases_).
+  void IndexByNode() {
+    if (!node_begin_.empty()) return;
+    node_begin_.assign(static_cast<size_t>(state_.size()) + 1, 0);
+    for (const Release& r : releases_) ++node_begin_[r.placement->node_index + 1];
+    for (size_t n = 1; n < node_begin_.size(); ++n) node_begin_[n] += node_begin_[n - 1];
+    node_releases_.resize(releases_.size());
+    std::vector<int32_t> next(node_begin_.begin(), node_begin_.end() - 1);
+    for (size_t i = 0; i < releases_.size(); ++i) {
+      node_releases_[next[releases_[i].placement->node_index]++] = static_cast<int32_t>(i);
+    }
+  }
+
+  ClusterState& state_;
+  std::vector<Release> releases_;  // ascending end
+  size_t applied_ = 0;             // releases_[0, applied_) are forgotten
+  std::vector<TimePoint> instants_;
+  std::vector<int32_t> node_begin_;     // node n's releases: node_releases_[begin[n], begin[n+1])
+  std::vector<int32_t> node_releases_;  // indices into releases_
+};
+
+// One planned task of a reservation, on its node.
+struct Held {
+  int32_t node;
+  const Reservation* reservation;
+  int32_t task;  // index into the reservation's tasks and placements
+};
+
+// The planned tasks of `reservations` (with a start) that satisfy `keep`, grouped by node.
+template <typename Keep>
+std::vector<Held> HeldByNode(std::span<const Reservation> reservations, Keep keep) {
+  std::vector<Held> held;
+  for (const Reservation& r : reservations) {
+    if (r.start == kNever || !keep(r)) continue;
+    for (size_t k = 0; k < r.placements.size(); ++k) {
+      held.push_back(Held{r.placements[k].node_index, &r, static_cast<int32_t>(k)});
+    }
+  }
+  std::stable_sort(held.begin(), held.end(),
+                   [](const Held& a, const Held& b) { return a.node < b.node; });
+  return held;
+}
+
+bool ActiveAt(const Reservation& r, TimePoint t) { return r.start <= t && t < r.End(); }
+
+// Filler tasks that raise every node an earlier reservation holds during [from, to) to its
+// fullest over that window, per quantity: the state (moved to `from`) then shows what is free
+// throughout the window, and a gang placed onto it overlaps no reservation. Assumed on
+// construction, forgotten on destruction.
+class Overlay {
+ public:
+  Overlay(ClusterState& state, Timeline& timeline, std::span<const Reservation> planned,
+          TimePoint from, TimePoint to)
+      : state_(state) {
+    const std::vector<Held> held = HeldByNode(
+        planned, [&](const Reservation& r) { return r.start < to && r.End() > from; });
+    for (size_t begin = 0; begin < held.size() && ok_;) {
+      size_t end = begin;
+      while (end < held.size() && held[end].node == held[begin].node) ++end;
+      AddFillers(held[begin].node, Peak(timeline, std::span(held).subspan(begin, end - begin), from));
+      begin = end;
+    }
+  }
+
+  ~Overlay() {
+    for (size_t k = fillers_.size(); k-- > 0;) state_.Forget(fillers_[k].first, fillers_[k].second);
+  }
+
+  Overlay(const Overlay&) = delete;
+  Overlay& operator=(const Overlay&) = delete;
+
+  // False when a filler did not fit: the plan and the state disagree (the window is then
+  // treated as unusable).
+  bool ok() const { return ok_; }
+
+ private:
+  // The node's fullest load over the window, relative to the state at `from`: the load only
+  // grows when a reservation starts, so the peaks are at `from` and at those starts.
+  Load Peak(Timeline& timeline, std::span<const Held> on_node, TimePoint from) const {
+    const int32_t node = on_node.front().node;
+    const size_t devices = state_.node(node).gpus.size();
+    auto load_at = [&](TimePoint t) {
+      Load load(devices);
+      for (const Held& h : on_node) {
+        if (ActiveAt(*h.reservation, t)) {
+          load.Add(h.reservation->tasks[h.task], h.reservation->placements[h.task], +1);
+        }
+      }
+      timeline.SubtractReleased(node, from, t, load);
+      return load;
+    };
+    Load peak = load_at(from);
+    for (const Held& h : on_node) {
+      if (h.reservation->start > from) peak.RaiseTo(load_at(h.reservation->start));
+    }
+    return peak;
+  }
+
+  void AddFillers(int32_t node, const Load& peak) {
+    Placement at;
+    at.node_index = node;
+    at.node = state_.node(node).name;
+    TaskRequest host;
+    host.cpu = peak.cpu;
+    host.memory = peak.memory;
+    for (const auto& [name, value] : peak.extended) {
+      if (value > 0) host.extended.emplace(name, value);
+    }
+    if (host.cpu > 0 || host.memory > 0 || !host.extended.empty()) Assume(std::move(host), at);
+    // Devices with the same (milli-GPU, memory) go into one filler.
+    std::map<std::pair<int64_t, int64_t>, absl::InlinedVector<int32_t, 8>> groups;
+    for (size_t d = 0; d < peak.milli.size(); ++d) {
+      if (peak.milli[d] > 0 || peak.gpu_memory[d] > 0) {
+        groups[{peak.milli[d], peak.gpu_memory[d]}].push_back(static_cast<int32_t>(d));
+      }
+    }
+    for (auto& [amount, devices] : groups) {
+      TaskRequest filler;
+      filler.gpu_count = static_cast<int32_t>(devices.size());
+      filler.gpu_milli = amount.first;
+      filler.gpu_memory = amount.second;
+      Placement on_devices = at;
+      on_devices.gpus = std::move(devices);
+      on_devices.gpu_milli = amount.first;
+      on_devices.gpu_memory = amount.second;
+      Assume(std::move(filler), std::move(on_devices));
+    }
+  }
+
+  void Assume(TaskRequest task, Placement placement) {
+    if (!ok_) return;
+    if (!state_.Assume(task, placement).ok()) {
+      ok_ = false;
+      return;
+    }
+    fillers_.emplace_back(std::move(task), std::move(placement));
+  }
+
+  ClusterState& state_;
+  std::vector<std::pair<TaskRequest, Placement>> fillers_;  // assumed, in order
+  bool ok_ = true;
+};
+
+// Plans one blocked job around the running jobs (through the timeline) and the reservations
+// planned before it.
+class JobSearch {
+ public:
+  JobSearch(Framework& framework, ClusterState& state, Timeline& timeline,
+            std::span<const Reservation> planned, const BlockedJob& job)
+      : framework_(framework), state_(state), timeline_(timeline), planned_(planned), job_(job) {}
+
+  Reservation Run(TimePoint now) {
+    Reservation r{.job = job_.job, .start = kNever, .time_limit = job_.time_limit};
+    const auto n = static_cast<int32_t>(job_.tasks.size());
+    if (n == 0 || job_.min_available < 1 || job_.min_available > n) return r;
+    const std::vector<TimePoint> candidates = Candidates(now);
+    const std::vector<TimePoint> worse = WorseningPoints(now);
+    // Between two worsening points feasibility only grows with time: search each stretch for
+    // its first feasible candidate, galloping from its start.
+    for (size_t first = 0; first < candidates.size();) {
+      auto bound = std::lower_bound(worse.begin(), worse.end(), candidates[first]);
+      size_t last = first;
+      while (last + 1 < candidates.size() &&
+             (bound == worse.end() || candidates[last + 1] <= *bound)) {
+        ++last;
+      }
+      const std::optional<size_t> found = FirstFeasible(candidates, first, last);
+      if (found.has_value()) {
+        r.start = candidates[*found];
+        r.task_indices = best_.task_indices;
+        r.placements = std::move(best_.placements);
+        for (int32_t k : r.task_indices) r.tasks.push_back(job_.tasks[k]);
+        return r;
+      }
+      first = last + 1;
+    }
+    return r;
+  }
+
+ private:
+  // The instants at which the job may become placeable: now, and whenever a running job or an
+  // earlier reservation releases something.
+  std::vector<TimePoint> Candidates(TimePoint now) const {
+    std::vector<TimePoint> c{now};
+    for (TimePoint t : timeline_.instants()) {
+      if (t > now) c.push_back(t);
+    }
+    for (const Reservation& r : planned_) {
+      const TimePoint end = r.End();
+      if (end != kNever && end > now) c.push_back(end);
+    }
+    std::sort(c.begin(), c.end());
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+    return c;
+  }
+
+  // The instants after which the job's window [t, t + limit) reaches one more earlier
+  // reservation's start (so a later t may fit less): start - limit for each such reservation.
+  std::vector<TimePoint> WorseningPoints(TimePoint now) const {
+    std::vector<TimePoint> w;
+    if (!job_.time_limit.has_value()) return w;  // the window reaches every start already
+    const Duration limit = Window();
+    for (const Reservation& r : planned_) {
+      if (r.start != kNever && r.start - now > limit) w.push_back(r.start - limit);
+    }
+    std::sort(w.begin(), w.end());
+    w.erase(std::unique(w.begin(), w.end()), w.end());
+    return w;
+  }
+
+  // The job's window length: its time limit, at least one tick.
+  Duration Window() const { return std::max(*job_.time_limit, Duration(1)); }
+
+  // The first index in [first, last] whose candidate is feasible, given that feasibility does
+  // not decrease along it; best_ then holds its placements.
+  std::optional<size_t> FirstFeasible(const std::vector<TimePoint>& candidates, size_t first,
+                                      size_t last) {
+    size_t low = first;  // every index below `low` is infeasible
+    size_t probe = first;
+    for (size_t step = 1;; step *= 2) {
+      if (FitsAt(candidates[probe])) break;
+      if (probe == last) return std::nullopt;
+      low = probe + 1;
+      probe = std::min(probe + step, last);
+    }
+    size_t high = probe;  // feasible; best_ holds it
+    while (low < high) {
+      const size_t mid = low + (high - low) / 2;
+      if (FitsAt(candidates[mid])) {
+        high = mid;
+      } else {
+        low = mid + 1;
+      }
+    }
+    return high;
+  }
+
+  // Whether the gang fits throughout [t, t + limit); on success best_ holds the placements.
+  bool FitsAt(TimePoint t) {
+    timeline_.MoveTo(t);
+    const TimePoint to = job_.time_limit.has_value() ? AddSaturating(t, Window()) : kNever;
+    Overlay overlay(state_, timeline_, planned_, t, to);
+    if (!overlay.ok()) return false;
+    GangAttempt gang = framework_.ScheduleGang(state_, "", job_.tasks, job_.min_available,
+                                               MatchMode::kWithoutAllocating);
+    if (!gang.status.ok() || static_cast<int32_t>(gang.placements.size()) < job_.min_available) {
+      return false;
+    }
+    best_ = std::move(gang);
+    return true;
+  }
+
+  Framework& framework_;
+  ClusterState& state_;
+  Timeline& timeline_;
+  std::span<const Reservation> planned_;
+  const BlockedJob& job_;
+  GangAttempt best_;
+};
+
+
+// Whether `job` (its load on the node, held from now) fits on the node at instant t beside the
+// reservations of `on_node` active then, with what `releases` frees by t. Only the quantities
+// the job takes are checked: a plan that already overcommits elsewhere is not the job's doing.
+// Whole-device reservation tasks are checked by count (at their start the Framework may take
+// any free devices, and starts come in order, so a count that fits at every start is an
+// assignment); shared devices by identity.
+bool FitsBeside(const ClusterState& state, int32_t node_index, const Load& job,
+                std::span<const Held> on_node, std::span<const Release> releases, TimePoint t) {
+  const Node& node = state.node(node_index);
+  Load load = job;
+  int64_t whole_devices = 0;
+  int64_t whole_memory = 0;  // the most device memory a whole-device task asks for
+  for (const Held& h : on_node) {
+    if (!ActiveAt(*h.reservation, t)) continue;
+    const TaskRequest& task = h.reservation->tasks[h.task];
+    const Placement& placement = h.reservation->placements[h.task];
+    if (placement.gpu_milli >= kMilliGpuPerDevice) {
+      load.AddHost(task, +1);
+      whole_devices += static_cast<int64_t>(placement.gpus.size());
+      whole_memory = std::max(whole_memory, placement.gpu_memory);
+    } else {
+      load.Add(task, placement, +1);
+    }
+  }
+  for (const Release& r : releases) {
+    if (r.placement->node_index == node_index && r.end <= t) load.Add(*r.task, *r.placement, -1);
+  }
+  if (job.cpu > 0 && node.allocated.cpu + load.cpu > node.allocatable.cpu) return false;
+  if (job.memory > 0 && node.allocated.memory + load.memory > node.allocatable.memory) {
+    return false;
+  }
+  for (const auto& [name, value] : job.extended) {
+    if (value <= 0) continue;
+    auto used = node.allocated.extended.find(name);
+    auto capacity = node.allocatable.extended.find(name);
+    const int64_t in_use = used == node.allocated.extended.end() ? 0 : used->second;
+    const int64_t cap = capacity == node.allocatable.extended.end() ? 0 : capacity->second;
+    auto added = load.extended.find(name);
+    if (in_use + added->second > cap) return false;
+  }
+  bool job_has_devices = false;
+  int64_t free_devices = 0;
+  for (size_t d = 0; d < node.gpus.size(); ++d) {
+    const GpuDevice& device = node.gpus[d];
+    const int64_t milli = device.used_milli + load.milli[d];
+    const int64_t memory = device.used_memory + load.gpu_memory[d];
+    if (job.milli[d] > 0 || job.gpu_memory[d] > 0) {
+      job_has_devices = true;
+      if (milli > kMilliGpuPerDevice) return false;
+      if (job.gpu_memory[d] > 0 && memory > device.memory) return false;
+    }
+    if (device.healthy && milli == 0 && memory == 0 && device.memory >= whole_memory) {
+      ++free_devices;
+    }
+  }
+  return !job_has_devices || whole_devices <= free_devices;
+}
+
+}  // namespace
 
 TimePoint Reservation::End() const {
-  if (start == TimePoint::max() || !time_limit.has_value()) return TimePoint::max();
-  if (*time_limit >= TimePoint::max() - start) return TimePoint::max();
-  return start + *time_limit;
+  if (start == kNever || !time_limit.has_value()) return kNever;
+  return AddSaturating(start, std::max(*time_limit, Duration(1)));
 }
 
 BackfillPlanner::BackfillPlanner(Framework* framework) : framework_(framework) {}
@@ -13,12 +479,13 @@ BackfillPlanner::BackfillPlanner(Framework* framework) : framework_(framework) {
 std::vector<Reservation> BackfillPlanner::Plan(ClusterState& state, TimePoint now,
                                                std::span<const PlannedRelease> running,
                                                std::span<const BlockedJob> blocked) {
-  std::vector<Reservation> out;
+  std::vector<Reservation> plan;
+  plan.reserve(blocked.size());
+  Timeline timeline(state, now, running);
   for (const BlockedJob& job : blocked) {
-    out.push_back(Reservation{.job = job.job, .start = TimePoint::max(),
-                              .time_limit = job.time_limit});
+    plan.push_back(JobSearch(*framework_, state, timeline, plan, job).Run(now));
   }
-  return out;
+  return plan;
 }
 
 bool BackfillPlanner::Delays(ClusterState& state, TimePoint now,
@@ -26,7 +493,66 @@ bool BackfillPlanner::Delays(ClusterState& state, TimePoint now,
                              std::span<const Reservation> reservations,
                              std::span<const TaskRequest> tasks,
                              std::span<const Placement> placements, TimePoint end) {
-  return !reservations.empty();
+  if (end <= now) return false;  // holds nothing from now on
+  if (!ValidPlacements(state, tasks, placements)) return true;  // cannot tell: the safe answer
+  std::vector<int32_t> job_nodes;
+  for (const Placement& p : placements) job_nodes.push_back(p.node_index);
+  std::sort(job_nodes.begin(), job_nodes.end());
+  job_nodes.erase(std::unique(job_nodes.begin(), job_nodes.end()), job_nodes.end());
+  auto on_job_node = [&](int32_t node) {
+    return std::binary_search(job_nodes.begin(), job_nodes.end(), node);
+  };
+
+  // Only reservations active at some instant of [now, end) can be touched, and only on the
+  // job's nodes; a job ending before a reservation starts never delays it.
+  auto overlaps = [&](const Reservation& r) {
+    return r.start != kNever && r.start < end && r.End() > now;
+  };
+  for (const Reservation& r : reservations) {
+    if (overlaps(r) && !ValidPlacements(state, r.tasks, r.placements)) return true;
+  }
+  std::vector<Held> held = HeldByNode(reservations, overlaps);
+  std::erase_if(held, [&](const Held& h) { return !on_job_node(h.node); });
+  if (held.empty()) return false;
+
+  // What running jobs release on those nodes, and when.
+  std::vector<int32_t> shared_nodes;  // ascending: held is grouped by node
+  for (const Held& h : held) {
+    if (shared_nodes.empty() || shared_nodes.back() != h.node) shared_nodes.push_back(h.node);
+  }
+  std::vector<Release> releases;
+  for (const PlannedRelease& job : running) {
+    if (job.end == kNever || !ValidPlacements(state, job.tasks, job.placements)) continue;
+    for (size_t k = 0; k < job.placements.size(); ++k) {
+      if (std::binary_search(shared_nodes.begin(), shared_nodes.end(),
+                             job.placements[k].node_index)) {
+        releases.push_back(Release{std::max(job.end, now), &job.tasks[k], &job.placements[k]});
+      }
+    }
+  }
+
+  for (size_t begin = 0; begin < held.size();) {
+    size_t stop = begin;
+    const int32_t node_index = held[begin].node;
+    while (stop < held.size() && held[stop].node == node_index) ++stop;
+    const std::span<const Held> on_node = std::span(held).subspan(begin, stop - begin);
+    begin = stop;
+
+    const Node& node = state.node(node_index);
+    Load job(node.gpus.size());
+    for (size_t k = 0; k < placements.size(); ++k) {
+      if (placements[k].node_index == node_index) job.Add(tasks[k], placements[k], +1);
+    }
+    // The node's load only grows when a reservation starts: check the job against each start
+    // within [now, end) (now itself when a reservation is already active).
+    for (const Held& at : on_node) {
+      if (!FitsBeside(state, node_index, job, on_node, releases,
+                      std::max(at.reservation->start, now))) {
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 }  // namespace tessera

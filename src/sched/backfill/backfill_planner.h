@@ -30,12 +30,17 @@
 // still running at T, and every earlier reservation active at some instant of that window. So a
 // later reservation may start before an earlier one (filling the hole before it) but never
 // overlaps it in time and resources. Whether a gang fits is the Framework's greedy answer (its
-// filters, scorers and tie-breaks); for a gang of identical tasks that answer is exact. The first
-// reservation's start is thus exactly the earliest feasible time; later ones depend on the nodes
-// earlier ones were given. Delays() is exact for the plan it is given: false only when every
-// reservation's planned placement still fits at every instant of its window with the candidate
-// added, so the plan stays feasible and, re-planned with a first-fit placement policy
-// (tieBreak: first, no load-dependent scorer), every reservation keeps its start and nodes.
+// filters, scorers and tie-breaks); for a gang of identical tasks (whole GPUs or none) that
+// answer is exact. The first reservation's start is thus exactly the earliest feasible time;
+// later ones depend on the nodes and devices earlier ones were given.
+// Delays() is exact for the plan it is given: false only when, at every instant of every
+// reservation's window, its planned tasks still fit their nodes with the candidate added —
+// whole-GPU tasks by count of free devices (the Framework may take any free devices when the
+// reservation starts), shared devices and cpu, memory and extended resources as planned. The
+// plan then stays feasible: re-planned with the candidate running, the first reservation keeps
+// its start, and with a first-fit placement policy (tieBreak: first, no load-dependent scorer)
+// every reservation keeps its start and nodes (backfill_planner_test checks both on random
+// clusters).
 //
 // Cost. Plan releases running tasks in end order by Forget and takes them back in reverse
 // (ClusterState::Reassume), binary-searching the release instants: O(log K) Framework attempts
