@@ -58,4 +58,14 @@ bool FitsWithRoom(const TaskRequest& task, const Node& node, const NodeRoom& roo
   return false;
 }
 
+bool MayFitWithRoom(const TaskRequest& task, const Node& node, const RoomTotals& totals) {
+  if (Short(task.cpu, node.FreeCpu() + totals.cpu)) return false;
+  if (Short(task.memory, node.FreeMemory() + totals.memory)) return false;
+  if (!task.NeedsGpu()) return true;
+  // Every device's free milli-GPU, summed, bounds what the fitting devices offer.
+  const int64_t devices = static_cast<int64_t>(node.gpus.size());
+  return devices * kMilliGpuPerDevice - node.allocated.gpu + totals.gpu_milli >=
+         task.TotalGpuMilli();
+}
+
 }  // namespace tessera

@@ -37,4 +37,27 @@ struct NodeRoom {
 // True when `task` passes NodeResourcesFit on `node` with `room` released.
 bool FitsWithRoom(const TaskRequest& task, const Node& node, const NodeRoom& room);
 
+// The node-wide sums of a NodeRoom (cpu, memory, milli-GPU over every device): cheap to keep
+// per node, and enough for a quick necessary test before the exact one.
+struct RoomTotals {
+  int64_t cpu = 0;
+  int64_t memory = 0;
+  int64_t gpu_milli = 0;
+
+  void Apply(const TaskRequest& task, const Placement& placement, int64_t sign) {
+    cpu += sign * task.cpu;
+    memory += sign * task.memory;
+    gpu_milli += sign * static_cast<int64_t>(placement.gpus.size()) * placement.gpu_milli;
+  }
+  void Add(const RoomTotals& other, int64_t sign) {
+    cpu += sign * other.cpu;
+    memory += sign * other.memory;
+    gpu_milli += sign * other.gpu_milli;
+  }
+};
+
+// False when `task` cannot fit `node` with `totals` released, whatever the devices they are
+// on: FitsWithRoom implies MayFitWithRoom. Reads only the node's sums and device count.
+bool MayFitWithRoom(const TaskRequest& task, const Node& node, const RoomTotals& totals);
+
 }  // namespace tessera

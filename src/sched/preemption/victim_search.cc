@@ -14,8 +14,13 @@ namespace tessera {
 namespace {
 
 constexpr std::string_view kPreemptor = "preemptor";
-// Candidates tried as single victims per priority level before whole nodes are ranked: the
-// youngest ones, a shortcut for small preemptors (one GPU frees one GPU).
+// Single victims are looked for first on each priority level, the youngest first: a shortcut
+// for the common cases (a 1-GPU job makes room for a 1-GPU task, an 8-GPU one for an 8-GPU
+// task) that spares ranking every node. Only candidates that hold, on one node, at least the
+// task's GPUs (its cpu and memory for a CPU-only task) are checked; the node ranking that
+// follows finds every other kind of single victim. Bounded: the candidates looked at, and the
+// nodes checked.
+constexpr int32_t kMaxSinglePops = 4096;
 constexpr int32_t kMaxSingleChecks = 64;
 // Greedy passes over the gang before falling back to evicting everything useful.
 constexpr int32_t kMaxPasses = 8;
@@ -30,6 +35,13 @@ struct SetKey {
   int64_t priority_sum = 0;
   int64_t start_sum = 0;  // milliseconds since the epoch, summed
 };
+
+// Whether a single victim holding `totals` on a node is worth checking for `task` (see
+// kMaxSinglePops).
+bool Covers(const TaskRequest& task, const RoomTotals& totals) {
+  if (task.NeedsGpu()) return totals.gpu_milli >= task.TotalGpuMilli();
+  return totals.cpu >= task.cpu && totals.memory >= task.memory;
+}
 
 bool Better(const SetKey& a, const SetKey& b) {
   return std::tie(a.max_priority, a.count, a.priority_sum, b.start_sum) <
@@ -56,27 +68,29 @@ class VictimSearch {
   struct Ranked {
     int32_t priority;
     int32_t index;
-  };
-  // What the accumulated (and not evicted) candidates hold on one node.
-  struct NodeEntry {
-    int32_t node = -1;
-    NodeRoom room;
-    std::vector<int32_t> candidates;  // distinct, evicted ones included
+    int64_t start;  // milliseconds since the epoch
   };
 
   // Partitions the next priority level out of the candidates not yet ranked; false when none.
   bool AddLevel();
   int32_t LevelCount() const { return static_cast<int32_t>(level_end_.size()); }
   std::span<Ranked> Level(int32_t level);
-  // Makes the node entries cover every candidate of the first `levels` levels.
+  // Makes the per-node totals and holder lists cover every candidate of the first `levels`
+  // levels.
   void Accumulate(int32_t levels);
   bool Accumulated(int32_t candidate) const {
     return accumulated_levels_ > 0 && candidates_[candidate].priority <= accumulated_priority_;
   }
+  // Adds (+1) or removes (-1) the candidate's holdings to the totals of the nodes it runs on.
+  void ApplyTotals(int32_t candidate, int64_t sign);
+  // Groups the accumulated holders by node (a counting sort), when they changed.
+  void IndexHolders();
   // Adds (+1) or removes (-1) candidate's holdings on `node` to `room`.
-  void Release(NodeRoom& room, int32_t candidate, int32_t node, int64_t sign) const;
-  // The distinct nodes a candidate runs on.
-  absl::InlinedVector<int32_t, 4> NodesOf(int32_t candidate) const;
+  template <typename Room>
+  void Release(Room& room, int32_t candidate, int32_t node, int64_t sign) const;
+  // What the candidate holds on each node it runs on, in one pass over its tasks.
+  using PerNodeTotals = absl::InlinedVector<std::pair<int32_t, RoomTotals>, 4>;
+  PerNodeTotals TotalsOf(int32_t candidate) const;
 
   // Frees room for task `task` (not fitting anywhere now) by evicting victims, then places and
   // assumes it. False when no victims do it (or on a framework error: failed_).
@@ -85,8 +99,12 @@ class VictimSearch {
   bool TryNodes(int32_t task, int32_t levels);
   // The victims `entry`'s node needs for `task`, by reprieving the accumulated candidates, the
   // most important first, while the task still fits; false when the node does not help.
-  bool NodeVictims(const TaskRequest& task, const NodeEntry& entry, std::vector<int32_t>& victims,
+  bool NodeVictims(const TaskRequest& task, int32_t node, std::vector<int32_t>& victims,
                    SetKey& key);
+  // True when evicting the candidate alone (holding `totals` there) would let the task fit
+  // `node` by arithmetic.
+  bool SingleFits(const TaskRequest& task, int32_t candidate, int32_t node,
+                  const RoomTotals& totals) const;
   // Evicts `set` and places the task; reprieves the set again when the task still finds no node.
   bool EvictAndPlace(int32_t task, std::span<const int32_t> set);
   bool PlaceAndAssume(int32_t task, bool* placed);
@@ -116,8 +134,12 @@ class VictimSearch {
   std::vector<size_t> level_end_;
   int32_t accumulated_levels_ = 0;
   int32_t accumulated_priority_ = 0;
-  std::vector<int32_t> slot_;  // node index -> index into entries_, -1 when none
-  std::vector<NodeEntry> entries_;
+  std::vector<RoomTotals> totals_;  // per node: what accumulated, not evicted candidates hold
+  std::vector<int32_t> touched_;    // the nodes holding accumulated candidates
+  std::vector<std::pair<int32_t, int32_t>> holders_;  // (node, candidate), accumulated
+  std::vector<int32_t> holder_begin_;  // per node + 1: its range in holder_candidates_
+  std::vector<int32_t> holder_candidates_;
+  bool holders_indexed_ = false;
 
   std::vector<uint8_t> evicted_;
   std::vector<int32_t> victims_;
@@ -138,7 +160,8 @@ bool VictimSearch::AddLevel() {
   if (ranked_.empty() && !candidates_.empty()) {
     ranked_.reserve(candidates_.size());
     for (size_t i = 0; i < candidates_.size(); ++i) {
-      ranked_.push_back({candidates_[i].priority, static_cast<int32_t>(i)});
+      ranked_.push_back(
+          {candidates_[i].priority, static_cast<int32_t>(i), StartMs(candidates_[i])});
     }
   }
   const size_t begin = level_end_.empty() ? 0 : level_end_.back();
@@ -156,17 +179,20 @@ std::span<VictimSearch::Ranked> VictimSearch::Level(int32_t level) {
   return std::span<Ranked>(ranked_).subspan(begin, level_end_[level] - begin);
 }
 
-absl::InlinedVector<int32_t, 4> VictimSearch::NodesOf(int32_t candidate) const {
-  absl::InlinedVector<int32_t, 4> nodes;
-  for (const Placement& p : candidates_[candidate].placements) {
-    if (std::find(nodes.begin(), nodes.end(), p.node_index) == nodes.end()) {
-      nodes.push_back(p.node_index);
-    }
+VictimSearch::PerNodeTotals VictimSearch::TotalsOf(int32_t candidate) const {
+  PerNodeTotals out;
+  const VictimCandidate& c = candidates_[candidate];
+  for (size_t t = 0; t < c.tasks.size(); ++t) {
+    const int32_t node = c.placements[t].node_index;
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == node; });
+    if (it == out.end()) it = out.insert(out.end(), {node, RoomTotals{}});
+    it->second.Apply(c.tasks[t], c.placements[t], +1);
   }
-  return nodes;
+  return out;
 }
 
-void VictimSearch::Release(NodeRoom& room, int32_t candidate, int32_t node, int64_t sign) const {
+template <typename Room>
+void VictimSearch::Release(Room& room, int32_t candidate, int32_t node, int64_t sign) const {
   const VictimCandidate& c = candidates_[candidate];
   for (size_t t = 0; t < c.tasks.size(); ++t) {
     if (c.placements[t].node_index == node) room.Apply(c.tasks[t], c.placements[t], sign);
@@ -174,21 +200,37 @@ void VictimSearch::Release(NodeRoom& room, int32_t candidate, int32_t node, int6
 }
 
 void VictimSearch::Accumulate(int32_t levels) {
-  if (slot_.empty()) slot_.assign(static_cast<size_t>(state_.size()), -1);
+  if (totals_.empty()) totals_.resize(static_cast<size_t>(state_.size()));
   for (; accumulated_levels_ < levels; ++accumulated_levels_) {
     for (const Ranked& r : Level(accumulated_levels_)) {
-      for (int32_t node : NodesOf(r.index)) {
-        if (slot_[node] < 0) {
-          slot_[node] = static_cast<int32_t>(entries_.size());
-          entries_.push_back(NodeEntry{.node = node});
-        }
-        NodeEntry& entry = entries_[slot_[node]];
-        entry.candidates.push_back(r.index);
-        if (!evicted_[r.index]) Release(entry.room, r.index, node, +1);
+      for (const auto& [node, totals] : TotalsOf(r.index)) {
+        holders_.emplace_back(node, r.index);
+        if (!evicted_[r.index]) totals_[node].Add(totals, +1);
       }
       accumulated_priority_ = r.priority;
     }
+    holders_indexed_ = false;
   }
+}
+
+void VictimSearch::IndexHolders() {
+  if (holders_indexed_) return;
+  holders_indexed_ = true;
+  const auto n = static_cast<size_t>(state_.size());
+  holder_begin_.assign(n + 1, 0);
+  for (const auto& [node, c] : holders_) ++holder_begin_[node + 1];
+  touched_.clear();
+  for (size_t i = 0; i < n; ++i) {
+    if (holder_begin_[i + 1] > 0) touched_.push_back(static_cast<int32_t>(i));
+    holder_begin_[i + 1] += holder_begin_[i];
+  }
+  holder_candidates_.resize(holders_.size());
+  std::vector<int32_t> next(holder_begin_.begin(), holder_begin_.end() - 1);
+  for (const auto& [node, c] : holders_) holder_candidates_[next[node]++] = c;
+}
+
+void VictimSearch::ApplyTotals(int32_t candidate, int64_t sign) {
+  for (const auto& [node, totals] : TotalsOf(candidate)) totals_[node].Add(totals, sign);
 }
 
 void VictimSearch::Evict(int32_t candidate) {
@@ -196,8 +238,7 @@ void VictimSearch::Evict(int32_t candidate) {
   for (size_t t = 0; t < c.tasks.size(); ++t) state_.Forget(c.tasks[t], c.placements[t]);
   evicted_[candidate] = 1;
   victims_.push_back(candidate);
-  if (!Accumulated(candidate)) return;
-  for (int32_t node : NodesOf(candidate)) Release(entries_[slot_[node]].room, candidate, node, -1);
+  if (Accumulated(candidate)) ApplyTotals(candidate, -1);
 }
 
 void VictimSearch::Reprieve(int32_t candidate) {
@@ -210,8 +251,7 @@ void VictimSearch::Reprieve(int32_t candidate) {
   }
   evicted_[candidate] = 0;
   victims_.erase(std::find(victims_.begin(), victims_.end(), candidate));
-  if (!Accumulated(candidate)) return;
-  for (int32_t node : NodesOf(candidate)) Release(entries_[slot_[node]].room, candidate, node, +1);
+  if (Accumulated(candidate)) ApplyTotals(candidate, +1);
 }
 
 bool VictimSearch::PlaceAndAssume(int32_t task, bool* placed) {
@@ -239,6 +279,17 @@ bool VictimSearch::EvictAndPlace(int32_t task, std::span<const int32_t> set) {
   return false;
 }
 
+bool VictimSearch::SingleFits(const TaskRequest& task, int32_t candidate, int32_t node,
+                              const RoomTotals& totals) const {
+  static const NodeRoom kNothing;
+  const Node& n = state_.node(node);
+  if (!MayFitWithRoom(task, n, totals)) return false;
+  NodeRoom room;
+  Release(room, candidate, node, +1);
+  // A node the task fits without evictions was refused by another filter: evictions cannot help.
+  return FitsWithRoom(task, n, room) && !FitsWithRoom(task, n, kNothing);
+}
+
 bool VictimSearch::TrySingles(int32_t task, int32_t level) {
   const TaskRequest& request = tasks_[task];
   std::vector<Ranked> heap;
@@ -246,22 +297,21 @@ bool VictimSearch::TrySingles(int32_t task, int32_t level) {
     if (!evicted_[r.index]) heap.push_back(r);
   }
   // The youngest first (lowest index on equal starts).
-  auto older = [&](const Ranked& a, const Ranked& b) {
-    const int64_t sa = StartMs(candidates_[a.index]);
-    const int64_t sb = StartMs(candidates_[b.index]);
-    return sa != sb ? sa < sb : a.index > b.index;
+  auto older = [](const Ranked& a, const Ranked& b) {
+    return a.start != b.start ? a.start < b.start : a.index > b.index;
   };
   std::make_heap(heap.begin(), heap.end(), older);
-  static const NodeRoom kNothing;
-  for (int32_t checks = 0; !heap.empty() && checks < kMaxSingleChecks && !failed_; ++checks) {
+  int32_t checks = 0;
+  for (int32_t pops = 0; !heap.empty() && pops < kMaxSinglePops && checks < kMaxSingleChecks &&
+                         !failed_;
+       ++pops) {
     std::pop_heap(heap.begin(), heap.end(), older);
     const int32_t c = heap.back().index;
     heap.pop_back();
-    for (int32_t node : NodesOf(c)) {
-      NodeRoom room;
-      Release(room, c, node, +1);
-      const Node& n = state_.node(node);
-      if (!FitsWithRoom(request, n, room) || FitsWithRoom(request, n, kNothing)) continue;
+    for (const auto& [node, totals] : TotalsOf(c)) {
+      if (!Covers(request, totals)) continue;
+      ++checks;
+      if (!SingleFits(request, c, node, totals)) continue;
       if (EvictAndPlace(task, std::span<const int32_t>(&c, 1))) return true;
       break;  // evicting it did not let the task fit anywhere
     }
@@ -269,25 +319,29 @@ bool VictimSearch::TrySingles(int32_t task, int32_t level) {
   return false;
 }
 
-bool VictimSearch::NodeVictims(const TaskRequest& task, const NodeEntry& entry,
+bool VictimSearch::NodeVictims(const TaskRequest& task, int32_t node,
                                std::vector<int32_t>& victims, SetKey& key) {
   static const NodeRoom kNothing;
-  const Node& node = state_.node(entry.node);
-  // A node the task fits without evictions was refused by another filter: evictions cannot help.
-  if (!FitsWithRoom(task, node, entry.room) || FitsWithRoom(task, node, kNothing)) return false;
+  const Node& n = state_.node(node);
+  if (!MayFitWithRoom(task, n, totals_[node])) return false;
   std::vector<int32_t> order;
-  for (int32_t c : entry.candidates) {
-    if (!evicted_[c]) order.push_back(c);
+  NodeRoom room;
+  for (int32_t h = holder_begin_[node]; h < holder_begin_[node + 1]; ++h) {
+    const int32_t c = holder_candidates_[h];
+    if (evicted_[c]) continue;
+    order.push_back(c);
+    Release(room, c, node, +1);
   }
+  // A node the task fits without evictions was refused by another filter: evictions cannot help.
+  if (!FitsWithRoom(task, n, room) || FitsWithRoom(task, n, kNothing)) return false;
   std::sort(order.begin(), order.end(),
             [&](int32_t a, int32_t b) { return MoreImportant(a, b); });
-  NodeRoom room = entry.room;
   victims.clear();
   key = SetKey{};
   for (int32_t c : order) {
-    Release(room, c, entry.node, -1);
-    if (FitsWithRoom(task, node, room)) continue;  // reprieved
-    Release(room, c, entry.node, +1);
+    Release(room, c, node, -1);
+    if (FitsWithRoom(task, n, room)) continue;  // reprieved
+    Release(room, c, node, +1);
     victims.push_back(c);
     const VictimCandidate& v = candidates_[c];
     key.max_priority = key.count == 0 ? v.priority : std::max(key.max_priority, v.priority);
@@ -300,14 +354,13 @@ bool VictimSearch::NodeVictims(const TaskRequest& task, const NodeEntry& entry,
 
 bool VictimSearch::TryNodes(int32_t task, int32_t levels) {
   Accumulate(levels);
+  IndexHolders();
   const TaskRequest& request = tasks_[task];
-  std::vector<std::pair<SetKey, int32_t>> ranked;  // (key, entry)
+  std::vector<std::pair<SetKey, int32_t>> ranked;  // (key, node)
   std::vector<int32_t> victims;
   SetKey key;
-  for (size_t e = 0; e < entries_.size(); ++e) {
-    if (NodeVictims(request, entries_[e], victims, key)) {
-      ranked.emplace_back(key, static_cast<int32_t>(e));
-    }
+  for (int32_t node : touched_) {
+    if (NodeVictims(request, node, victims, key)) ranked.emplace_back(key, node);
   }
   auto better = [](const std::pair<SetKey, int32_t>& a, const std::pair<SetKey, int32_t>& b) {
     if (Better(a.first, b.first)) return true;
@@ -317,9 +370,9 @@ bool VictimSearch::TryNodes(int32_t task, int32_t levels) {
   // Usually the first node works: find the best, try it, and look again only on failure.
   while (!ranked.empty() && !failed_) {
     auto best = std::min_element(ranked.begin(), ranked.end(), better);
-    const NodeEntry& entry = entries_[best->second];
+    const int32_t node = best->second;
     ranked.erase(best);
-    if (NodeVictims(request, entry, victims, key) && EvictAndPlace(task, victims)) return true;
+    if (NodeVictims(request, node, victims, key) && EvictAndPlace(task, victims)) return true;
   }
   return false;
 }
@@ -364,19 +417,23 @@ bool VictimSearch::EvictEverythingUseful() {
   while (AddLevel()) {
   }
   Accumulate(LevelCount());
+  IndexHolders();
   std::vector<const TaskRequest*> distinct;
   std::unordered_set<std::string> seen;
   for (const TaskRequest& t : tasks_) {
     if (seen.insert(t.EquivalenceKey()).second) distinct.push_back(&t);
   }
-  for (const NodeEntry& entry : entries_) {
-    const Node& node = state_.node(entry.node);
-    const bool useful = std::any_of(distinct.begin(), distinct.end(), [&](const TaskRequest* t) {
-      return FitsWithRoom(*t, node, entry.room);
-    });
+  for (int32_t node : touched_) {
+    const Node& n = state_.node(node);
+    NodeRoom room;
+    for (int32_t h = holder_begin_[node]; h < holder_begin_[node + 1]; ++h) {
+      if (!evicted_[holder_candidates_[h]]) Release(room, holder_candidates_[h], node, +1);
+    }
+    const bool useful = std::any_of(distinct.begin(), distinct.end(),
+                                    [&](const TaskRequest* t) { return FitsWithRoom(*t, n, room); });
     if (!useful) continue;
-    for (int32_t c : entry.candidates) {
-      if (!evicted_[c]) Evict(c);
+    for (int32_t h = holder_begin_[node]; h < holder_begin_[node + 1]; ++h) {
+      if (!evicted_[holder_candidates_[h]]) Evict(holder_candidates_[h]);
     }
   }
   return ScheduleGang();
@@ -412,7 +469,7 @@ void VictimSearch::Restore() {
 }
 
 std::optional<VictimChoice> VictimSearch::Run() {
-  if (ScheduleGang()) return VictimChoice{{}, gang_.placements, gang_.task_indices};
+  // The first pass evicts nothing when the gang fits already.
   bool fits = false;
   for (int32_t pass = 0; pass < kMaxPasses && !fits && !failed_; ++pass) {
     const size_t before = victims_.size();
@@ -421,8 +478,9 @@ std::optional<VictimChoice> VictimSearch::Run() {
     if (victims_.size() == before) break;  // no progress: the passes disagree with the framework
   }
   if (!fits && !failed_) fits = EvictEverythingUseful();
-  // A single victim needs no pruning: without it the state is the one the gang did not fit.
-  if (fits && !failed_ && victims_.size() > 1) Prune();
+  // A single victim of a single task needs no pruning: without it the state is the one where
+  // the task found no node.
+  if (fits && !failed_ && (victims_.size() > 1 || tasks_.size() > 1)) Prune();
   std::optional<VictimChoice> choice;
   if (fits && !failed_) {
     choice = VictimChoice{victims_, gang_.placements, gang_.task_indices};
