@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
+#include "sched/queue/queue_tree.h"
 #include "sim/scenario/expectation_parser.h"
 #include "sim/scenario/name_range.h"
 #include "sim/scenario/scenario_index.h"
@@ -93,6 +95,17 @@ std::string ToBlockYaml(const YAML::Node& node) {
   return emitter.c_str();
 }
 
+// Where a queue was given: its path ("queues[0].children[1]"), its line, and the lines of its
+// keys ("weight", "guaranteed.gpu"), so that the queue tree's errors can name the file's line.
+struct QueueSource {
+  std::string path;
+  int line = 0;
+  std::map<std::string, int, std::less<>> key_lines;
+};
+
+// The most backfill reservations a scenario may ask for.
+constexpr int64_t kMaxBackfillDepth = 1'000'000;
+
 class Parser {
  public:
   Parser(std::string_view file, const ParseOptions& options)
@@ -104,6 +117,7 @@ class Parser {
 
  private:
   absl::Status ParseConfig(const YAML::Node& n);
+  absl::Status ParsePreemptionRate(const YAML::Node& n, const std::string& path);
   absl::Status ParseProfileValue(const YAML::Node& n, const std::string& field);
   absl::Status ParseClusters(const YAML::Node& n);
   absl::Status ParseNode(const YAML::Node& n, const std::string& path);
@@ -112,7 +126,11 @@ class Parser {
                                    bool effect_required, bool* has_effect);
   absl::Status AddNodes(ScenarioNode proto, int name_line, const std::string& path);
   absl::Status ParseQueue(const YAML::Node& n, const std::string& path, const std::string& parent);
-  absl::Status ParseQuota(std::string_view key, const YAML::Node& n, const std::string& field);
+  absl::Status ParseQuota(const YAML::Node& n, const std::string& field, QueueSource& source,
+                          ResourceList& quota);
+  // Builds the QueueTree of the parsed queues, so that its checks apply; its errors name the
+  // queue's field in the file.
+  absl::Status CheckQueueTree() const;
   absl::Status ParseJob(const YAML::Node& n, const std::string& path);
   absl::Status ParseTaskGroup(const YAML::Node& n, const std::string& path, TaskGroup& group);
   absl::StatusOr<Toleration> ParseToleration(const YAML::Node& n, const std::string& path);
@@ -120,15 +138,12 @@ class Parser {
   absl::Status CheckEventTarget(const ScenarioEvent& event, const YAML::Node& n,
                                 const std::string& path, bool has_gpu, bool has_taint);
 
-  absl::Status NotSupported(const YAML::Node& n, const std::string& field) const {
-    return r_.Error(n, field, "not supported yet");
-  }
-
   YamlReader r_;
   ParseOptions options_;
   Scenario scenario_;
   ScenarioIndex index_;
   int64_t total_tasks_ = 0;
+  std::vector<QueueSource> queue_sources_;  // one per scenario_.queues entry
   // `gpus.memory` is required on every node with GPUs once a task asks for gpu_memory.
   std::vector<std::pair<std::string, int>> nodes_without_gpu_memory_;  // field, line
   std::optional<std::pair<std::string, int>> gpu_memory_user_;         // the first such task
@@ -177,6 +192,8 @@ absl::StatusOr<Scenario> Parser::Parse(const YAML::Node& root) {
     TESSERA_RETURN_IF_ERROR(r_.ForEachItem(
         *n, "queues",
         [&](const YAML::Node& q, const std::string& p) { return ParseQueue(q, p, ""); }));
+    if (scenario_.queues.empty()) return r_.Error(*n, "queues", "must list at least one queue");
+    TESSERA_RETURN_IF_ERROR(CheckQueueTree());
   } else {
     scenario_.queues.push_back(ScenarioQueue{.spec = QueueSpec{.name = "default"}, .leaf = true});
     index_.queues.emplace("default", true);
@@ -206,30 +223,72 @@ absl::StatusOr<Scenario> Parser::Parse(const YAML::Node& root) {
 }
 
 absl::Status Parser::ParseConfig(const YAML::Node& n) {
+  SchedulingPolicy& policy = scenario_.config.policy;
   return r_.ForEach(
-      n, "config", {"profile", "backfill", "preemption", "fair_share", "seed", "requeue_backoff"},
+      n, "config",
+      {"profile", "backfill", "backfill_depth", "preemption", "preemption_rate", "on_preemption",
+       "fair_share", "fair_share_half_life", "priority_aging", "gang_timeout", "seed",
+       "requeue_backoff"},
       [&](std::string_view key, const YAML::Node& v, const std::string& field) -> absl::Status {
         if (key == "profile") return ParseProfileValue(v, field);
         if (key == "backfill") {
           TESSERA_ASSIGN_OR_RETURN(std::string mode,
                                    r_.Choice(v, field, {"none", "easy", "conservative"}));
-          return mode == "none" ? absl::OkStatus() : NotSupported(v, field);
-        }
-        if (key == "preemption") {
-          TESSERA_ASSIGN_OR_RETURN(bool on, r_.Bool(v, field));
-          return on ? NotSupported(v, field) : absl::OkStatus();
-        }
-        if (key == "fair_share") {
+          policy.backfill = mode == "none"   ? BackfillMode::kNone
+                            : mode == "easy" ? BackfillMode::kEasy
+                                             : BackfillMode::kConservative;
+        } else if (key == "backfill_depth") {
+          TESSERA_ASSIGN_OR_RETURN(int64_t depth, r_.Int(v, field, 1, kMaxBackfillDepth));
+          policy.backfill_depth = static_cast<int32_t>(depth);
+        } else if (key == "preemption") {
+          TESSERA_ASSIGN_OR_RETURN(policy.preemption, r_.Bool(v, field));
+        } else if (key == "preemption_rate") {
+          return ParsePreemptionRate(v, field);
+        } else if (key == "on_preemption") {
+          TESSERA_ASSIGN_OR_RETURN(std::string action, r_.Choice(v, field, {"requeue", "cancel"}));
+          policy.on_preemption =
+              action == "requeue" ? PreemptedAction::kRequeue : PreemptedAction::kCancel;
+        } else if (key == "fair_share") {
           TESSERA_ASSIGN_OR_RETURN(std::string mode, r_.Choice(v, field, {"none", "drf"}));
-          return mode == "none" ? absl::OkStatus() : NotSupported(v, field);
-        }
-        if (key == "seed") {
+          policy.fair_share = mode == "none" ? FairShareMode::kNone : FairShareMode::kDrf;
+        } else if (key == "fair_share_half_life") {
+          TESSERA_ASSIGN_OR_RETURN(policy.fair_share_half_life, r_.Dur(v, field));
+        } else if (key == "priority_aging") {
+          TESSERA_ASSIGN_OR_RETURN(policy.priority_aging, r_.Dur(v, field));
+        } else if (key == "gang_timeout") {
+          TESSERA_ASSIGN_OR_RETURN(policy.gang_timeout, r_.Dur(v, field));
+        } else if (key == "seed") {
           TESSERA_ASSIGN_OR_RETURN(scenario_.config.seed, r_.Uint(v, field));
-          return absl::OkStatus();
+        } else {
+          TESSERA_ASSIGN_OR_RETURN(scenario_.config.requeue_backoff, r_.Dur(v, field));
         }
-        TESSERA_ASSIGN_OR_RETURN(scenario_.config.requeue_backoff, r_.Dur(v, field));
         return absl::OkStatus();
       });
+}
+
+absl::Status Parser::ParsePreemptionRate(const YAML::Node& n, const std::string& path) {
+  SchedulingPolicy& policy = scenario_.config.policy;
+  bool has_max = false;
+  bool has_per = false;
+  TESSERA_RETURN_IF_ERROR(r_.ForEach(
+      n, path, {"max", "per"},
+      [&](std::string_view key, const YAML::Node& v, const std::string& field) -> absl::Status {
+        if (key == "max") {
+          has_max = true;
+          TESSERA_ASSIGN_OR_RETURN(int64_t max, r_.Int(v, field, 1, INT32_MAX));
+          policy.preemption_rate_max = static_cast<int32_t>(max);
+          return absl::OkStatus();
+        }
+        has_per = true;
+        TESSERA_ASSIGN_OR_RETURN(policy.preemption_rate_period, r_.Dur(v, field));
+        if (policy.preemption_rate_period <= Duration::zero()) {
+          return r_.Error(v, field, "must be > 0");
+        }
+        return absl::OkStatus();
+      }));
+  if (!has_max) return r_.Error(n, Field(path, "max"), "required");
+  if (!has_per) return r_.Error(n, Field(path, "per"), "required");
+  return absl::OkStatus();
 }
 
 absl::Status Parser::ParseProfileValue(const YAML::Node& n, const std::string& field) {
@@ -476,6 +535,7 @@ absl::Status Parser::ParseQueue(const YAML::Node& n, const std::string& path,
   ScenarioQueue queue;
   queue.spec.parent = parent;
   queue.line = YamlReader::Line(n);
+  QueueSource source{.path = path, .line = queue.line};
   std::optional<YAML::Node> children;
   bool named = false;
   TESSERA_RETURN_IF_ERROR(r_.ForEach(
@@ -483,6 +543,7 @@ absl::Status Parser::ParseQueue(const YAML::Node& n, const std::string& path,
       {"name", "children", "guaranteed", "borrowing_limit", "lending_limit", "weight", "priority",
        "ordering"},
       [&](std::string_view key, const YAML::Node& v, const std::string& field) -> absl::Status {
+        source.key_lines.emplace(std::string(key), YamlReader::Line(v));
         if (key == "name") {
           named = true;
           TESSERA_ASSIGN_OR_RETURN(queue.spec.name, r_.Name(v, field));
@@ -492,18 +553,24 @@ absl::Status Parser::ParseQueue(const YAML::Node& n, const std::string& path,
         } else if (key == "children") {
           if (!v.IsSequence()) return r_.Error(v, field, "must be a list");
           children.emplace(v);
-        } else if (key == "guaranteed" || key == "borrowing_limit" || key == "lending_limit") {
-          return ParseQuota(key, v, field);
+        } else if (key == "guaranteed") {
+          return ParseQuota(v, field, source, queue.spec.guaranteed);
+        } else if (key == "borrowing_limit") {
+          return ParseQuota(v, field, source, queue.spec.borrowing_limit);
+        } else if (key == "lending_limit") {
+          return ParseQuota(v, field, source, queue.spec.lending_limit);
         } else if (key == "weight") {
-          TESSERA_ASSIGN_OR_RETURN(int64_t weight, r_.Int(v, field, 1, 1000000));
-          if (weight != 1) return NotSupported(v, field);
+          // ">= 1" is the queue tree's check (CheckQueueTree).
+          TESSERA_ASSIGN_OR_RETURN(int64_t weight, r_.Int(v, field, INT32_MIN, 1000000));
+          queue.spec.weight = static_cast<int32_t>(weight);
         } else if (key == "priority") {
           TESSERA_ASSIGN_OR_RETURN(int64_t priority, r_.Int(v, field, INT32_MIN, INT32_MAX));
-          if (priority != 0) return NotSupported(v, field);
+          queue.spec.priority = static_cast<int32_t>(priority);
         } else {
           TESSERA_ASSIGN_OR_RETURN(std::string ordering,
                                    r_.Choice(v, field, {"strict_fifo", "best_effort_fifo"}));
-          if (ordering == "strict_fifo") return NotSupported(v, field);
+          queue.spec.ordering = ordering == "strict_fifo" ? QueueOrdering::kStrictFifo
+                                                          : QueueOrdering::kBestEffortFifo;
         }
         return absl::OkStatus();
       }));
@@ -511,20 +578,76 @@ absl::Status Parser::ParseQueue(const YAML::Node& n, const std::string& path,
   queue.leaf = !children.has_value() || children->size() == 0;
   index_.queues.emplace(queue.spec.name, queue.leaf);
   scenario_.queues.push_back(queue);
+  queue_sources_.push_back(std::move(source));
   if (!children.has_value()) return absl::OkStatus();
   return r_.ForEachItem(
       *children, Field(path, "children"),
       [&](const YAML::Node& c, const std::string& p) { return ParseQueue(c, p, queue.spec.name); });
 }
 
-absl::Status Parser::ParseQuota(std::string_view key, const YAML::Node& n,
-                                const std::string& field) {
-  TESSERA_RETURN_IF_ERROR(r_.ForEach(
-      n, field, {"cpu", "memory", "gpu", "gpu_memory"},
-      [&](std::string_view k, const YAML::Node& v, const std::string& f) -> absl::Status {
-        return r_.ResourceQuantity(k, v, f, static_cast<int64_t>(kMaxNodes)).status();
-      }));
-  return NotSupported(n, field);
+absl::Status Parser::ParseQuota(const YAML::Node& n, const std::string& field, QueueSource& source,
+                                ResourceList& quota) {
+  if (!n.IsMap()) {
+    return r_.Error(n, field, "must be a mapping of resources (cpu, memory, gpu, gpu:<MODEL>)");
+  }
+  const std::string_view list = std::string_view(field).substr(field.rfind('.') + 1);
+  for (const auto& entry : n) {
+    const YAML::Node& key = entry.first;
+    if (!key.IsScalar()) return r_.Error(key, field, "keys must be plain names");
+    const std::string& name = key.Scalar();
+    const std::string f = Field(field, name);
+    absl::StatusOr<int64_t> value;
+    const int64_t scale = static_cast<int64_t>(kMaxNodes);
+    if (name == "cpu") {
+      value = r_.CpuMillis(entry.second, f, scale);
+    } else if (name == "memory") {
+      value = r_.Bytes(entry.second, f, scale);
+    } else if (name == "gpu" || (name.starts_with("gpu:") && name.size() > 4)) {
+      value = r_.MilliGpu(entry.second, f, scale);
+    } else {
+      return r_.Error(key, f, "unknown resource (expected cpu, memory, gpu or gpu:<MODEL>)");
+    }
+    if (!value.ok()) return value.status();
+    if (!quota.emplace(name, *value).second) return r_.Error(key, f, "given twice");
+    source.key_lines.emplace(Cat(list, ".", name), YamlReader::Line(entry.second));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Parser::CheckQueueTree() const {
+  std::vector<QueueSpec> specs;
+  specs.reserve(scenario_.queues.size());
+  for (const ScenarioQueue& q : scenario_.queues) specs.push_back(q.spec);
+  absl::StatusOr<QueueTree> tree = QueueTree::Create(specs);
+  if (tree.ok()) return absl::OkStatus();
+  // "queues[I].FIELD: MESSAGE", I indexing `specs`: name the queue's path and line instead.
+  const std::string text(tree.status().message());
+  const std::string_view message = text;
+  constexpr std::string_view kPrefix = "queues[";
+  const size_t close = message.find(']');
+  size_t index = 0;
+  const bool indexed =
+      message.starts_with(kPrefix) && close != std::string_view::npos &&
+      std::from_chars(message.data() + kPrefix.size(), message.data() + close, index).ptr ==
+          message.data() + close;
+  if (!indexed || index >= queue_sources_.size()) {
+    return r_.ErrorAtLine(queue_sources_.front().line, "queues", message);
+  }
+  const QueueSource& source = queue_sources_[index];
+  const std::string_view rest = message.substr(close + 1);  // ".guaranteed.gpu: ..." or ": ..."
+  std::string key(rest.substr(0, rest.find(": ")));
+  if (key.starts_with('.')) key.erase(0, 1);
+  // The line of the key named, or of its closest enclosing key, or of the queue.
+  int line = source.line;
+  while (!key.empty()) {
+    if (auto it = source.key_lines.find(key); it != source.key_lines.end()) {
+      line = it->second;
+      break;
+    }
+    const size_t dot = key.rfind('.');
+    key.resize(dot == std::string::npos ? 0 : dot);
+  }
+  return absl::InvalidArgumentError(Cat(r_.file(), ":", line, ": ", source.path, rest));
 }
 
 absl::StatusOr<Toleration> Parser::ParseToleration(const YAML::Node& n, const std::string& path) {
@@ -612,7 +735,6 @@ absl::Status Parser::ParseJob(const YAML::Node& n, const std::string& path) {
           TESSERA_ASSIGN_OR_RETURN(spec.preemptible, r_.Bool(v, field));
         } else if (key == "min_runtime") {
           TESSERA_ASSIGN_OR_RETURN(spec.min_runtime, r_.Dur(v, field));
-          if (spec.min_runtime > Duration::zero()) return NotSupported(v, field);
         } else if (key == "termination_grace") {
           TESSERA_ASSIGN_OR_RETURN(spec.termination_grace, r_.Dur(v, field));
         } else if (key == "restart_policy") {

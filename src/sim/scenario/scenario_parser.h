@@ -6,9 +6,10 @@
 // naming the file, the 1-based line of the offending value (or key) and the field path. Brace
 // ranges in node names (`gpu-{0..3}`) are expanded; quantities use the Kubernetes notation,
 // durations seconds or "1h30m". A check, event or job that names a job, node or queue that does
-// not exist is an error of the file. Keys whose behaviour is not built yet (queue quotas,
-// backfill, preemption, DRF fair share, min_runtime; docs/scenarios.md lists them) are parsed and
-// validated, then refused with "FILE:LINE: config.backfill: not supported yet".
+// not exist is an error of the file. `config` fills ScenarioConfig::policy: a key left out keeps
+// the SchedulingPolicy default (the server's), except `requeue_backoff` (0 in scenarios). Queues
+// fill QueueSpec (children inherit nothing) and are checked by QueueTree::Create, whose errors
+// are given the queue's path and line ("FILE:12: queues[0].children[1].weight: must be >= 1").
 //
 // Never throws: yaml-cpp's exceptions are caught here. Thread-safe: pure functions (the file
 // variant reads files).

@@ -118,6 +118,117 @@ jobs: [{name: a, tasks: [{name: w, gpu: 8}], duration: 10}]
   EXPECT_EQ(s->jobs[0].spec.restart_policy.on_failure, RestartAction::kRequeue);
 }
 
+TEST(ScenarioParserTest, PolicyDefaultsAreTheServers) {
+  absl::StatusOr<Scenario> s = Parse("nodes: [{name: n}]\n");
+  ASSERT_TRUE(s.ok()) << s.status();
+  const SchedulingPolicy defaults;
+  const SchedulingPolicy& p = s->config.policy;
+  EXPECT_EQ(p.backfill, defaults.backfill);
+  EXPECT_EQ(p.backfill, BackfillMode::kEasy);
+  EXPECT_EQ(p.backfill_depth, defaults.backfill_depth);
+  EXPECT_EQ(p.fair_share, FairShareMode::kDrf);
+  EXPECT_EQ(p.fair_share_half_life, defaults.fair_share_half_life);
+  EXPECT_EQ(p.priority_aging, defaults.priority_aging);
+  EXPECT_EQ(p.gang_timeout, defaults.gang_timeout);
+  EXPECT_FALSE(p.preemption);
+  EXPECT_EQ(p.preemption_rate_max, defaults.preemption_rate_max);
+  EXPECT_EQ(p.preemption_rate_period, defaults.preemption_rate_period);
+  EXPECT_EQ(p.on_preemption, PreemptedAction::kRequeue);
+  EXPECT_EQ(s->config.requeue_backoff, Duration{0});  // the scenario default, not the server's
+  ASSERT_EQ(s->queues.size(), 1u);
+  EXPECT_EQ(s->queues[0].spec.name, "default");
+}
+
+TEST(ScenarioParserTest, PolicyKeys) {
+  absl::StatusOr<Scenario> s = Parse(R"(nodes: [{name: n}]
+config:
+  backfill: conservative
+  backfill_depth: 4
+  preemption: true
+  preemption_rate: {max: 3, per: 5m}
+  on_preemption: cancel
+  fair_share: none
+  fair_share_half_life: 1h
+  priority_aging: 0
+  gang_timeout: 90s
+jobs: [{name: a, tasks: [{name: w}], duration: 1, min_runtime: 30s}]
+)");
+  ASSERT_TRUE(s.ok()) << s.status();
+  const SchedulingPolicy& p = s->config.policy;
+  EXPECT_EQ(p.backfill, BackfillMode::kConservative);
+  EXPECT_EQ(p.backfill_depth, 4);
+  EXPECT_TRUE(p.preemption);
+  EXPECT_EQ(p.preemption_rate_max, 3);
+  EXPECT_EQ(p.preemption_rate_period, std::chrono::minutes(5));
+  EXPECT_EQ(p.on_preemption, PreemptedAction::kCancel);
+  EXPECT_EQ(p.fair_share, FairShareMode::kNone);
+  EXPECT_EQ(p.fair_share_half_life, std::chrono::hours(1));
+  EXPECT_EQ(p.priority_aging, Duration{0});
+  EXPECT_EQ(p.gang_timeout, std::chrono::seconds(90));
+  EXPECT_EQ(s->jobs[0].spec.min_runtime, std::chrono::seconds(30));
+
+  struct ModeCase {
+    std::string text;
+    BackfillMode backfill;
+    FairShareMode fair_share;
+  };
+  for (const ModeCase& c : {ModeCase{"{backfill: none}", BackfillMode::kNone, FairShareMode::kDrf},
+                            ModeCase{"{backfill: easy, fair_share: drf}", BackfillMode::kEasy,
+                                     FairShareMode::kDrf}}) {
+    absl::StatusOr<Scenario> m = Parse("nodes: [{name: n}]\nconfig: " + c.text + "\n");
+    ASSERT_TRUE(m.ok()) << m.status();
+    EXPECT_EQ(m->config.policy.backfill, c.backfill) << c.text;
+    EXPECT_EQ(m->config.policy.fair_share, c.fair_share) << c.text;
+  }
+}
+
+TEST(ScenarioParserTest, QueueKeys) {
+  absl::StatusOr<Scenario> s = Parse(R"(nodes: [{name: n}]
+queues:
+  - name: org
+    guaranteed: {gpu: 32, cpu: 500m, memory: 1Ti}
+    children:
+      - name: team-a
+        guaranteed: {gpu: 16, "gpu:A100-80GB": 8}
+        borrowing_limit: {gpu: 8}
+        lending_limit: {gpu: 0.5}
+        weight: 3
+        priority: -2
+        ordering: strict_fifo
+      - name: team-b
+        guaranteed:
+          gpu:H100: 4
+  - name: solo
+)");
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->queues.size(), 4u);
+  const QueueSpec& org = s->queues[0].spec;
+  EXPECT_EQ(org.parent, "");
+  EXPECT_EQ(org.guaranteed,
+            (ResourceList{{"cpu", 500}, {"gpu", 32'000}, {"memory", int64_t{1} << 40}}));
+  EXPECT_FALSE(s->queues[0].leaf);
+  const QueueSpec& a = s->queues[1].spec;
+  EXPECT_EQ(a.name, "team-a");
+  EXPECT_EQ(a.parent, "org");
+  EXPECT_EQ(a.guaranteed, (ResourceList{{"gpu", 16'000}, {"gpu:A100-80GB", 8'000}}));
+  EXPECT_EQ(a.borrowing_limit, (ResourceList{{"gpu", 8'000}}));
+  EXPECT_EQ(a.lending_limit, (ResourceList{{"gpu", 500}}));
+  EXPECT_EQ(a.weight, 3);
+  EXPECT_EQ(a.priority, -2);
+  EXPECT_EQ(a.ordering, QueueOrdering::kStrictFifo);
+  EXPECT_EQ(s->queues[1].line, 6);
+  const QueueSpec& b = s->queues[2].spec;
+  EXPECT_EQ(b.guaranteed, (ResourceList{{"gpu:H100", 4'000}}));
+  EXPECT_EQ(b.weight, 1);
+  EXPECT_EQ(b.priority, 0);
+  EXPECT_EQ(b.ordering, QueueOrdering::kBestEffortFifo);
+  EXPECT_TRUE(b.borrowing_limit.empty());
+  // Children inherit nothing from their parent.
+  EXPECT_TRUE(s->queues[3].spec.guaranteed.empty());
+  EXPECT_EQ(s->queues[3].spec.parent, "");
+  EXPECT_TRUE(s->queues[3].leaf);
+}
+
 struct ErrorCase {
   std::string text;
   std::string want;  // the start of the message: "t.yaml:LINE: FIELD: ..."
@@ -214,35 +325,80 @@ TEST(ScenarioParserTest, ErrorsNameFileLineAndField) {
       {"bogus: 1\nnodes: [{name: n}]\n", "t.yaml:1: bogus: unknown key"},
       {"jobs: []\n", "t.yaml:1: nodes: required"},
       {"nodes: [{name: n}]\nnodes: [{name: m}]\n", "t.yaml:2: nodes: given twice"},
-      {"nodes: [{name: n}]\nconfig:\n  backfill: easy\n",
-       "t.yaml:3: config.backfill: not supported yet"},
       {"nodes: [{name: n}]\nconfig:\n  backfill: sometimes\n",
        "t.yaml:3: config.backfill: must be one of none, easy, conservative"},
-      {"nodes: [{name: n}]\nconfig:\n  preemption: true\n",
-       "t.yaml:3: config.preemption: not supported yet"},
-      {"nodes: [{name: n}]\nconfig:\n  fair_share: drf\n",
-       "t.yaml:3: config.fair_share: not supported yet"},
+      // Policy keys.
+      {"nodes: [{name: n}]\nconfig:\n  preemption: maybe\n",
+       "t.yaml:3: config.preemption: must be true or false"},
+      {"nodes: [{name: n}]\nconfig:\n  fair_share: fifo\n",
+       "t.yaml:3: config.fair_share: must be one of none, drf"},
+      {"nodes: [{name: n}]\nconfig:\n  backfill_depth: 0\n",
+       "t.yaml:3: config.backfill_depth: must be >= 1"},
+      {"nodes: [{name: n}]\nconfig:\n  backfill_depth: 2000000\n",
+       "t.yaml:3: config.backfill_depth: must be <= 1000000"},
+      {"nodes: [{name: n}]\nconfig:\n  gang_timeout: -1s\n",
+       "t.yaml:3: config.gang_timeout: must be >= 0"},
+      {"nodes: [{name: n}]\nconfig:\n  priority_aging: soon\n",
+       "t.yaml:3: config.priority_aging:"},
+      {"nodes: [{name: n}]\nconfig:\n  fair_share_half_life: 876001h\n",
+       "t.yaml:3: config.fair_share_half_life: must be at most 876000h"},
+      {"nodes: [{name: n}]\nconfig:\n  on_preemption: kill\n",
+       "t.yaml:3: config.on_preemption: must be one of requeue, cancel"},
+      {"nodes: [{name: n}]\nconfig:\n  preemption_rate: 5\n",
+       "t.yaml:3: config.preemption_rate: must be a mapping"},
+      {"nodes: [{name: n}]\nconfig:\n  preemption_rate: {max: 0, per: 1m}\n",
+       "t.yaml:3: config.preemption_rate.max: must be >= 1"},
+      {"nodes: [{name: n}]\nconfig:\n  preemption_rate: {max: 3, per: 0s}\n",
+       "t.yaml:3: config.preemption_rate.per: must be > 0"},
+      {"nodes: [{name: n}]\nconfig:\n  preemption_rate: {max: 3}\n",
+       "t.yaml:3: config.preemption_rate.per: required"},
+      {"nodes: [{name: n}]\nconfig:\n  preemption_rate:\n    per: 1m\n",
+       "t.yaml:4: config.preemption_rate.max: required"},
+      {"nodes: [{name: n}]\nconfig:\n  preemption_rate: {max: 3, per: 1m, burst: 2}\n",
+       "t.yaml:3: config.preemption_rate.burst: unknown key"},
+      {"nodes: [{name: n}]\nconfig:\n  backfil: easy\n", "t.yaml:3: config.backfil: unknown key"},
+      // Queue keys.
+      {"nodes: [{name: n}]\nqueues: []\n", "t.yaml:2: queues: must list at least one queue"},
+      {"nodes: [{name: n}]\nqueues:\n  - name: q\n    guaranteed: {gpuu: 16}\n",
+       "t.yaml:4: queues[0].guaranteed.gpuu: unknown resource (expected cpu, memory, gpu or "
+       "gpu:<MODEL>)"},
+      {"nodes: [{name: n}]\nqueues:\n  - name: q\n    guaranteed: {gpu_memory: 16Gi}\n",
+       "t.yaml:4: queues[0].guaranteed.gpu_memory: unknown resource"},
+      {"nodes: [{name: n}]\nqueues:\n  - name: q\n    guaranteed: {\"gpu:\": 1}\n",
+       "t.yaml:4: queues[0].guaranteed.gpu:: unknown resource"},
+      {"nodes: [{name: n}]\nqueues:\n  - name: q\n    guaranteed: 16\n",
+       "t.yaml:4: queues[0].guaranteed: must be a mapping of resources"},
+      {"nodes: [{name: n}]\nqueues:\n  - name: q\n    lending_limit: {cpu: 1, cpu: 2}\n",
+       "t.yaml:4: queues[0].lending_limit.cpu: given twice"},
+      {"nodes: [{name: n}]\nqueues:\n  - name: q\n    children:\n      - name: r\n"
+       "        borrowing_limit:\n          gpu: 100001Ki\n",
+       "t.yaml:7: queues[0].children[0].borrowing_limit.gpu:"},
+      {"nodes: [{name: n}]\nqueues:\n  - name: q\n    borrowing_limit: {memory: 500000Ti}\n",
+       "t.yaml:4: queues[0].borrowing_limit.memory: must be at most 400000 TiB"},
+      {"nodes: [{name: n}]\nqueues:\n  - {name: q, weight: 0}\n",
+       "t.yaml:3: queues[0].weight: must be >= 1"},
+      // The queue tree's errors name the queue's path and the line of the key.
+      {"nodes: [{name: n}]\nqueues:\n  - name: q\n    children:\n      - name: r\n"
+       "      - name: s\n\n        weight: -3\n",
+       "t.yaml:8: queues[0].children[1].weight: must be >= 1"},
+      {"nodes: [{name: n}]\nqueues:\n  - {name: q, priority: high}\n",
+       "t.yaml:3: queues[0].priority: must be an integer"},
+      {"nodes: [{name: n}]\nqueues:\n  - {name: q, ordering: lifo}\n",
+       "t.yaml:3: queues[0].ordering: must be one of strict_fifo, best_effort_fifo"},
+      {"nodes: [{name: n}]\nqueues:\n  - {name: q}\n  - {name: r, children: [{name: q}]}\n",
+       "t.yaml:4: queues[1].children[0].name: queue 'q' given twice"},
+      {std::string(kNodes) +
+           "jobs:\n  - {name: a, tasks: [{name: w}], duration: 1, min_runtime: -30s}\n",
+       "t.yaml:3: jobs[0].min_runtime: must be >= 0"},
       {"nodes: [{name: n}]\nconfig:\n  profile: nosuch\n",
        "t.yaml:3: config.profile: unknown profile 'nosuch'"},
       {"nodes: [{name: n}]\nconfig:\n  profile: {queueSort: PrioritySort, bogus: 1}\n",
        "t.yaml:3: config.profile:"},
-      {"nodes: [{name: n}]\nqueues:\n  - name: q\n    guaranteed: {gpu: 16}\n",
-       "t.yaml:4: queues[0].guaranteed: not supported yet"},
       {"nodes: [{name: n}]\nqueues:\n  - name: q\n    guaranteed: {gpu: -1}\n",
        "t.yaml:4: queues[0].guaranteed.gpu: must be >= 0"},
-      {"nodes: [{name: n}]\nqueues:\n  - name: q\n    children: [{name: r, borrowing_limit: {gpu: "
-       "1}}]\n",
-       "t.yaml:4: queues[0].children[0].borrowing_limit: not supported yet"},
-      {"nodes: [{name: n}]\nqueues:\n  - {name: q, ordering: strict_fifo}\n",
-       "t.yaml:3: queues[0].ordering: not supported yet"},
-      {"nodes: [{name: n}]\nqueues:\n  - {name: q, weight: 2}\n",
-       "t.yaml:3: queues[0].weight: not supported yet"},
       {"nodes: [{name: n}]\nqueues:\n  - {name: q, children: [{name: r}]}\n"
        "jobs: [{name: a, queue: q, tasks: [{name: w}], duration: 1}]\n",
        "t.yaml:4: jobs[0].queue: queue 'q' has children"},
-      {std::string(kNodes) +
-           "jobs:\n  - {name: a, tasks: [{name: w}], duration: 1, min_runtime: 30s}\n",
-       "t.yaml:3: jobs[0].min_runtime: not supported yet"},
       {std::string(kNodes) + "events:\n  - {at: 1s, node: m, action: down}\n",
        "t.yaml:3: events[0].node: node 'm' does not exist"},
       {std::string(kNodes) + "events:\n  - {at: 1s, node: n, action: explode}\n",
