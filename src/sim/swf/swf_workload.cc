@@ -1,0 +1,242 @@
+#include "sim/swf/swf_workload.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <set>
+#include <utility>
+
+#include "fmt/format.h"
+#include "sched/profile.h"
+
+namespace tessera::sim::swf {
+namespace {
+
+constexpr std::string_view kClusterLabel = "tessera.io/cluster";
+constexpr std::string_view kRootQueue = "swf";
+constexpr int64_t kMilliPerCpu = 1000;
+constexpr int64_t kBytesPerKb = 1024;
+
+// The processors a job asks for: requested when known, else allocated; nullopt when neither.
+std::optional<int64_t> JobProcessors(const SwfJob& job) {
+  if (job.requested_processors > 0) return job.requested_processors;
+  if (job.allocated_processors > 0) return job.allocated_processors;
+  return std::nullopt;
+}
+
+struct ClusterShape {
+  int64_t nodes = 0;
+  int64_t cpus_per_node = 1;
+  bool from_jobs = false;
+};
+
+ClusterShape ShapeOf(const SwfHeader& h, const std::vector<const SwfJob*>& jobs) {
+  const int64_t nodes = h.max_nodes.value_or(0);
+  const int64_t procs = h.max_procs.value_or(0);
+  if (nodes > 0 && procs > 0 && procs % nodes == 0) return {nodes, procs / nodes, false};
+  if (procs > 0) return {procs, 1, false};
+  if (nodes > 0) return {nodes, 1, false};
+  int64_t largest = 1;
+  for (const SwfJob* job : jobs) largest = std::max(largest, JobProcessors(*job).value_or(1));
+  return {largest, 1, true};
+}
+
+// The leaf queue of a job; "default" for kSingle.
+std::string QueueOf(const SwfJob& job, QueuesFrom from) {
+  int64_t value = kSwfUnknown;
+  switch (from) {
+    case QueuesFrom::kSingle:
+      return "default";
+    case QueuesFrom::kQueue:
+      value = job.queue;
+      break;
+    case QueuesFrom::kPartition:
+      value = job.partition;
+      break;
+    case QueuesFrom::kGroup:
+      value = job.group;
+      break;
+  }
+  if (value == kSwfUnknown) return fmt::format("{}-unknown", QueuesFromName(from));
+  return fmt::format("{}-{}", QueuesFromName(from), value);
+}
+
+// Why a job cannot be part of the scenario; nullopt when it can.
+std::optional<std::string> SkipReason(const SwfJob& job, int64_t total_processors) {
+  if (job.submit_time < 0) return "submit time unknown";
+  if (job.run_time <= 0) return "run time <= 0 or unknown";
+  const std::optional<int64_t> procs = JobProcessors(job);
+  if (!procs) return "processors unknown";
+  if (*procs > total_processors) return "more processors than the cluster";
+  if (*procs > kMaxTasksPerJob) {
+    return fmt::format("more than {} processors (tasks per job)", kMaxTasksPerJob);
+  }
+  return std::nullopt;
+}
+
+std::vector<ScenarioNode> Nodes(const SwfHeader& h, const ClusterShape& shape,
+                                const SwfWorkloadOptions& options) {
+  const int64_t memory_per_cpu = h.max_memory && *h.max_memory > 0
+                                     ? *h.max_memory * kBytesPerKb
+                                     : options.node_memory_per_cpu;
+  const int width = static_cast<int>(fmt::format("{}", shape.nodes - 1).size());
+  std::vector<ScenarioNode> nodes;
+  nodes.reserve(static_cast<size_t>(shape.nodes));
+  for (int64_t i = 0; i < shape.nodes; ++i) {
+    ScenarioNode n;
+    n.node.name = fmt::format("node-{:0{}}", i, width);
+    n.node.labels[std::string(kClusterLabel)] = n.node.cluster;
+    n.node.capacity.cpu = shape.cpus_per_node * kMilliPerCpu;
+    n.node.capacity.memory = shape.cpus_per_node * memory_per_cpu;
+    n.node.allocatable = n.node.capacity;
+    nodes.push_back(std::move(n));
+  }
+  return nodes;
+}
+
+std::vector<ScenarioQueue> Queues(const std::set<std::string>& leaves, QueuesFrom from,
+                                  QueueOrdering ordering) {
+  std::vector<ScenarioQueue> queues;
+  std::string parent;
+  if (from != QueuesFrom::kSingle) {
+    queues.push_back(ScenarioQueue{.spec = QueueSpec{.name = std::string(kRootQueue)},
+                                   .leaf = false});
+    parent = kRootQueue;
+  }
+  for (const std::string& name : leaves) {
+    queues.push_back(ScenarioQueue{
+        .spec = QueueSpec{.name = name, .parent = parent, .weight = 1, .ordering = ordering},
+        .leaf = true});
+  }
+  return queues;
+}
+
+ScenarioJob JobOf(const SwfJob& job, int64_t procs, int64_t origin_s, std::string name,
+                  std::string queue, bool* limit_raised) {
+  const Duration run = std::chrono::seconds(job.run_time);
+  *limit_raised = job.requested_time != kSwfUnknown && job.requested_time < job.run_time;
+  const Duration limit = job.requested_time >= job.run_time
+                             ? Duration(std::chrono::seconds(job.requested_time))
+                             : run;
+  ScenarioJob sj;
+  sj.spec.name = std::move(name);
+  sj.spec.queue = std::move(queue);
+  sj.spec.time_limit = limit;
+  sj.spec.duration = run;
+  sj.spec.preemptible = false;
+  sj.spec.restart_policy = RestartPolicy{.on_failure = RestartAction::kFail, .max_restarts = 0};
+  TaskGroup group;
+  group.name = "proc";
+  group.replicas = static_cast<int32_t>(procs);
+  group.request.cpu = kMilliPerCpu;
+  sj.spec.tasks.push_back(std::move(group));
+  sj.at = std::chrono::seconds(job.submit_time - origin_s);
+  sj.duration = run;
+  sj.line = static_cast<int>(std::min<int64_t>(job.line, std::numeric_limits<int>::max()));
+  return sj;
+}
+
+}  // namespace
+
+std::string_view QueuesFromName(QueuesFrom from) {
+  switch (from) {
+    case QueuesFrom::kSingle:
+      return "single";
+    case QueuesFrom::kQueue:
+      return "queue";
+    case QueuesFrom::kPartition:
+      return "partition";
+    case QueuesFrom::kGroup:
+      return "group";
+  }
+  return "single";
+}
+
+std::optional<QueuesFrom> ParseQueuesFrom(std::string_view text) {
+  for (QueuesFrom from :
+       {QueuesFrom::kSingle, QueuesFrom::kQueue, QueuesFrom::kPartition, QueuesFrom::kGroup}) {
+    if (QueuesFromName(from) == text) return from;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<SwfWorkload> BuildSwfWorkload(const SwfTrace& trace, std::string_view source,
+                                             const SwfWorkloadOptions& options) {
+  if (options.skip < 0) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: skip: must be >= 0, got {}", source, options.skip));
+  }
+  if (options.limit && *options.limit < 1) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: limit: must be >= 1, got {}", source, *options.limit));
+  }
+  std::vector<const SwfJob*> window;
+  const int64_t total = static_cast<int64_t>(trace.jobs.size());
+  const int64_t first = std::min(options.skip, total);
+  const int64_t last = options.limit ? std::min(total, first + *options.limit) : total;
+  for (int64_t i = first; i < last; ++i) window.push_back(&trace.jobs[static_cast<size_t>(i)]);
+
+  SwfWorkload out;
+  SwfConversionStats& stats = out.stats;
+  const ClusterShape shape = ShapeOf(trace.header, window);
+  stats.jobs_read = static_cast<int64_t>(window.size());
+  stats.nodes = shape.nodes;
+  stats.cpus_per_node = shape.cpus_per_node;
+  stats.total_processors = shape.nodes * shape.cpus_per_node;
+  stats.processors_from_jobs = shape.from_jobs;
+
+  std::vector<const SwfJob*> kept;
+  for (const SwfJob* job : window) {
+    if (std::optional<std::string> why = SkipReason(*job, stats.total_processors)) {
+      ++stats.skipped[*why];
+    } else {
+      kept.push_back(job);
+    }
+  }
+  if (kept.empty()) {
+    std::string why;
+    for (const auto& [reason, count] : stats.skipped) {
+      why += fmt::format("{}{} {}", why.empty() ? "" : ", ", count, reason);
+    }
+    return absl::InvalidArgumentError(
+        fmt::format("{}: jobs: none of the {} jobs read can run{}", source, stats.jobs_read,
+                    why.empty() ? std::string() : fmt::format(" (skipped: {})", why)));
+  }
+  stats.origin_s = kept.front()->submit_time;
+  for (const SwfJob* job : kept) stats.origin_s = std::min(stats.origin_s, job->submit_time);
+
+  Scenario& s = out.scenario;
+  s.file = std::string(source);
+  s.name = trace.header.computer.empty() ? std::string(source) : trace.header.computer;
+  s.description = fmt::format("SWF log {} ({} jobs kept of {} read)", source, kept.size(),
+                              stats.jobs_read);
+  absl::StatusOr<Profile> profile = BuiltinProfile("default");
+  if (!profile.ok()) return profile.status();
+  s.config.profile = *std::move(profile);
+  s.config.policy = options.policy;
+  s.config.policy.preemption = false;
+  s.clusters.push_back(ScenarioCluster{.name = "default"});
+  s.nodes = Nodes(trace.header, shape, options);
+
+  std::set<std::string> leaves;
+  std::set<std::string> names;
+  s.jobs.reserve(kept.size());
+  out.processors.reserve(kept.size());
+  for (const SwfJob* job : kept) {
+    std::string name = fmt::format("job-{}", job->id);
+    if (!names.insert(name).second) name = fmt::format("job-{}-line-{}", job->id, job->line);
+    names.insert(name);
+    std::string queue = QueueOf(*job, options.queues_from);
+    leaves.insert(queue);
+    const int64_t procs = *JobProcessors(*job);
+    bool raised = false;
+    s.jobs.push_back(JobOf(*job, procs, stats.origin_s, std::move(name), std::move(queue), &raised));
+    stats.time_limit_raised += raised ? 1 : 0;
+    out.processors.push_back(procs);
+  }
+  s.queues = Queues(leaves, options.queues_from, options.ordering);
+  stats.jobs_kept = static_cast<int64_t>(s.jobs.size());
+  return out;
+}
+
+}  // namespace tessera::sim::swf

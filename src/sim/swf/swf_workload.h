@@ -1,0 +1,93 @@
+// SWF workload: a Parallel Workloads Archive log (swf_trace.h) turned into a Scenario that the
+// scenario runner (sim/scenario/scenario_runner.h) runs through the real scheduler core.
+//
+// The cluster: one node per processor group of the log's header. With MaxNodes and MaxProcs
+// both given and MaxProcs a multiple of MaxNodes, MaxNodes nodes of MaxProcs/MaxNodes cpus;
+// otherwise MaxProcs (else MaxNodes) nodes of one cpu; with neither, as many one-cpu nodes as
+// the largest job asks for (stats.processors_from_jobs says so). One cpu is 1000 millicores.
+// Each node has MaxMemory KB x its cpus of memory when the header gives it, else
+// options.node_memory_per_cpu per cpu; tasks ask for no memory (memory is not modelled: most
+// logs, NASA iPSC among them, do not give it per job).
+//
+// A job: one task group "proc" of P one-cpu replicas, all of them the gang (a rigid job), where
+// P = requested_processors when known (> 0), else allocated_processors. It runs run_time
+// seconds. Its time limit (what backfill plans with) is requested_time when known and at least
+// run_time, else run_time: logs hold jobs that ran past their request (killed late, or a
+// grace), and a limit below the run would end the job early in simulation
+// (stats.time_limit_raised counts them). It is submitted at submit_time less the first kept
+// job's submit_time, so that the run starts at t=0 (--skip keeps the same origin rule).
+// Priority 0, not preemptible, no restarts (restart_policy fail), no expectations.
+// Skipped, counted per reason in stats.skipped: unknown or negative submit time, run_time
+// <= 0 or unknown, processors unknown, more processors than the cluster has or than a job may
+// have (kMaxTasksPerJob).
+//
+// Queues (options.queues_from):
+//   kSingle     one leaf queue "default" (NASA iPSC: the log has no queue data)
+//   kQueue      one leaf per SWF queue number (field 15), named "queue-<n>"
+//   kPartition  one leaf per SWF partition (field 16), "partition-<n>" (LCG: the 170 sites)
+//   kGroup      one leaf per SWF group (field 13), "group-<n>"
+// The leaves have weight 1 under one root "swf" and no quota (every resource unlimited), so only
+// the order between queues (fair share) differs; an unknown value (-1) goes to "<kind>-unknown".
+// options.ordering applies to every leaf: kStrictFifo is FCFS (a job that cannot start blocks
+// the jobs behind it in its queue), kBestEffortFifo lets later jobs start around it.
+// The policy (backfill mode, fair share) is options.policy, with preemption forced off.
+//
+// Errors: InvalidArgument "SOURCE: field: problem" for bad options (skip < 0, limit < 1) or
+// when no job is left to run. Thread-safety: a pure function; results are value types.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sched/queue/queue_spec.h"
+#include "sched/scheduling_policy.h"
+#include "sim/scenario/scenario.h"
+#include "sim/swf/swf_trace.h"
+
+namespace tessera::sim::swf {
+
+enum class QueuesFrom { kSingle, kQueue, kPartition, kGroup };
+
+// "single", "queue", "partition", "group".
+std::string_view QueuesFromName(QueuesFrom from);
+// The inverse of QueuesFromName; nullopt for any other text.
+std::optional<QueuesFrom> ParseQueuesFrom(std::string_view text);
+
+struct SwfWorkloadOptions {
+  QueuesFrom queues_from = QueuesFrom::kSingle;
+  QueueOrdering ordering = QueueOrdering::kBestEffortFifo;
+  SchedulingPolicy policy;  // backfill, backfill_depth, fair_share; preemption is forced off
+  int64_t skip = 0;                // jobs of the file (in file order) left out before the first
+  std::optional<int64_t> limit;    // at most this many jobs read after the skipped ones
+  int64_t node_memory_per_cpu = int64_t{1} << 30;  // bytes, when the header has no MaxMemory
+};
+
+struct SwfConversionStats {
+  int64_t jobs_read = 0;  // jobs considered (after --skip, up to --limit)
+  int64_t jobs_kept = 0;  // jobs in the scenario
+  std::map<std::string, int64_t> skipped;  // reason -> jobs
+  int64_t time_limit_raised = 0;           // requested_time below run_time: limit = run_time
+  int64_t nodes = 0;
+  int64_t cpus_per_node = 0;
+  int64_t total_processors = 0;
+  bool processors_from_jobs = false;  // the header gave neither MaxProcs nor MaxNodes
+  int64_t origin_s = 0;               // the SWF submit time that became t=0
+};
+
+struct SwfWorkload {
+  Scenario scenario;
+  // Per scenario job (same order): the processors it holds while it runs.
+  std::vector<int64_t> processors;
+  SwfConversionStats stats;
+};
+
+// Converts `trace`; `source` (usually the path) names the scenario and prefixes errors.
+absl::StatusOr<SwfWorkload> BuildSwfWorkload(const SwfTrace& trace, std::string_view source,
+                                             const SwfWorkloadOptions& options);
+
+}  // namespace tessera::sim::swf
