@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
@@ -86,34 +88,106 @@ struct Release {
   const Placement* placement;
 };
 
-// The running tasks' releases in end order, and the state moved to any instant at or after now:
-// the tasks released by then forgotten, the others assumed. The destructor takes every forgotten
-// task back, so the state ends exactly as it began.
-class Timeline {
+}  // namespace
+
+// The running tasks that will end (a finite end and valid placements), in end order overall and
+// per node, with pointers into the `running` span they were built from. Delays reuses the index
+// while it is given the same span (see Covers).
+class BackfillPlanner::ReleaseIndex {
  public:
-  Timeline(ClusterState& state, TimePoint now, std::span<const PlannedRelease> running)
-      : state_(state) {
+  ReleaseIndex(const ClusterState& state, std::span<const PlannedRelease> running)
+      : state_uid_(state.uid()), nodes_(state.size()), data_(running.data()),
+        size_(running.size()) {
     std::vector<const PlannedRelease*> ending;
     for (const PlannedRelease& job : running) {
       if (job.end != kNever && ValidPlacements(state, job.tasks, job.placements)) {
         ending.push_back(&job);
       }
     }
-    std::stable_sort(ending.begin(), ending.end(),
-                     [](const PlannedRelease* a, const PlannedRelease* b) { return a->end < b->end; });
+    std::stable_sort(ending.begin(), ending.end(), [](const PlannedRelease* a,
+                                                      const PlannedRelease* b) {
+      return a->end < b->end;
+    });
     for (const PlannedRelease* job : ending) {
-      const TimePoint end = std::max(job->end, now);  // overran its limit: ends now
       for (size_t k = 0; k < job->tasks.size(); ++k) {
-        releases_.push_back(Release{end, &job->tasks[k], &job->placements[k]});
+        by_end_.push_back(Release{job->end, &job->tasks[k], &job->placements[k]});
       }
+    }
+    const size_t samples = std::min<size_t>(size_, 8);
+    for (size_t i = 0; i < samples; ++i) {
+      const size_t at = samples == 1 ? 0 : i * (size_ - 1) / (samples - 1);
+      fingerprint_.push_back(Fingerprint(running[at], at));
+    }
+  }
+
+  // Whether the index was built from this span of this state: the same elements first (the
+  // caller may have appended some since), judged by the address and by jobs at sampled positions.
+  bool Covers(const ClusterState& state, std::span<const PlannedRelease> running) const {
+    if (state.uid() != state_uid_ || running.data() != data_ || running.size() < size_) {
+      return false;
+    }
+    for (const auto& [at, job, end, tasks] : fingerprint_) {
+      if (Fingerprint(running[at], at) != std::tuple(at, job, end, tasks)) return false;
+    }
+    return true;
+  }
+
+  // How many leading elements of the span it indexes.
+  size_t size() const { return size_; }
+  // Every release, by end (ties in span order).
+  std::span<const Release> by_end() const { return by_end_; }
+  // The releases on `node`, by end. The first call sorts every release by node.
+  std::span<const Release> on_node(int32_t node) {
+    if (node_begin_.empty()) IndexByNode();
+    return std::span(by_node_).subspan(node_begin_[node], node_begin_[node + 1] - node_begin_[node]);
+  }
+
+ private:
+  static std::tuple<size_t, int64_t, TimePoint, size_t> Fingerprint(const PlannedRelease& r,
+                                                                     size_t at) {
+    return {at, r.job, r.end, r.tasks.size()};
+  }
+
+  // A counting sort of by_end_ by node, which keeps the end order within each node.
+  void IndexByNode() {
+    node_begin_.assign(static_cast<size_t>(nodes_) + 1, 0);
+    for (const Release& r : by_end_) ++node_begin_[r.placement->node_index + 1];
+    for (size_t n = 1; n < node_begin_.size(); ++n) node_begin_[n] += node_begin_[n - 1];
+    std::vector<int32_t> next(node_begin_.begin(), node_begin_.end() - 1);
+    by_node_.resize(by_end_.size());
+    for (const Release& r : by_end_) by_node_[next[r.placement->node_index]++] = r;
+  }
+
+  uint64_t state_uid_;
+  int32_t nodes_;
+  const PlannedRelease* data_;
+  size_t size_;
+  std::vector<std::tuple<size_t, int64_t, TimePoint, size_t>> fingerprint_;
+  std::vector<Release> by_end_;
+  std::vector<Release> by_node_;   // node n's: by_node_[node_begin_[n], node_begin_[n + 1])
+  std::vector<int32_t> node_begin_;
+};
+
+namespace {
+
+// The state moved to any instant at or after now: the running tasks released by then forgotten,
+// the others assumed. A task whose end is already past (it overran its limit) is released now.
+// The destructor takes every forgotten task back, so the state ends exactly as it began.
+class Timeline {
+ public:
+  Timeline(ClusterState& state, TimePoint now, BackfillPlanner::ReleaseIndex& index)
+      : state_(state), now_(now), index_(index) {
+    for (const Release& r : index.by_end()) {
+      const TimePoint end = std::max(r.end, now);
       if (instants_.empty() || instants_.back() != end) instants_.push_back(end);
     }
   }
 
   ~Timeline() {
+    const std::span<const Release> releases = index_.by_end();
     while (applied_ > 0) {
       --applied_;
-      state_.Reassume(*releases_[applied_].task, *releases_[applied_].placement);
+      state_.Reassume(*releases[applied_].task, *releases[applied_].placement);
     }
   }
 
@@ -123,50 +197,41 @@ class Timeline {
   // The distinct release instants, ascending; none before now.
   const std::vector<TimePoint>& instants() const { return instants_; }
 
+  // The instant the state was last moved to (TimePoint::min() before any move: as given).
+  TimePoint at() const { return at_; }
+
   // Moves the state to instant t: forgets every task released at or before t, takes back the
   // others.
   void MoveTo(TimePoint t) {
-    while (applied_ < releases_.size() && releases_[applied_].end <= t) {
-      state_.Forget(*releases_[applied_].task, *releases_[applied_].placement);
+    at_ = t;
+    const std::span<const Release> releases = index_.by_end();
+    while (applied_ < releases.size() && std::max(releases[applied_].end, now_) <= t) {
+      state_.Forget(*releases[applied_].task, *releases[applied_].placement);
       ++applied_;
     }
-    while (applied_ > 0 && releases_[applied_ - 1].end > t) {
+    while (applied_ > 0 && std::max(releases[applied_ - 1].end, now_) > t) {
       --applied_;
-      state_.Reassume(*releases_[applied_].task, *releases_[applied_].placement);
+      state_.Reassume(*releases[applied_].task, *releases[applied_].placement);
     }
   }
 
   // Subtracts from `load` what is released on `node` in (from, to].
   void SubtractReleased(int32_t node, TimePoint from, TimePoint to, Load& load) {
     if (to <= from) return;
-    IndexByNode();
-    for (int32_t i = node_begin_[node]; i < node_begin_[node + 1]; ++i) {
-      const Release& r = releases_[node_releases_[i]];
-      if (r.end > to) break;  // in end order
-      if (r.end > from) load.Add(*r.task, *r.placement, -1);
+    for (const Release& r : index_.on_node(node)) {
+      const TimePoint end = std::max(r.end, now_);
+      if (end > to) break;  // in end order
+      if (end > from) load.Add(*r.task, *r.placement, -1);
     }
   }
 
  private:
-  // Builds, once, the releases of each node in end order (a counting sort of releases_).
-  void IndexByNode() {
-    if (!node_begin_.empty()) return;
-    node_begin_.assign(static_cast<size_t>(state_.size()) + 1, 0);
-    for (const Release& r : releases_) ++node_begin_[r.placement->node_index + 1];
-    for (size_t n = 1; n < node_begin_.size(); ++n) node_begin_[n] += node_begin_[n - 1];
-    node_releases_.resize(releases_.size());
-    std::vector<int32_t> next(node_begin_.begin(), node_begin_.end() - 1);
-    for (size_t i = 0; i < releases_.size(); ++i) {
-      node_releases_[next[releases_[i].placement->node_index]++] = static_cast<int32_t>(i);
-    }
-  }
-
   ClusterState& state_;
-  std::vector<Release> releases_;  // ascending end
-  size_t applied_ = 0;             // releases_[0, applied_) are forgotten
+  const TimePoint now_;
+  BackfillPlanner::ReleaseIndex& index_;
+  size_t applied_ = 0;  // index_.by_end()[0, applied_) are forgotten
+  TimePoint at_ = TimePoint::min();
   std::vector<TimePoint> instants_;
-  std::vector<int32_t> node_begin_;     // node n's releases: node_releases_[begin[n], begin[n+1])
-  std::vector<int32_t> node_releases_;  // indices into releases_
 };
 
 // One planned task of a reservation, on its node.
@@ -176,14 +241,16 @@ struct Held {
   int32_t task;  // index into the reservation's tasks and placements
 };
 
-// The planned tasks of `reservations` (with a start) that satisfy `keep`, grouped by node.
-template <typename Keep>
-std::vector<Held> HeldByNode(std::span<const Reservation> reservations, Keep keep) {
+// The planned tasks of `reservations` (with a start) that satisfy `keep` and lie on a node that
+// satisfies `on`, grouped by node.
+template <typename Keep, typename On>
+std::vector<Held> HeldByNode(std::span<const Reservation> reservations, Keep keep, On on) {
   std::vector<Held> held;
   for (const Reservation& r : reservations) {
     if (r.start == kNever || !keep(r)) continue;
     for (size_t k = 0; k < r.placements.size(); ++k) {
-      held.push_back(Held{r.placements[k].node_index, &r, static_cast<int32_t>(k)});
+      const int32_t node = r.placements[k].node_index;
+      if (on(node)) held.push_back(Held{node, &r, static_cast<int32_t>(k)});
     }
   }
   std::stable_sort(held.begin(), held.end(),
@@ -203,7 +270,8 @@ class Overlay {
           TimePoint from, TimePoint to)
       : state_(state) {
     const std::vector<Held> held = HeldByNode(
-        planned, [&](const Reservation& r) { return r.start < to && r.End() > from; });
+        planned, [&](const Reservation& r) { return r.start < to && r.End() > from; },
+        [](int32_t) { return true; });
     for (size_t begin = 0; begin < held.size() && ok_;) {
       size_t end = begin;
       while (end < held.size() && held[end].node == held[begin].node) ++end;
@@ -305,16 +373,24 @@ class JobSearch {
     if (n == 0 || job_.min_available < 1 || job_.min_available > n) return r;
     const std::vector<TimePoint> candidates = Candidates(now);
     const std::vector<TimePoint> worse = WorseningPoints(now);
-    // Between two worsening points feasibility only grows with time: search each stretch for
-    // its first feasible candidate, galloping from its start.
+    // Between two worsening points feasibility only grows with time: a stretch whose last
+    // candidate does not fit is skipped after one attempt, else binary-searched. The final
+    // stretch, which runs to the last release, is searched galloping from its start instead:
+    // the cursor then moves only about as far as the answer.
     for (size_t first = 0; first < candidates.size();) {
       auto bound = std::lower_bound(worse.begin(), worse.end(), candidates[first]);
-      size_t last = first;
-      while (last + 1 < candidates.size() &&
-             (bound == worse.end() || candidates[last + 1] <= *bound)) {
-        ++last;
+      const bool final = bound == worse.end();
+      const size_t last =
+          final ? candidates.size() - 1
+                : static_cast<size_t>(std::upper_bound(candidates.begin() + first,
+                                                       candidates.end(), *bound) -
+                                      candidates.begin()) - 1;
+      std::optional<size_t> found;
+      if (final) {
+        found = Gallop(candidates, first, last);
+      } else if (FitsAt(candidates[last])) {
+        found = Bisect(candidates, first, last);
       }
-      const std::optional<size_t> found = FirstFeasible(candidates, first, last);
       if (found.has_value()) {
         r.start = candidates[*found];
         r.task_indices = best_.task_indices;
@@ -331,15 +407,18 @@ class JobSearch {
   // The instants at which the job may become placeable: now, and whenever a running job or an
   // earlier reservation releases something.
   std::vector<TimePoint> Candidates(TimePoint now) const {
-    std::vector<TimePoint> c{now};
-    for (TimePoint t : timeline_.instants()) {
-      if (t > now) c.push_back(t);
-    }
+    std::vector<TimePoint> ends;
     for (const Reservation& r : planned_) {
       const TimePoint end = r.End();
-      if (end != kNever && end > now) c.push_back(end);
+      if (end != kNever && end > now) ends.push_back(end);
     }
-    std::sort(c.begin(), c.end());
+    std::sort(ends.begin(), ends.end());
+    const std::vector<TimePoint>& releases = timeline_.instants();  // ascending, none before now
+    std::vector<TimePoint> c;
+    c.reserve(1 + releases.size() + ends.size());
+    c.push_back(now);
+    std::merge(std::upper_bound(releases.begin(), releases.end(), now), releases.end(),
+               ends.begin(), ends.end(), std::back_inserter(c));
     c.erase(std::unique(c.begin(), c.end()), c.end());
     return c;
   }
@@ -362,18 +441,35 @@ class JobSearch {
   Duration Window() const { return std::max(*job_.time_limit, Duration(1)); }
 
   // The first index in [first, last] whose candidate is feasible, given that feasibility does
-  // not decrease along it; best_ then holds its placements.
-  std::optional<size_t> FirstFeasible(const std::vector<TimePoint>& candidates, size_t first,
-                                      size_t last) {
-    size_t low = first;  // every index below `low` is infeasible
-    size_t probe = first;
-    for (size_t step = 1;; step *= 2) {
-      if (FitsAt(candidates[probe])) break;
-      if (probe == last) return std::nullopt;
-      low = probe + 1;
-      probe = std::min(probe + step, last);
+  // not decrease along it; best_ then holds its placements. Probes start where the timeline
+  // stands (where the previous job's search ended) and gallop away from it, 1, 2, 4, ... steps,
+  // then bisect: the state moves about as far as the answer is from there.
+  std::optional<size_t> Gallop(const std::vector<TimePoint>& candidates, size_t first,
+                               size_t last) {
+    const auto here = static_cast<size_t>(
+        std::lower_bound(candidates.begin(), candidates.end(), timeline_.at()) -
+        candidates.begin());
+    size_t probe = std::clamp(here, first, last);
+    if (FitsAt(candidates[probe])) {
+      for (size_t step = 1; probe > first; step *= 2) {
+        const size_t below = probe - std::min(step, probe - first);
+        if (!FitsAt(candidates[below])) return Bisect(candidates, below + 1, probe);
+        probe = below;
+      }
+      return probe;
     }
-    size_t high = probe;  // feasible; best_ holds it
+    size_t low = probe + 1;  // every index below `low` is infeasible
+    for (size_t step = 1; probe < last; step *= 2) {
+      probe = std::min(probe + step, last);
+      if (FitsAt(candidates[probe])) return Bisect(candidates, low, probe);
+      low = probe + 1;
+    }
+    return std::nullopt;
+  }
+
+  // The first feasible index in [low, high], feasibility not decreasing along it and `high`
+  // feasible with its placements in best_; best_ then holds the answer's.
+  size_t Bisect(const std::vector<TimePoint>& candidates, size_t low, size_t high) {
     while (low < high) {
       const size_t mid = low + (high - low) / 2;
       if (FitsAt(candidates[mid])) {
@@ -476,12 +572,15 @@ TimePoint Reservation::End() const {
 
 BackfillPlanner::BackfillPlanner(Framework* framework) : framework_(framework) {}
 
+BackfillPlanner::~BackfillPlanner() = default;
+
 std::vector<Reservation> BackfillPlanner::Plan(ClusterState& state, TimePoint now,
                                                std::span<const PlannedRelease> running,
                                                std::span<const BlockedJob> blocked) {
   std::vector<Reservation> plan;
   plan.reserve(blocked.size());
-  Timeline timeline(state, now, running);
+  index_ = std::make_unique<ReleaseIndex>(state, running);
+  Timeline timeline(state, now, *index_);
   for (const BlockedJob& job : blocked) {
     plan.push_back(JobSearch(*framework_, state, timeline, plan, job).Run(now));
   }
@@ -509,10 +608,15 @@ bool BackfillPlanner::Delays(ClusterState& state, TimePoint now,
     return r.start != kNever && r.start < end && r.End() > now;
   };
   for (const Reservation& r : reservations) {
-    if (overlaps(r) && !ValidPlacements(state, r.tasks, r.placements)) return true;
+    if (overlaps(r) && r.tasks.size() != r.placements.size()) return true;  // the safe answer
   }
-  std::vector<Held> held = HeldByNode(reservations, overlaps);
-  std::erase_if(held, [&](const Held& h) { return !on_job_node(h.node); });
+  const std::vector<Held> held = HeldByNode(reservations, overlaps, on_job_node);
+  for (const Held& h : held) {
+    const Placement& p = h.reservation->placements[h.task];
+    if (!ValidPlacements(state, std::span(&h.reservation->tasks[h.task], 1), std::span(&p, 1))) {
+      return true;
+    }
+  }
   if (held.empty()) return false;
 
   // What running jobs release on those nodes, and when.
@@ -520,8 +624,16 @@ bool BackfillPlanner::Delays(ClusterState& state, TimePoint now,
   for (const Held& h : held) {
     if (shared_nodes.empty() || shared_nodes.back() != h.node) shared_nodes.push_back(h.node);
   }
+  if (index_ == nullptr || !index_->Covers(state, running)) {
+    index_ = std::make_unique<ReleaseIndex>(state, running);
+  }
   std::vector<Release> releases;
-  for (const PlannedRelease& job : running) {
+  for (int32_t node : shared_nodes) {
+    for (const Release& r : index_->on_node(node)) {
+      releases.push_back(Release{std::max(r.end, now), r.task, r.placement});
+    }
+  }
+  for (const PlannedRelease& job : running.subspan(index_->size())) {  // appended since
     if (job.end == kNever || !ValidPlacements(state, job.tasks, job.placements)) continue;
     for (size_t k = 0; k < job.placements.size(); ++k) {
       if (std::binary_search(shared_nodes.begin(), shared_nodes.end(),

@@ -43,11 +43,11 @@
 // clusters).
 //
 // Cost. Plan releases running tasks in end order by Forget and takes them back in reverse
-// (ClusterState::Reassume), binary-searching the release instants: O(log K) Framework attempts
-// per blocked job and stretch between earlier reservations' windows (K distinct ends), plus the
-// Forget/Reassume of the tasks crossed. Delays costs O(reservations) when the candidate ends
-// before every reservation starts or shares no node with any reservation active in its window,
-// else one pass over `running` for the few shared nodes.
+// (ClusterState::Reassume), galloping and bisecting over the release instants: O(log K)
+// Framework attempts per blocked job and stretch between earlier reservations' windows (K
+// distinct ends), plus the Forget/Reassume of the tasks crossed. Delays costs O(planned tasks)
+// when the candidate ends before every reservation starts or shares no node with one active in
+// its window, else also the running tasks of the few shared nodes (see Delays).
 //
 // Errors: invalid input never crashes. A blocked job without tasks or with min_available outside
 // [1, tasks.size()] gets start TimePoint::max() and no placements; a PlannedRelease whose tasks
@@ -58,6 +58,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -108,6 +109,7 @@ class BackfillPlanner {
  public:
   // `framework` places the gangs (MatchMode::kWithoutAllocating); it outlives the planner.
   explicit BackfillPlanner(Framework* framework);
+  ~BackfillPlanner();
 
   // For each of `blocked` in order: the earliest time at or after `now` when its gang fits, given
   // `running` releasing at their ends and the reservations planned before it (held from their
@@ -122,15 +124,24 @@ class BackfillPlanner {
   // `end` (TimePoint::max() without a time limit), would move any of `reservations` later.
   // Exact in the safe direction: false only when every reservation's planned placement still
   // fits at every instant of its window with the job added (see Exactness above). `state`,
-  // `running` and `reservations` are those the reservations were planned with (plus any job
-  // started since, which is then held for ever unless listed in `running`). `state` is not
-  // changed. REQUIRES: tasks.size() == placements.size().
+  // `running` and `reservations` are those the reservations were planned with, plus any job
+  // started since: in `state` only, it is held for ever; appended to `running`, it is released
+  // at its end. `state` is not changed.
+  // Cost: the planner keeps an index of `running` by node, built by Plan, and reuses it while
+  // Delays is given the same span (same address, no fewer elements, the same jobs where it
+  // samples); otherwise it rebuilds it (one pass over `running`). So between Plan and Delays the
+  // caller may append to `running` but must not change the elements Plan saw in place.
+  // REQUIRES: tasks.size() == placements.size().
   bool Delays(ClusterState& state, TimePoint now, std::span<const PlannedRelease> running,
               std::span<const Reservation> reservations, std::span<const TaskRequest> tasks,
               std::span<const Placement> placements, TimePoint end);
 
+  // The running tasks by node, built by Plan (and by Delays when given another `running`).
+  class ReleaseIndex;
+
  private:
   Framework* framework_;
+  std::unique_ptr<ReleaseIndex> index_;
 };
 
 }  // namespace tessera
