@@ -1,9 +1,8 @@
 #include "sched/queue/admission_queue.h"
 
 #include <algorithm>
-#include <numeric>
-
 #include <cassert>
+#include <numeric>
 
 namespace tessera {
 
@@ -26,10 +25,9 @@ void AdmissionQueue::Add(JobId job, int32_t leaf, int32_t priority, int64_t sequ
                          TimePoint submit_time) {
   assert(tree_->IsLeaf(leaf));
   // priority + (now - submit) / aging orders as priority * aging - submit (aging > 0).
-  const absl::int128 rank =
-      aging_ > Duration::zero()
-          ? absl::int128(priority) * aging_.count() - submit_time.time_since_epoch().count()
-          : absl::int128(priority);
+  const absl::int128 rank = aging_ > Duration::zero() ? absl::int128(priority) * aging_.count() -
+                                                            submit_time.time_since_epoch().count()
+                                                      : absl::int128(priority);
   const JobKey key{.rank = rank, .sequence = sequence, .job = job, .added_in_cycle = cycle_};
   const bool added = jobs_.emplace(job, JobEntry{key, leaf}).second;
   assert(added && "a job queued twice");

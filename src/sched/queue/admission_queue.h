@@ -24,6 +24,8 @@
 #pragma once
 
 #include <cstdint>
+#include <ext/pb_ds/assoc_container.hpp>
+#include <ext/pb_ds/tree_policy.hpp>
 #include <optional>
 #include <vector>
 
@@ -31,9 +33,6 @@
 #include "absl/numeric/int128.h"
 #include "sched/queue/queue_tree.h"
 #include "tessera/common/clock.h"
-
-#include <ext/pb_ds/assoc_container.hpp>
-#include <ext/pb_ds/tree_policy.hpp>
 
 namespace tessera {
 
@@ -96,9 +95,9 @@ class AdmissionQueue {
       return job < o.job;
     }
   };
-  using LeafOrder = __gnu_pbds::tree<JobKey, __gnu_pbds::null_type, std::less<JobKey>,
-                                     __gnu_pbds::rb_tree_tag,
-                                     __gnu_pbds::tree_order_statistics_node_update>;
+  using LeafOrder =
+      __gnu_pbds::tree<JobKey, __gnu_pbds::null_type, std::less<JobKey>, __gnu_pbds::rb_tree_tag,
+                       __gnu_pbds::tree_order_statistics_node_update>;
   struct JobEntry {
     JobKey key;
     int32_t leaf;

@@ -2,6 +2,8 @@
 
 #include <functional>
 #include <map>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -117,8 +119,8 @@ INSTANTIATE_TEST_SUITE_P(
         // One point per minute: 30 minutes of waiting beat one point.
         AgingCase{"WaitBeatsPriority", minutes(1), {{0, minutes(0)}, {1, minutes(30)}}, {0, 1}},
         // Half a minute of waiting does not beat one point.
-        AgingCase{"PriorityBeatsShortWait", minutes(1), {{0, minutes(0)}, {1, seconds(30)}},
-                  {1, 0}},
+        AgingCase{
+            "PriorityBeatsShortWait", minutes(1), {{0, minutes(0)}, {1, seconds(30)}}, {1, 0}},
         // Equal effective priority: submission sequence.
         AgingCase{"TieBySequence", minutes(1), {{1, minutes(1)}, {0, minutes(0)}}, {0, 1}},
         // Extreme priorities and a century of aging do not overflow.
@@ -240,7 +242,7 @@ TEST(AdmissionQueueTest, AddedDuringACycleWaitsForTheNext) {
     order.push_back(*job);
     cycle.Blocked();
     if (*job == 1) {
-      f.Add(2, "a", {}, 100);  // ahead of job 1 in the order
+      f.Add(2, "a", {}, 100);   // ahead of job 1 in the order
       f.Add(3, "a", {}, -100);  // behind it
       f.Add(4, "b");            // in a leaf that was empty
     }
@@ -309,6 +311,65 @@ TEST(AdmissionQueueTest, BlockedRereadsSharesAfterAdmitAndRelease) {
   f.tree().Release(0, {{"gpu", 1000}});
   cycle.Blocked();
   EXPECT_EQ(cycle.Next(), 11);  // a and b tie at 0: by name
+}
+
+// Random trees, jobs and answers: within one cycle each job is returned at most once, each
+// leaf's jobs in (priority with aging, sequence) order; a best-effort cycle where everything is
+// blocked returns every job; admitted jobs leave the queue.
+TEST(AdmissionQueueTest, RandomCyclesReturnEachJobOnceInLeafOrder) {
+  std::mt19937_64 rng(7);
+  const auto uniform = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int round = 0; round < 50; ++round) {
+    std::vector<QueueSpec> specs;
+    const int n = static_cast<int>(uniform(1, 10));
+    for (int q = 0; q < n; ++q) {
+      QueueSpec s = Q("q" + std::to_string(q), "", static_cast<int32_t>(uniform(1, 3)),
+                      static_cast<int32_t>(uniform(0, 1)));
+      if (q > 0 && uniform(0, 2) > 0) s.parent = "q" + std::to_string(uniform(0, q - 1));
+      specs.push_back(std::move(s));
+    }
+    const int64_t aging_ms = uniform(0, 2) * 1000;
+    Fixture f(specs, uniform(0, 1) != 0 ? FairShareMode::kDrf : FairShareMode::kNone,
+              Duration{aging_ms});
+    std::vector<std::string> leaves;
+    for (int32_t q = 0; q < f.tree().size(); ++q) {
+      if (f.tree().IsLeaf(q)) leaves.push_back(f.tree().spec(q).name);
+    }
+    // The order of a leaf: higher priority * aging - submit (priority alone without aging), then
+    // lower id (ids follow the sequence).
+    std::map<JobId, std::pair<int64_t, JobId>> rank;
+    const auto before = [&](JobId a, JobId b) {
+      return rank[a].first != rank[b].first ? rank[a].first > rank[b].first : a < b;
+    };
+    JobId next = 0;
+    for (int cycle = 0; cycle < 5; ++cycle) {
+      for (int64_t i = uniform(0, 30); i > 0; --i) {
+        const int32_t priority = static_cast<int32_t>(uniform(-2, 2));
+        const int64_t submit_ms = uniform(0, 100) * 1000;
+        rank[next] = {aging_ms > 0 ? priority * aging_ms - submit_ms : priority, next};
+        f.Add(next++, leaves[uniform(0, static_cast<int64_t>(leaves.size()) - 1)],
+              {{"gpu", uniform(0, 3) * 1000}}, priority, TimePoint{} + Duration{submit_ms});
+      }
+      const size_t queued = f.queue().size();
+      std::map<int32_t, std::vector<JobId>> by_leaf;
+      const bool block_all = uniform(0, 1) == 0;
+      const std::vector<JobId> order = f.RunCycle([&](JobId job) {
+        by_leaf[f.queue().LeafOf(job)].push_back(job);
+        return !block_all && uniform(0, 1) == 0;
+      });
+      EXPECT_EQ(std::set<JobId>(order.begin(), order.end()).size(), order.size());
+      for (const auto& [leaf, jobs] : by_leaf) {
+        EXPECT_TRUE(std::is_sorted(jobs.begin(), jobs.end(), before)) << "leaf " << leaf;
+      }
+      if (block_all) {
+        EXPECT_EQ(order.size(), queued);  // every leaf is best-effort here
+        EXPECT_EQ(f.queue().size(), queued);
+      }
+      EXPECT_LE(f.queue().size(), queued);
+    }
+  }
 }
 
 }  // namespace

@@ -100,16 +100,13 @@ absl::StatusOr<QueueTree> QueueTree::Create(std::span<const QueueSpec> specs) {
 
 absl::Status QueueTree::Build() {
   const int32_t n = size();
-  const auto field = [](int32_t q, std::string_view name) {
-    return Cat("queues[", q, "].", name);
-  };
+  const auto field = [](int32_t q, std::string_view name) { return Cat("queues[", q, "].", name); };
   std::vector<std::string> resources;
   for (int32_t q = 0; q < n; ++q) {
     const QueueSpec& s = specs_[q];
     if (s.name.empty()) return absl::InvalidArgumentError(field(q, "name: required"));
     if (!by_name_.emplace(s.name, q).second) {
-      return absl::InvalidArgumentError(
-          Cat(field(q, "name"), ": \"", s.name, "\" given twice"));
+      return absl::InvalidArgumentError(Cat(field(q, "name"), ": \"", s.name, "\" given twice"));
     }
     if (s.weight < 1) return absl::InvalidArgumentError(field(q, "weight: must be >= 1"));
     for (const auto& [list_name, list] :
@@ -134,8 +131,7 @@ absl::Status QueueTree::Build() {
     if (p.empty()) continue;
     auto it = by_name_.find(p);
     if (it == by_name_.end()) {
-      return absl::InvalidArgumentError(
-          Cat(field(q, "parent"), ": unknown queue \"", p, "\""));
+      return absl::InvalidArgumentError(Cat(field(q, "parent"), ": unknown queue \"", p, "\""));
     }
     parent_[q] = it->second;
   }
@@ -293,20 +289,18 @@ QueueTree::Verdict QueueTree::Check(int32_t leaf, const ResourceList& charge, bo
       const Int cap = At(cap_, q, r);
       const std::string limits =
           Cat("guaranteed ", FormatInt(resource, g), ", borrowing limit ",
-                       cap >= kUnbounded ? "unbounded" : FormatInt(resource, cap - g));
+              cap >= kUnbounded ? "unbounded" : FormatInt(resource, cap - g));
       Verdict v{.fits = false};
       if (empty) {
         v.message = Cat("queue \"", s.name, "\" ", resource, ": needs ",
-                                 FormatQuantity(resource, amount),
-                                 ", more than the queue can ever use (",
-                                 FormatInt(resource, std::max(max_use[i], Int(0))), ": ", limits,
-                                 ")");
+                        FormatQuantity(resource, amount), ", more than the queue can ever use (",
+                        FormatInt(resource, std::max(max_use[i], Int(0))), ": ", limits, ")");
       } else {
-        v.message = Cat(
-            "queue \"", s.name, "\" ", resource, ": needs ", FormatQuantity(resource, amount), ", ",
-            FormatInt(resource, std::max(max_use[i] - used, Int(0))), " available (",
-            FormatInt(resource, used), " admitted, may use ",
-            FormatInt(resource, std::max(max_use[i], Int(0))), " now: ", limits, ")");
+        v.message =
+            Cat("queue \"", s.name, "\" ", resource, ": needs ", FormatQuantity(resource, amount),
+                ", ", FormatInt(resource, std::max(max_use[i] - used, Int(0))), " available (",
+                FormatInt(resource, used), " admitted, may use ",
+                FormatInt(resource, std::max(max_use[i], Int(0))), " now: ", limits, ")");
       }
       return v;
     }

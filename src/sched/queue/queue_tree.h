@@ -138,9 +138,7 @@ class QueueTree {
   // Index of a managed resource; -1 when not managed.
   int ManagedIndex(std::string_view resource) const;
   Int& At(std::vector<Int>& v, int32_t q, int r) const { return v[q * managed_.size() + r]; }
-  Int At(const std::vector<Int>& v, int32_t q, int r) const {
-    return v[q * managed_.size() + r];
-  }
+  Int At(const std::vector<Int>& v, int32_t q, int r) const { return v[q * managed_.size() + r]; }
   Int Occupy(int32_t q, int r) const;
   // maxU of every queue on the path to `leaf` (root first) for resource r; `empty`: with
   // nothing admitted.
@@ -152,7 +150,7 @@ class QueueTree {
 
   std::vector<QueueSpec> specs_;
   absl::flat_hash_map<std::string, int32_t> by_name_;
-  std::vector<int32_t> parent_;  // the cohort node (size()) for a root
+  std::vector<int32_t> parent_;                 // the cohort node (size()) for a root
   std::vector<std::vector<int32_t>> children_;  // size() + 1 entries: the last lists the roots
   std::vector<std::vector<int32_t>> paths_;     // root first
 
@@ -160,12 +158,12 @@ class QueueTree {
   // cohort of the roots).
   std::vector<std::string> managed_;
   absl::flat_hash_map<std::string, int> managed_index_;
-  std::vector<Int> guaranteed_;  // G
-  std::vector<Int> cap_;         // G + B
-  std::vector<Int> lending_;     // L
-  std::vector<Int> used_;        // U
-  std::vector<Int> child_occupy_;        // sum over children of occupy
-  std::vector<Int> empty_max_;           // maxU with nothing admitted
+  std::vector<Int> guaranteed_;    // G
+  std::vector<Int> cap_;           // G + B
+  std::vector<Int> lending_;       // L
+  std::vector<Int> used_;          // U
+  std::vector<Int> child_occupy_;  // sum over children of occupy
+  std::vector<Int> empty_max_;     // maxU with nothing admitted
   std::vector<ResourceList> usage_;
 
   // Fair share.

@@ -1,5 +1,8 @@
 #include "sched/queue/queue_tree.h"
 
+#include <algorithm>
+#include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -29,15 +32,13 @@ QueueTree MustCreate(const std::vector<QueueSpec>& specs) {
 }
 
 TEST(JobChargeTest, SumsTasksAndChargesSingleModelGpus) {
-  TaskRequest a{.cpu = 2000, .memory = 4 * kGiB, .gpu_count = 2, .gpu_milli = 1000,
-                .gpu_models = {"A100"}};
+  TaskRequest a{
+      .cpu = 2000, .memory = 4 * kGiB, .gpu_count = 2, .gpu_milli = 1000, .gpu_models = {"A100"}};
   TaskRequest b{.cpu = 500, .gpu_count = 1, .gpu_milli = 250, .gpu_models = {"A100", "H100"}};
   TaskRequest c{.memory = kGiB};
   const std::vector<TaskRequest> tasks = {a, a, b, c};
-  EXPECT_EQ(JobCharge(tasks), (ResourceList{{"cpu", 4500},
-                                            {"memory", 9 * kGiB},
-                                            {"gpu", 4250},
-                                            {"gpu:A100", 4000}}));
+  EXPECT_EQ(JobCharge(tasks),
+            (ResourceList{{"cpu", 4500}, {"memory", 9 * kGiB}, {"gpu", 4250}, {"gpu:A100", 4000}}));
   EXPECT_EQ(JobCharge(std::span<const TaskRequest>{}), ResourceList{});
   const std::vector<TaskRequest> empty_task = {TaskRequest{}};
   EXPECT_EQ(JobCharge(empty_task), ResourceList{});  // zero entries omitted
@@ -45,8 +46,8 @@ TEST(JobChargeTest, SumsTasksAndChargesSingleModelGpus) {
 
 TEST(JobChargeTest, JobSpecCountsReplicas) {
   JobSpec spec;
-  spec.tasks.push_back(TaskGroup{.name = "w", .replicas = 3,
-                                 .request = {.cpu = 1000, .gpu_count = 8, .gpu_milli = 1000}});
+  spec.tasks.push_back(TaskGroup{
+      .name = "w", .replicas = 3, .request = {.cpu = 1000, .gpu_count = 8, .gpu_milli = 1000}});
   spec.tasks.push_back(TaskGroup{.name = "m", .replicas = 0, .request = {.cpu = 5000}});
   EXPECT_EQ(JobCharge(spec), (ResourceList{{"cpu", 3000}, {"gpu", 24000}}));
 }
@@ -87,22 +88,26 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         CreateErrorCase{"Empty", {}, "queues: at least one queue is required"},
         CreateErrorCase{"EmptyName", {Q("a"), Q("")}, "queues[1].name: required"},
-        CreateErrorCase{"Twice", {Q("a"), Q("b"), Q("c"), Q("d"), Q("a")},
-                        "queues[4].name: \"a\" given twice"},
-        CreateErrorCase{"UnknownParent", {Q("a"), Q("b"), Q("c"), Q("x", "org")},
+        CreateErrorCase{
+            "Twice", {Q("a"), Q("b"), Q("c"), Q("d"), Q("a")}, "queues[4].name: \"a\" given twice"},
+        CreateErrorCase{"UnknownParent",
+                        {Q("a"), Q("b"), Q("c"), Q("x", "org")},
                         "queues[3].parent: unknown queue \"org\""},
         CreateErrorCase{"SelfParent", {Q("a", "a")}, "queues[0].parent: cycle a -> a"},
-        CreateErrorCase{"Cycle", {Q("r"), Q("a", "b"), Q("b", "a")},
-                        "queues[1].parent: cycle a -> b -> a"},
-        CreateErrorCase{"Weight", {Q("a"), Q("b"), Weighted("c", 0)},
-                        "queues[2].weight: must be >= 1"},
-        CreateErrorCase{"UnknownResource", {Q("a"), Q("b", "", {{"gpuu", 1}})},
+        CreateErrorCase{
+            "Cycle", {Q("r"), Q("a", "b"), Q("b", "a")}, "queues[1].parent: cycle a -> b -> a"},
+        CreateErrorCase{
+            "Weight", {Q("a"), Q("b"), Weighted("c", 0)}, "queues[2].weight: must be >= 1"},
+        CreateErrorCase{"UnknownResource",
+                        {Q("a"), Q("b", "", {{"gpuu", 1}})},
                         "queues[1].guaranteed.gpuu: unknown resource (cpu, memory, gpu, "
                         "gpu:<model>)"},
-        CreateErrorCase{"EmptyModel", {Q("a", "", {}, {{"gpu:", 1}})},
+        CreateErrorCase{"EmptyModel",
+                        {Q("a", "", {}, {{"gpu:", 1}})},
                         "queues[0].borrowing_limit.gpu:: unknown resource (cpu, memory, gpu, "
                         "gpu:<model>)"},
-        CreateErrorCase{"Negative", {Q("a"), Q("b", "", {}, {}, {{"cpu", -1}})},
+        CreateErrorCase{"Negative",
+                        {Q("a"), Q("b", "", {}, {}, {{"cpu", -1}})},
                         "queues[1].lending_limit.cpu: must be >= 0"}),
     [](const auto& info) { return info.param.name; });
 
@@ -123,10 +128,9 @@ TEST(QueueTreeTest, StructureAnyOrder) {
 }
 
 TEST(QueueTreeTest, ParentGuaranteeDefaultsToChildrenSum) {
-  QueueTree tree = MustCreate({Q("org"), Q("a", "org", {{"gpu", 4000}}),
-                               Q("b", "org", {{"gpu", 2000}, {"cpu", 8000}}),
-                               Q("capped", "", {{"gpu", 1000}}),
-                               Q("c", "capped", {{"gpu", 5000}})});
+  QueueTree tree = MustCreate(
+      {Q("org"), Q("a", "org", {{"gpu", 4000}}), Q("b", "org", {{"gpu", 2000}, {"cpu", 8000}}),
+       Q("capped", "", {{"gpu", 1000}}), Q("c", "capped", {{"gpu", 5000}})});
   EXPECT_EQ(tree.Guaranteed(0), (ResourceList{{"cpu", 8000}, {"gpu", 6000}}));
   // An explicit parent guarantee wins, even below its children's sum.
   EXPECT_EQ(tree.Guaranteed(3), (ResourceList{{"cpu", 0}, {"gpu", 1000}}));
@@ -186,8 +190,13 @@ INSTANTIATE_TEST_SUITE_P(
                   false,
                   "queue \"org\" gpu: needs 23 GPUs, 22 GPUs available (10 GPUs admitted, may "
                   "use 32 GPUs now"},
-        AdmitCase{"BorrowWhatSiblingLeaves", Org({}), {{"b", {{"gpu", 10000}}}}, "a",
-                  {{"gpu", 22000}}, true, ""},
+        AdmitCase{"BorrowWhatSiblingLeaves",
+                  Org({}),
+                  {{"b", {{"gpu", 10000}}}},
+                  "a",
+                  {{"gpu", 22000}},
+                  true,
+                  ""},
         AdmitCase{"LendingLimitKeepsGuarantee",
                   Org({}, {{"gpu", 4000}}),
                   {},
@@ -195,12 +204,22 @@ INSTANTIATE_TEST_SUITE_P(
                   {{"gpu", 20001}},
                   false,
                   "queue \"a\" gpu: needs 20.001 GPUs, 20 GPUs available"},
-        AdmitCase{"LendingLimitLendsUpTo", Org({}, {{"gpu", 4000}}), {}, "a", {{"gpu", 20000}},
-                  true, ""},
-        AdmitCase{"LenderUsingMoreThanUnlent", Org({}, {{"gpu", 4000}}), {{"b", {{"gpu", 14000}}}},
-                  "a", {{"gpu", 18000}}, true, ""},
-        AdmitCase{"GuaranteeAlwaysAvailableWhenSiblingWithinItsOwn", Org({}),
-                  {{"b", {{"gpu", 16000}}}}, "a", {{"gpu", 16000}}, true, ""},
+        AdmitCase{
+            "LendingLimitLendsUpTo", Org({}, {{"gpu", 4000}}), {}, "a", {{"gpu", 20000}}, true, ""},
+        AdmitCase{"LenderUsingMoreThanUnlent",
+                  Org({}, {{"gpu", 4000}}),
+                  {{"b", {{"gpu", 14000}}}},
+                  "a",
+                  {{"gpu", 18000}},
+                  true,
+                  ""},
+        AdmitCase{"GuaranteeAlwaysAvailableWhenSiblingWithinItsOwn",
+                  Org({}),
+                  {{"b", {{"gpu", 16000}}}},
+                  "a",
+                  {{"gpu", 16000}},
+                  true,
+                  ""},
         AdmitCase{"SiblingBorrowedBlocksGuarantee",
                   Org({}),
                   {{"b", {{"gpu", 30000}}}},
@@ -216,8 +235,13 @@ INSTANTIATE_TEST_SUITE_P(
                   {{"gpu", 3000}},
                   false,
                   "queue \"org\" gpu: needs 3 GPUs, 2 GPUs available"},
-        AdmitCase{"UnmanagedResourceUnlimited", Org(), {}, "a",
-                  {{"cpu", 1'000'000'000}, {"memory", 1000 * kGiB}, {"gpu", 1000}}, true, ""},
+        AdmitCase{"UnmanagedResourceUnlimited",
+                  Org(),
+                  {},
+                  "a",
+                  {{"cpu", 1'000'000'000}, {"memory", 1000 * kGiB}, {"gpu", 1000}},
+                  true,
+                  ""},
         AdmitCase{"ManagedCpuShownInCores",
                   {Q("a", "", {{"cpu", 4000}})},
                   {},
@@ -239,8 +263,13 @@ INSTANTIATE_TEST_SUITE_P(
                   {{"gpu", 9000}, {"gpu:A100", 9000}},
                   false,
                   "queue \"a\" gpu:A100: needs 9 GPUs"},
-        AdmitCase{"PerModelQuotaOtherModelFree", {Q("a", "", {{"gpu:A100", 8000}})}, {}, "a",
-                  {{"gpu", 9000}, {"gpu:H100", 9000}}, true, ""},
+        AdmitCase{"PerModelQuotaOtherModelFree",
+                  {Q("a", "", {{"gpu:A100", 8000}})},
+                  {},
+                  "a",
+                  {{"gpu", 9000}, {"gpu:H100", 9000}},
+                  true,
+                  ""},
         AdmitCase{"LeafWithoutGuaranteeBorrows",
                   {Q("org"), Q("a", "org", {{"gpu", 4000}}), Q("b", "org")},
                   {},
@@ -263,18 +292,18 @@ INSTANTIATE_TEST_SUITE_P(
                   false,
                   "queue \"y\" gpu: needs 7 GPUs, 6 GPUs available"},
         AdmitCase{"DeepBorrowing",
-                  {Q("root"), Q("org1", "root", {{"gpu", 8000}}), Q("org2", "root", {{"gpu", 8000}}),
-                   Q("t1", "org1", {{"gpu", 4000}}), Q("t2", "org1", {{"gpu", 4000}}),
-                   Q("t3", "org2", {{"gpu", 8000}})},
+                  {Q("root"), Q("org1", "root", {{"gpu", 8000}}),
+                   Q("org2", "root", {{"gpu", 8000}}), Q("t1", "org1", {{"gpu", 4000}}),
+                   Q("t2", "org1", {{"gpu", 4000}}), Q("t3", "org2", {{"gpu", 8000}})},
                   {{"t2", {{"gpu", 2000}}}},
                   "t1",
                   {{"gpu", 14000}},
                   true,
                   ""},
         AdmitCase{"DeepBorrowingLimitedByOther",
-                  {Q("root"), Q("org1", "root", {{"gpu", 8000}}), Q("org2", "root", {{"gpu", 8000}}),
-                   Q("t1", "org1", {{"gpu", 4000}}), Q("t2", "org1", {{"gpu", 4000}}),
-                   Q("t3", "org2", {{"gpu", 8000}})},
+                  {Q("root"), Q("org1", "root", {{"gpu", 8000}}),
+                   Q("org2", "root", {{"gpu", 8000}}), Q("t1", "org1", {{"gpu", 4000}}),
+                   Q("t2", "org1", {{"gpu", 4000}}), Q("t3", "org2", {{"gpu", 8000}})},
                   {{"t2", {{"gpu", 2000}}}, {"t3", {{"gpu", 1000}}}},
                   "t1",
                   {{"gpu", 14000}},
@@ -346,7 +375,7 @@ TEST(QueueTreeTest, DominantShareWithWeights) {
   specs[1].weight = 2;
   QueueTree tree = MustCreate(specs);
   tree.SetCapacity({{"cpu", 100'000}, {"memory", 100 * kGiB}, {"gpu", 10'000}});
-  tree.Admit(0, {{"cpu", 10'000}, {"gpu", 5'000}});   // dominant: gpu 0.5
+  tree.Admit(0, {{"cpu", 10'000}, {"gpu", 5'000}});    // dominant: gpu 0.5
   tree.Admit(1, {{"cpu", 60'000}, {"memory", kGiB}});  // dominant: cpu 0.6, weight 2
   EXPECT_DOUBLE_EQ(tree.Share(0), 0.5);
   EXPECT_DOUBLE_EQ(tree.Share(1), 0.3);
@@ -386,6 +415,99 @@ TEST(QueueTreeTest, HistoryDecaysWithHalfLife) {
   tree.Configure(FairShareMode::kDrf, Duration{0});
   EXPECT_DOUBLE_EQ(tree.Share(0), 0.0);
   EXPECT_EQ(tree.fair_share(), FairShareMode::kDrf);
+}
+
+// Random trees and random admissions (only those CanAdmit accepts) and releases: no queue ever
+// goes above its guarantee plus borrowing limit, the top-level queues together stay within
+// their guarantees, use adds up the tree, a charge that fits now could fit ever, and releasing
+// everything gives back the empty tree.
+TEST(QueueTreeTest, RandomAdmissionsRespectEveryLimit) {
+  std::mt19937_64 rng(42);
+  const auto uniform = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  const std::vector<std::string> resources = {"cpu", "gpu"};
+  for (int round = 0; round < 200; ++round) {
+    std::vector<QueueSpec> specs;
+    const int n = static_cast<int>(uniform(1, 12));
+    for (int q = 0; q < n; ++q) {
+      QueueSpec s = Q("q" + std::to_string(q));
+      if (q > 0 && uniform(0, 3) > 0) s.parent = "q" + std::to_string(uniform(0, q - 1));
+      for (const std::string& r : resources) {
+        if (uniform(0, 2) > 0) s.guaranteed[r] = uniform(0, 8) * 1000;
+        if (uniform(0, 2) == 0) s.borrowing_limit[r] = uniform(0, 4) * 1000;
+        if (uniform(0, 2) == 0) s.lending_limit[r] = uniform(0, 4) * 1000;
+      }
+      specs.push_back(std::move(s));
+    }
+    std::shuffle(specs.begin(), specs.end(), rng);  // any order
+    QueueTree tree = MustCreate(specs);
+    std::vector<int32_t> leaves;
+    for (int32_t q = 0; q < tree.size(); ++q) {
+      if (tree.IsLeaf(q)) leaves.push_back(q);
+    }
+    std::vector<std::pair<int32_t, ResourceList>> admitted;
+    const auto random_charge = [&] {
+      ResourceList charge;
+      for (const std::string& r : resources) {
+        if (uniform(0, 1) == 0) charge[r] = uniform(1, 6) * 500;
+      }
+      return charge;
+    };
+    const auto check_limits = [&] {
+      std::map<std::string, int64_t> top_use;
+      std::map<std::string, int64_t> top_guarantee;
+      for (int32_t q = 0; q < tree.size(); ++q) {
+        const ResourceList& use = tree.Usage(q);
+        const ResourceList g = tree.Guaranteed(q);
+        for (const std::string& r : resources) {
+          const int64_t u = use.contains(r) ? use.at(r) : 0;
+          const auto b = tree.spec(q).borrowing_limit.find(r);
+          if (g.contains(r) && b != tree.spec(q).borrowing_limit.end()) {
+            EXPECT_LE(u, g.at(r) + b->second) << tree.spec(q).name << " " << r;
+          }
+          if (tree.parent(q) < 0) {
+            top_use[r] += u;
+            top_guarantee[r] += g.contains(r) ? g.at(r) : 0;
+          }
+          int64_t children = 0;
+          for (int32_t c : tree.children(q)) {
+            children += tree.Usage(c).contains(r) ? tree.Usage(c).at(r) : 0;
+          }
+          if (!tree.IsLeaf(q)) EXPECT_EQ(u, children);
+        }
+      }
+      for (const std::string& r : resources) {
+        if (tree.Guaranteed(0).contains(r)) EXPECT_LE(top_use[r], top_guarantee[r]) << r;
+      }
+    };
+    for (int step = 0; step < 60; ++step) {
+      if (!admitted.empty() && uniform(0, 3) == 0) {
+        const size_t i = static_cast<size_t>(uniform(0, static_cast<int64_t>(admitted.size()) - 1));
+        tree.Release(admitted[i].first, admitted[i].second);
+        admitted.erase(admitted.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        const int32_t leaf = leaves[uniform(0, static_cast<int64_t>(leaves.size()) - 1)];
+        ResourceList charge = random_charge();
+        const QueueTree::Verdict now = tree.CanAdmit(leaf, charge);
+        if (now.fits) {
+          EXPECT_TRUE(tree.CanEverAdmit(leaf, charge).fits);
+          tree.Admit(leaf, charge);
+          admitted.emplace_back(leaf, std::move(charge));
+        } else {
+          EXPECT_THAT(now.message, HasSubstr("needs"));
+        }
+      }
+      check_limits();
+    }
+    for (const auto& [leaf, charge] : admitted) tree.Release(leaf, charge);
+    for (int32_t q = 0; q < tree.size(); ++q) EXPECT_TRUE(tree.Usage(q).empty());
+    for (int i = 0; i < 10; ++i) {
+      const int32_t leaf = leaves[uniform(0, static_cast<int64_t>(leaves.size()) - 1)];
+      const ResourceList charge = random_charge();
+      EXPECT_EQ(tree.CanAdmit(leaf, charge).fits, tree.CanEverAdmit(leaf, charge).fits);
+    }
+  }
 }
 
 TEST(QueueTreeTest, LargeQuantitiesDoNotOverflow) {

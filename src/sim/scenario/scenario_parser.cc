@@ -1043,8 +1043,7 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view f
     root = YAML::Load(std::string(text));
   } catch (const YAML::DeepRecursion& e) {
     return absl::InvalidArgumentError(Cat(file, ":", e.mark.is_null() ? 0 : e.mark.line + 1,
-                                          ": nesting too deep (at most ", kMaxNesting,
-                                          " levels)"));
+                                          ": nesting too deep (at most ", kMaxNesting, " levels)"));
   } catch (const YAML::Exception& e) {
     // The usual cause: a brace range left unquoted inside a flow mapping ({name: gpu-{0..3}}).
     const std::string_view hint =

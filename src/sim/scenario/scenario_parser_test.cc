@@ -172,9 +172,9 @@ jobs: [{name: a, tasks: [{name: w}], duration: 1, min_runtime: 30s}]
     BackfillMode backfill;
     FairShareMode fair_share;
   };
-  for (const ModeCase& c : {ModeCase{"{backfill: none}", BackfillMode::kNone, FairShareMode::kDrf},
-                            ModeCase{"{backfill: easy, fair_share: drf}", BackfillMode::kEasy,
-                                     FairShareMode::kDrf}}) {
+  for (const ModeCase& c :
+       {ModeCase{"{backfill: none}", BackfillMode::kNone, FairShareMode::kDrf},
+        ModeCase{"{backfill: easy, fair_share: drf}", BackfillMode::kEasy, FairShareMode::kDrf}}) {
     absl::StatusOr<Scenario> m = Parse("nodes: [{name: n}]\nconfig: " + c.text + "\n");
     ASSERT_TRUE(m.ok()) << m.status();
     EXPECT_EQ(m->config.policy.backfill, c.backfill) << c.text;
@@ -277,23 +277,28 @@ TEST(ScenarioParserTest, ErrorsNameFileLineAndField) {
       {"clusters: [{name: c, labels: {tessera.io/cluster: x}}]\nnodes: [{name: n0}]\n",
        "t.yaml:1: clusters[0].labels.tessera.io/cluster: set by the runner"},
       // gpu_memory requests need the GPU memory of every node with GPUs.
-      {"nodes: [{name: n0, gpus: {count: 1}}]\n" + job + "      - {name: w, gpu: 1, gpu_memory: 1Gi}\n",
+      {"nodes: [{name: n0, gpus: {count: 1}}]\n" + job +
+           "      - {name: w, gpu: 1, gpu_memory: 1Gi}\n",
        "t.yaml:1: nodes[0].gpus.memory: required on nodes with GPUs when a task sets gpu_memory "
        "(jobs[0].tasks[0].gpu_memory at line 6)"},
       // Expected reasons are the contract's codes.
       {std::string(kNodes) + "jobs: [{name: a, tasks: [{name: w}], duration: 1}]\n"
-       "expect: [{end: true, job: a, reason: NotAReason}]\n",
+                             "expect: [{end: true, job: a, reason: NotAReason}]\n",
        "t.yaml:3: expect[0].reason: must be one of"},
       // Deep nesting is refused before the parser walks it.
       {std::string(kNodes) + "description: " + std::string(100, '[') + std::string(100, ']') + "\n",
        "t.yaml:2: nesting too deep (at most 64 levels)"},
-      {std::string(kNodes) + "description: " + std::string(5000, '[') + std::string(5000, ']') + "\n",
+      {std::string(kNodes) + "description: " + std::string(5000, '[') + std::string(5000, ']') +
+           "\n",
        "t.yaml:2: nesting too deep (at most 64 levels)"},
       // Aliases do not multiply the walk beyond a bound.
       {std::string(kNodes) + "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
-       "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
-       "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
-       "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n",
+                             "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, "
+                             "*b, *b, *b, *b, *b, *b, *b]\n"
+                             "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, "
+                             "*d, *d, *d, *d, *d, *d, *d]\n"
+                             "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, "
+                             "*f, *f, *f, *f, *f, *f, *f]\n",
        "t.yaml:2: more than 4000000 values (counting each alias use)"},
       {std::string(kNodes) + "jobs:\n  - name: a\n    tasks: [{name: w}]\n",
        "t.yaml:3: jobs[0].duration: required"},
@@ -338,8 +343,7 @@ TEST(ScenarioParserTest, ErrorsNameFileLineAndField) {
        "t.yaml:3: config.backfill_depth: must be <= 1000000"},
       {"nodes: [{name: n}]\nconfig:\n  gang_timeout: -1s\n",
        "t.yaml:3: config.gang_timeout: must be >= 0"},
-      {"nodes: [{name: n}]\nconfig:\n  priority_aging: soon\n",
-       "t.yaml:3: config.priority_aging:"},
+      {"nodes: [{name: n}]\nconfig:\n  priority_aging: soon\n", "t.yaml:3: config.priority_aging:"},
       {"nodes: [{name: n}]\nconfig:\n  fair_share_half_life: 876001h\n",
        "t.yaml:3: config.fair_share_half_life: must be at most 876000h"},
       {"nodes: [{name: n}]\nconfig:\n  on_preemption: kill\n",
