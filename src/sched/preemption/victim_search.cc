@@ -101,6 +101,11 @@ class VictimSearch {
   // most important first, while the task still fits; false when the node does not help.
   bool NodeVictims(const TaskRequest& task, int32_t node, std::vector<int32_t>& victims,
                    SetKey& key);
+  // Reprieves the candidates of `order` in turn from `room` (all of them released) while the
+  // task still fits the node; returns the ones that could not be.
+  std::vector<int32_t> Reprieve(const TaskRequest& task, int32_t node, NodeRoom room,
+                                std::span<const int32_t> order) const;
+  SetKey KeyOf(std::span<const int32_t> victims) const;
   // True when evicting the candidate alone (holding `totals` there) would let the task fit
   // `node` by arithmetic.
   bool SingleFits(const TaskRequest& task, int32_t candidate, int32_t node,
@@ -319,6 +324,31 @@ bool VictimSearch::TrySingles(int32_t task, int32_t level) {
   return false;
 }
 
+SetKey VictimSearch::KeyOf(std::span<const int32_t> victims) const {
+  SetKey key;
+  for (int32_t c : victims) {
+    const VictimCandidate& v = candidates_[c];
+    key.max_priority = key.count == 0 ? v.priority : std::max(key.max_priority, v.priority);
+    ++key.count;
+    key.priority_sum += v.priority;
+    key.start_sum += StartMs(v);
+  }
+  return key;
+}
+
+std::vector<int32_t> VictimSearch::Reprieve(const TaskRequest& task, int32_t node, NodeRoom room,
+                                            std::span<const int32_t> order) const {
+  const Node& n = state_.node(node);
+  std::vector<int32_t> victims;
+  for (int32_t c : order) {
+    Release(room, c, node, -1);
+    if (FitsWithRoom(task, n, room)) continue;  // reprieved
+    Release(room, c, node, +1);
+    victims.push_back(c);
+  }
+  return victims;
+}
+
 bool VictimSearch::NodeVictims(const TaskRequest& task, int32_t node,
                                std::vector<int32_t>& victims, SetKey& key) {
   static const NodeRoom kNothing;
@@ -334,20 +364,39 @@ bool VictimSearch::NodeVictims(const TaskRequest& task, int32_t node,
   }
   // A node the task fits without evictions was refused by another filter: evictions cannot help.
   if (!FitsWithRoom(task, n, room) || FitsWithRoom(task, n, kNothing)) return false;
+  // kube-scheduler's way: reprieve the most important first while the task still fits.
   std::sort(order.begin(), order.end(),
             [&](int32_t a, int32_t b) { return MoreImportant(a, b); });
-  victims.clear();
-  key = SetKey{};
+  victims = Reprieve(task, node, room, order);
+  key = KeyOf(victims);
+  if (victims.size() <= 1) return true;
+  // Fewer victims may do: the best single one, or reprieving the small holders of each priority
+  // first, leaving the big ones to evict.
   for (int32_t c : order) {
-    Release(room, c, node, -1);
-    if (FitsWithRoom(task, n, room)) continue;  // reprieved
-    Release(room, c, node, +1);
-    victims.push_back(c);
-    const VictimCandidate& v = candidates_[c];
-    key.max_priority = key.count == 0 ? v.priority : std::max(key.max_priority, v.priority);
-    ++key.count;
-    key.priority_sum += v.priority;
-    key.start_sum += StartMs(v);
+    NodeRoom alone;
+    Release(alone, c, node, +1);
+    const int32_t single[] = {c};
+    if (FitsWithRoom(task, n, alone) && Better(KeyOf(single), key)) {
+      victims.assign({c});
+      key = KeyOf(single);
+    }
+  }
+  if (victims.size() == 1) return true;
+  auto size = [&](int32_t c) {
+    RoomTotals held;
+    Release(held, c, node, +1);
+    return std::tuple(held.gpu_milli, held.cpu, held.memory);
+  };
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    if (candidates_[a].priority != candidates_[b].priority) {
+      return candidates_[a].priority > candidates_[b].priority;
+    }
+    return size(a) < size(b);
+  });
+  std::vector<int32_t> big_first = Reprieve(task, node, room, order);
+  if (const SetKey k = KeyOf(big_first); Better(k, key)) {
+    victims = std::move(big_first);
+    key = k;
   }
   return true;
 }
