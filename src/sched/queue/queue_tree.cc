@@ -255,7 +255,7 @@ Int QueueTree::Occupy(int32_t q, int r) const {
   return std::max(At(used_, q, r), At(guaranteed_, q, r) - At(lending_, q, r));
 }
 
-void QueueTree::MaxUse(int32_t leaf, int r, bool empty, std::vector<Int>& out) const {
+void QueueTree::MaxUse(int32_t leaf, int r, bool empty, PathValues& out) const {
   const std::vector<int32_t>& path = paths_[leaf];
   out.resize(path.size());
   if (empty) {
@@ -272,7 +272,7 @@ void QueueTree::MaxUse(int32_t leaf, int r, bool empty, std::vector<Int>& out) c
 }
 
 QueueTree::Verdict QueueTree::Check(int32_t leaf, const ResourceList& charge, bool empty) const {
-  std::vector<Int> max_use;
+  PathValues max_use;
   const std::vector<int32_t>& path = paths_[leaf];
   for (const auto& [resource, amount] : charge) {
     const int r = ManagedIndex(resource);

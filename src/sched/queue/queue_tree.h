@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/numeric/int128.h"
 #include "absl/status/statusor.h"
 #include "core/job.h"
@@ -132,6 +133,8 @@ class QueueTree {
 
  private:
   using Int = absl::int128;
+  // One value per queue of a path (no allocation for trees up to 8 deep).
+  using PathValues = absl::InlinedVector<Int, 8>;
 
   QueueTree() = default;
   absl::Status Build();
@@ -142,7 +145,7 @@ class QueueTree {
   Int Occupy(int32_t q, int r) const;
   // maxU of every queue on the path to `leaf` (root first) for resource r; `empty`: with
   // nothing admitted.
-  void MaxUse(int32_t leaf, int r, bool empty, std::vector<Int>& out) const;
+  void MaxUse(int32_t leaf, int r, bool empty, PathValues& out) const;
   Verdict Check(int32_t leaf, const ResourceList& charge, bool empty) const;
   void Add(int32_t leaf, const ResourceList& charge, int64_t sign);
   double DominantShare(int32_t q) const;
