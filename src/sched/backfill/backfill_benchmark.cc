@@ -231,8 +231,8 @@ int Main(int argc, char** argv) {
   int64_t delayed = 0;
   Rng end_rng(5);
   for (int i = 0; i < candidates; ++i) {
-    GangAttempt g = (*framework)->ScheduleGang(fleet.state, "candidate", one, 1,
-                                               MatchMode::kWithoutAllocating);
+    GangAttempt g =
+        (*framework)->ScheduleGang(fleet.state, "candidate", one, 1, MatchMode::kWithoutAllocating);
     if (!g.status.ok()) return 1;
     const TimePoint end = now + std::chrono::seconds(1 + end_rng.Uniform(kHorizonSeconds));
     const double w = WallMicros();
@@ -261,7 +261,8 @@ int Main(int argc, char** argv) {
     std::vector<TaskRequest> task{CpuOnly()};
     for (const GpuDevice& d : fleet.state.node(p.node_index).gpus) {
       if (d.used_milli == 0) {
-        task = {Gpus(1)}; ++gpu_candidates;
+        task = {Gpus(1)};
+        ++gpu_candidates;
         p.gpus = {d.index};
         p.gpu_milli = kMilliGpuPerDevice;
         break;
@@ -277,8 +278,7 @@ int Main(int argc, char** argv) {
   }
   Report("Delays, candidate on a reserved node", wall, cpu, "us", 1);
   std::printf("  %lld of %zu candidates (%lld with a GPU) would delay a reservation\n",
-              static_cast<long long>(delayed), wall.size(),
-              static_cast<long long>(gpu_candidates));
+              static_cast<long long>(delayed), wall.size(), static_cast<long long>(gpu_candidates));
   return 0;
 }
 

@@ -73,6 +73,7 @@ bool ValidPlacements(const ClusterState& state, std::span<const TaskRequest> tas
   if (tasks.size() != placements.size()) return false;
   for (const Placement& p : placements) {
     if (p.node_index < 0 || p.node_index >= state.size()) return false;
+    if (p.gpus.empty()) continue;
     const auto devices = static_cast<int32_t>(state.node(p.node_index).gpus.size());
     for (int32_t d : p.gpus) {
       if (d < 0 || d >= devices) return false;
@@ -96,7 +97,9 @@ struct Release {
 class BackfillPlanner::ReleaseIndex {
  public:
   ReleaseIndex(const ClusterState& state, std::span<const PlannedRelease> running)
-      : state_uid_(state.uid()), nodes_(state.size()), data_(running.data()),
+      : state_uid_(state.uid()),
+        nodes_(state.size()),
+        data_(running.data()),
         size_(running.size()) {
     std::vector<const PlannedRelease*> ending;
     for (const PlannedRelease& job : running) {
@@ -104,10 +107,9 @@ class BackfillPlanner::ReleaseIndex {
         ending.push_back(&job);
       }
     }
-    std::stable_sort(ending.begin(), ending.end(), [](const PlannedRelease* a,
-                                                      const PlannedRelease* b) {
-      return a->end < b->end;
-    });
+    std::stable_sort(
+        ending.begin(), ending.end(),
+        [](const PlannedRelease* a, const PlannedRelease* b) { return a->end < b->end; });
     for (const PlannedRelease* job : ending) {
       for (size_t k = 0; k < job->tasks.size(); ++k) {
         by_end_.push_back(Release{job->end, &job->tasks[k], &job->placements[k]});
@@ -139,12 +141,13 @@ class BackfillPlanner::ReleaseIndex {
   // The releases on `node`, by end. The first call sorts every release by node.
   std::span<const Release> on_node(int32_t node) {
     if (node_begin_.empty()) IndexByNode();
-    return std::span(by_node_).subspan(node_begin_[node], node_begin_[node + 1] - node_begin_[node]);
+    return std::span(by_node_).subspan(node_begin_[node],
+                                       node_begin_[node + 1] - node_begin_[node]);
   }
 
  private:
   static std::tuple<size_t, int64_t, TimePoint, size_t> Fingerprint(const PlannedRelease& r,
-                                                                     size_t at) {
+                                                                    size_t at) {
     return {at, r.job, r.end, r.tasks.size()};
   }
 
@@ -164,7 +167,7 @@ class BackfillPlanner::ReleaseIndex {
   size_t size_;
   std::vector<std::tuple<size_t, int64_t, TimePoint, size_t>> fingerprint_;
   std::vector<Release> by_end_;
-  std::vector<Release> by_node_;   // node n's: by_node_[node_begin_[n], node_begin_[n + 1])
+  std::vector<Release> by_node_;  // node n's: by_node_[node_begin_[n], node_begin_[n + 1])
   std::vector<int32_t> node_begin_;
 };
 
@@ -275,7 +278,8 @@ class Overlay {
     for (size_t begin = 0; begin < held.size() && ok_;) {
       size_t end = begin;
       while (end < held.size() && held[end].node == held[begin].node) ++end;
-      AddFillers(held[begin].node, Peak(timeline, std::span(held).subspan(begin, end - begin), from));
+      AddFillers(held[begin].node,
+                 Peak(timeline, std::span(held).subspan(begin, end - begin), from));
       begin = end;
     }
   }
@@ -380,11 +384,11 @@ class JobSearch {
     for (size_t first = 0; first < candidates.size();) {
       auto bound = std::lower_bound(worse.begin(), worse.end(), candidates[first]);
       const bool final = bound == worse.end();
-      const size_t last =
-          final ? candidates.size() - 1
-                : static_cast<size_t>(std::upper_bound(candidates.begin() + first,
-                                                       candidates.end(), *bound) -
-                                      candidates.begin()) - 1;
+      const size_t last = final ? candidates.size() - 1
+                                : static_cast<size_t>(std::upper_bound(candidates.begin() + first,
+                                                                       candidates.end(), *bound) -
+                                                      candidates.begin()) -
+                                      1;
       std::optional<size_t> found;
       if (final) {
         found = Gallop(candidates, first, last);
@@ -446,9 +450,9 @@ class JobSearch {
   // then bisect: the state moves about as far as the answer is from there.
   std::optional<size_t> Gallop(const std::vector<TimePoint>& candidates, size_t first,
                                size_t last) {
-    const auto here = static_cast<size_t>(
-        std::lower_bound(candidates.begin(), candidates.end(), timeline_.at()) -
-        candidates.begin());
+    const auto here =
+        static_cast<size_t>(std::lower_bound(candidates.begin(), candidates.end(), timeline_.at()) -
+                            candidates.begin());
     size_t probe = std::clamp(here, first, last);
     if (FitsAt(candidates[probe])) {
       for (size_t step = 1; probe > first; step *= 2) {
@@ -503,7 +507,6 @@ class JobSearch {
   const BlockedJob& job_;
   GangAttempt best_;
 };
-
 
 // Whether `job` (its load on the node, held from now) fits on the node at instant t beside the
 // reservations of `on_node` active then, with what `releases` frees by t. Only the quantities
@@ -592,7 +595,7 @@ bool BackfillPlanner::Delays(ClusterState& state, TimePoint now,
                              std::span<const Reservation> reservations,
                              std::span<const TaskRequest> tasks,
                              std::span<const Placement> placements, TimePoint end) {
-  if (end <= now) return false;  // holds nothing from now on
+  if (end <= now) return false;                                 // holds nothing from now on
   if (!ValidPlacements(state, tasks, placements)) return true;  // cannot tell: the safe answer
   std::vector<int32_t> job_nodes;
   for (const Placement& p : placements) job_nodes.push_back(p.node_index);

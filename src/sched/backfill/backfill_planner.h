@@ -98,7 +98,7 @@ struct Reservation {
   std::vector<int32_t> task_indices;  // the tasks planned (the gang, and any beyond it that fit)
   std::vector<Placement> placements;  // one per entry of task_indices
   std::optional<Duration> time_limit;
-  std::vector<TaskRequest> tasks;     // the request of each planned task, parallel to placements
+  std::vector<TaskRequest> tasks;  // the request of each planned task, parallel to placements
 
   // The end of the reservation's window: start + time_limit, TimePoint::max() without a limit
   // (or when start is max()).

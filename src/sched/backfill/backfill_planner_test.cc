@@ -123,7 +123,8 @@ class BackfillTest : public ::testing::Test {
     p.node_index = n;
     p.node = state_.node(n).name;
     for (const GpuDevice& d : state_.node(n).gpus) {
-      if (static_cast<int32_t>(p.gpus.size()) < gpus && d.used_milli == 0) p.gpus.push_back(d.index);
+      if (static_cast<int32_t>(p.gpus.size()) < gpus && d.used_milli == 0)
+        p.gpus.push_back(d.index);
     }
     p.gpu_milli = gpus > 0 ? kMilliGpuPerDevice : 0;
     return p;
@@ -202,7 +203,8 @@ void ExpectConsistent(const ClusterState& state, TimePoint now,
           for (int32_t d : r.placements[k].gpus) milli[d] += r.placements[k].gpu_milli;
         }
       }
-      EXPECT_LE(cpu, node.allocatable.cpu) << "node " << n << " at " << t.time_since_epoch().count();
+      EXPECT_LE(cpu, node.allocatable.cpu)
+          << "node " << n << " at " << t.time_since_epoch().count();
       for (int64_t m : milli) {
         EXPECT_LE(m, kMilliGpuPerDevice) << "node " << n << " at " << t.time_since_epoch().count();
       }
@@ -359,9 +361,9 @@ TEST_F(BackfillTest, LaterReservationMayFillAHoleBeforeAnEarlierOne) {
   EXPECT_NE(Nodes(plan[1]), Nodes(plan[2]));
   EXPECT_EQ(plan[3].start, At(251));
   // A job that ends by 100 fits the hole now, after a job planned later than it.
-  std::vector<Reservation> hole = Plan({Blocked(10, 2, 8, Seconds(50)),
-                                        Blocked(11, 1, 8, Seconds(101)),
-                                        Blocked(14, 1, 8, Seconds(100))});
+  std::vector<Reservation> hole =
+      Plan({Blocked(10, 2, 8, Seconds(50)), Blocked(11, 1, 8, Seconds(101)),
+            Blocked(14, 1, 8, Seconds(100))});
   EXPECT_EQ(hole[2].start, now_);
   EXPECT_THAT(Nodes(hole[2]), ElementsAre(1));
 }
@@ -389,9 +391,9 @@ TEST_F(BackfillTest, PlanAndDelaysLeaveTheStateAsGiven) {
 
   BlockedJob extended{.job = 12, .min_available = 1, .time_limit = Seconds(5)};
   extended.tasks.assign(2, with_extended);
-  std::vector<Reservation> plan = Plan({Blocked(10, 3, 8, Seconds(100)),
-                                        Blocked(11, 2, 4, Seconds(7)), extended,
-                                        Blocked(13, 6, 2, std::nullopt)});
+  std::vector<Reservation> plan =
+      Plan({Blocked(10, 3, 8, Seconds(100)), Blocked(11, 2, 4, Seconds(7)), extended,
+            Blocked(13, 6, 2, std::nullopt)});
   EXPECT_EQ(Snapshot(state_), before);
   for (int32_t n = 0; n < 6; ++n) {
     (void)Delays(plan, {n}, 1, kNever);
@@ -472,8 +474,8 @@ void BackfillTest::RandomRound(Rng& rng, size_t compared, bool same_nodes, Round
   for (size_t k = 0; k < placed.size(); ++k) {
     ASSERT_TRUE(state_.Assume(placed[k], g.placements[k]).ok());
   }
-  running_.push_back(PlannedRelease{.job = 99, .end = end, .tasks = placed,
-                                    .placements = g.placements});
+  running_.push_back(
+      PlannedRelease{.job = 99, .end = end, .tasks = placed, .placements = g.placements});
   const std::vector<Reservation> replanned = planner_->Plan(state_, now_, running_, blocked);
   ExpectConsistent(state_, now_, running_, replanned);
   ASSERT_EQ(replanned.size(), plan.size());
