@@ -1,6 +1,7 @@
 #include "sched/preemption/node_room.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace tessera {
 namespace {
@@ -61,11 +62,34 @@ bool FitsWithRoom(const TaskRequest& task, const Node& node, const NodeRoom& roo
 bool MayFitWithRoom(const TaskRequest& task, const Node& node, const RoomTotals& totals) {
   if (Short(task.cpu, node.FreeCpu() + totals.cpu)) return false;
   if (Short(task.memory, node.FreeMemory() + totals.memory)) return false;
+  return MayFitGpusWithRoom(task, node, totals.gpu_milli);
+}
+
+bool MayFitGpusWithRoom(const TaskRequest& task, const Node& node, int64_t gpu_milli) {
   if (!task.NeedsGpu()) return true;
   // Every device's free milli-GPU, summed, bounds what the fitting devices offer.
   const int64_t devices = static_cast<int64_t>(node.gpus.size());
-  return devices * kMilliGpuPerDevice - node.allocated.gpu + totals.gpu_milli >=
-         task.TotalGpuMilli();
+  return devices * kMilliGpuPerDevice - node.allocated.gpu + gpu_milli >= task.TotalGpuMilli();
+}
+
+std::optional<int64_t> MaxCopies(const TaskRequest& task, const Node& node) {
+  if (task.NeedsGpu() && task.gpu_milli < kMilliGpuPerDevice) return std::nullopt;
+  int64_t copies = std::numeric_limits<int64_t>::max();
+  auto bound = [&](int64_t want, int64_t free) {
+    if (want > 0) copies = std::min(copies, std::max<int64_t>(free, 0) / want);
+  };
+  bound(task.cpu, node.FreeCpu());
+  bound(task.memory, node.FreeMemory());
+  for (const auto& [name, want] : task.extended) {
+    bound(want, Lookup(node.allocatable.extended, name) - Lookup(node.allocated.extended, name));
+  }
+  if (task.NeedsGpu()) {
+    const auto devices = std::count_if(node.gpus.begin(), node.gpus.end(), [&](const GpuDevice& d) {
+      return d.IsFullyFree() && d.FreeMemory() >= task.gpu_memory && task.AllowsModel(d.model);
+    });
+    bound(task.gpu_count, devices);
+  }
+  return copies;
 }
 
 }  // namespace tessera

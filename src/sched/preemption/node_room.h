@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/container/inlined_vector.h"
@@ -59,5 +60,11 @@ struct RoomTotals {
 // False when `task` cannot fit `node` with `totals` released, whatever the devices they are
 // on: FitsWithRoom implies MayFitWithRoom. Reads only the node's sums and device count.
 bool MayFitWithRoom(const TaskRequest& task, const Node& node, const RoomTotals& totals);
+// The GPU part of MayFitWithRoom alone, with `gpu_milli` released.
+bool MayFitGpusWithRoom(const TaskRequest& task, const Node& node, int64_t gpu_milli);
+
+// At most how many copies of `task` the node could take as it is (resource arithmetic only);
+// nullopt for a GPU-sharing task, whose copies depend on how they would be packed.
+std::optional<int64_t> MaxCopies(const TaskRequest& task, const Node& node);
 
 }  // namespace tessera

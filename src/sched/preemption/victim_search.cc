@@ -20,7 +20,7 @@ constexpr std::string_view kPreemptor = "preemptor";
 // task's GPUs (its cpu and memory for a CPU-only task) are checked; the node ranking that
 // follows finds every other kind of single victim. Bounded: the candidates looked at, and the
 // nodes checked.
-constexpr int32_t kMaxSinglePops = 4096;
+constexpr int32_t kMaxSinglePops = 1024;
 constexpr int32_t kMaxSingleChecks = 64;
 // Greedy passes over the gang before falling back to evicting everything useful.
 constexpr int32_t kMaxPasses = 8;
@@ -59,6 +59,8 @@ class VictimSearch {
         tasks_(tasks),
         min_available_(min_available),
         candidates_(candidates),
+        gpu_totals_only_(std::all_of(tasks.begin(), tasks.end(),
+                                     [](const TaskRequest& t) { return t.NeedsGpu(); })),
         evicted_(candidates.size(), 0) {}
 
   std::optional<VictimChoice> Run();
@@ -81,8 +83,17 @@ class VictimSearch {
   bool Accumulated(int32_t candidate) const {
     return accumulated_levels_ > 0 && candidates_[candidate].priority <= accumulated_priority_;
   }
-  // Adds (+1) or removes (-1) the candidate's holdings to the totals of the nodes it runs on.
+  // Adds (+1) or removes (-1) the candidate's holdings to the totals of the nodes it runs on,
+  // when it is accumulated, and marks those nodes changed.
   void ApplyTotals(int32_t candidate, int64_t sign);
+  void AddToTotals(const TaskRequest& task, const Placement& placement, int64_t sign) {
+    RoomTotals& totals = totals_[placement.node_index];
+    if (!gpu_totals_only_) {
+      totals.Apply(task, placement, sign);
+    } else if (!placement.gpus.empty()) {
+      totals.gpu_milli += sign * static_cast<int64_t>(placement.gpus.size()) * placement.gpu_milli;
+    }
+  }
   // Groups the accumulated holders by node (a counting sort), when they changed.
   void IndexHolders();
   // Adds (+1) or removes (-1) candidate's holdings on `node` to `room`.
@@ -122,12 +133,19 @@ class VictimSearch {
   bool EvictEverythingUseful();
   // Reprieves victims, the most important first, while the gang still fits.
   void Prune();
+  // True when resource arithmetic shows the gang cannot fit the state as it is: its tasks are
+  // all alike (whole GPUs or none), none fitted any node before the search changed anything,
+  // and the nodes it changed cannot take min_available copies. Spares the framework's
+  // attempt (and its diagnosis of every node) for victims that are plainly needed.
+  bool ShownUnfit();
   bool ScheduleGang();
 
   void Evict(int32_t candidate);
   void Reprieve(int32_t candidate);
   void Restore();
   bool MoreImportant(int32_t a, int32_t b) const;
+  // The task's equivalence key, computed once.
+  const std::string& TaskKey(int32_t task);
 
   ClusterState& state_;
   Framework& framework_;
@@ -140,17 +158,40 @@ class VictimSearch {
   int32_t accumulated_levels_ = 0;
   int32_t accumulated_priority_ = 0;
   std::vector<RoomTotals> totals_;  // per node: what accumulated, not evicted candidates hold
+  // Every task of the gang needs GPUs: the totals count milli-GPU only (read from placements
+  // alone), which spares reading the requests of every CPU-only candidate.
+  bool gpu_totals_only_;
   std::vector<int32_t> touched_;    // the nodes holding accumulated candidates
   std::vector<std::pair<int32_t, int32_t>> holders_;  // (node, candidate), accumulated
   std::vector<int32_t> holder_begin_;  // per node + 1: its range in holder_candidates_
   std::vector<int32_t> holder_candidates_;
   bool holders_indexed_ = false;
 
+  // Nodes whose state or totals changed, in order (repeats allowed): a ranking of nodes stays
+  // valid for the others.
+  std::vector<int32_t> changed_;
+  // The nodes ranked for the last task searched, kept for the next task of the same class (a
+  // gang's replicas): only changed nodes are ranked again.
+  struct NodeRanking {
+    std::string task_key;
+    int32_t levels = 0;
+    size_t changes_seen = 0;
+    std::vector<std::pair<SetKey, int32_t>> nodes;  // (key, node)
+  };
+  NodeRanking ranking_;
+  // (task class, level) pairs whose single-victim search found nothing.
+  std::vector<std::pair<std::string, int32_t>> singles_exhausted_;
+  std::vector<std::string> task_keys_;
+
   std::vector<uint8_t> evicted_;
   std::vector<int32_t> victims_;
   std::vector<std::pair<int32_t, Placement>> assumed_;
   GangAttempt gang_;     // the last gang attempt that fitted
   bool failed_ = false;  // the framework reported an error
+  // Some victims the arithmetic chose did not make the task fit (another filter refused it).
+  bool framework_refused_ = false;
+  // The gang's first task fitted no node before any eviction.
+  bool first_task_fitted_nowhere_ = false;
 };
 
 bool VictimSearch::MoreImportant(int32_t a, int32_t b) const {
@@ -173,8 +214,10 @@ bool VictimSearch::AddLevel() {
   if (begin >= ranked_.size()) return false;
   int32_t lowest = ranked_[begin].priority;
   for (size_t i = begin; i < ranked_.size(); ++i) lowest = std::min(lowest, ranked_[i].priority);
-  auto end = std::partition(ranked_.begin() + static_cast<ptrdiff_t>(begin), ranked_.end(),
-                            [&](const Ranked& r) { return r.priority == lowest; });
+  // Stable: each level lists its candidates in the caller's order, which is (most likely) the
+  // order of their tasks in memory.
+  auto end = std::stable_partition(ranked_.begin() + static_cast<ptrdiff_t>(begin), ranked_.end(),
+                                   [&](const Ranked& r) { return r.priority == lowest; });
   level_end_.push_back(static_cast<size_t>(end - ranked_.begin()));
   return true;
 }
@@ -204,13 +247,31 @@ void VictimSearch::Release(Room& room, int32_t candidate, int32_t node, int64_t 
   }
 }
 
+const std::string& VictimSearch::TaskKey(int32_t task) {
+  if (task_keys_.empty()) task_keys_.resize(tasks_.size());
+  std::string& key = task_keys_[task];
+  if (key.empty()) key = tasks_[task].EquivalenceKey();
+  return key;
+}
+
 void VictimSearch::Accumulate(int32_t levels) {
   if (totals_.empty()) totals_.resize(static_cast<size_t>(state_.size()));
+  // Fetch a few candidates ahead: their tasks are scattered allocations of the caller's.
+  constexpr size_t kPrefetchDistance = 8;
   for (; accumulated_levels_ < levels; ++accumulated_levels_) {
-    for (const Ranked& r : Level(accumulated_levels_)) {
-      for (const auto& [node, totals] : TotalsOf(r.index)) {
+    const std::span<const Ranked> level = Level(accumulated_levels_);
+    for (size_t i = 0; i < level.size(); ++i) {
+      if (i + kPrefetchDistance < level.size()) {
+        const VictimCandidate& ahead = candidates_[level[i + kPrefetchDistance].index];
+        __builtin_prefetch(ahead.tasks.data());
+        __builtin_prefetch(ahead.placements.data());
+      }
+      const Ranked& r = level[i];
+      const VictimCandidate& c = candidates_[r.index];
+      for (size_t t = 0; t < c.tasks.size(); ++t) {
+        const int32_t node = c.placements[t].node_index;
         holders_.emplace_back(node, r.index);
-        if (!evicted_[r.index]) totals_[node].Add(totals, +1);
+        if (!evicted_[r.index]) AddToTotals(c.tasks[t], c.placements[t], +1);
       }
       accumulated_priority_ = r.priority;
     }
@@ -224,18 +285,36 @@ void VictimSearch::IndexHolders() {
   const auto n = static_cast<size_t>(state_.size());
   holder_begin_.assign(n + 1, 0);
   for (const auto& [node, c] : holders_) ++holder_begin_[node + 1];
-  touched_.clear();
-  for (size_t i = 0; i < n; ++i) {
-    if (holder_begin_[i + 1] > 0) touched_.push_back(static_cast<int32_t>(i));
-    holder_begin_[i + 1] += holder_begin_[i];
-  }
+  for (size_t i = 0; i < n; ++i) holder_begin_[i + 1] += holder_begin_[i];
   holder_candidates_.resize(holders_.size());
   std::vector<int32_t> next(holder_begin_.begin(), holder_begin_.end() - 1);
   for (const auto& [node, c] : holders_) holder_candidates_[next[node]++] = c;
+  // A candidate's tasks were added together, so its repeats on a node are adjacent: drop them.
+  touched_.clear();
+  int32_t write = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t begin = holder_begin_[i];
+    const int32_t end = holder_begin_[i + 1];
+    holder_begin_[i] = write;
+    for (int32_t h = begin; h < end; ++h) {
+      if (h == begin || holder_candidates_[h] != holder_candidates_[h - 1]) {
+        holder_candidates_[write++] = holder_candidates_[h];
+      }
+    }
+    if (end > begin) touched_.push_back(static_cast<int32_t>(i));
+  }
+  holder_begin_[n] = write;
+  holder_candidates_.resize(static_cast<size_t>(write));
 }
 
 void VictimSearch::ApplyTotals(int32_t candidate, int64_t sign) {
-  for (const auto& [node, totals] : TotalsOf(candidate)) totals_[node].Add(totals, sign);
+  const VictimCandidate& c = candidates_[candidate];
+  const bool accumulated = Accumulated(candidate);
+  for (size_t t = 0; t < c.tasks.size(); ++t) {
+    const int32_t node = c.placements[t].node_index;
+    changed_.push_back(node);
+    if (accumulated) AddToTotals(c.tasks[t], c.placements[t], sign);
+  }
 }
 
 void VictimSearch::Evict(int32_t candidate) {
@@ -243,7 +322,7 @@ void VictimSearch::Evict(int32_t candidate) {
   for (size_t t = 0; t < c.tasks.size(); ++t) state_.Forget(c.tasks[t], c.placements[t]);
   evicted_[candidate] = 1;
   victims_.push_back(candidate);
-  if (Accumulated(candidate)) ApplyTotals(candidate, -1);
+  ApplyTotals(candidate, -1);
 }
 
 void VictimSearch::Reprieve(int32_t candidate) {
@@ -256,7 +335,7 @@ void VictimSearch::Reprieve(int32_t candidate) {
   }
   evicted_[candidate] = 0;
   victims_.erase(std::find(victims_.begin(), victims_.end(), candidate));
-  if (Accumulated(candidate)) ApplyTotals(candidate, +1);
+  ApplyTotals(candidate, +1);
 }
 
 bool VictimSearch::PlaceAndAssume(int32_t task, bool* placed) {
@@ -271,16 +350,20 @@ bool VictimSearch::PlaceAndAssume(int32_t task, bool* placed) {
     failed_ = true;
     return false;
   }
+  changed_.push_back(attempt.placement->node_index);
   assumed_.emplace_back(task, *std::move(attempt.placement));
   *placed = true;
   return true;
 }
 
 bool VictimSearch::EvictAndPlace(int32_t task, std::span<const int32_t> set) {
+  const size_t changes = changed_.size();
   for (int32_t c : set) Evict(c);
   bool placed = false;
   if (PlaceAndAssume(task, &placed) && placed) return true;
   for (size_t k = set.size(); k-- > 0;) Reprieve(set[k]);
+  changed_.resize(changes);  // all as it was
+  framework_refused_ = true;
   return false;
 }
 
@@ -296,6 +379,11 @@ bool VictimSearch::SingleFits(const TaskRequest& task, int32_t candidate, int32_
 }
 
 bool VictimSearch::TrySingles(int32_t task, int32_t level) {
+  const std::pair<std::string, int32_t> memo(TaskKey(task), level);
+  if (std::find(singles_exhausted_.begin(), singles_exhausted_.end(), memo) !=
+      singles_exhausted_.end()) {
+    return false;
+  }
   const TaskRequest& request = tasks_[task];
   std::vector<Ranked> heap;
   for (const Ranked& r : Level(level)) {
@@ -313,6 +401,13 @@ bool VictimSearch::TrySingles(int32_t task, int32_t level) {
     std::pop_heap(heap.begin(), heap.end(), older);
     const int32_t c = heap.back().index;
     heap.pop_back();
+    if (request.NeedsGpu()) {  // what it holds on all its nodes bounds what it holds on one
+      int64_t held = 0;
+      for (const Placement& p : candidates_[c].placements) {
+        held += static_cast<int64_t>(p.gpus.size()) * p.gpu_milli;
+      }
+      if (held < request.TotalGpuMilli()) continue;
+    }
     for (const auto& [node, totals] : TotalsOf(c)) {
       if (!Covers(request, totals)) continue;
       ++checks;
@@ -321,6 +416,7 @@ bool VictimSearch::TrySingles(int32_t task, int32_t level) {
       break;  // evicting it did not let the task fit anywhere
     }
   }
+  singles_exhausted_.push_back(memo);
   return false;
 }
 
@@ -353,7 +449,10 @@ bool VictimSearch::NodeVictims(const TaskRequest& task, int32_t node,
                                std::vector<int32_t>& victims, SetKey& key) {
   static const NodeRoom kNothing;
   const Node& n = state_.node(node);
-  if (!MayFitWithRoom(task, n, totals_[node])) return false;
+  if (gpu_totals_only_ ? !MayFitGpusWithRoom(task, n, totals_[node].gpu_milli)
+                       : !MayFitWithRoom(task, n, totals_[node])) {
+    return false;
+  }
   std::vector<int32_t> order;
   NodeRoom room;
   for (int32_t h = holder_begin_[node]; h < holder_begin_[node + 1]; ++h) {
@@ -405,29 +504,52 @@ bool VictimSearch::TryNodes(int32_t task, int32_t levels) {
   Accumulate(levels);
   IndexHolders();
   const TaskRequest& request = tasks_[task];
-  std::vector<std::pair<SetKey, int32_t>> ranked;  // (key, node)
   std::vector<int32_t> victims;
   SetKey key;
-  for (int32_t node : touched_) {
-    if (NodeVictims(request, node, victims, key)) ranked.emplace_back(key, node);
+  auto rank = [&](int32_t node) {
+    if (NodeVictims(request, node, victims, key)) ranking_.nodes.emplace_back(key, node);
+  };
+  if (ranking_.levels == accumulated_levels_ && ranking_.task_key == TaskKey(task)) {
+    // The same class as the last search: rank again only the nodes that changed since.
+    std::vector<int32_t> changed(changed_.begin() + static_cast<ptrdiff_t>(ranking_.changes_seen),
+                                 changed_.end());
+    std::sort(changed.begin(), changed.end());
+    changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+    std::erase_if(ranking_.nodes, [&](const std::pair<SetKey, int32_t>& e) {
+      return std::binary_search(changed.begin(), changed.end(), e.second);
+    });
+    for (int32_t node : changed) {
+      if (holder_begin_[node + 1] > holder_begin_[node]) rank(node);
+    }
+  } else {
+    ranking_.task_key = TaskKey(task);
+    ranking_.levels = accumulated_levels_;
+    ranking_.nodes.clear();
+    for (int32_t node : touched_) rank(node);
   }
+  ranking_.changes_seen = changed_.size();
   auto better = [](const std::pair<SetKey, int32_t>& a, const std::pair<SetKey, int32_t>& b) {
     if (Better(a.first, b.first)) return true;
     if (Better(b.first, a.first)) return false;
     return a.second < b.second;
   };
-  // Usually the first node works: find the best, try it, and look again only on failure.
-  while (!ranked.empty() && !failed_) {
-    auto best = std::min_element(ranked.begin(), ranked.end(), better);
+  // Usually the first node works: find the best, try it, and look again only on failure (a
+  // node another filter refuses stays out of the ranking while it does not change).
+  bool placed = false;
+  while (!placed && !ranking_.nodes.empty() && !failed_) {
+    auto best = std::min_element(ranking_.nodes.begin(), ranking_.nodes.end(), better);
     const int32_t node = best->second;
-    ranked.erase(best);
-    if (NodeVictims(request, node, victims, key) && EvictAndPlace(task, victims)) return true;
+    ranking_.nodes.erase(best);
+    // A failed attempt leaves the changes as they were; a successful one's are ranked next time.
+    placed = NodeVictims(request, node, victims, key) && EvictAndPlace(task, victims);
   }
-  return false;
+  return placed;
 }
 
 bool VictimSearch::MakeRoom(int32_t task) {
-  for (int32_t level = 0; !failed_; ++level) {
+  // The levels already accumulated are ranked whole (their single victims included).
+  if (accumulated_levels_ > 0 && TryNodes(task, accumulated_levels_)) return true;
+  for (int32_t level = accumulated_levels_; !failed_; ++level) {
     if (level == LevelCount() && !AddLevel()) return false;
     if (TrySingles(task, level) || TryNodes(task, level + 1)) return true;
   }
@@ -440,6 +562,7 @@ bool VictimSearch::Pass() {
   for (int32_t i = 0; i < n && placed < min_available_ && !failed_; ++i) {
     bool fits = false;
     if (!PlaceAndAssume(i, &fits)) break;
+    if (i == 0 && !fits && victims_.empty()) first_task_fitted_nowhere_ = true;
     if (fits || MakeRoom(i)) {
       ++placed;
     } else if (placed + (n - i - 1) < min_available_) {
@@ -448,6 +571,7 @@ bool VictimSearch::Pass() {
   }
   for (size_t k = assumed_.size(); k-- > 0;) {
     state_.Forget(tasks_[assumed_[k].first], assumed_[k].second);
+    changed_.push_back(assumed_[k].second.node_index);
   }
   assumed_.clear();
   return !failed_ && placed >= min_available_;
@@ -498,7 +622,7 @@ void VictimSearch::Prune() {
   for (size_t i = 0; i < order.size() && !failed_;) {
     const size_t b = std::min(block, order.size() - i);
     for (size_t k = i; k < i + b; ++k) Reprieve(order[k]);
-    if (ScheduleGang()) {
+    if (!ShownUnfit() && ScheduleGang()) {
       i += b;
       block *= 2;
       continue;
@@ -507,6 +631,26 @@ void VictimSearch::Prune() {
     if (b == 1) ++i;  // this victim is needed
     block = std::max<size_t>(1, b / 2);
   }
+}
+
+bool VictimSearch::ShownUnfit() {
+  if (!first_task_fitted_nowhere_) return false;
+  const std::string& key = TaskKey(0);
+  for (int32_t t = 1; t < static_cast<int32_t>(tasks_.size()); ++t) {
+    if (TaskKey(t) != key) return false;
+  }
+  // Nodes the search never changed are as they were: the task fitted none of them.
+  std::vector<int32_t> nodes = changed_;
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  int64_t copies = 0;
+  for (int32_t node : nodes) {
+    const std::optional<int64_t> most = MaxCopies(tasks_[0], state_.node(node));
+    if (!most.has_value()) return false;
+    copies += std::min<int64_t>(*most, min_available_);
+    if (copies >= min_available_) return false;
+  }
+  return true;
 }
 
 void VictimSearch::Restore() {
@@ -526,7 +670,10 @@ std::optional<VictimChoice> VictimSearch::Run() {
     fits = ScheduleGang();
     if (victims_.size() == before) break;  // no progress: the passes disagree with the framework
   }
-  if (!fits && !failed_) fits = EvictEverythingUseful();
+  // A single task whose search ran out of levels without the framework refusing any choice
+  // fits no node even with every candidate gone: the arithmetic has shown it, no need to try.
+  const bool shown_impossible = tasks_.size() == 1 && !framework_refused_;
+  if (!fits && !failed_ && !shown_impossible) fits = EvictEverythingUseful();
   // A single victim of a single task needs no pruning: without it the state is the one where
   // the task found no node.
   if (fits && !failed_ && (victims_.size() > 1 || tasks_.size() > 1)) Prune();
