@@ -25,8 +25,8 @@
 namespace tessera {
 
 struct NodeRoom {
-  int64_t cpu = 0;     // millicores released
-  int64_t memory = 0;  // bytes released
+  int64_t cpu = 0;                             // millicores released
+  int64_t memory = 0;                          // bytes released
   absl::InlinedVector<int64_t, 8> gpu_milli;   // per device index; shorter = zero beyond
   absl::InlinedVector<int64_t, 8> gpu_memory;  // per device index; shorter = zero beyond
   std::map<std::string, int64_t, std::less<>> extended;

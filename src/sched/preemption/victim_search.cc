@@ -161,7 +161,7 @@ class VictimSearch {
   // Every task of the gang needs GPUs: the totals count milli-GPU only (read from placements
   // alone), which spares reading the requests of every CPU-only candidate.
   bool gpu_totals_only_;
-  std::vector<int32_t> touched_;    // the nodes holding accumulated candidates
+  std::vector<int32_t> touched_;                      // the nodes holding accumulated candidates
   std::vector<std::pair<int32_t, int32_t>> holders_;  // (node, candidate), accumulated
   std::vector<int32_t> holder_begin_;  // per node + 1: its range in holder_candidates_
   std::vector<int32_t> holder_candidates_;
@@ -395,9 +395,8 @@ bool VictimSearch::TrySingles(int32_t task, int32_t level) {
   };
   std::make_heap(heap.begin(), heap.end(), older);
   int32_t checks = 0;
-  for (int32_t pops = 0; !heap.empty() && pops < kMaxSinglePops && checks < kMaxSingleChecks &&
-                         !failed_;
-       ++pops) {
+  for (int32_t pops = 0;
+       !heap.empty() && pops < kMaxSinglePops && checks < kMaxSingleChecks && !failed_; ++pops) {
     std::pop_heap(heap.begin(), heap.end(), older);
     const int32_t c = heap.back().index;
     heap.pop_back();
@@ -445,8 +444,8 @@ std::vector<int32_t> VictimSearch::Reprieve(const TaskRequest& task, int32_t nod
   return victims;
 }
 
-bool VictimSearch::NodeVictims(const TaskRequest& task, int32_t node,
-                               std::vector<int32_t>& victims, SetKey& key) {
+bool VictimSearch::NodeVictims(const TaskRequest& task, int32_t node, std::vector<int32_t>& victims,
+                               SetKey& key) {
   static const NodeRoom kNothing;
   const Node& n = state_.node(node);
   if (gpu_totals_only_ ? !MayFitGpusWithRoom(task, n, totals_[node].gpu_milli)
@@ -464,8 +463,7 @@ bool VictimSearch::NodeVictims(const TaskRequest& task, int32_t node,
   // A node the task fits without evictions was refused by another filter: evictions cannot help.
   if (!FitsWithRoom(task, n, room) || FitsWithRoom(task, n, kNothing)) return false;
   // kube-scheduler's way: reprieve the most important first while the task still fits.
-  std::sort(order.begin(), order.end(),
-            [&](int32_t a, int32_t b) { return MoreImportant(a, b); });
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return MoreImportant(a, b); });
   victims = Reprieve(task, node, room, order);
   key = KeyOf(victims);
   if (victims.size() <= 1) return true;
@@ -602,8 +600,9 @@ bool VictimSearch::EvictEverythingUseful() {
     for (int32_t h = holder_begin_[node]; h < holder_begin_[node + 1]; ++h) {
       if (!evicted_[holder_candidates_[h]]) Release(room, holder_candidates_[h], node, +1);
     }
-    const bool useful = std::any_of(distinct.begin(), distinct.end(),
-                                    [&](const TaskRequest* t) { return FitsWithRoom(*t, n, room); });
+    const bool useful = std::any_of(distinct.begin(), distinct.end(), [&](const TaskRequest* t) {
+      return FitsWithRoom(*t, n, room);
+    });
     if (!useful) continue;
     for (int32_t h = holder_begin_[node]; h < holder_begin_[node + 1]; ++h) {
       if (!evicted_[holder_candidates_[h]]) Evict(holder_candidates_[h]);
@@ -614,8 +613,7 @@ bool VictimSearch::EvictEverythingUseful() {
 
 void VictimSearch::Prune() {
   std::vector<int32_t> order = victims_;
-  std::sort(order.begin(), order.end(),
-            [&](int32_t a, int32_t b) { return MoreImportant(a, b); });
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return MoreImportant(a, b); });
   // Reprieve in blocks that double while they succeed and halve when they fail: as one by one
   // (a block fits only if each of its victims could be spared in turn), with fewer attempts.
   size_t block = 1;

@@ -1,38 +1,55 @@
 // Victim search: which running gangs to evict so that a preemptor's gang fits.
 //
 // Given the live cluster state, the placement Framework, the preemptor's tasks (its gang being
-// the first `min_available` of them, placed all-or-nothing) and the running gangs the caller
-// allows to be evicted (the candidates), FindVictims picks the victims:
-//   - whole gangs only: a candidate is evicted with every task it runs, on every node
-//     (Volcano's preempt and reclaim actions evict whole jobs, never part of a gang);
-//   - the lowest priorities first: the set with the lowest highest-priority victim wins, even
-//     when a set of higher priority would need fewer victims (kube-scheduler's
-//     DefaultPreemption, pickOneNodeForPreemption: "lowest highest-priority victim");
-//   - then the fewest victims, then the lowest sum of victim priorities (kube-scheduler's next
-//     criteria);
-//   - then the most recently started (Slurm's preemption evicts the youngest jobs first, which
-//     loses the least work): the set whose victims' start times sum highest;
-//   - irreducible: no victim of the result can be spared — with it kept, the Framework does not
-//     place the gang (checked victim by victim, the most important first: highest priority,
-//     then the oldest).
-// The search is greedy, not an exhaustive optimisation: for each gang task that does not fit,
-// every node holding candidates is ranked by the victim set it would need on its own (computed
-// by resource arithmetic, kube-scheduler's selectVictimsOnNode: evict every eligible candidate
-// of the lowest priority levels, then reprieve them back, the most important first, while the
-// task still fits); the best node's set is evicted, and the Framework — with its filters and
-// scorers — decides whether the task now fits. The final answer is verified by
-// Framework::ScheduleGang(kWithoutAllocating) with the victims' tasks forgotten, and its
-// placements are returned.
+// `min_available` of them, placed all-or-nothing) and the running gangs the caller allows to be
+// evicted (the candidates), FindVictims picks the victims. Preference, in this order:
+//   1. whole gangs only: a candidate is evicted with every task it runs, on every node
+//      (Volcano's preempt and reclaim actions evict whole jobs, never part of a gang);
+//   2. the lowest priorities: the set whose highest victim priority is lowest wins, even when
+//      a set of higher priority would need fewer victims — evicting three priority-0 jobs is
+//      preferred to evicting one priority-1 job (kube-scheduler's DefaultPreemption,
+//      pickOneNodeForPreemption: "lowest highest-priority victim");
+//   3. then the fewest victims, then the lowest sum of victim priorities (kube-scheduler's
+//      following criteria, in our order);
+//   4. then the most recently started (Slurm's preemption takes the youngest jobs first, which
+//      loses the least work): the set whose victims' start times sum highest;
+//   5. irreducible: no victim can be spared — with it kept the Framework does not place the
+//      gang (checked victim by victim, the most important first: highest priority, then oldest).
+// (1), (2) and (5) always hold; (3) and (4) are the aim of a greedy search, not an exhaustive
+// optimisation: in rare multi-resource cases it keeps one victim more than the fewest possible.
+//
+// How: the candidates are taken a priority level at a time, the lowest first. For each gang
+// task that does not fit as things are (in the Framework's order), the search looks for
+//   - a single victim, the youngest first, among the level's candidates that hold at least the
+//     task's GPUs on one node (its cpu and memory for a CPU-only task): the common case, found
+//     without looking at every node;
+//   - else, every node holding candidates of the levels so far is ranked by the victims it
+//     would need on its own (kube-scheduler's selectVictimsOnNode: release every candidate, then
+//     reprieve them, the most important first, while the task still fits; also its best single
+//     victim, and its biggest holders first), by resource arithmetic that mirrors the
+//     NodeResourcesFit filter (node_room.h), and the best node's victims are evicted.
+// The Framework then places the task — its filters (taints, affinity, cordons) and scorers
+// decide; a node another filter refuses is passed over. Once the gang's tasks are placed this
+// way, Framework::ScheduleGang(kWithoutAllocating) with the victims forgotten verifies the gang,
+// and victims are reprieved while it still fits. When the greedy passes do not succeed, every
+// candidate on a node where a gang task could fit with all candidates gone is evicted, and the
+// gang is tried once: if it fits, pruning makes the set irreducible; if not, nothing can help.
 //
 // Eligibility (priority comparisons, the preemptible flag, minimum runtimes, reclaim from
 // borrowing queues, rate limits) is the caller's: every candidate given may be evicted. A
 // candidate's `tasks` and `placements` must be what the state has assumed for it.
 //
-// Cost: one pass over the candidates' placements, resource arithmetic on the nodes holding
-// candidates of the lowest priority levels needed, and a few Framework attempts (each costs
-// work only on the nodes whose version changed). No allocation of the state is left changed:
-// victims are forgotten and assumed back before returning (node versions move, which makes the
-// Framework re-evaluate those nodes on its next attempt).
+// The returned placements are where the Framework put the gang's tasks in its last successful
+// attempt; with a profile that breaks ties at random, a later attempt may choose other nodes
+// among equals (and, for a gang of unlike tasks, occasionally fail where this one succeeded).
+//
+// Cost: one pass over the candidates (their priorities); the youngest candidates of the lowest
+// levels for single victims; when whole nodes must be ranked, one pass over the placements of
+// the levels needed (the dominant cost: about 50 ns per candidate task) and arithmetic on the
+// nodes whose candidates could make room; a few Framework attempts, each costing work only on
+// the nodes whose version changed (a failed one also diagnoses every node). No allocation of
+// the state is left changed: victims are forgotten and assumed back before returning (node
+// versions move, which makes the Framework re-evaluate those nodes on its next attempt).
 //
 // Thread-safety: as the Framework and the ClusterState it is given — the scheduling thread's.
 #pragma once
@@ -60,12 +77,13 @@ struct VictimCandidate {
 };
 
 struct VictimChoice {
-  std::vector<int32_t> victims;       // indices into the candidates, ascending
-  std::vector<Placement> placements;  // where the preemptor's gang tasks would go once they are gone
+  std::vector<int32_t> victims;  // indices into the candidates, ascending
+  std::vector<Placement>
+      placements;  // where the preemptor's gang tasks would go once they are gone
   std::vector<int32_t> task_indices;  // the preemptor task index of each placement
 };
 
-// Finds the victims whose eviction lets `tasks` (gang: first `min_available` all-or-nothing)
+// Finds the victims whose eviction lets `tasks` (gang: `min_available` of them all-or-nothing)
 // fit, as described above. An empty victim list when the gang fits already. nullopt when
 // evicting every candidate would still not make the gang fit (then nothing must be preempted),
 // or when the Framework reports an error. `state` is left exactly as given (same allocations;

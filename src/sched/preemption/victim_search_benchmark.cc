@@ -106,7 +106,8 @@ class FleetBuilder {
       for (int32_t start = round % kCpuJobWidth; start < kNodes + round % kCpuJobWidth;
            start += kCpuJobWidth) {
         std::vector<std::pair<int32_t, TaskRequest>> tasks;
-        for (int32_t k = 0; k < kCpuJobWidth; ++k) tasks.emplace_back((start + k) % kNodes, CpuOnly());
+        for (int32_t k = 0; k < kCpuJobWidth; ++k)
+          tasks.emplace_back((start + k) % kNodes, CpuOnly());
         Job(tasks);
       }
     }
@@ -192,11 +193,12 @@ int Main(int argc, char** argv) {
   NoSink sink;
   absl::StatusOr<Profile> profile = BuiltinProfile("default");
   if (!profile.ok()) return 1;
-  absl::StatusOr<std::unique_ptr<Framework>> framework =
-      Framework::Create(*profile, BuiltinPlugins(), Handle{.rng = &rng, .clock = &clock, .sink = &sink});
+  absl::StatusOr<std::unique_ptr<Framework>> framework = Framework::Create(
+      *profile, BuiltinPlugins(), Handle{.rng = &rng, .clock = &clock, .sink = &sink});
   if (!framework.ok()) return 1;
   int64_t candidate_tasks = 0;
-  for (const VictimCandidate& c : fleet.candidates) candidate_tasks += static_cast<int64_t>(c.tasks.size());
+  for (const VictimCandidate& c : fleet.candidates)
+    candidate_tasks += static_cast<int64_t>(c.tasks.size());
   std::printf("%d nodes, %lld running tasks in %lld jobs; %zu candidates holding %lld tasks\n",
               kNodes, static_cast<long long>(fleet.tasks), static_cast<long long>(fleet.jobs),
               fleet.candidates.size(), static_cast<long long>(candidate_tasks));
@@ -209,8 +211,7 @@ int Main(int argc, char** argv) {
   std::printf("candidates: the 1-GPU and CPU-only jobs of priority 0 or 1 (%zu)\n",
               fleet.small_candidates.size());
   RunScenario("1 task x 8 GPUs", fleet, **framework, {Gpus(8)}, 1, fleet.small_candidates, calls);
-  RunScenario("gang 4 tasks x 8 GPUs", fleet, **framework, gang, 4, fleet.small_candidates,
-              calls);
+  RunScenario("gang 4 tasks x 8 GPUs", fleet, **framework, gang, 4, fleet.small_candidates, calls);
   return 0;
 }
 

@@ -361,10 +361,10 @@ class VictimSearchPropertyTest : public VictimSearchTest {
         state_.Forget(candidates_[v].tasks[t], candidates_[v].placements[t]);
       }
     }
-    const bool fits = framework_
-                          ->ScheduleGang(state_, "check", tasks, min_available,
-                                         MatchMode::kWithoutAllocating)
-                          .status.ok();
+    const bool fits =
+        framework_
+            ->ScheduleGang(state_, "check", tasks, min_available, MatchMode::kWithoutAllocating)
+            .status.ok();
     for (int32_t v : evicted) {
       for (size_t t = 0; t < candidates_[v].tasks.size(); ++t) {
         EXPECT_TRUE(state_.Assume(candidates_[v].tasks[t], candidates_[v].placements[t]).ok());
