@@ -256,15 +256,20 @@ const std::string& VictimSearch::TaskKey(int32_t task) {
 
 void VictimSearch::Accumulate(int32_t levels) {
   if (totals_.empty()) totals_.resize(static_cast<size_t>(state_.size()));
-  // Fetch a few candidates ahead: their tasks are scattered allocations of the caller's.
-  constexpr size_t kPrefetchDistance = 8;
+  // Fetch candidates ahead (memory latency dominates): their records far ahead, then the
+  // placements those records point to (scattered allocations of the caller's) nearer.
+  constexpr size_t kRecordDistance = 32;
+  constexpr size_t kPlacementDistance = 12;
   for (; accumulated_levels_ < levels; ++accumulated_levels_) {
     const std::span<const Ranked> level = Level(accumulated_levels_);
     for (size_t i = 0; i < level.size(); ++i) {
-      if (i + kPrefetchDistance < level.size()) {
-        const VictimCandidate& ahead = candidates_[level[i + kPrefetchDistance].index];
-        __builtin_prefetch(ahead.tasks.data());
+      if (i + kRecordDistance < level.size()) {
+        __builtin_prefetch(&candidates_[level[i + kRecordDistance].index]);
+      }
+      if (i + kPlacementDistance < level.size()) {
+        const VictimCandidate& ahead = candidates_[level[i + kPlacementDistance].index];
         __builtin_prefetch(ahead.placements.data());
+        if (!gpu_totals_only_) __builtin_prefetch(ahead.tasks.data());
       }
       const Ranked& r = level[i];
       const VictimCandidate& c = candidates_[r.index];
