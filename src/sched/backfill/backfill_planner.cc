@@ -89,18 +89,12 @@ struct Release {
   const Placement* placement;
 };
 
-}  // namespace
-
 // The running tasks that will end (a finite end and valid placements), in end order overall and
-// per node, with pointers into the `running` span they were built from. Delays reuses the index
-// while it is given the same span (see Covers).
-class BackfillPlanner::ReleaseIndex {
+// per node, with pointers into the `running` span they were built from (valid while it is).
+class ReleaseIndex {
  public:
   ReleaseIndex(const ClusterState& state, std::span<const PlannedRelease> running)
-      : state_uid_(state.uid()),
-        nodes_(state.size()),
-        data_(running.data()),
-        size_(running.size()) {
+      : nodes_(state.size()) {
     std::vector<const PlannedRelease*> ending;
     for (const PlannedRelease& job : running) {
       if (job.end != kNever && ValidPlacements(state, job.tasks, job.placements)) {
@@ -115,27 +109,8 @@ class BackfillPlanner::ReleaseIndex {
         by_end_.push_back(Release{job->end, &job->tasks[k], &job->placements[k]});
       }
     }
-    const size_t samples = std::min<size_t>(size_, 8);
-    for (size_t i = 0; i < samples; ++i) {
-      const size_t at = samples == 1 ? 0 : i * (size_ - 1) / (samples - 1);
-      fingerprint_.push_back(Fingerprint(running[at], at));
-    }
   }
 
-  // Whether the index was built from this span of this state: the same elements first (the
-  // caller may have appended some since), judged by the address and by jobs at sampled positions.
-  bool Covers(const ClusterState& state, std::span<const PlannedRelease> running) const {
-    if (state.uid() != state_uid_ || running.data() != data_ || running.size() < size_) {
-      return false;
-    }
-    for (const auto& [at, job, end, tasks] : fingerprint_) {
-      if (Fingerprint(running[at], at) != std::tuple(at, job, end, tasks)) return false;
-    }
-    return true;
-  }
-
-  // How many leading elements of the span it indexes.
-  size_t size() const { return size_; }
   // Every release, by end (ties in span order).
   std::span<const Release> by_end() const { return by_end_; }
   // The releases on `node`, by end. The first call sorts every release by node.
@@ -146,11 +121,6 @@ class BackfillPlanner::ReleaseIndex {
   }
 
  private:
-  static std::tuple<size_t, int64_t, TimePoint, size_t> Fingerprint(const PlannedRelease& r,
-                                                                    size_t at) {
-    return {at, r.job, r.end, r.tasks.size()};
-  }
-
   // A counting sort of by_end_ by node, which keeps the end order within each node.
   void IndexByNode() {
     node_begin_.assign(static_cast<size_t>(nodes_) + 1, 0);
@@ -161,14 +131,92 @@ class BackfillPlanner::ReleaseIndex {
     for (const Release& r : by_end_) by_node_[next[r.placement->node_index]++] = r;
   }
 
-  uint64_t state_uid_;
   int32_t nodes_;
-  const PlannedRelease* data_;
-  size_t size_;
-  std::vector<std::tuple<size_t, int64_t, TimePoint, size_t>> fingerprint_;
   std::vector<Release> by_end_;
   std::vector<Release> by_node_;  // node n's: by_node_[node_begin_[n], node_begin_[n + 1])
   std::vector<int32_t> node_begin_;
+};
+
+// A copy of what a running task holds on its node and when it releases it.
+struct Freed {
+  int32_t node = -1;
+  TimePoint end{};
+  TaskRequest host;   // cpu, memory and extended resources only
+  Placement devices;  // gpus, gpu_milli, gpu_memory only
+
+  Freed(TimePoint at, const TaskRequest& task, const Placement& placement)
+      : node(placement.node_index), end(at) {
+    host.cpu = task.cpu;
+    host.memory = task.memory;
+    host.extended = task.extended;
+    devices.gpus = placement.gpus;
+    devices.gpu_milli = placement.gpu_milli;
+    devices.gpu_memory = placement.gpu_memory;
+  }
+};
+
+}  // namespace
+
+// What the running jobs release on the nodes of the last plan's reservations, copied, and the
+// `running` span it came from: Delays uses it while given that span (see Covers), which spares
+// it a pass over every running job.
+class BackfillPlanner::ReservedNodeReleases {
+ public:
+  ReservedNodeReleases(const ClusterState& state, std::span<const PlannedRelease> running,
+                       const ReleaseIndex& index, std::span<const Reservation> plan)
+      : state_uid_(state.uid()), data_(running.data()), size_(running.size()) {
+    for (const Reservation& r : plan) {
+      for (const Placement& p : r.placements) nodes_.push_back(p.node_index);
+    }
+    std::sort(nodes_.begin(), nodes_.end());
+    nodes_.erase(std::unique(nodes_.begin(), nodes_.end()), nodes_.end());
+    freed_.resize(nodes_.size());
+    std::vector<int32_t> slot(static_cast<size_t>(state.size()), -1);
+    for (size_t i = 0; i < nodes_.size(); ++i) slot[nodes_[i]] = static_cast<int32_t>(i);
+    for (const Release& r : index.by_end()) {
+      const int32_t i = slot[r.placement->node_index];
+      if (i >= 0) freed_[i].emplace_back(r.end, *r.task, *r.placement);
+    }
+    const size_t samples = std::min<size_t>(size_, 8);
+    for (size_t i = 0; i < samples; ++i) {
+      const size_t at = samples == 1 ? 0 : i * (size_ - 1) / (samples - 1);
+      fingerprint_.push_back(Fingerprint(running[at], at));
+    }
+  }
+
+  // Whether it was built from this span of this state: the same elements first (the caller may
+  // have appended some since), judged by the address and by the jobs at sampled positions.
+  bool Covers(const ClusterState& state, std::span<const PlannedRelease> running) const {
+    if (state.uid() != state_uid_ || running.data() != data_ || running.size() < size_) {
+      return false;
+    }
+    return std::all_of(fingerprint_.begin(), fingerprint_.end(), [&](const auto& f) {
+      return Fingerprint(running[std::get<0>(f)], std::get<0>(f)) == f;
+    });
+  }
+
+  // How many leading elements of the span it covers.
+  size_t size() const { return size_; }
+
+  // What is released on `node`, by end; nullptr when the node held no reservation.
+  const std::vector<Freed>* Find(int32_t node) const {
+    auto it = std::lower_bound(nodes_.begin(), nodes_.end(), node);
+    if (it == nodes_.end() || *it != node) return nullptr;
+    return &freed_[it - nodes_.begin()];
+  }
+
+ private:
+  using Sample = std::tuple<size_t, int64_t, TimePoint, size_t>;
+  static Sample Fingerprint(const PlannedRelease& r, size_t at) {
+    return {at, r.job, r.end, r.tasks.size()};
+  }
+
+  uint64_t state_uid_;
+  const PlannedRelease* data_;
+  size_t size_;
+  std::vector<Sample> fingerprint_;
+  std::vector<int32_t> nodes_;             // ascending
+  std::vector<std::vector<Freed>> freed_;  // per entry of nodes_
 };
 
 namespace {
@@ -178,7 +226,7 @@ namespace {
 // The destructor takes every forgotten task back, so the state ends exactly as it began.
 class Timeline {
  public:
-  Timeline(ClusterState& state, TimePoint now, BackfillPlanner::ReleaseIndex& index)
+  Timeline(ClusterState& state, TimePoint now, ReleaseIndex& index)
       : state_(state), now_(now), index_(index) {
     for (const Release& r : index.by_end()) {
       const TimePoint end = std::max(r.end, now);
@@ -231,7 +279,7 @@ class Timeline {
  private:
   ClusterState& state_;
   const TimePoint now_;
-  BackfillPlanner::ReleaseIndex& index_;
+  ReleaseIndex& index_;
   size_t applied_ = 0;  // index_.by_end()[0, applied_) are forgotten
   TimePoint at_ = TimePoint::min();
   std::vector<TimePoint> instants_;
@@ -515,7 +563,7 @@ class JobSearch {
 // any free devices, and starts come in order, so a count that fits at every start is an
 // assignment); shared devices by identity.
 bool FitsBeside(const ClusterState& state, int32_t node_index, const Load& job,
-                std::span<const Held> on_node, std::span<const Release> releases, TimePoint t) {
+                std::span<const Held> on_node, std::span<const Freed> releases, TimePoint t) {
   const Node& node = state.node(node_index);
   Load load = job;
   int64_t whole_devices = 0;
@@ -532,8 +580,8 @@ bool FitsBeside(const ClusterState& state, int32_t node_index, const Load& job,
       load.Add(task, placement, +1);
     }
   }
-  for (const Release& r : releases) {
-    if (r.placement->node_index == node_index && r.end <= t) load.Add(*r.task, *r.placement, -1);
+  for (const Freed& r : releases) {
+    if (r.node == node_index && r.end <= t) load.Add(r.host, r.devices, -1);
   }
   if (job.cpu > 0 && node.allocated.cpu + load.cpu > node.allocatable.cpu) return false;
   if (job.memory > 0 && node.allocated.memory + load.memory > node.allocatable.memory) {
@@ -582,11 +630,14 @@ std::vector<Reservation> BackfillPlanner::Plan(ClusterState& state, TimePoint no
                                                std::span<const BlockedJob> blocked) {
   std::vector<Reservation> plan;
   plan.reserve(blocked.size());
-  index_ = std::make_unique<ReleaseIndex>(state, running);
-  Timeline timeline(state, now, *index_);
-  for (const BlockedJob& job : blocked) {
-    plan.push_back(JobSearch(*framework_, state, timeline, plan, job).Run(now));
+  ReleaseIndex index(state, running);
+  {
+    Timeline timeline(state, now, index);
+    for (const BlockedJob& job : blocked) {
+      plan.push_back(JobSearch(*framework_, state, timeline, plan, job).Run(now));
+    }
   }
+  reserved_node_releases_ = std::make_unique<ReservedNodeReleases>(state, running, index, plan);
   return plan;
 }
 
@@ -627,24 +678,27 @@ bool BackfillPlanner::Delays(ClusterState& state, TimePoint now,
   for (const Held& h : held) {
     if (shared_nodes.empty() || shared_nodes.back() != h.node) shared_nodes.push_back(h.node);
   }
-  if (index_ == nullptr || !index_->Covers(state, running)) {
-    index_ = std::make_unique<ReleaseIndex>(state, running);
-  }
-  std::vector<Release> releases;
-  for (int32_t node : shared_nodes) {
-    for (const Release& r : index_->on_node(node)) {
-      releases.push_back(Release{std::max(r.end, now), r.task, r.placement});
+  std::vector<Freed> releases;
+  const ReservedNodeReleases* known = reserved_node_releases_.get();
+  if (known != nullptr && known->Covers(state, running) &&
+      std::all_of(shared_nodes.begin(), shared_nodes.end(),
+                  [&](int32_t node) { return known->Find(node) != nullptr; })) {
+    for (int32_t node : shared_nodes) {
+      const std::vector<Freed>& freed = *known->Find(node);
+      releases.insert(releases.end(), freed.begin(), freed.end());
     }
+    running = running.subspan(known->size());  // what was appended since the plan
   }
-  for (const PlannedRelease& job : running.subspan(index_->size())) {  // appended since
+  for (const PlannedRelease& job : running) {
     if (job.end == kNever || !ValidPlacements(state, job.tasks, job.placements)) continue;
     for (size_t k = 0; k < job.placements.size(); ++k) {
       if (std::binary_search(shared_nodes.begin(), shared_nodes.end(),
                              job.placements[k].node_index)) {
-        releases.push_back(Release{std::max(job.end, now), &job.tasks[k], &job.placements[k]});
+        releases.emplace_back(job.end, job.tasks[k], job.placements[k]);
       }
     }
   }
+  for (Freed& r : releases) r.end = std::max(r.end, now);  // overran its limit: ends now
 
   for (size_t begin = 0; begin < held.size();) {
     size_t stop = begin;

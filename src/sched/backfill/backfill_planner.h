@@ -127,21 +127,22 @@ class BackfillPlanner {
   // `running` and `reservations` are those the reservations were planned with, plus any job
   // started since: in `state` only, it is held for ever; appended to `running`, it is released
   // at its end. `state` is not changed.
-  // Cost: the planner keeps an index of `running` by node, built by Plan, and reuses it while
-  // Delays is given the same span (same address, no fewer elements, the same jobs where it
-  // samples); otherwise it rebuilds it (one pass over `running`). So between Plan and Delays the
-  // caller may append to `running` but must not change the elements Plan saw in place.
+  // Cost: Plan keeps a copy of what `running` releases on the nodes its reservations use, and
+  // Delays uses it while given the same span (same address, no fewer elements, the same jobs
+  // where it samples) — between Plan and Delays the caller may append to `running` but must not
+  // change the elements Plan saw in place. Otherwise (or for a node no reservation of the last
+  // plan uses) Delays makes a pass over `running`.
   // REQUIRES: tasks.size() == placements.size().
   bool Delays(ClusterState& state, TimePoint now, std::span<const PlannedRelease> running,
               std::span<const Reservation> reservations, std::span<const TaskRequest> tasks,
               std::span<const Placement> placements, TimePoint end);
 
-  // The running tasks by node, built by Plan (and by Delays when given another `running`).
-  class ReleaseIndex;
-
  private:
+  class ReservedNodeReleases;
+
   Framework* framework_;
-  std::unique_ptr<ReleaseIndex> index_;
+  // What `running` releases on the last plan's reserved nodes (copied), for Delays.
+  std::unique_ptr<ReservedNodeReleases> reserved_node_releases_;
 };
 
 }  // namespace tessera

@@ -287,6 +287,33 @@ TEST_F(BackfillTest, JobBesideTheReservationOnItsNodeIsBackfillable) {
   EXPECT_TRUE(planner_->Delays(state_, now_, running_, plan, big, where, kNever));
 }
 
+TEST_F(BackfillTest, DelaysSeesJobsStartedSinceThePlanWhenAppendedToRunning) {
+  AddNodes(1, 8);
+  running_.reserve(4);  // appending keeps the address: Delays reuses what Plan kept
+  auto run_cpu = [&](int64_t job, int64_t cpu, TimePoint end) {
+    PlannedRelease r{.job = job, .end = end, .tasks = {GpuTask(0, cpu)}, .placements = {On(0, 0)}};
+    ASSERT_TRUE(state_.Assume(r.tasks[0], r.placements[0]).ok());
+    running_.push_back(std::move(r));
+  };
+  run_cpu(1, 32'000, At(100));
+  BlockedJob big{.job = 10, .tasks = {GpuTask(0, 48'000)}, .min_available = 1};
+  const std::vector<Reservation> plan = Plan({big});
+  ASSERT_EQ(plan[0].start, At(100));
+  const std::vector<TaskRequest> small{GpuTask(0, 16'000)};
+  const std::vector<Placement> where{On(0, 0)};
+  EXPECT_FALSE(planner_->Delays(state_, now_, running_, plan, small, where, At(50)));
+
+  // It starts, ending at 50: a second such job running past 100 still leaves the reservation
+  // its 48000 millicores, once both earlier jobs are gone.
+  run_cpu(2, 16'000, At(50));
+  EXPECT_FALSE(planner_->Delays(state_, now_, running_, plan, small, where, At(200)));
+  const std::vector<PlannedRelease> copy = running_;  // another address: a pass over `running`
+  EXPECT_FALSE(planner_->Delays(state_, now_, copy, plan, small, where, At(200)));
+  // Not listed in `running`, the started job is held for ever: then there is no room.
+  running_.pop_back();
+  EXPECT_TRUE(planner_->Delays(state_, now_, running_, plan, small, where, At(200)));
+}
+
 TEST_F(BackfillTest, ReservationWithoutStartIsNeverDelayed) {
   AddNodes(1, 8);
   Run(1, kNever, {0}, 8);
@@ -481,7 +508,9 @@ void BackfillTest::RandomRound(Rng& rng, size_t compared, bool same_nodes, Round
   ASSERT_EQ(replanned.size(), plan.size());
   for (size_t i = 0; i < std::min(compared, plan.size()); ++i) {
     EXPECT_EQ(replanned[i].start, plan[i].start) << "reservation " << i;
-    if (same_nodes) EXPECT_EQ(Nodes(replanned[i]), Nodes(plan[i])) << "reservation " << i;
+    if (same_nodes) {
+      EXPECT_EQ(Nodes(replanned[i]), Nodes(plan[i])) << "reservation " << i;
+    }
   }
   ++counts.checked;
 }
