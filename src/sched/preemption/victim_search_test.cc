@@ -201,6 +201,21 @@ TEST_F(VictimSearchTest, OnlyWhatHoldsTheNeededResourceIsEvicted) {
   EXPECT_THAT(choice->victims, ElementsAre(1));
 }
 
+TEST_F(VictimSearchTest, ACpuTaskEvictsWhatHoldsCpu) {
+  AddNodes(1, 1);
+  Run(0, At(50), {{0, GpuTask(1, 8000)}});   // holds the GPU and 8 cores
+  Run(0, At(40), {{0, GpuTask(0, 24000)}});  // 24 cores
+  Run(0, At(30), {{0, GpuTask(0, 32000)}});  // 32 cores: the node's 64 are taken
+  // 30 cores: the 32-core job alone (fewest); the two younger ones would need both.
+  std::optional<VictimChoice> choice = Find({GpuTask(0, 30000)}, 1);
+  ASSERT_TRUE(choice.has_value());
+  EXPECT_THAT(choice->victims, ElementsAre(2));
+  // 8 cores: the youngest job holding them.
+  std::optional<VictimChoice> small = Find({GpuTask(0, 8000)}, 1);
+  ASSERT_TRUE(small.has_value());
+  EXPECT_THAT(small->victims, ElementsAre(0));
+}
+
 TEST_F(VictimSearchTest, AGangIsEvictedWhole) {
   AddNodes(2, 4);
   // Job 0 is a gang with two GPUs on each node; jobs 1 and 2 hold the other two of each node.
