@@ -19,7 +19,8 @@
 //
 // Time model. Times are TimePoints (milliseconds). A running job holds its tasks over
 // [now, end); a reservation holds its placements over [start, start + time_limit), for ever
-// when the blocked job has no time limit. At an instant, releases happen before acquisitions:
+// when the blocked job has no time limit (a limit under 1 ms counts as 1 ms). At an instant,
+// releases happen before acquisitions:
 // a reservation may start exactly when a running job ends. A running job whose end is already
 // past (it overran its time limit) is taken to end now. Tasks the state holds that no
 // PlannedRelease lists (system reservations, jobs the caller did not pass) are held for ever.
@@ -52,6 +53,8 @@
 // Errors: invalid input never crashes. A blocked job without tasks or with min_available outside
 // [1, tasks.size()] gets start TimePoint::max() and no placements; a PlannedRelease whose tasks
 // and placements differ in length or name a node outside the state is held for ever.
+//
+// Plan draws on the Framework's tie-break Rng like any placement attempt does.
 //
 // Thread-safety: not thread-safe; used by the scheduling thread with the Framework and the
 // ClusterState it owns.
