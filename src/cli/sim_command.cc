@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -30,6 +32,9 @@
 #include "sim/alibaba/sweep.h"
 #include "sim/alibaba/trace_input.h"
 #include "sim/scenario/scenario_command.h"
+#include "sim/swf/swf_run.h"
+#include "sim/swf/swf_trace.h"
+#include "sim/swf/swf_workload.h"
 #include "tessera/common/status_macros.h"
 
 namespace tessera::cli {
@@ -64,6 +69,16 @@ struct SimFlags {
   int32_t threads = 0;
   bool progress = false;
   bool no_node_shuffle = false;
+  // --swf: a Parallel Workloads Archive log under the batch policies.
+  std::string swf;
+  std::string backfill = "all";
+  bool fifo = false;
+  std::optional<int64_t> limit;
+  int64_t skip = 0;
+  std::string queues_from = "single";
+  std::string fair_share = "drf";
+  int32_t backfill_depth = SchedulingPolicy{}.backfill_depth;
+  std::optional<int64_t> cpus_per_node;
 };
 
 // Printed on stderr, prefixed with "tessera sim: ".
@@ -191,6 +206,11 @@ absl::StatusOr<std::vector<uint64_t>> ResolveSeeds(const SimFlags& f) {
 // The flags each kind of run takes; any other flag given is an error, not silently ignored.
 // --scenario takes only --seed; the trace flags split into both modes, paper only and replay only.
 constexpr std::string_view kScenarioFlags[] = {"--scenario", "--seed"};
+// --swf takes its own flags, --summary-json and --arrival-speedup.
+constexpr std::string_view kSwfOnlyFlags[] = {
+    "--swf",        "--backfill",       "--fifo",         "--limit",        "--skip",
+    "--queues-from", "--fair-share",    "--backfill-depth", "--cpus-per-node"};
+constexpr std::string_view kSwfSharedFlags[] = {"--summary-json", "--arrival-speedup"};
 constexpr std::string_view kPaperOnlyFlags[] = {"--inflate",     "--expected", "--no-expected",
                                                 "--samples-csv", "--threads",  "--no-node-shuffle"};
 constexpr std::string_view kReplayOnlyFlags[] = {"--sample-interval", "--arrival-speedup"};
@@ -204,7 +224,13 @@ absl::Status CheckFlagsApply(const CLI::App& app, const SimFlags& f) {
   for (const CLI::Option* opt : app.get_options()) {
     if (opt->count() == 0 || opt->get_lnames().empty()) continue;
     const std::string flag = "--" + opt->get_lnames().front();
-    if (!f.scenario.empty()) {
+    if (!f.swf.empty()) {
+      if (!Contains(kSwfOnlyFlags, flag) && !Contains(kSwfSharedFlags, flag)) {
+        return absl::InvalidArgumentError(fmt::format("{} does not apply to --swf", flag));
+      }
+    } else if (Contains(kSwfOnlyFlags, flag)) {
+      return absl::InvalidArgumentError(fmt::format("{} applies to --swf only", flag));
+    } else if (!f.scenario.empty()) {
       if (!Contains(kScenarioFlags, flag)) {
         return absl::InvalidArgumentError(fmt::format("{} does not apply to --scenario", flag));
       }
@@ -473,6 +499,119 @@ int RunReplayMode(const SimFlags& f, const alibaba::TraceInput& input,
   return kExitOk;
 }
 
+absl::StatusOr<sim::swf::SwfWorkloadOptions> SwfOptions(const SimFlags& f) {
+  sim::swf::SwfWorkloadOptions options;
+  const std::optional<sim::swf::QueuesFrom> from = sim::swf::ParseQueuesFrom(f.queues_from);
+  if (!from) {
+    return absl::InvalidArgumentError(fmt::format(
+        "--queues-from: must be single, queue, partition or group, not '{}'", f.queues_from));
+  }
+  options.queues_from = *from;
+  if (f.fair_share != "drf" && f.fair_share != "none") {
+    return absl::InvalidArgumentError(
+        fmt::format("--fair-share: must be drf or none, not '{}'", f.fair_share));
+  }
+  options.policy.fair_share =
+      f.fair_share == "drf" ? FairShareMode::kDrf : FairShareMode::kNone;
+  options.policy.backfill_depth = f.backfill_depth;
+  options.skip = f.skip;
+  options.limit = f.limit;
+  options.cpus_per_node = f.cpus_per_node;
+  options.arrival_speedup = f.arrival_speedup;
+  return options;
+}
+
+std::string SkippedText(const std::map<std::string, int64_t>& skipped) {
+  std::string out;
+  for (const auto& [reason, count] : skipped) {
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", count, reason);
+  }
+  return out;
+}
+
+nlohmann::json SwfRunJson(const sim::swf::SwfRunResult& r) {
+  const sim::swf::SwfMetrics& m = r.metrics;
+  return {{"mode", r.mode.name},
+          {"jobs", m.jobs},
+          {"completed", m.completed},
+          {"never_started", m.never_started},
+          {"unfinished", m.unfinished},
+          {"mean_wait_s", alibaba::Number(m.mean_wait_s, 3)},
+          {"max_wait_s", alibaba::Number(m.max_wait_s, 3)},
+          {"mean_bounded_slowdown", alibaba::Number(m.mean_bounded_slowdown, 4)},
+          {"slowdown_bound_s", 10},
+          {"utilisation", alibaba::Number(m.utilisation, 5)},
+          {"makespan_s", alibaba::Number(m.makespan_s, 3)},
+          {"truncated_after", r.truncated_after},
+          {"wall_seconds", alibaba::Number(r.wall_s, 3)}};
+}
+
+// --swf FILE: one line per mode (--backfill, --fifo) with the batch metrics of the run.
+int RunSwfMode(const SimFlags& f) {
+  if (absl::Status s = CheckOutputPaths(f); !s.ok()) return BadInput(s);
+  absl::StatusOr<std::vector<sim::swf::SwfMode>> modes = sim::swf::ParseSwfModes(f.backfill, f.fifo);
+  if (!modes.ok()) return BadInput(modes.status());
+  absl::StatusOr<sim::swf::SwfWorkloadOptions> options = SwfOptions(f);
+  if (!options.ok()) return BadInput(options.status());
+  absl::StatusOr<sim::swf::SwfTrace> trace = sim::swf::LoadSwfTrace(f.swf);
+  if (!trace.ok()) {
+    return BadInput(fmt::format("--swf: {}", std::string(trace.status().message())));
+  }
+  std::vector<sim::swf::SwfRunResult> runs;
+  for (const sim::swf::SwfMode& mode : *modes) {
+    absl::StatusOr<sim::swf::SwfRunResult> r = sim::swf::RunSwfMode(*trace, f.swf, *options, mode);
+    if (!r.ok()) {
+      std::cerr << "tessera sim: " << r.status().message() << "\n";
+      return r.status().code() == absl::StatusCode::kInvalidArgument ? kExitBadInput : 1;
+    }
+    if (runs.empty()) {
+      const sim::swf::SwfConversionStats& st = r->stats;
+      const std::string skipped = SkippedText(st.skipped);
+      std::cout << fmt::format(
+          "{}: {} jobs of {} read{}; {} processors on {} nodes of {} cpu{}; queues from {}; "
+          "arrivals x{}; {} time limit(s) raised to the run time\n",
+          f.swf, st.jobs_kept, st.jobs_read,
+          skipped.empty() ? "" : fmt::format(" (skipped: {})", skipped), st.total_processors,
+          st.nodes, st.cpus_per_node,
+          st.processors_from_jobs ? " (no MaxProcs/MaxNodes: the largest job)" : "",
+          f.queues_from, f.arrival_speedup, st.time_limit_raised);
+      std::cout << fmt::format("{:<18} {:>7} {:>9} {:>14} {:>10} {:>11} {:>12} {:>8}\n", "mode",
+                               "jobs", "completed", "mean wait (s)", "mean bsld", "utilisation",
+                               "makespan (s)", "wall (s)");
+    }
+    const sim::swf::SwfMetrics& m = r->metrics;
+    std::cout << fmt::format("{:<18} {:>7} {:>9} {:>14.1f} {:>10.3f} {:>10.2f}% {:>12.0f} {:>8.2f}{}\n",
+                             r->mode.name, m.jobs, m.completed, m.mean_wait_s,
+                             m.mean_bounded_slowdown, 100 * m.utilisation, m.makespan_s, r->wall_s,
+                             r->truncated_after > 0 ? "  (run stopped early)" : "")
+              << std::flush;
+    runs.push_back(*std::move(r));
+  }
+  if (!f.summary_json.empty()) {
+    const sim::swf::SwfConversionStats& st = runs.front().stats;
+    nlohmann::json modes_json = nlohmann::json::array();
+    for (const sim::swf::SwfRunResult& r : runs) modes_json.push_back(SwfRunJson(r));
+    const nlohmann::json j = {{"trace", f.swf},
+                              {"jobs_read", st.jobs_read},
+                              {"jobs_kept", st.jobs_kept},
+                              {"skipped", st.skipped},
+                              {"time_limit_raised", st.time_limit_raised},
+                              {"processors", st.total_processors},
+                              {"nodes", st.nodes},
+                              {"cpus_per_node", st.cpus_per_node},
+                              {"arrival_speedup", f.arrival_speedup},
+                              {"queues_from", f.queues_from},
+                              {"fair_share", f.fair_share},
+                              {"skip", f.skip},
+                              {"limit", f.limit ? nlohmann::json(*f.limit) : nlohmann::json()},
+                              {"modes", modes_json}};
+    if (absl::Status s = WriteFile(f.summary_json, "--summary-json", j.dump(2) + "\n"); !s.ok()) {
+      return BadInput(s);
+    }
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunSimCommand(int argc, char** argv) {
@@ -484,10 +623,37 @@ int RunSimCommand(int argc, char** argv) {
       "DIR/openb_pod_list_default.csv --policy fgd --seed 42 --inflate 1.3 --summary-json "
       "out.json\n"
       "  tessera sim --nodes ... --pods ... --policies all --seeds 42-51 --report out.html\n"
-      "  tessera sim --scenario tests/scenarios/gang-min-available.yaml --seed 7",
+      "  tessera sim --scenario tests/scenarios/gang-min-available.yaml --seed 7\n"
+      "  tessera sim --swf NASA-iPSC-1993-3.1-cln.swf.gz --backfill all --summary-json out.json",
       "tessera sim"};
   app.add_option("--scenario", f.scenario,
                  "Scenario file (YAML) to run instead of a trace; takes --seed only");
+  app.add_option("--swf", f.swf,
+                 "Parallel Workloads Archive log (SWF, plain or .gz) to run under batch policies; "
+                 "prints mean wait, mean bounded slowdown (10 s), utilisation and makespan per "
+                 "mode");
+  app.add_option("--backfill", f.backfill,
+                 "SWF: modes to run: all (fcfs, easy, conservative; default) or a comma list of "
+                 "none, easy, conservative");
+  app.add_flag("--fifo", f.fifo,
+               "SWF: strict FIFO queues for the listed modes (none becomes fcfs: a job that "
+               "does not fit blocks every later job)");
+  app.add_option("--limit", f.limit, "SWF: run at most this many jobs of the log")
+      ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));
+  app.add_option("--skip", f.skip, "SWF: leave out the log's first N jobs (default 0)")
+      ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()));
+  app.add_option("--queues-from", f.queues_from,
+                 "SWF: one queue per value of this field: single (one queue; default), queue, "
+                 "partition (LCG: the site) or group");
+  app.add_option("--fair-share", f.fair_share,
+                 "SWF: fair share between the queues: drf (default) or none");
+  app.add_option("--backfill-depth", f.backfill_depth,
+                 "SWF: conservative backfill reserves for this many blocked jobs (default 16)")
+      ->check(CLI::Range(1, 1'000'000));
+  app.add_option("--cpus-per-node", f.cpus_per_node,
+                 "SWF: group the log's processors into nodes of this many cpus (default: the "
+                 "header's MaxProcs/MaxNodes, else one cpu per node)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000}));
   app.add_option("--seed", f.seed,
                  "Seed of the run, 0 to 2^64-1 (default: 42 for a trace; the file's config.seed, "
                  "else 1, for a scenario)");
@@ -521,7 +687,7 @@ int RunSimCommand(int argc, char** argv) {
   app.add_option("--sample-interval", f.sample_interval,
                  "Replay mode: simulated time between samples (default 1h)");
   app.add_option("--arrival-speedup", f.arrival_speedup,
-                 "Replay mode: divide the trace's arrival times by this factor (task run times "
+                 "Replay and SWF: divide the trace's arrival times by this factor (run times "
                  "unchanged) to raise the load; default 1")
       ->check(CLI::Range(1e-6, 1e9));
   app.add_option("--typical-threshold", f.typical_threshold,
@@ -540,6 +706,7 @@ int RunSimCommand(int argc, char** argv) {
   if (absl::Status s = CheckFlagsApply(app, f); !s.ok()) return BadInput(s);
   if (absl::Status s = CheckNumbers(f); !s.ok()) return BadInput(s);
 
+  if (!f.swf.empty()) return RunSwfMode(f);
   if (!f.scenario.empty()) {
     std::optional<uint64_t> seed;
     if (f.seed.has_value()) {
@@ -550,7 +717,7 @@ int RunSimCommand(int argc, char** argv) {
     return sim::RunScenarioCommand(f.scenario, seed, std::cout, std::cerr);
   }
   if (f.nodes.empty() || f.pods.empty()) {
-    return BadInput("give --scenario FILE, or both --nodes and --pods (see --help)");
+    return BadInput("give --scenario FILE, --swf FILE, or both --nodes and --pods (see --help)");
   }
   if (absl::Status s = CheckOutputPaths(f); !s.ok()) return BadInput(s);
   absl::StatusOr<std::vector<std::string>> policies = ResolvePolicies(f);

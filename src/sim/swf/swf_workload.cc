@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <set>
 #include <utility>
@@ -12,7 +13,6 @@
 namespace tessera::sim::swf {
 namespace {
 
-constexpr std::string_view kClusterLabel = "tessera.io/cluster";
 constexpr std::string_view kRootQueue = "swf";
 constexpr int64_t kMilliPerCpu = 1000;
 constexpr int64_t kBytesPerKb = 1024;
@@ -25,20 +25,28 @@ std::optional<int64_t> JobProcessors(const SwfJob& job) {
 }
 
 struct ClusterShape {
-  int64_t nodes = 0;
+  int64_t processors = 0;
   int64_t cpus_per_node = 1;
   bool from_jobs = false;
+  int64_t nodes() const { return (processors + cpus_per_node - 1) / cpus_per_node; }
 };
 
-ClusterShape ShapeOf(const SwfHeader& h, const std::vector<const SwfJob*>& jobs) {
+ClusterShape ShapeOf(const SwfHeader& h, const std::vector<const SwfJob*>& jobs,
+                     std::optional<int64_t> cpus_per_node) {
   const int64_t nodes = h.max_nodes.value_or(0);
   const int64_t procs = h.max_procs.value_or(0);
-  if (nodes > 0 && procs > 0 && procs % nodes == 0) return {nodes, procs / nodes, false};
-  if (procs > 0) return {procs, 1, false};
-  if (nodes > 0) return {nodes, 1, false};
-  int64_t largest = 1;
-  for (const SwfJob* job : jobs) largest = std::max(largest, JobProcessors(*job).value_or(1));
-  return {largest, 1, true};
+  ClusterShape shape;
+  if (nodes > 0 && procs > 0 && procs % nodes == 0) {
+    shape = {procs, procs / nodes, false};
+  } else if (procs > 0 || nodes > 0) {
+    shape = {procs > 0 ? procs : nodes, 1, false};
+  } else {
+    int64_t largest = 1;
+    for (const SwfJob* job : jobs) largest = std::max(largest, JobProcessors(*job).value_or(1));
+    shape = {largest, 1, true};
+  }
+  if (cpus_per_node) shape.cpus_per_node = *cpus_per_node;
+  return shape;
 }
 
 // The leaf queue of a job; "default" for kSingle.
@@ -79,15 +87,16 @@ std::vector<ScenarioNode> Nodes(const SwfHeader& h, const ClusterShape& shape,
   const int64_t memory_per_cpu = h.max_memory && *h.max_memory > 0
                                      ? *h.max_memory * kBytesPerKb
                                      : options.node_memory_per_cpu;
-  const int width = static_cast<int>(fmt::format("{}", shape.nodes - 1).size());
+  const int64_t count = shape.nodes();
+  const int width = static_cast<int>(fmt::format("{}", count - 1).size());
   std::vector<ScenarioNode> nodes;
-  nodes.reserve(static_cast<size_t>(shape.nodes));
-  for (int64_t i = 0; i < shape.nodes; ++i) {
+  nodes.reserve(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t cpus = std::min(shape.cpus_per_node, shape.processors - i * shape.cpus_per_node);
     ScenarioNode n;
     n.node.name = fmt::format("node-{:0{}}", i, width);
-    n.node.labels[std::string(kClusterLabel)] = n.node.cluster;
-    n.node.capacity.cpu = shape.cpus_per_node * kMilliPerCpu;
-    n.node.capacity.memory = shape.cpus_per_node * memory_per_cpu;
+    n.node.capacity.cpu = cpus * kMilliPerCpu;
+    n.node.capacity.memory = cpus * memory_per_cpu;
     n.node.allocatable = n.node.capacity;
     nodes.push_back(std::move(n));
   }
@@ -111,8 +120,8 @@ std::vector<ScenarioQueue> Queues(const std::set<std::string>& leaves, QueuesFro
   return queues;
 }
 
-ScenarioJob JobOf(const SwfJob& job, int64_t procs, int64_t origin_s, std::string name,
-                  std::string queue, bool* limit_raised) {
+ScenarioJob JobOf(const SwfJob& job, int64_t procs, int64_t origin_s, double speedup,
+                  std::string name, std::string queue, bool* limit_raised) {
   const Duration run = std::chrono::seconds(job.run_time);
   *limit_raised = job.requested_time != kSwfUnknown && job.requested_time < job.run_time;
   const Duration limit = job.requested_time >= job.run_time
@@ -130,7 +139,8 @@ ScenarioJob JobOf(const SwfJob& job, int64_t procs, int64_t origin_s, std::strin
   group.replicas = static_cast<int32_t>(procs);
   group.request.cpu = kMilliPerCpu;
   sj.spec.tasks.push_back(std::move(group));
-  sj.at = std::chrono::seconds(job.submit_time - origin_s);
+  sj.at = std::chrono::milliseconds(
+      std::llround(static_cast<double>(job.submit_time - origin_s) * 1000.0 / speedup));
   sj.duration = run;
   sj.line = static_cast<int>(std::min<int64_t>(job.line, std::numeric_limits<int>::max()));
   return sj;
@@ -170,6 +180,15 @@ absl::StatusOr<SwfWorkload> BuildSwfWorkload(const SwfTrace& trace, std::string_
     return absl::InvalidArgumentError(
         fmt::format("{}: limit: must be >= 1, got {}", source, *options.limit));
   }
+  if (options.cpus_per_node && *options.cpus_per_node < 1) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: cpus_per_node: must be >= 1, got {}", source, *options.cpus_per_node));
+  }
+  if (!std::isfinite(options.arrival_speedup) || options.arrival_speedup <= 0) {
+    return absl::InvalidArgumentError(fmt::format(
+        "{}: arrival_speedup: must be a finite number > 0, got {}", source,
+        options.arrival_speedup));
+  }
   std::vector<const SwfJob*> window;
   const int64_t total = static_cast<int64_t>(trace.jobs.size());
   const int64_t first = std::min(options.skip, total);
@@ -178,11 +197,11 @@ absl::StatusOr<SwfWorkload> BuildSwfWorkload(const SwfTrace& trace, std::string_
 
   SwfWorkload out;
   SwfConversionStats& stats = out.stats;
-  const ClusterShape shape = ShapeOf(trace.header, window);
+  const ClusterShape shape = ShapeOf(trace.header, window, options.cpus_per_node);
   stats.jobs_read = static_cast<int64_t>(window.size());
-  stats.nodes = shape.nodes;
+  stats.nodes = shape.nodes();
   stats.cpus_per_node = shape.cpus_per_node;
-  stats.total_processors = shape.nodes * shape.cpus_per_node;
+  stats.total_processors = shape.processors;
   stats.processors_from_jobs = shape.from_jobs;
 
   std::vector<const SwfJob*> kept;
@@ -230,7 +249,8 @@ absl::StatusOr<SwfWorkload> BuildSwfWorkload(const SwfTrace& trace, std::string_
     leaves.insert(queue);
     const int64_t procs = *JobProcessors(*job);
     bool raised = false;
-    s.jobs.push_back(JobOf(*job, procs, stats.origin_s, std::move(name), std::move(queue), &raised));
+    s.jobs.push_back(JobOf(*job, procs, stats.origin_s, options.arrival_speedup, std::move(name),
+                           std::move(queue), &raised));
     stats.time_limit_raised += raised ? 1 : 0;
     out.processors.push_back(procs);
   }

@@ -5,6 +5,8 @@
 // both given and MaxProcs a multiple of MaxNodes, MaxNodes nodes of MaxProcs/MaxNodes cpus;
 // otherwise MaxProcs (else MaxNodes) nodes of one cpu; with neither, as many one-cpu nodes as
 // the largest job asks for (stats.processors_from_jobs says so). One cpu is 1000 millicores.
+// options.cpus_per_node regroups those processors into nodes of that many cpus (the last node
+// takes the remainder), for logs that give only a processor count (LCG: 24,515 processors).
 // Each node has MaxMemory KB x its cpus of memory when the header gives it, else
 // options.node_memory_per_cpu per cpu; tasks ask for no memory (memory is not modelled: most
 // logs, NASA iPSC among them, do not give it per job).
@@ -14,8 +16,10 @@
 // seconds. Its time limit (what backfill plans with) is requested_time when known and at least
 // run_time, else run_time: logs hold jobs that ran past their request (killed late, or a
 // grace), and a limit below the run would end the job early in simulation
-// (stats.time_limit_raised counts them). It is submitted at submit_time less the first kept
-// job's submit_time, so that the run starts at t=0 (--skip keeps the same origin rule).
+// (stats.time_limit_raised counts them). It is submitted at (submit_time - origin) /
+// options.arrival_speedup, rounded to the millisecond, where origin is the earliest submit_time
+// of the kept jobs, so that the run starts at t=0; a speedup above 1 compresses the arrivals
+// (run times unchanged) and so raises the offered load, as load-scaling studies of these logs do.
 // Priority 0, not preemptible, no restarts (restart_policy fail), no expectations.
 // Skipped, counted per reason in stats.skipped: unknown or negative submit time, run_time
 // <= 0 or unknown, processors unknown, more processors than the cluster has or than a job may
@@ -32,8 +36,8 @@
 // the jobs behind it in its queue), kBestEffortFifo lets later jobs start around it.
 // The policy (backfill mode, fair share) is options.policy, with preemption forced off.
 //
-// Errors: InvalidArgument "SOURCE: field: problem" for bad options (skip < 0, limit < 1) or
-// when no job is left to run. Thread-safety: a pure function; results are value types.
+// Errors: InvalidArgument "SOURCE: field: problem" for bad options (skip < 0, limit < 1,
+// cpus_per_node < 1, arrival_speedup not finite and > 0) or when no job is left to run. Thread-safety: a pure function; results are value types.
 #pragma once
 
 #include <cstdint>
@@ -64,6 +68,8 @@ struct SwfWorkloadOptions {
   SchedulingPolicy policy;  // backfill, backfill_depth, fair_share; preemption is forced off
   int64_t skip = 0;                // jobs of the file (in file order) left out before the first
   std::optional<int64_t> limit;    // at most this many jobs read after the skipped ones
+  std::optional<int64_t> cpus_per_node;  // regroups the header's processors into such nodes
+  double arrival_speedup = 1;            // submit times are divided by this
   int64_t node_memory_per_cpu = int64_t{1} << 30;  // bytes, when the header has no MaxMemory
 };
 
@@ -73,7 +79,7 @@ struct SwfConversionStats {
   std::map<std::string, int64_t> skipped;  // reason -> jobs
   int64_t time_limit_raised = 0;           // requested_time below run_time: limit = run_time
   int64_t nodes = 0;
-  int64_t cpus_per_node = 0;
+  int64_t cpus_per_node = 0;  // the last node may have fewer (cpus_per_node option)
   int64_t total_processors = 0;
   bool processors_from_jobs = false;  // the header gave neither MaxProcs nor MaxNodes
   int64_t origin_s = 0;               // the SWF submit time that became t=0

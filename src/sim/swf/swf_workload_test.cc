@@ -1,6 +1,7 @@
 #include "sim/swf/swf_workload.h"
 
 #include <chrono>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -171,6 +172,32 @@ TEST(SwfWorkloadTest, ShapeWithoutNodeCountsComesFromTheHeaderOrTheJobs) {
   }
 }
 
+TEST(SwfWorkloadTest, CpusPerNodeRegroupsTheProcessors) {
+  SwfWorkloadOptions options;
+  options.cpus_per_node = 5;  // 16 processors: 3 nodes of 5 and one of 1
+  absl::StatusOr<SwfWorkload> w = BuildSwfWorkload(Parse(kLog), "test.swf", options);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->stats.nodes, 4);
+  EXPECT_EQ(w->stats.cpus_per_node, 5);
+  EXPECT_EQ(w->stats.total_processors, 16);
+  std::vector<int64_t> cpus;
+  for (const ScenarioNode& n : w->scenario.nodes) cpus.push_back(n.node.allocatable.cpu);
+  EXPECT_THAT(cpus, ElementsAre(5000, 5000, 5000, 1000));
+  EXPECT_EQ(w->scenario.nodes[3].node.allocatable.memory, 2048 * 1024);
+}
+
+TEST(SwfWorkloadTest, ArrivalSpeedupCompressesSubmissionsOnly) {
+  SwfWorkloadOptions options;
+  options.arrival_speedup = 4;  // submissions 100, 160, 230 -> 0, 15 s, 32.5 s
+  absl::StatusOr<SwfWorkload> w = BuildSwfWorkload(Parse(kLog), "test.swf", options);
+  ASSERT_TRUE(w.ok()) << w.status();
+  ASSERT_EQ(w->scenario.jobs.size(), 3u);
+  EXPECT_EQ(w->scenario.jobs[1].at, seconds(15));
+  EXPECT_EQ(w->scenario.jobs[2].at, std::chrono::milliseconds(32'500));
+  EXPECT_EQ(w->scenario.jobs[2].duration, seconds(40));
+  EXPECT_EQ(w->scenario.jobs[2].spec.time_limit, seconds(100));
+}
+
 TEST(SwfWorkloadTest, DuplicateIdsGetDistinctNames) {
   const std::string text =
       "7 0 -1 10 1 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"
@@ -190,12 +217,21 @@ TEST(SwfWorkloadTest, BadOptionsAndEmptyWorkloadsAreErrors) {
   zero_limit.limit = 0;
   SwfWorkloadOptions past_the_end;
   past_the_end.skip = 100;
+  SwfWorkloadOptions no_cpus;
+  no_cpus.cpus_per_node = 0;
+  SwfWorkloadOptions zero_speedup;
+  zero_speedup.arrival_speedup = 0;
+  SwfWorkloadOptions nan_speedup;
+  nan_speedup.arrival_speedup = std::nan("");
   SwfWorkloadOptions only_bad;  // jobs 3, 4 and 5
   only_bad.skip = 2;
   only_bad.limit = 3;
   const std::vector<std::pair<SwfWorkloadOptions, std::string>> cases = {
       {negative_skip, "test.swf: skip: must be >= 0"},
       {zero_limit, "test.swf: limit: must be >= 1"},
+      {no_cpus, "test.swf: cpus_per_node: must be >= 1, got 0"},
+      {zero_speedup, "test.swf: arrival_speedup: must be a finite number > 0, got 0"},
+      {nan_speedup, "test.swf: arrival_speedup: must be a finite number > 0, got nan"},
       {past_the_end, "test.swf: jobs: none of the 0 jobs read can run"},
       {only_bad, "none of the 3 jobs read can run (skipped: 1 more processors than the cluster, "
                  "1 processors unknown, 1 run time <= 0 or unknown)"},
