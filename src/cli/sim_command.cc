@@ -79,6 +79,7 @@ struct SimFlags {
   std::string fair_share = "drf";
   int32_t backfill_depth = SchedulingPolicy{}.backfill_depth;
   std::optional<int64_t> cpus_per_node;
+  std::optional<int64_t> processors;
 };
 
 // Printed on stderr, prefixed with "tessera sim: ".
@@ -209,7 +210,7 @@ constexpr std::string_view kScenarioFlags[] = {"--scenario", "--seed"};
 // --swf takes its own flags, --summary-json and --arrival-speedup.
 constexpr std::string_view kSwfOnlyFlags[] = {
     "--swf",        "--backfill",       "--fifo",         "--limit",        "--skip",
-    "--queues-from", "--fair-share",    "--backfill-depth", "--cpus-per-node"};
+    "--queues-from", "--fair-share",    "--backfill-depth", "--cpus-per-node", "--processors"};
 constexpr std::string_view kSwfSharedFlags[] = {"--summary-json", "--arrival-speedup"};
 constexpr std::string_view kPaperOnlyFlags[] = {"--inflate",     "--expected", "--no-expected",
                                                 "--samples-csv", "--threads",  "--no-node-shuffle"};
@@ -517,6 +518,7 @@ absl::StatusOr<sim::swf::SwfWorkloadOptions> SwfOptions(const SimFlags& f) {
   options.skip = f.skip;
   options.limit = f.limit;
   options.cpus_per_node = f.cpus_per_node;
+  options.processors = f.processors;
   options.arrival_speedup = f.arrival_speedup;
   return options;
 }
@@ -650,6 +652,10 @@ int RunSimCommand(int argc, char** argv) {
   app.add_option("--backfill-depth", f.backfill_depth,
                  "SWF: conservative backfill reserves for this many blocked jobs (default 16)")
       ->check(CLI::Range(1, 1'000'000));
+  app.add_option("--processors", f.processors,
+                 "SWF: simulate this many processors instead of the header's MaxProcs (a "
+                 "smaller pool raises the load; larger jobs are skipped)")
+      ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}));
   app.add_option("--cpus-per-node", f.cpus_per_node,
                  "SWF: group the log's processors into nodes of this many cpus (default: the "
                  "header's MaxProcs/MaxNodes, else one cpu per node)")

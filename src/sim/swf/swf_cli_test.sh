@@ -40,6 +40,9 @@ expect_in "^none  *3  *3  *30.0 " "$out/stdout"
 "$tessera" sim --swf "$out/t.swf" --backfill none --skip 2 --arrival-speedup 2 > "$out/stdout" ||
   fail "--skip exited $?"
 expect_in "1 jobs of 2 read" "$out/stdout"
+"$tessera" sim --swf "$out/t.swf" --backfill none --processors 3 > "$out/stdout" ||
+  fail "--processors exited $?"
+expect_in "2 jobs of 4 read (skipped: 1 more processors than the cluster, 1 run time" "$out/stdout"
 
 # Bad input: exit status 2 and a message naming the flag.
 bad() {
@@ -60,6 +63,7 @@ bad "--fair-share: must be drf or none" --swf "$out/t.swf" --fair-share fair
 bad "--limit" --swf "$out/t.swf" --limit 0
 bad "--skip" --swf "$out/t.swf" --skip -1
 bad "--cpus-per-node" --swf "$out/t.swf" --cpus-per-node 0
+bad "--processors" --swf "$out/t.swf" --processors 0
 bad "--swf: " --swf "$out/missing.swf"
 bad "--policy does not apply to --swf" --swf "$out/t.swf" --policy fgd
 bad "--scenario does not apply to --swf" --swf "$out/t.swf" --scenario x.yaml

@@ -32,7 +32,7 @@ struct ClusterShape {
 };
 
 ClusterShape ShapeOf(const SwfHeader& h, const std::vector<const SwfJob*>& jobs,
-                     std::optional<int64_t> cpus_per_node) {
+                     const SwfWorkloadOptions& options) {
   const int64_t nodes = h.max_nodes.value_or(0);
   const int64_t procs = h.max_procs.value_or(0);
   ClusterShape shape;
@@ -45,7 +45,11 @@ ClusterShape ShapeOf(const SwfHeader& h, const std::vector<const SwfJob*>& jobs,
     for (const SwfJob* job : jobs) largest = std::max(largest, JobProcessors(*job).value_or(1));
     shape = {largest, 1, true};
   }
-  if (cpus_per_node) shape.cpus_per_node = *cpus_per_node;
+  if (options.processors) {
+    shape.processors = *options.processors;
+    shape.from_jobs = false;
+  }
+  if (options.cpus_per_node) shape.cpus_per_node = *options.cpus_per_node;
   return shape;
 }
 
@@ -180,6 +184,10 @@ absl::StatusOr<SwfWorkload> BuildSwfWorkload(const SwfTrace& trace, std::string_
     return absl::InvalidArgumentError(
         fmt::format("{}: limit: must be >= 1, got {}", source, *options.limit));
   }
+  if (options.processors && *options.processors < 1) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: processors: must be >= 1, got {}", source, *options.processors));
+  }
   if (options.cpus_per_node && *options.cpus_per_node < 1) {
     return absl::InvalidArgumentError(
         fmt::format("{}: cpus_per_node: must be >= 1, got {}", source, *options.cpus_per_node));
@@ -197,7 +205,7 @@ absl::StatusOr<SwfWorkload> BuildSwfWorkload(const SwfTrace& trace, std::string_
 
   SwfWorkload out;
   SwfConversionStats& stats = out.stats;
-  const ClusterShape shape = ShapeOf(trace.header, window, options.cpus_per_node);
+  const ClusterShape shape = ShapeOf(trace.header, window, options);
   stats.jobs_read = static_cast<int64_t>(window.size());
   stats.nodes = shape.nodes();
   stats.cpus_per_node = shape.cpus_per_node;

@@ -5,8 +5,10 @@
 // both given and MaxProcs a multiple of MaxNodes, MaxNodes nodes of MaxProcs/MaxNodes cpus;
 // otherwise MaxProcs (else MaxNodes) nodes of one cpu; with neither, as many one-cpu nodes as
 // the largest job asks for (stats.processors_from_jobs says so). One cpu is 1000 millicores.
-// options.cpus_per_node regroups those processors into nodes of that many cpus (the last node
-// takes the remainder), for logs that give only a processor count (LCG: 24,515 processors).
+// options.processors replaces the processor count (a smaller pool makes a lightly loaded log
+// contended: LCG offers about 1,300 busy processors on average to its 24,515); with it, or with
+// options.cpus_per_node, the processors are grouped into nodes of cpus_per_node cpus (default:
+// the header's cpus per node, else 1), the last node taking the remainder.
 // Each node has MaxMemory KB x its cpus of memory when the header gives it, else
 // options.node_memory_per_cpu per cpu; tasks ask for no memory (memory is not modelled: most
 // logs, NASA iPSC among them, do not give it per job).
@@ -37,7 +39,7 @@
 // The policy (backfill mode, fair share) is options.policy, with preemption forced off.
 //
 // Errors: InvalidArgument "SOURCE: field: problem" for bad options (skip < 0, limit < 1,
-// cpus_per_node < 1, arrival_speedup not finite and > 0) or when no job is left to run. Thread-safety: a pure function; results are value types.
+// processors < 1, cpus_per_node < 1, arrival_speedup not finite and > 0) or when no job is left to run. Thread-safety: a pure function; results are value types.
 #pragma once
 
 #include <cstdint>
@@ -68,7 +70,8 @@ struct SwfWorkloadOptions {
   SchedulingPolicy policy;  // backfill, backfill_depth, fair_share; preemption is forced off
   int64_t skip = 0;                // jobs of the file (in file order) left out before the first
   std::optional<int64_t> limit;    // at most this many jobs read after the skipped ones
-  std::optional<int64_t> cpus_per_node;  // regroups the header's processors into such nodes
+  std::optional<int64_t> processors;     // replaces the header's processor count
+  std::optional<int64_t> cpus_per_node;  // groups the processors into nodes of this many cpus
   double arrival_speedup = 1;            // submit times are divided by this
   int64_t node_memory_per_cpu = int64_t{1} << 30;  // bytes, when the header has no MaxMemory
 };

@@ -186,6 +186,32 @@ TEST(SwfWorkloadTest, CpusPerNodeRegroupsTheProcessors) {
   EXPECT_EQ(w->scenario.nodes[3].node.allocatable.memory, 2048 * 1024);
 }
 
+TEST(SwfWorkloadTest, ProcessorsReplaceTheHeaderCount) {
+  struct Case {
+    std::optional<int64_t> processors, cpus_per_node;
+    std::vector<int64_t> node_cpus;
+    int64_t kept;
+  };
+  const std::vector<Case> cases = {
+      {3, std::nullopt, {2000, 1000}, 2},  // the header's 2 cpus per node; job-1 (4) is too large
+      {7, 4, {4000, 3000}, 3},
+      {2, 1, {1000, 1000}, 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(*c.processors);
+    SwfWorkloadOptions options;
+    options.processors = c.processors;
+    options.cpus_per_node = c.cpus_per_node;
+    absl::StatusOr<SwfWorkload> w = BuildSwfWorkload(Parse(kLog), "test.swf", options);
+    ASSERT_TRUE(w.ok()) << w.status();
+    EXPECT_EQ(w->stats.total_processors, *c.processors);
+    EXPECT_EQ(w->stats.jobs_kept, c.kept);
+    std::vector<int64_t> cpus;
+    for (const ScenarioNode& n : w->scenario.nodes) cpus.push_back(n.node.allocatable.cpu);
+    EXPECT_EQ(cpus, c.node_cpus);
+  }
+}
+
 TEST(SwfWorkloadTest, ArrivalSpeedupCompressesSubmissionsOnly) {
   SwfWorkloadOptions options;
   options.arrival_speedup = 4;  // submissions 100, 160, 230 -> 0, 15 s, 32.5 s
@@ -217,6 +243,8 @@ TEST(SwfWorkloadTest, BadOptionsAndEmptyWorkloadsAreErrors) {
   zero_limit.limit = 0;
   SwfWorkloadOptions past_the_end;
   past_the_end.skip = 100;
+  SwfWorkloadOptions no_processors;
+  no_processors.processors = 0;
   SwfWorkloadOptions no_cpus;
   no_cpus.cpus_per_node = 0;
   SwfWorkloadOptions zero_speedup;
@@ -229,6 +257,7 @@ TEST(SwfWorkloadTest, BadOptionsAndEmptyWorkloadsAreErrors) {
   const std::vector<std::pair<SwfWorkloadOptions, std::string>> cases = {
       {negative_skip, "test.swf: skip: must be >= 0"},
       {zero_limit, "test.swf: limit: must be >= 1"},
+      {no_processors, "test.swf: processors: must be >= 1, got 0"},
       {no_cpus, "test.swf: cpus_per_node: must be >= 1, got 0"},
       {zero_speedup, "test.swf: arrival_speedup: must be a finite number > 0, got 0"},
       {nan_speedup, "test.swf: arrival_speedup: must be a finite number > 0, got nan"},
