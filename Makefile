@@ -76,3 +76,8 @@ bench: build
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(OUT)
+
+# Batch-scheduling results on the Parallel Workloads Archive logs (docs/results/swf-nasa-ipsc.md).
+.PHONY: swf-results
+swf-results: build
+	bash scripts/swf-results.sh $(BUILD) $(TRACE_DIR) $(OUT)/swf
