@@ -209,8 +209,8 @@ absl::StatusOr<std::vector<uint64_t>> ResolveSeeds(const SimFlags& f) {
 constexpr std::string_view kScenarioFlags[] = {"--scenario", "--seed"};
 // --swf takes its own flags, --summary-json and --arrival-speedup.
 constexpr std::string_view kSwfOnlyFlags[] = {
-    "--swf",        "--backfill",       "--fifo",         "--limit",        "--skip",
-    "--queues-from", "--fair-share",    "--backfill-depth", "--cpus-per-node", "--processors"};
+    "--swf",         "--backfill",   "--fifo",           "--limit",         "--skip",
+    "--queues-from", "--fair-share", "--backfill-depth", "--cpus-per-node", "--processors"};
 constexpr std::string_view kSwfSharedFlags[] = {"--summary-json", "--arrival-speedup"};
 constexpr std::string_view kPaperOnlyFlags[] = {"--inflate",     "--expected", "--no-expected",
                                                 "--samples-csv", "--threads",  "--no-node-shuffle"};
@@ -512,8 +512,7 @@ absl::StatusOr<sim::swf::SwfWorkloadOptions> SwfOptions(const SimFlags& f) {
     return absl::InvalidArgumentError(
         fmt::format("--fair-share: must be drf or none, not '{}'", f.fair_share));
   }
-  options.policy.fair_share =
-      f.fair_share == "drf" ? FairShareMode::kDrf : FairShareMode::kNone;
+  options.policy.fair_share = f.fair_share == "drf" ? FairShareMode::kDrf : FairShareMode::kNone;
   options.policy.backfill_depth = f.backfill_depth;
   options.skip = f.skip;
   options.limit = f.limit;
@@ -551,7 +550,8 @@ nlohmann::json SwfRunJson(const sim::swf::SwfRunResult& r) {
 // --swf FILE: one line per mode (--backfill, --fifo) with the batch metrics of the run.
 int RunSwfMode(const SimFlags& f) {
   if (absl::Status s = CheckOutputPaths(f); !s.ok()) return BadInput(s);
-  absl::StatusOr<std::vector<sim::swf::SwfMode>> modes = sim::swf::ParseSwfModes(f.backfill, f.fifo);
+  absl::StatusOr<std::vector<sim::swf::SwfMode>> modes =
+      sim::swf::ParseSwfModes(f.backfill, f.fifo);
   if (!modes.ok()) return BadInput(modes.status());
   absl::StatusOr<sim::swf::SwfWorkloadOptions> options = SwfOptions(f);
   if (!options.ok()) return BadInput(options.status());
@@ -575,17 +575,18 @@ int RunSwfMode(const SimFlags& f) {
           f.swf, st.jobs_kept, st.jobs_read,
           skipped.empty() ? "" : fmt::format(" (skipped: {})", skipped), st.total_processors,
           st.nodes, st.cpus_per_node,
-          st.processors_from_jobs ? " (no MaxProcs/MaxNodes: the largest job)" : "",
-          f.queues_from, f.arrival_speedup, st.time_limit_raised);
+          st.processors_from_jobs ? " (no MaxProcs/MaxNodes: the largest job)" : "", f.queues_from,
+          f.arrival_speedup, st.time_limit_raised);
       std::cout << fmt::format("{:<18} {:>7} {:>9} {:>14} {:>10} {:>11} {:>12} {:>8}\n", "mode",
                                "jobs", "completed", "mean wait (s)", "mean bsld", "utilisation",
                                "makespan (s)", "wall (s)");
     }
     const sim::swf::SwfMetrics& m = r->metrics;
-    std::cout << fmt::format("{:<18} {:>7} {:>9} {:>14.1f} {:>10.3f} {:>10.2f}% {:>12.0f} {:>8.2f}{}\n",
-                             r->mode.name, m.jobs, m.completed, m.mean_wait_s,
-                             m.mean_bounded_slowdown, 100 * m.utilisation, m.makespan_s, r->wall_s,
-                             r->truncated_after > 0 ? "  (run stopped early)" : "")
+    std::cout << fmt::format(
+                     "{:<18} {:>7} {:>9} {:>14.1f} {:>10.3f} {:>10.2f}% {:>12.0f} {:>8.2f}{}\n",
+                     r->mode.name, m.jobs, m.completed, m.mean_wait_s, m.mean_bounded_slowdown,
+                     100 * m.utilisation, m.makespan_s, r->wall_s,
+                     r->truncated_after > 0 ? "  (run stopped early)" : "")
               << std::flush;
     runs.push_back(*std::move(r));
   }

@@ -29,8 +29,8 @@ TEST(SwfNasaTest, BackfillKeepsEveryJobAndDoesNotWaitLonger) {
     EXPECT_GT(r->stats.jobs_kept, 18'000);
     EXPECT_EQ(r->truncated_after, 0);
     EXPECT_EQ(m.jobs, r->stats.jobs_kept);
-    EXPECT_EQ(m.completed, m.jobs) << m.never_started << " never started, " << m.unfinished
-                                   << " unfinished";
+    EXPECT_EQ(m.completed, m.jobs)
+        << m.never_started << " never started, " << m.unfinished << " unfinished";
     EXPECT_TRUE(r->starts_after_submit);
     EXPECT_GE(m.mean_bounded_slowdown, 1.0);
     EXPECT_GT(m.utilisation, 0.0);

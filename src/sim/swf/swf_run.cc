@@ -65,7 +65,8 @@ absl::StatusOr<std::vector<SwfMode>> ParseSwfModes(std::string_view backfill, bo
           backfill));
     }
     SwfMode mode = Named(known->name, known->backfill, fifo);
-    if (std::any_of(out.begin(), out.end(), [&](const SwfMode& m) { return m.name == mode.name; })) {
+    if (std::any_of(out.begin(), out.end(),
+                    [&](const SwfMode& m) { return m.name == mode.name; })) {
       return absl::InvalidArgumentError(
           fmt::format("--backfill: mode '{}' given twice in '{}'", item, backfill));
     }

@@ -45,8 +45,8 @@ struct SwfRunResult {
   SwfMode mode;
   SwfConversionStats stats;
   SwfMetrics metrics;
-  double wall_s = 0;             // the simulation's own run time
-  int64_t truncated_after = 0;   // RunReport::truncated_after
+  double wall_s = 0;            // the simulation's own run time
+  int64_t truncated_after = 0;  // RunReport::truncated_after
   // No job started before its submission (checked over the run's jobs).
   bool starts_after_submit = true;
 };

@@ -88,9 +88,8 @@ std::optional<std::string> SkipReason(const SwfJob& job, int64_t total_processor
 
 std::vector<ScenarioNode> Nodes(const SwfHeader& h, const ClusterShape& shape,
                                 const SwfWorkloadOptions& options) {
-  const int64_t memory_per_cpu = h.max_memory && *h.max_memory > 0
-                                     ? *h.max_memory * kBytesPerKb
-                                     : options.node_memory_per_cpu;
+  const int64_t memory_per_cpu =
+      h.max_memory && *h.max_memory > 0 ? *h.max_memory * kBytesPerKb : options.node_memory_per_cpu;
   const int64_t count = shape.nodes();
   const int width = static_cast<int>(fmt::format("{}", count - 1).size());
   std::vector<ScenarioNode> nodes;
@@ -112,8 +111,8 @@ std::vector<ScenarioQueue> Queues(const std::set<std::string>& leaves, QueuesFro
   std::vector<ScenarioQueue> queues;
   std::string parent;
   if (from != QueuesFrom::kSingle) {
-    queues.push_back(ScenarioQueue{.spec = QueueSpec{.name = std::string(kRootQueue)},
-                                   .leaf = false});
+    queues.push_back(
+        ScenarioQueue{.spec = QueueSpec{.name = std::string(kRootQueue)}, .leaf = false});
     parent = kRootQueue;
   }
   for (const std::string& name : leaves) {
@@ -128,9 +127,8 @@ ScenarioJob JobOf(const SwfJob& job, int64_t procs, int64_t origin_s, double spe
                   std::string name, std::string queue, bool* limit_raised) {
   const Duration run = std::chrono::seconds(job.run_time);
   *limit_raised = job.requested_time != kSwfUnknown && job.requested_time < job.run_time;
-  const Duration limit = job.requested_time >= job.run_time
-                             ? Duration(std::chrono::seconds(job.requested_time))
-                             : run;
+  const Duration limit =
+      job.requested_time >= job.run_time ? Duration(std::chrono::seconds(job.requested_time)) : run;
   ScenarioJob sj;
   sj.spec.name = std::move(name);
   sj.spec.queue = std::move(queue);
@@ -193,9 +191,9 @@ absl::StatusOr<SwfWorkload> BuildSwfWorkload(const SwfTrace& trace, std::string_
         fmt::format("{}: cpus_per_node: must be >= 1, got {}", source, *options.cpus_per_node));
   }
   if (!std::isfinite(options.arrival_speedup) || options.arrival_speedup <= 0) {
-    return absl::InvalidArgumentError(fmt::format(
-        "{}: arrival_speedup: must be a finite number > 0, got {}", source,
-        options.arrival_speedup));
+    return absl::InvalidArgumentError(
+        fmt::format("{}: arrival_speedup: must be a finite number > 0, got {}", source,
+                    options.arrival_speedup));
   }
   std::vector<const SwfJob*> window;
   const int64_t total = static_cast<int64_t>(trace.jobs.size());
@@ -235,8 +233,8 @@ absl::StatusOr<SwfWorkload> BuildSwfWorkload(const SwfTrace& trace, std::string_
   Scenario& s = out.scenario;
   s.file = std::string(source);
   s.name = trace.header.computer.empty() ? std::string(source) : trace.header.computer;
-  s.description = fmt::format("SWF log {} ({} jobs kept of {} read)", source, kept.size(),
-                              stats.jobs_read);
+  s.description =
+      fmt::format("SWF log {} ({} jobs kept of {} read)", source, kept.size(), stats.jobs_read);
   absl::StatusOr<Profile> profile = BuiltinProfile("default");
   if (!profile.ok()) return profile.status();
   s.config.profile = *std::move(profile);

@@ -39,7 +39,9 @@
 // The policy (backfill mode, fair share) is options.policy, with preemption forced off.
 //
 // Errors: InvalidArgument "SOURCE: field: problem" for bad options (skip < 0, limit < 1,
-// processors < 1, cpus_per_node < 1, arrival_speedup not finite and > 0) or when no job is left to run. Thread-safety: a pure function; results are value types.
+// processors < 1, cpus_per_node < 1, arrival_speedup not a finite number > 0) or when no job is
+// left to run.
+// Thread-safety: a pure function; results are value types.
 #pragma once
 
 #include <cstdint>
@@ -67,9 +69,9 @@ std::optional<QueuesFrom> ParseQueuesFrom(std::string_view text);
 struct SwfWorkloadOptions {
   QueuesFrom queues_from = QueuesFrom::kSingle;
   QueueOrdering ordering = QueueOrdering::kBestEffortFifo;
-  SchedulingPolicy policy;  // backfill, backfill_depth, fair_share; preemption is forced off
-  int64_t skip = 0;                // jobs of the file (in file order) left out before the first
-  std::optional<int64_t> limit;    // at most this many jobs read after the skipped ones
+  SchedulingPolicy policy;       // backfill, backfill_depth, fair_share; preemption is forced off
+  int64_t skip = 0;              // jobs of the file (in file order) left out before the first
+  std::optional<int64_t> limit;  // at most this many jobs read after the skipped ones
   std::optional<int64_t> processors;     // replaces the header's processor count
   std::optional<int64_t> cpus_per_node;  // groups the processors into nodes of this many cpus
   double arrival_speedup = 1;            // submit times are divided by this
@@ -77,8 +79,8 @@ struct SwfWorkloadOptions {
 };
 
 struct SwfConversionStats {
-  int64_t jobs_read = 0;  // jobs considered (after --skip, up to --limit)
-  int64_t jobs_kept = 0;  // jobs in the scenario
+  int64_t jobs_read = 0;                   // jobs considered (after --skip, up to --limit)
+  int64_t jobs_kept = 0;                   // jobs in the scenario
   std::map<std::string, int64_t> skipped;  // reason -> jobs
   int64_t time_limit_raised = 0;           // requested_time below run_time: limit = run_time
   int64_t nodes = 0;

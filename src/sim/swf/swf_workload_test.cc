@@ -11,10 +11,10 @@
 namespace tessera::sim::swf {
 namespace {
 
+using std::chrono::seconds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Pair;
-using std::chrono::seconds;
 
 // 8 nodes of 2 processors; jobs 3, 4 and 5 cannot run (no run time, too large, no size).
 constexpr std::string_view kLog =
@@ -43,9 +43,9 @@ TEST(SwfWorkloadTest, ConvertsClusterAndJobs) {
   const SwfConversionStats& st = w->stats;
   EXPECT_EQ(st.jobs_read, 6);
   EXPECT_EQ(st.jobs_kept, 3);
-  EXPECT_THAT(st.skipped, ElementsAre(Pair("more processors than the cluster", 1),
-                                      Pair("processors unknown", 1),
-                                      Pair("run time <= 0 or unknown", 1)));
+  EXPECT_THAT(st.skipped,
+              ElementsAre(Pair("more processors than the cluster", 1),
+                          Pair("processors unknown", 1), Pair("run time <= 0 or unknown", 1)));
   EXPECT_EQ(st.nodes, 8);
   EXPECT_EQ(st.cpus_per_node, 2);
   EXPECT_EQ(st.total_processors, 16);
@@ -103,7 +103,8 @@ TEST(SwfWorkloadTest, QueuesFromAFieldUnderOneRoot) {
       {QueuesFrom::kPartition,
        {"partition-5", "partition-unknown"},
        {"partition-unknown", "partition-5", "partition-5"}},
-      {QueuesFrom::kQueue, {"queue-1", "queue-2", "queue-unknown"},
+      {QueuesFrom::kQueue,
+       {"queue-1", "queue-2", "queue-unknown"},
        {"queue-unknown", "queue-1", "queue-2"}},
       {QueuesFrom::kGroup, {"group-1", "group-3"}, {"group-1", "group-1", "group-3"}},
   };
@@ -262,8 +263,9 @@ TEST(SwfWorkloadTest, BadOptionsAndEmptyWorkloadsAreErrors) {
       {zero_speedup, "test.swf: arrival_speedup: must be a finite number > 0, got 0"},
       {nan_speedup, "test.swf: arrival_speedup: must be a finite number > 0, got nan"},
       {past_the_end, "test.swf: jobs: none of the 0 jobs read can run"},
-      {only_bad, "none of the 3 jobs read can run (skipped: 1 more processors than the cluster, "
-                 "1 processors unknown, 1 run time <= 0 or unknown)"},
+      {only_bad,
+       "none of the 3 jobs read can run (skipped: 1 more processors than the cluster, "
+       "1 processors unknown, 1 run time <= 0 or unknown)"},
   };
   for (const auto& [options, message] : cases) {
     absl::StatusOr<SwfWorkload> w = BuildSwfWorkload(trace, "test.swf", options);
