@@ -5,6 +5,7 @@
 #include "cli/exit_status.h"
 #include "cli/inventory_commands.h"
 #include "cli/job_commands.h"
+#include "cli/queue_commands.h"
 #include "cli/submit_command.h"
 #include "cli/testing/fake_api_server.h"
 #include "cli/testing/verb_harness.h"
@@ -312,7 +313,10 @@ TEST_F(CommandsTest, DescribeExplainsAPendingJob) {
                  "message": "task worker-0: 0/4 nodes: 3 insufficient gpu, 1 node(s) had untolerated taint",
                  "totalNodes": 4, "rejections": [{"reason": "insufficient gpu", "nodes": 3},
                  {"reason": "node(s) had untolerated taint", "nodes": 1}],
-                 "estimatedStartTime": "2026-11-29T10:20:00Z"})");
+                 "estimatedStartTime": "2026-11-29T10:20:00Z",
+                 "estimate": {"startTime": "2026-11-29T10:20:00Z", "blocker": "Capacity",
+                              "message": "job 7 ends at its time limit",
+                              "position": 2}})");
   ASSERT_EQ(Run(&RunDescribeCommand, {"describe", "42"}), kExitOk) << harness_.err();
   const std::string out = harness_.out();
   EXPECT_THAT(out, HasSubstr("Name:             train\n"));
@@ -325,11 +329,62 @@ TEST_F(CommandsTest, DescribeExplainsAPendingJob) {
                              "  worker   2          8     64Gi     4     H100-80GB   python "
                              "train.py --epochs 10\n"));
   EXPECT_THAT(out, HasSubstr("  worker-0   Pending   -      -         -\n"));
-  EXPECT_THAT(out, HasSubstr("  Nodes:          0/4 nodes: 3 insufficient gpu, 1 node(s) had "
+  EXPECT_THAT(out, HasSubstr("  Nodes:              0/4 nodes: 3 insufficient gpu, 1 node(s) had "
                              "untolerated taint\n"));
-  EXPECT_THAT(out, HasSubstr("  Expected start: 2026-11-29T10:20:00Z (in 15m)\n"));
+  EXPECT_THAT(out, HasSubstr("  Estimated start:    2026-11-29T10:20:00Z (in 15m)\n"));
+  EXPECT_THAT(out, HasSubstr("  Blocked by:         Capacity: job 7 ends at its time "
+                             "limit\n"));
+  EXPECT_THAT(out, HasSubstr("  Position in queue:  2\n"));
   EXPECT_THAT(out, HasSubstr("Events:\n  TIME                   TYPE        PHASE     REASON   "
                              "MESSAGE\n  2026-11-29T10:00:00Z   Submitted   Pending\n"));
+}
+
+TEST_F(CommandsTest, DescribeSaysWhenTheStartCannotBePredicted) {
+  server_.On("GET", "/api/v1/jobs/42", 200, kPendingJob);
+  server_.On("GET", "/api/v1/jobs/42/events", 200, R"({"items": []})");
+  server_.On("GET", "/api/v1/jobs/42/explain", 200,
+             R"({"phase": "Pending", "reason": "QuotaExceeded", "message": "queue team-a",
+                 "totalNodes": 0, "rejections": [], "estimatedStartTime": null,
+                 "estimate": {"startTime": null, "blocker": "Quota", "message": "queue team-a",
+                              "position": 0}})");
+  ASSERT_EQ(Run(&RunDescribeCommand, {"describe", "42"}), kExitOk) << harness_.err();
+  EXPECT_THAT(harness_.out(),
+              HasSubstr("  Estimated start:    unknown (waits on jobs without a time limit)\n"));
+  EXPECT_THAT(harness_.out(), HasSubstr("  Blocked by:         Quota: queue team-a\n"));
+}
+
+TEST_F(CommandsTest, QueuesTableAndQueueChanges) {
+  server_.On("GET", "/api/v1/queues", 200,
+             R"({"items": [{"name": "org", "parent": "", "guaranteed": {"gpu": 4},
+                 "weight": 1, "priority": 0, "ordering": "bestEffortFifo",
+                 "usage": {"gpu": 1.5}, "borrowing": false, "share": 0.375,
+                 "pendingJobs": 1, "admittedJobs": 0, "runningJobs": 2},
+                {"name": "team-a", "parent": "org", "guaranteed": {"gpu": 1, "cpu": "8"},
+                 "borrowingLimit": {"gpu": 0}, "weight": 2, "priority": 0,
+                 "ordering": "strictFifo", "usage": {"gpu": 1.5}, "borrowing": true,
+                 "share": 0.1875, "pendingJobs": 1, "admittedJobs": 0, "runningJobs": 2}]})");
+  ASSERT_EQ(Run(&RunQueuesCommand, {"queues"}), kExitOk) << harness_.err();
+  EXPECT_EQ(harness_.out(),
+            "NAME     PARENT   GUARANTEED    USAGE     BORROWING   SHARE   PENDING   ADMITTED   "
+            "RUNNING\n"
+            "org      -        gpu=4         gpu=1.5   no          0.375   1         0          2\n"
+            "team-a   org      gpu=1,cpu=8   gpu=1.5   yes         0.188   1         0          2\n");
+
+  const std::string file = ::testing::TempDir() + "/queues.yaml";
+  {
+    std::ofstream out(file);
+    out << "queues: [{name: a}]\n";
+  }
+  server_.On("PUT", "/api/v1/queues", 200, R"({"items": [{"name": "a"}]})");
+  ASSERT_EQ(Run(&RunQueueCommand, {"queue", "apply", "-f", file}), kExitOk) << harness_.err();
+  EXPECT_EQ(harness_.out(), "queue tree applied: 1 queue(s)\n");
+  ASSERT_EQ(server_.Requests("PUT", "/api/v1/queues").size(), 1u);
+  EXPECT_EQ(server_.Requests("PUT", "/api/v1/queues")[0].body, "queues: [{name: a}]\n");
+
+  server_.On("DELETE", "/api/v1/queues/a", 409,
+             R"({"error": {"code": "FAILED_PRECONDITION", "message": "queue \"a\" is the last queue: jobs need one"}})");
+  EXPECT_EQ(Run(&RunQueueCommand, {"queue", "delete", "a"}), kExitServerError);
+  EXPECT_THAT(harness_.err(), HasSubstr("is the last queue"));
 }
 
 TEST_F(CommandsTest, DescribeOfARunningJobSkipsTheExplanation) {

@@ -74,6 +74,8 @@ std::string When(const std::string& time, TimePoint now) {
   return fmt::format("{} (in {})", time, FormatAge(*t - now));
 }
 
+std::string OrZero(std::string text) { return text.empty() ? "0" : text; }
+
 void Field(std::ostream& out, std::string_view name, std::string_view value) {
   out << fmt::format("{:<18}{}\n", fmt::format("{}:", name), SafeCell(value.empty() ? "-" : value));
 }
@@ -96,6 +98,9 @@ void PrintSpec(const Json& job, TimePoint now, std::ostream& out) {
   Field(out, "Queue", JsonText(job, {"spec", "queue"}));
   Field(out, "Priority", JsonText(job, {"spec", "priority"}));
   Field(out, "Phase", JsonText(job, {"status", "phase"}));
+  if (JsonAt(job, {"status", "preemptions"}) != nullptr) {
+    Field(out, "Preemptions", JsonText(job, {"status", "preemptions"}));
+  }
   Field(out, "Reason", JsonText(job, {"status", "reason"}));
   Field(out, "Message", JsonText(job, {"status", "message"}));
   Field(out, "Cluster", JsonText(job, {"status", "cluster"}));
@@ -159,13 +164,37 @@ std::string NodeSummary(const Json& explanation) {
   return fmt::format("0/{} nodes: {}", total.empty() ? "?" : total, fmt::join(parts, ", "));
 }
 
+// "2026-11-29T10:05:00Z (in 5m)"; "(now)" for a time already reached.
+std::string StartText(const std::string& time, TimePoint now) {
+  std::optional<TimePoint> t = ParseRfc3339(time);
+  if (!t) return time;
+  if (*t <= now) return fmt::format("{} (now)", time);
+  return fmt::format("{} (in {})", time, FormatAge(*t - now));
+}
+
 void PrintExplanation(const Json& explanation, TimePoint now, std::ostream& out) {
+  const auto line = [&out](std::string_view name, std::string_view value) {
+    out << fmt::format("  {:<20}{}\n", fmt::format("{}:", name),
+                       SafeCell(value.empty() ? "-" : value));
+  };
   out << "Why pending:\n";
-  Field(out, "  Reason", JsonText(explanation, {"reason"}));
-  Field(out, "  Message", JsonText(explanation, {"message"}));
-  Field(out, "  Nodes", NodeSummary(explanation));
-  const std::string eta = JsonText(explanation, {"estimatedStartTime"});
-  Field(out, "  Expected start", eta.empty() ? "unknown" : When(eta, now));
+  line("Reason", JsonText(explanation, {"reason"}));
+  line("Message", JsonText(explanation, {"message"}));
+  line("Nodes", NodeSummary(explanation));
+  const Json* estimate = JsonAt(explanation, {"estimate"});
+  if (estimate == nullptr || !estimate->is_object()) {
+    line("Estimated start", "unknown");
+    return;
+  }
+  const std::string start = JsonText(*estimate, {"startTime"});
+  line("Estimated start",
+       start.empty() ? "unknown (waits on jobs without a time limit)" : StartText(start, now));
+  const std::string blocker = JsonText(*estimate, {"blocker"});
+  if (!blocker.empty()) {
+    const std::string message = JsonText(*estimate, {"message"});
+    line("Blocked by", message.empty() ? blocker : fmt::format("{}: {}", blocker, message));
+  }
+  line("Position in queue", OrZero(JsonText(*estimate, {"position"})));
 }
 
 void PrintEvents(const Json& events, std::ostream& out) {

@@ -13,6 +13,7 @@
 #include "cli/command_env.h"
 #include "cli/inventory_commands.h"
 #include "cli/job_commands.h"
+#include "cli/queue_commands.h"
 #include "cli/replay_command.h"
 #include "cli/server_command.h"
 #include "cli/sim_command.h"
@@ -37,6 +38,8 @@ constexpr Verb kClientVerbs[] = {
     {"logs", &tessera::cli::RunLogsCommand},
     {"nodes", &tessera::cli::RunNodesCommand},
     {"clusters", &tessera::cli::RunClustersCommand},
+    {"queues", &tessera::cli::RunQueuesCommand},
+    {"queue", &tessera::cli::RunQueueCommand},
     {"token", &tessera::cli::RunTokenCommand},
     {"replay", &tessera::cli::RunReplayCommand},
 };
@@ -53,6 +56,8 @@ void PrintUsage(std::ostream& out) {
          "  logs      print a task's output (-f to follow)\n"
          "  nodes     list the nodes\n"
          "  clusters  list the clusters\n"
+         "  queues    list the queue tree with quotas, usage and jobs\n"
+         "  queue     change the queue tree (queue apply -f tree.yaml, queue delete NAME)\n"
          "  token     create API tokens (token create --tenant T)\n"
          "  replay    submit a real trace's jobs (--pods or --swf) at its arrival times\n\n"
          "control plane:\n"

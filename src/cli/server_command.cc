@@ -195,6 +195,8 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
       server::JobManager::Create({.store = plane.store.get(),
                                   .clock = &agent::SystemClock::Get(),
                                   .profile = *profile,
+                                  .policy = config.scheduling,
+                                  .queues = config.queues,
                                   .seed = config.seed,
                                   .cycle_interval = config.cycle_interval,
                                   .requeue_backoff = config.requeue_backoff,

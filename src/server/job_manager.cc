@@ -7,12 +7,17 @@
 #include "api/errors/request_error.h"
 #include "fmt/format.h"
 #include "sched/plugins/builtin.h"
+#include "server/queue_document.h"
 
 namespace tessera::server {
 namespace {
 
 constexpr int32_t kMaxListLimit = 1000;
 constexpr std::chrono::seconds kCancelWait{10};
+// How long a queue change waits for the loop and the store, and an explain for its estimate.
+constexpr std::chrono::seconds kQueueWait{10};
+constexpr std::chrono::seconds kEstimateWait{5};
+constexpr std::string_view kQueuesKey = "/tessera/queues";
 
 std::string IndexKey(std::string_view tenant, std::string_view name) {
   return fmt::format("{}{}{}", tenant, '\0', name);
@@ -45,6 +50,23 @@ std::string LaunchId(int64_t job, std::string_view task, int32_t attempt) {
 
 bool IsActive(const TaskRuntime& task) { return !task.launch_id.empty() && !task.ended; }
 
+// The Scheduler names the field at fault first ("queues[2].weight: must be >= 1"): the API
+// reports it as the error's field.
+absl::Status WithLeadingField(absl::Status status) {
+  const std::string message(status.message());
+  const size_t colon = message.find(": ");
+  if (status.code() != absl::StatusCode::kInvalidArgument || colon == std::string::npos ||
+      message.substr(0, colon).find(' ') != std::string::npos) {
+    return status;
+  }
+  return api::WithField(status, message.substr(0, colon));
+}
+
+// The job is being torn down: a cancel or a preemption; its tasks must not start.
+bool Stopping(const JobRecord& record) {
+  return record.cancel_requested || record.preemption != PreemptionAction::kNone;
+}
+
 std::string DescribeEnd(const TaskRuntime& task) {
   if (!task.message.empty()) return fmt::format("{}: {}", task.name, task.message);
   return fmt::format("{}: {}", task.name, TaskPhaseName(task.phase));
@@ -70,6 +92,14 @@ class JobManager::Sink final : public SchedulerSink {
   void OnPending(std::string_view job, const PendingReason& reason) override {
     manager_->OnPending(job, reason);
   }
+  void OnAdmitted(std::string_view job) override { manager_->OnAdmitted(job); }
+  void OnAdmissionRevoked(std::string_view job, const PendingReason& reason,
+                          bool preempted) override {
+    manager_->OnAdmissionRevoked(job, reason, preempted);
+  }
+  void OnPreempted(std::string_view job, const PendingReason& reason, bool requeue) override {
+    manager_->OnPreempted(job, reason, requeue);
+  }
 
  private:
   JobManager* const manager_;
@@ -91,7 +121,8 @@ absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Create(JobManagerOptions
       manager->options_.registry != nullptr ? *manager->options_.registry : BuiltinPlugins();
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = Scheduler::Create(
       manager->options_.profile, registry,
-      SchedulerEnv{.rng = manager->rng_.get(), .clock = manager->options_.clock});
+      SchedulerEnv{.rng = manager->rng_.get(), .clock = manager->options_.clock},
+      manager->options_.policy);
   if (!scheduler.ok()) return scheduler.status();
   manager->scheduler_ = *std::move(scheduler);
   return manager;
@@ -119,6 +150,7 @@ absl::Status JobManager::Start(std::vector<Cluster*> clusters) {
     }
   }
   if (absl::Status status = LoadJobs(); !status.ok()) return status;
+  if (absl::Status status = LoadQueues(); !status.ok()) return status;
 
   std::map<Cluster*, std::vector<KnownLaunch>> known;
   std::vector<int64_t> to_launch;
@@ -164,6 +196,64 @@ absl::Status JobManager::LoadJobs() {
     }
     if (!page->more) break;
     request.after = page->kvs.back().key;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JobManager::LoadQueues() {
+  absl::StatusOr<std::optional<store::KeyValue>> stored = options_.store->Get(kQueuesKey);
+  if (!stored.ok()) return stored.status();
+  std::vector<QueueSpec> tree = {QueueSpec{.name = "default"}};
+  std::string source = "the default (one queue \"default\" without limits)";
+  bool configured = true;
+  if (stored->has_value()) {
+    absl::StatusOr<std::vector<QueueSpec>> decoded = ParseQueueDocument((*stored)->value);
+    if (!decoded.ok()) {
+      return absl::DataLossError(
+          fmt::format("{}: {}", kQueuesKey, std::string(decoded.status().message())));
+    }
+    tree = *std::move(decoded);
+    source = options_.queues.has_value()
+                 ? "the store (changed through the API; the configuration's queues are not used)"
+                 : "the store (changed through the API)";
+  } else if (options_.queues.has_value()) {
+    tree = *options_.queues;
+    source = "the configuration";
+  } else {
+    configured = false;  // the Scheduler's own default
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (absl::Status s = CheckJobsFitTreeLocked(tree); !s.ok()) {
+      return absl::FailedPreconditionError(
+          fmt::format("queues from {}: {}", source, std::string(s.message())));
+    }
+    queues_ = tree;
+    queue_leaves_ = LeafIndex(queues_);
+  }
+  if (configured) {
+    if (absl::Status s = scheduler_->SetQueues(tree); !s.ok()) {
+      return absl::Status(s.code(),
+                          fmt::format("queues from {}: {}", source, std::string(s.message())));
+    }
+  }
+  std::fprintf(stderr, "tessera: queue tree from %s: %zu queue(s)\n", source.c_str(), tree.size());
+  PublishQueueStatuses();
+  return absl::OkStatus();
+}
+
+absl::Status JobManager::CheckJobsFitTreeLocked(const std::vector<QueueSpec>& tree) const {
+  std::map<std::string_view, int64_t> unfinished;
+  for (const auto& [id, record] : jobs_) {
+    if (!IsTerminal(record.status().phase)) ++unfinished[record.document.spec.queue];
+  }
+  const QueueLeafIndex leaves = LeafIndex(tree);
+  for (const auto& [queue, count] : unfinished) {
+    auto it = leaves.find(queue);
+    if (it != leaves.end() && it->second) continue;
+    return absl::FailedPreconditionError(fmt::format(
+        "queue \"{}\" has {} unfinished job(s) and would {}; cancel them or wait until they end",
+        queue, count, it != leaves.end() ? "no longer be a leaf queue" : "be removed"));
   }
   return absl::OkStatus();
 }
@@ -261,6 +351,7 @@ absl::StatusOr<SubmitResult> JobManager::Submit(const Caller& caller, api::JobDo
         return SubmitResult{.job = jobs_.at(it->second).View(), .created = false};
       }
     }
+    if (absl::Status s = CheckQueueLocked(job.spec.queue); !s.ok()) return s;
     if (!job.spec.name.empty()) {
       if (auto it = active_names_.find(IndexKey(caller.tenant, job.spec.name));
           it != active_names_.end()) {
@@ -321,6 +412,17 @@ absl::StatusOr<SubmitResult> JobManager::Submit(const Caller& caller, api::JobDo
   metrics_->Submitted();
   Post(JobSubmitted{id});
   return SubmitResult{.job = record.View(), .created = true};
+}
+
+absl::Status JobManager::CheckQueueLocked(std::string_view queue) const {
+  auto leaf = queue_leaves_.find(queue);
+  if (leaf == queue_leaves_.end()) {
+    return api::FieldError("spec.queue", fmt::format("unknown queue \"{}\"", queue));
+  }
+  if (!leaf->second) {
+    return api::FieldError("spec.queue", fmt::format("\"{}\" is not a leaf queue", queue));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<JobView> JobManager::Get(const Caller& caller, std::string_view id) {
@@ -408,16 +510,44 @@ absl::StatusOr<std::vector<JobEvent>> JobManager::Events(const Caller& caller,
 }
 
 absl::StatusOr<JobExplanation> JobManager::Explain(const Caller& caller, std::string_view id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const JobRecord* record = FindVisibleLocked(caller, id);
-  if (record == nullptr) return absl::NotFoundError(fmt::format("job {} not found", id));
-  if (auto it = explanations_.find(record->id);
-      it != explanations_.end() && record->status().phase == JobPhase::kPending) {
-    return it->second;
+  JobExplanation explanation;
+  int64_t number = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const JobRecord* record = FindVisibleLocked(caller, id);
+    if (record == nullptr) return absl::NotFoundError(fmt::format("job {} not found", id));
+    const JobPhase phase = record->status().phase;
+    auto it = explanations_.find(record->id);
+    if (it != explanations_.end() && (phase == JobPhase::kPending || phase == JobPhase::kAdmitted)) {
+      explanation = it->second;
+    } else {
+      explanation = JobExplanation{.phase = phase,
+                                   .reason = record->status().reason,
+                                   .message = record->status().message};
+    }
+    if (phase != JobPhase::kPending) return explanation;
+    number = record->id;
   }
-  return JobExplanation{.phase = record->status().phase,
-                        .reason = record->status().reason,
-                        .message = record->status().message};
+  if (std::optional<StartEstimate> estimate = EstimateStart(number)) {
+    explanation.estimated_start_time = estimate->start;
+    explanation.estimate = StartEstimateView{.start = estimate->start,
+                                             .blocker = estimate->blocker,
+                                             .message = estimate->message,
+                                             .position = estimate->position};
+  }
+  return explanation;
+}
+
+std::optional<StartEstimate> JobManager::EstimateStart(int64_t id) {
+  auto answer = std::make_shared<std::promise<absl::StatusOr<StartEstimate>>>();
+  std::future<absl::StatusOr<StartEstimate>> estimate = answer->get_future();
+  Post(EstimateRequested{id, [answer](absl::StatusOr<StartEstimate> result) {
+                           answer->set_value(std::move(result));
+                         }});
+  if (estimate.wait_for(kEstimateWait) != std::future_status::ready) return std::nullopt;
+  absl::StatusOr<StartEstimate> result = estimate.get();
+  if (!result.ok()) return std::nullopt;
+  return *std::move(result);
 }
 
 absl::StatusOr<LogChunk> JobManager::Logs(const Caller& caller, std::string_view id,
@@ -498,26 +628,66 @@ absl::StatusOr<std::unique_ptr<EventStream>> JobManager::Watch(const Caller& cal
 }
 
 std::vector<QueueView> JobManager::Queues() {
-  std::map<std::string, QueueView> queues;
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [id, record] : jobs_) {
-    const JobPhase phase = record.status().phase;
-    if (IsTerminal(phase) || uncommitted_.contains(id)) continue;
-    QueueView& queue = queues[record.document.spec.queue];
-    queue.name = record.document.spec.queue;
-    if (phase == JobPhase::kPending) {
-      ++queue.pending_jobs;
-    } else {
-      ++queue.running_jobs;
-    }
-    const std::vector<TaskRequest> requests = TaskRequests(record.document.spec);
-    for (size_t i = 0; i < record.tasks.size(); ++i) {
-      if (IsActive(record.tasks[i])) queue.allocated += requests[i].AsResources();
-    }
-  }
+  std::map<std::string_view, const QueueStatus*> statuses;
+  for (const QueueStatus& status : queue_statuses_) statuses[status.spec.name] = &status;
   std::vector<QueueView> out;
-  for (auto& [name, queue] : queues) out.push_back(std::move(queue));
+  out.reserve(queues_.size());
+  for (const QueueSpec& spec : queues_) {
+    QueueView& view = out.emplace_back(QueueView{.spec = spec});
+    auto it = statuses.find(spec.name);
+    if (it == statuses.end()) continue;  // changed after the last snapshot
+    view.usage = it->second->usage;
+    view.borrowing = it->second->borrowing;
+    view.share = it->second->share;
+    view.pending_jobs = it->second->pending;
+    view.admitted_jobs = it->second->admitted;
+    view.running_jobs = it->second->running;
+  }
   return out;
+}
+
+absl::StatusOr<std::vector<QueueView>> JobManager::ApplyQueues(const Caller& caller,
+                                                               std::vector<QueueSpec> queues) {
+  if (absl::Status s = EditQueues(caller, [queues = std::move(queues)](
+                                              const std::vector<QueueSpec>&) { return queues; });
+      !s.ok()) {
+    return s;
+  }
+  return Queues();
+}
+
+absl::StatusOr<QueueView> JobManager::ApplyQueue(const Caller& caller, QueueSpec queue) {
+  const std::string name = queue.name;
+  if (absl::Status s = EditQueues(caller,
+                                  [queue = std::move(queue)](const std::vector<QueueSpec>& tree) {
+                                    return UpsertQueue(tree, queue);
+                                  });
+      !s.ok()) {
+    return s;
+  }
+  for (QueueView& view : Queues()) {
+    if (view.spec.name == name) return std::move(view);
+  }
+  return absl::NotFoundError(fmt::format("queue \"{}\" was changed again meanwhile", name));
+}
+
+absl::Status JobManager::DeleteQueue(const Caller& caller, std::string_view name) {
+  return EditQueues(caller, [name = std::string(name)](const std::vector<QueueSpec>& tree) {
+    return RemoveQueue(tree, name);
+  });
+}
+
+absl::Status JobManager::EditQueues(const Caller& caller, QueueEdit edit) {
+  if (!caller.admin) return absl::PermissionDeniedError("only admins may change queues");
+  if (!Ready()) return absl::UnavailableError("the control plane is starting");
+  auto answer = std::make_shared<std::promise<absl::Status>>();
+  std::future<absl::Status> stored = answer->get_future();
+  Post(QueuesChanged{std::move(edit), [answer](absl::Status s) { answer->set_value(s); }});
+  if (stored.wait_for(kQueueWait) != std::future_status::ready) {
+    return absl::UnavailableError("the queue change was not stored in time; read the queues");
+  }
+  return stored.get();
 }
 
 std::vector<NodeView> JobManager::Nodes() {
@@ -622,6 +792,7 @@ void JobManager::RunCycle() {
     std::lock_guard<std::mutex> lock(state_mu_);
     scheduler_->RunCycle(state_, *sink_);
   }
+  PublishQueueStatuses();
   metrics_->CycleSeconds(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   UpdateMetrics();
@@ -700,7 +871,7 @@ void JobManager::Handle(BindingsCommitted& event) {
   }
   if (to_bind.empty()) return;
   std::vector<JobEvent> events;
-  if (IsTerminal(record.status().phase) || record.cancel_requested) {
+  if (IsTerminal(record.status().phase) || Stopping(record)) {
     for (int32_t task : to_bind) {
       EndTask(record, task, TaskPhase::kCancelled, std::nullopt, "", "never started");
     }
@@ -732,7 +903,7 @@ void JobManager::Handle(LaunchRecorded& event) {
     for (int32_t task : event.tasks) {
       TaskRuntime& runtime = record.tasks[task];
       if (!IsActive(runtime) || !runtime.launched) continue;
-      if (record.cancel_requested || IsTerminal(record.status().phase)) {
+      if (Stopping(record) || IsTerminal(record.status().phase)) {
         EndTask(record, task, TaskPhase::kCancelled, std::nullopt, "", "never started");
         continue;
       }
@@ -791,6 +962,81 @@ void JobManager::Handle(TaskEnded& event) {
   }
 }
 
+void JobManager::Handle(QueuesChanged& event) {
+  std::vector<QueueSpec> tree;
+  std::vector<QueueSpec> previous;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    absl::StatusOr<std::vector<QueueSpec>> edited = event.edit(queues_);
+    if (!edited.ok()) return event.done(edited.status());
+    if (absl::Status s = CheckJobsFitTreeLocked(*edited); !s.ok()) return event.done(s);
+    if (absl::Status s = scheduler_->SetQueues(*edited); !s.ok()) {
+      return event.done(WithLeadingField(s));
+    }
+    previous = std::exchange(queues_, *edited);
+    queue_leaves_ = LeafIndex(queues_);
+    tree = *std::move(edited);
+  }
+  PublishQueueStatuses();
+  PersistQueues(tree, [this, previous = std::move(previous),
+                       done = std::move(event.done)](absl::Status stored) mutable {
+    if (!stored.ok()) {
+      // Not acknowledged, so not in effect either: back to the tree before.
+      Post(QueuesChanged{[previous](const std::vector<QueueSpec>&) { return previous; },
+                         [](absl::Status) {}});
+    }
+    done(stored);
+  });
+}
+
+void JobManager::PersistQueues(const std::vector<QueueSpec>& tree,
+                               std::function<void(absl::Status)> done) {
+  store::Txn txn{.success = {store::Op::Put(std::string(kQueuesKey), QueueTreeToJson(tree).dump())}};
+  ++in_flight_;
+  absl::Status admitted = options_.store->CommitAsync(
+      std::move(txn), [this, done](absl::StatusOr<store::TxnResult> result) {
+        done(result.ok() ? absl::OkStatus() : result.status());
+        --in_flight_;
+      });
+  if (!admitted.ok()) {
+    --in_flight_;
+    done(admitted);
+  }
+}
+
+void JobManager::Handle(EstimateRequested& event) {
+  absl::StatusOr<StartEstimate> estimate;
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    estimate = scheduler_->Estimate(FormatJobId(event.id), state_);
+  }
+  if (estimate.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(event.id);
+    if (it != jobs_.end() && it->second.status().phase == JobPhase::kPending) {
+      it->second.status().estimated_start_time = estimate->start;
+    }
+  }
+  event.done(std::move(estimate));
+}
+
+void JobManager::Handle(PreemptionStarted& event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(event.id);
+  if (it == jobs_.end() || IsTerminal(it->second.status().phase)) return;
+  JobRecord& record = it->second;
+  std::vector<JobEvent> events;
+  Resolve(record, events);
+  record.SyncTaskStatus();
+  if (!events.empty()) PersistLocked(record, std::move(events));
+}
+
+void JobManager::PublishQueueStatuses() {
+  std::vector<QueueStatus> statuses = scheduler_->QueueStatuses();
+  std::lock_guard<std::mutex> lock(mu_);
+  queue_statuses_ = std::move(statuses);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scheduler decisions
 
@@ -808,13 +1054,14 @@ void JobManager::OnPlaced(std::string_view job, bool gang, std::span<const TaskB
     launches_[task.launch_id] = record.id;
     placed.push_back(DescribePlacement(task));
   }
-  if (gang && record.status().phase == JobPhase::kPending) {
-    record.status().phase = JobPhase::kAdmitted;
+  if (gang) {
+    if (record.status().phase == JobPhase::kPending) {
+      MarkAdmitted(record, events, fmt::format("gang of {} placed", tasks.size()));
+    }
     record.status().reason.clear();
     record.status().message.clear();
     record.status().cluster = record.tasks[tasks.front().task].cluster;
     explanations_.erase(record.id);
-    AddEvent(record, events, "Admitted", "", fmt::format("gang of {} placed", tasks.size()));
   }
   AddEvent(record, events, "Placed", "", fmt::format("{}", fmt::join(placed, ", ")));
   record.SyncTaskStatus();
@@ -840,13 +1087,63 @@ void JobManager::OnPending(std::string_view job, const PendingReason& reason) {
   record.status().reason = reason.code;
   record.status().message = reason.message;
   JobExplanation& explanation = explanations_[record.id];
-  explanation = {.phase = JobPhase::kPending,
+  explanation = {.phase = record.status().phase,
                  .reason = reason.code,
                  .message = reason.message,
                  .total_nodes = reason.total_nodes};
   for (const auto& [text, nodes] : reason.rejections) {
     explanation.rejections.push_back({.reason = text, .nodes = nodes});
   }
+}
+
+void JobManager::OnAdmitted(std::string_view job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  JobRecord& record = jobs_.at(*ParseJobId(job));
+  if (record.status().phase != JobPhase::kPending) return;
+  std::vector<JobEvent> events;
+  MarkAdmitted(record, events,
+               fmt::format("quota reserved in queue {}", record.document.spec.queue));
+  PersistLocked(record, std::move(events));
+}
+
+void JobManager::MarkAdmitted(JobRecord& record, std::vector<JobEvent>& events,
+                              std::string message) {
+  record.status().phase = JobPhase::kAdmitted;
+  record.status().reason.clear();
+  record.status().message.clear();
+  record.status().estimated_start_time.reset();
+  explanations_.erase(record.id);
+  AddEvent(record, events, "Admitted", "", std::move(message));
+}
+
+void JobManager::OnAdmissionRevoked(std::string_view job, const PendingReason& reason,
+                                    bool preempted) {
+  std::lock_guard<std::mutex> lock(mu_);
+  JobRecord& record = jobs_.at(*ParseJobId(job));
+  if (record.status().phase != JobPhase::kAdmitted) return;
+  std::vector<JobEvent> events;
+  record.status().phase = JobPhase::kPending;
+  record.status().reason = reason.code;
+  record.status().message = reason.message;
+  if (preempted) ++record.status().preemptions;
+  AddEvent(record, events, preempted ? "Reclaimed" : "GangTimeout", reason.code, reason.message);
+  PersistLocked(record, std::move(events));
+}
+
+void JobManager::OnPreempted(std::string_view job, const PendingReason& reason, bool requeue) {
+  std::lock_guard<std::mutex> lock(mu_);
+  JobRecord& record = jobs_.at(*ParseJobId(job));
+  if (IsTerminal(record.status().phase) || record.preemption != PreemptionAction::kNone) return;
+  record.preemption = requeue ? PreemptionAction::kRequeue : PreemptionAction::kCancel;
+  ++record.status().preemptions;
+  std::vector<JobEvent> events;
+  AddEvent(record, events, "Preempted", reason.code.empty() ? "Preempted" : reason.code,
+           reason.message);
+  // The teardown calls the Scheduler (Hold, Requeue), which a sink must not: it runs as the
+  // loop's next event.
+  const int64_t id = record.id;
+  PersistLocked(record, std::move(events));
+  Post(PreemptionStarted{id});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -879,7 +1176,7 @@ void JobManager::Resolve(JobRecord& record, std::vector<JobEvent>& events) {
     if (task.ended && task.phase == TaskPhase::kFailed && failed == nullptr) failed = &task;
     if (task.phase != TaskPhase::kSucceeded) all_succeeded = false;
   }
-  if (record.cancel_requested || failed != nullptr) {
+  if (Stopping(record) || failed != nullptr) {
     const std::string job = FormatJobId(record.id);
     if (active) {
       scheduler_->Hold(job).IgnoreError();  // no more placements while it is torn down
@@ -893,6 +1190,10 @@ void JobManager::Resolve(JobRecord& record, std::vector<JobEvent>& events) {
     }
     if (record.cancel_requested) {
       Finish(record, events, JobPhase::kCancelled, "Cancelled", "cancelled on request");
+      return;
+    }
+    if (record.preemption != PreemptionAction::kNone) {
+      EndPreemption(record, events);
       return;
     }
     const RestartPolicy& policy = record.document.spec.restart_policy;
@@ -914,11 +1215,30 @@ void JobManager::Resolve(JobRecord& record, std::vector<JobEvent>& events) {
 
 void JobManager::Requeue(JobRecord& record, std::vector<JobEvent>& events,
                          const TaskRuntime& failed) {
-  const std::string reason = failed.reason.empty() ? "Error" : failed.reason;
-  const std::string message = fmt::format("{}; restart {} of {}", DescribeEnd(failed),
-                                          record.restarts + 1,
-                                          record.document.spec.restart_policy.max_restarts);
+  std::string message = fmt::format("{}; restart {} of {}", DescribeEnd(failed),
+                                    record.restarts + 1,
+                                    record.document.spec.restart_policy.max_restarts);
   ++record.restarts;
+  Restart(record, events, failed.reason.empty() ? "Error" : failed.reason, std::move(message),
+          options_.clock->Now() + options_.requeue_backoff);
+}
+
+void JobManager::EndPreemption(JobRecord& record, std::vector<JobEvent>& events) {
+  const bool requeue = record.preemption == PreemptionAction::kRequeue;
+  record.preemption = PreemptionAction::kNone;
+  if (!requeue) {
+    Finish(record, events, JobPhase::kCancelled, "Preempted",
+           "preempted; the scheduling policy cancels preempted jobs");
+    return;
+  }
+  // Preemption is not the job's fault: no back-off, no restart counted.
+  Restart(record, events, "Preempted",
+          fmt::format("preempted {} time(s); waits again", record.status().preemptions),
+          options_.clock->Now());
+}
+
+void JobManager::Restart(JobRecord& record, std::vector<JobEvent>& events, std::string reason,
+                         std::string message, TimePoint not_before) {
   ++record.attempt;
   for (TaskRuntime& task : record.tasks) task = TaskRuntime{.name = task.name};
   record.status().phase = JobPhase::kPending;
@@ -927,8 +1247,7 @@ void JobManager::Requeue(JobRecord& record, std::vector<JobEvent>& events,
   record.status().cluster.clear();
   record.status().start_time.reset();
   record.SyncTaskStatus();
-  AddEvent(record, events, "Requeued", reason, message);
-  const TimePoint not_before = options_.clock->Now() + options_.requeue_backoff;
+  AddEvent(record, events, "Requeued", std::move(reason), std::move(message));
   if (!scheduler_->Requeue(FormatJobId(record.id), not_before).ok()) {
     scheduler_->Submit(FormatJobId(record.id), SchedulingSpec(record.document.spec)).IgnoreError();
   }
@@ -938,6 +1257,7 @@ void JobManager::Finish(JobRecord& record, std::vector<JobEvent>& events, JobPha
                         std::string reason, std::string message) {
   scheduler_->Remove(FormatJobId(record.id));
   explanations_.erase(record.id);
+  record.status().estimated_start_time.reset();
   active_names_.erase(IndexKey(record.tenant, record.document.spec.name));
   for (size_t i = 0; i < record.tasks.size(); ++i) {
     if (record.tasks[i].phase == TaskPhase::kPending) {

@@ -2,8 +2,13 @@
 // scheduling loop that admits, places, binds, runs and ends jobs on the clusters.
 //
 // State machine (every transition is a stored JobEvent with time and reason):
-//   Pending ──(gang placed: Admitted, Placed)──> Admitted ──(Bound, first TaskStarted)──>
-//   Running ──> Succeeded (every task exited 0) | Failed | Cancelled
+//   Pending ──(quota reserved in its queue: Admitted)──> Admitted ──(gang placed: Placed,
+//   Bound, first TaskStarted)──> Running ──> Succeeded (every task exited 0) | Failed | Cancelled
+// An admitted job that is not placed may lose its admission and wait again (Pending): its gang
+// timeout passed ("GangTimeout") or a queue below its guarantee reclaimed the quota
+// ("Reclaimed", a preemption). A running job evicted by preemption or reclaim ("Preempted") is
+// torn down like a cancel, then requeued as Pending (not counted against maxRestarts; counted
+// in status.preemptions) or, by policy, Cancelled with reason "Preempted".
 // A task that fails tears the whole job down (its other tasks are cancelled); the restart
 // policy then requeues it as Pending (a new attempt, after a back-off) or fails it. A time limit
 // exceeded, or a program that cannot start, fails the job without a requeue. A job that fits no
@@ -28,8 +33,16 @@
 // lifecycle step as soon as it is decided, at most one store write ahead of durability; events
 // (Events, Watch) appear once stored. A crash in between is recovered by re-deriving the step.
 //
+// Queues: the tree in effect is the stored one (/tessera/queues, written by every change
+// through the API) when there is one, else JobManagerOptions::queues (the configuration
+// file's), else one queue "default" without limits; Start logs which. Changes run on the loop
+// thread (the Scheduler checks them) and are acknowledged once stored. Queue views (usage,
+// share, job counts) are a snapshot the loop publishes after each cycle; start-time
+// estimates are dry runs on the loop thread, made when a client asks (Explain).
+//
 // Errors: as JobService; Create returns the store's errors, and DataLoss for a record that
-// cannot be decoded.
+// cannot be decoded; Start fails when the tree in effect lacks a leaf queue that unfinished
+// jobs use.
 #pragma once
 
 #include <atomic>
@@ -57,6 +70,7 @@
 #include "server/event_hub.h"
 #include "server/job_record.h"
 #include "server/job_service.h"
+#include "server/queue_document.h"
 #include "server/server_metrics.h"
 #include "tessera/common/clock.h"
 #include "tessera/common/rng.h"
@@ -69,6 +83,10 @@ struct JobManagerOptions {
   store::Store* store = nullptr;   // required; outlives the manager
   const Clock* clock = nullptr;    // required
   Profile profile;                 // the scheduling profile (sched/profile.h)
+  SchedulingPolicy policy;         // backfill, fair share, preemption (sched/scheduling_policy.h)
+  // The configured queue tree (tree order); nullopt: none configured. Used until the tree is
+  // changed through the API, which stores its own.
+  std::optional<std::vector<QueueSpec>> queues;
   const Registry* registry = nullptr;  // plugins; nullptr = BuiltinPlugins()
   uint64_t seed = 1;               // the scheduler's tie-breaks
   Duration cycle_interval{1000};   // longest wait between cycles while jobs are pending
@@ -102,6 +120,10 @@ class JobManager final : public JobService, public TaskObserver {
   absl::StatusOr<std::unique_ptr<EventStream>> Watch(const Caller& caller,
                                                      const WatchRequest& request) override;
   std::vector<QueueView> Queues() override;
+  absl::StatusOr<std::vector<QueueView>> ApplyQueues(const Caller& caller,
+                                                     std::vector<QueueSpec> queues) override;
+  absl::StatusOr<QueueView> ApplyQueue(const Caller& caller, QueueSpec queue) override;
+  absl::Status DeleteQueue(const Caller& caller, std::string_view name) override;
   std::vector<NodeView> Nodes() override;
   std::vector<ClusterView> Clusters() override;
   bool Ready() const override { return ready_.load(); }
@@ -118,8 +140,18 @@ class JobManager final : public JobService, public TaskObserver {
   struct LaunchRecorded { int64_t id; int32_t attempt; std::vector<int32_t> tasks; };
   struct TaskStarted { std::string launch_id; TimePoint time; };
   struct TaskEnded { TaskEnd end; };
+  // A change of the queue tree: `edit` maps the tree in effect to the new one.
+  using QueueEdit =
+      std::function<absl::StatusOr<std::vector<QueueSpec>>(const std::vector<QueueSpec>&)>;
+  struct QueuesChanged { QueueEdit edit; std::function<void(absl::Status)> done; };
+  struct EstimateRequested {
+    int64_t id;
+    std::function<void(absl::StatusOr<StartEstimate>)> done;
+  };
+  struct PreemptionStarted { int64_t id; };
   using LoopEvent = std::variant<JobSubmitted, CancelRequested, BindingsCommitted, LaunchRecorded,
-                                 TaskStarted, TaskEnded>;
+                                 TaskStarted, TaskEnded, QueuesChanged, EstimateRequested,
+                                 PreemptionStarted>;
 
   explicit JobManager(JobManagerOptions options);
 
@@ -127,6 +159,12 @@ class JobManager final : public JobService, public TaskObserver {
   // The record `id` names, if `caller` may see it. REQUIRES: mu_ held.
   JobRecord* FindVisibleLocked(const Caller& caller, std::string_view id);
   absl::StatusOr<JobView> GetView(const Caller& caller, std::string_view id);
+  // InvalidArgument naming spec.queue unless `queue` is a leaf of the tree. REQUIRES: mu_ held.
+  absl::Status CheckQueueLocked(std::string_view queue) const;
+  // Runs `edit` on the loop thread and waits for it to be stored.
+  absl::Status EditQueues(const Caller& caller, QueueEdit edit);
+  // The dry-run start estimate of pending job `id`, from the loop thread; nullopt when none.
+  std::optional<StartEstimate> EstimateStart(int64_t id);
 
   // --- loop side --------------------------------------------------------------------------
   void Post(LoopEvent event);
@@ -137,11 +175,24 @@ class JobManager final : public JobService, public TaskObserver {
   void Handle(LaunchRecorded& event);
   void Handle(TaskStarted& event);
   void Handle(TaskEnded& event);
+  void Handle(QueuesChanged& event);
+  void Handle(EstimateRequested& event);
+  void Handle(PreemptionStarted& event);
   void RunCycle();
+  // Copies the Scheduler's queue statuses for the API threads. Loop thread (or Start).
+  void PublishQueueStatuses();
+  // Stores the tree; `done` runs after the commit (on a store thread).
+  void PersistQueues(const std::vector<QueueSpec>& tree, std::function<void(absl::Status)> done);
+  // FailedPrecondition when an unfinished job's queue is not a leaf of `tree`.
+  // REQUIRES: mu_ held.
+  absl::Status CheckJobsFitTreeLocked(const std::vector<QueueSpec>& tree) const;
   // Scheduler decisions (the Sink forwards them; loop thread, state_mu_ held).
   void OnPlaced(std::string_view job, bool gang, std::span<const TaskBinding> tasks);
   void OnRefused(std::string_view job, const PendingReason& reason);
   void OnPending(std::string_view job, const PendingReason& reason);
+  void OnAdmitted(std::string_view job);
+  void OnAdmissionRevoked(std::string_view job, const PendingReason& reason, bool preempted);
+  void OnPreempted(std::string_view job, const PendingReason& reason, bool requeue);
   void UpdateMetrics();
   // Drives a job whose tasks changed towards its next phase: tears it down after a failure or
   // a cancel, requeues or ends it. Idempotent.
@@ -150,6 +201,13 @@ class JobManager final : public JobService, public TaskObserver {
   void EndTask(JobRecord& record, int32_t task, TaskPhase phase, std::optional<int32_t> exit_code,
                std::string reason, std::string message);
   void Requeue(JobRecord& record, std::vector<JobEvent>& events, const TaskRuntime& failed);
+  // After a preemption's teardown: requeues the job (a new attempt) or cancels it.
+  void EndPreemption(JobRecord& record, std::vector<JobEvent>& events);
+  // Makes the job Pending again for a new attempt and gives it back to the scheduler.
+  void Restart(JobRecord& record, std::vector<JobEvent>& events, std::string reason,
+               std::string message, TimePoint not_before);
+  // Pending → Admitted with its event. REQUIRES: mu_ held.
+  void MarkAdmitted(JobRecord& record, std::vector<JobEvent>& events, std::string message);
   void Finish(JobRecord& record, std::vector<JobEvent>& events, JobPhase phase,
               std::string reason, std::string message);
   TaskLaunchSpec LaunchSpec(const JobRecord& record, int32_t task) const;
@@ -165,6 +223,8 @@ class JobManager final : public JobService, public TaskObserver {
 
   // --- start-up ---------------------------------------------------------------------------
   absl::Status LoadJobs();
+  // Chooses the queue tree (stored, configured or the default) and gives it to the scheduler.
+  absl::Status LoadQueues();
   void RestoreJob(JobRecord& record, std::map<Cluster*, std::vector<KnownLaunch>>& known,
                   std::vector<int64_t>& to_launch);
 
@@ -185,6 +245,11 @@ class JobManager final : public JobService, public TaskObserver {
   absl::flat_hash_map<std::string, int64_t> active_names_;  // tenant + '\0' + name → id
   std::set<int64_t> uncommitted_;  // submissions not yet durable: invisible to readers
   int64_t next_id_ = 1;
+  // The queue tree in effect (tree order; written on the loop thread) and the loop's last
+  // snapshot of the Scheduler's queue statuses.
+  std::vector<QueueSpec> queues_;
+  QueueLeafIndex queue_leaves_;  // of queues_
+  std::vector<QueueStatus> queue_statuses_;
 
   // Loop state: owned by the loop thread; state_ also read by Nodes()/Clusters() under state_mu_.
   // Lock order: only the loop thread (and Start, before the loop runs) ever holds mu_ and

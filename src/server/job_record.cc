@@ -71,7 +71,8 @@ json EncodeStatus(const api::JobStatus& status) {
               {"cluster", status.cluster},
               {"submitTime", OptionalTime(status.submit_time)},
               {"startTime", OptionalTime(status.start_time)},
-              {"endTime", OptionalTime(status.end_time)}};
+              {"endTime", OptionalTime(status.end_time)},
+              {"preemptions", status.preemptions}};
 }
 
 api::JobStatus DecodeStatus(const json& j) {
@@ -85,7 +86,21 @@ api::JobStatus DecodeStatus(const json& j) {
   status.submit_time = ReadTime(j.at("submitTime"));
   status.start_time = ReadTime(j.at("startTime"));
   status.end_time = ReadTime(j.at("endTime"));
+  status.preemptions = j.value("preemptions", 0);  // absent in records written before
   return status;
+}
+
+constexpr std::string_view kPreemptionNames[] = {"", "requeue", "cancel"};
+
+std::string_view PreemptionName(PreemptionAction action) {
+  return kPreemptionNames[static_cast<int>(action)];
+}
+
+PreemptionAction ParsePreemption(std::string_view name) {
+  for (int i = 0; i < 3; ++i) {
+    if (kPreemptionNames[i] == name) return static_cast<PreemptionAction>(i);
+  }
+  throw std::invalid_argument("unknown preemption action");
 }
 
 absl::Status Corrupt(std::string_view key, std::string_view what) {
@@ -157,6 +172,7 @@ std::string EncodeJobRecord(const JobRecord& record) {
               {"attempt", record.attempt},
               {"restarts", record.restarts},
               {"cancelRequested", record.cancel_requested},
+              {"preemption", PreemptionName(record.preemption)},
               {"lastEvent", record.last_event}}
       .dump();
 }
@@ -179,6 +195,7 @@ absl::StatusOr<JobRecord> DecodeJobRecord(std::string_view key, std::string_view
     record.attempt = j.at("attempt").get<int32_t>();
     record.restarts = j.at("restarts").get<int32_t>();
     record.cancel_requested = j.at("cancelRequested").get<bool>();
+    record.preemption = ParsePreemption(j.value("preemption", ""));
     record.last_event = j.at("lastEvent").get<int64_t>();
   } catch (const std::exception& e) {
     return Corrupt(key, e.what());

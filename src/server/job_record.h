@@ -41,6 +41,9 @@ struct TaskRuntime {
   std::string message;
 };
 
+// What happens to a job evicted by preemption once its tasks are gone.
+enum class PreemptionAction { kNone, kRequeue, kCancel };
+
 struct JobRecord {
   int64_t id = 0;
   std::string tenant;
@@ -49,6 +52,8 @@ struct JobRecord {
   int32_t attempt = 0;   // placements so far minus one; part of every launch id
   int32_t restarts = 0;  // requeues under the restart policy
   bool cancel_requested = false;
+  // Set while a preemption tears the job down (kNone otherwise).
+  PreemptionAction preemption = PreemptionAction::kNone;
   int64_t last_event = 0;  // sequence of the job's last event
 
   const api::JobStatus& status() const { return *document.status; }

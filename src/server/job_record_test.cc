@@ -5,6 +5,7 @@
 #include "api/jobspec/jobspec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 
 namespace tessera::server {
 namespace {
@@ -61,6 +62,8 @@ TEST(JobRecordTest, EncodingRoundTrips) {
   record.attempt = 1;
   record.restarts = 1;
   record.cancel_requested = true;
+  record.preemption = PreemptionAction::kCancel;
+  record.status().preemptions = 2;
   record.last_event = 6;
   record.SyncTaskStatus();
 
@@ -71,6 +74,19 @@ TEST(JobRecordTest, EncodingRoundTrips) {
   EXPECT_EQ(back->document.metadata.request_id, "r-1");
   EXPECT_EQ(back->status().tasks[0].exit_code, 3);
   EXPECT_EQ(back->tasks[0].placement.gpus.size(), 1u);
+  EXPECT_EQ(back->preemption, PreemptionAction::kCancel);
+  EXPECT_EQ(back->status().preemptions, 2);
+}
+
+TEST(JobRecordTest, RecordsWithoutPreemptionKeysDecode) {
+  JobRecord record = NewJobRecord(7, "team-a", Document(), TimePoint(Duration(5)));
+  nlohmann::json encoded = nlohmann::json::parse(EncodeJobRecord(record));
+  encoded.erase("preemption");
+  encoded["status"].erase("preemptions");
+  absl::StatusOr<JobRecord> back = DecodeJobRecord(JobKey(7), encoded.dump());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->preemption, PreemptionAction::kNone);
+  EXPECT_EQ(back->status().preemptions, 0);
 }
 
 TEST(JobRecordTest, CorruptRecordsAreDataLoss) {

@@ -1,6 +1,7 @@
 // JobService: what the control plane offers its API layers (REST, gRPC) — submitting,
-// reading, listing, cancelling and watching jobs, their events, logs and pending reasons, and
-// read-only views of queues, nodes and clusters. docs/api.md maps it onto HTTP and gRPC.
+// reading, listing, cancelling and watching jobs, their events, logs, pending reasons and
+// start-time estimates, the queue tree (read by anyone, changed by admins), and read-only views
+// of nodes and clusters. docs/api.md maps it onto HTTP and gRPC.
 //
 // Every call names its Caller (from the request's bearer token, auth/authenticator.h). A
 // tenant sees and cancels only its own jobs: another tenant's job is NotFound, exactly as a job
@@ -8,10 +9,15 @@
 //
 // Errors (absl canonical codes; the API layers map them onto HTTP and gRPC statuses):
 //   InvalidArgument     a spec that does not validate (the message names the field path:
-//                       "spec.tasks[1].resources.gpu: must be >= 0"), a bad filter or page token;
-//   NotFound            no such job for this caller, no such task;
+//                       "spec.tasks[1].resources.gpu: must be >= 0"), a job for a queue that
+//                       is not a leaf of the tree ("spec.queue: unknown queue \"x\""), a bad
+//                       filter or page token, a queue tree that does not hold together;
+//   PermissionDenied    a tenant changing the queue tree;
+//   NotFound            no such job for this caller, no such task, no such queue;
 //   AlreadyExists       a non-terminal job of the same tenant already has this metadata.name;
-//   FailedPrecondition  the job cannot do that now (logs of a task that never started);
+//   FailedPrecondition  the job cannot do that now (logs of a task that never started); a
+//                       queue change would remove (or make a parent of) a queue with
+//                       unfinished jobs;
 //   ResourceExhausted   the store's write queue is full: retry later;
 //   Unavailable         the service is starting or stopping, or the store is unreachable.
 // Times are TimePoints (milliseconds since the Unix epoch).
@@ -32,6 +38,7 @@
 #include "core/job_phase.h"
 #include "core/node.h"
 #include "core/resources.h"
+#include "sched/queue/queue_spec.h"
 #include "tessera/common/clock.h"
 
 namespace tessera::server {
@@ -49,7 +56,9 @@ struct JobEvent {
   int64_t sequence = 0;  // 1, 2, 3, ... within the job
   TimePoint time{};
   // "Submitted", "Admitted", "Placed", "Bound", "TaskStarted", "TaskEnded", "Running",
-  // "Requeued", "CancelRequested", "Succeeded", "Failed", "Cancelled", "Lost".
+  // "Requeued", "CancelRequested", "Succeeded", "Failed", "Cancelled", "Lost", and from the
+  // queue policies "GangTimeout", "Reclaimed" (an admitted job loses its admission) and
+  // "Preempted" (a running job is evicted).
   std::string type;
   JobPhase phase = JobPhase::kPending;  // the job's phase after this event
   std::string reason;                   // a code ("TimeLimitExceeded", "LostOnRestart", ...)
@@ -87,13 +96,24 @@ struct PendingRejection {
   std::string reason;  // "insufficient gpu"
   int64_t nodes = 0;
 };
+// When a pending job is predicted to start and what holds it back: a dry run of the scheduler
+// (the backfill planner over the jobs ahead of it), made when a client asks.
+struct StartEstimateView {
+  std::optional<TimePoint> start;  // nullopt: unpredictable (it waits on jobs without time limit)
+  // "Quota", "Capacity", "Gang", "Reservation", "Position", "Backoff", or "" when nothing does.
+  std::string blocker;
+  std::string message;   // the blocker in words
+  int64_t position = 0;  // jobs ahead of it in its queue
+};
 struct JobExplanation {
   JobPhase phase = JobPhase::kPending;
   std::string reason;   // status.reason
   std::string message;  // status.message
   int64_t total_nodes = 0;
   std::vector<PendingRejection> rejections;  // most nodes first; empty when not pending
-  std::optional<TimePoint> estimated_start_time;
+  std::optional<TimePoint> estimated_start_time;  // estimate->start
+  // Pending jobs: the scheduler's prediction; nullopt when none could be made.
+  std::optional<StartEstimateView> estimate;
 };
 
 enum class LogStream { kStdout, kStderr };
@@ -154,11 +174,16 @@ struct ClusterView {
   Resources capacity;
   Resources allocated;
 };
+// A queue of the tree and what its subtree holds now. Quantities in the Scheduler's units:
+// "cpu" millicores, "memory" bytes, "gpu" and "gpu:<MODEL>" milli-GPU.
 struct QueueView {
-  std::string name;
-  int32_t pending_jobs = 0;
-  int32_t running_jobs = 0;  // Admitted or Running
-  Resources allocated;
+  QueueSpec spec;
+  ResourceList usage;      // admitted charge of the subtree
+  bool borrowing = false;  // usage above guaranteed for some resource
+  double share = 0;        // weighted dominant share (fair share)
+  int64_t pending_jobs = 0;   // waiting for admission
+  int64_t admitted_jobs = 0;  // quota reserved, not yet placed
+  int64_t running_jobs = 0;
 };
 
 class JobService {
@@ -179,13 +204,30 @@ class JobService {
   virtual absl::StatusOr<JobView> Cancel(const Caller& caller, std::string_view id) = 0;
   virtual absl::StatusOr<std::vector<JobEvent>> Events(const Caller& caller,
                                                        std::string_view id) = 0;
+  // Why the job is in its phase. For a pending job: the scheduler's reason with its per-reason
+  // node counts, and its start estimate (a dry run of the scheduler, made for this call; it is
+  // also kept as the job's status.estimatedStartTime).
   virtual absl::StatusOr<JobExplanation> Explain(const Caller& caller, std::string_view id) = 0;
   virtual absl::StatusOr<LogChunk> Logs(const Caller& caller, std::string_view id,
                                         const LogRequest& request) = 0;
   virtual absl::StatusOr<std::unique_ptr<EventStream>> Watch(const Caller& caller,
                                                              const WatchRequest& request) = 0;
 
+  // Every queue in tree order (parents before children); any caller may read the tree.
   virtual std::vector<QueueView> Queues() = 0;
+  // Admins only. Replaces the whole tree (`queues` in tree order) and stores it: it survives
+  // restarts. Returns the tree in effect. Errors: PermissionDenied, InvalidArgument (the
+  // scheduler's check of the tree, naming the field), FailedPrecondition (a queue with
+  // unfinished jobs would vanish or stop being a leaf).
+  virtual absl::StatusOr<std::vector<QueueView>> ApplyQueues(const Caller& caller,
+                                                             std::vector<QueueSpec> queues) = 0;
+  // Admins only. Creates or replaces the queue `queue.name` under `queue.parent` ("" = a root;
+  // a queue's children stay its children). Errors as ApplyQueues; InvalidArgument for an
+  // unknown parent or one inside the queue itself.
+  virtual absl::StatusOr<QueueView> ApplyQueue(const Caller& caller, QueueSpec queue) = 0;
+  // Admins only. Removes a leaf queue without unfinished jobs. NotFound for an unknown queue;
+  // FailedPrecondition for a queue with children or unfinished jobs, or the last queue.
+  virtual absl::Status DeleteQueue(const Caller& caller, std::string_view name) = 0;
   virtual std::vector<NodeView> Nodes() = 0;
   virtual std::vector<ClusterView> Clusters() = 0;
 

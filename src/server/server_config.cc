@@ -1,6 +1,7 @@
 #include "server/server_config.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <fstream>
 #include <set>
@@ -9,6 +10,7 @@
 #include "core/duration.h"
 #include "core/quantity.h"
 #include "fmt/format.h"
+#include "server/queue_document.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tessera::server {
@@ -104,10 +106,115 @@ absl::StatusOr<ClusterConfig> ParseCluster(const YAML::Node& node, std::string_v
   return cluster;
 }
 
+absl::StatusOr<Duration> DurationValue(const YAML::Node& node, std::string_view source,
+                                       const std::string& field) {
+  absl::StatusOr<std::string> text = Text(node, source, field);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<Duration> d = ParseDuration(*text, field);
+  if (!d.ok()) return InSource(source, d.status());
+  return *d;
+}
+
+// `field`'s text, which must be one of `choices`; its index.
+absl::StatusOr<size_t> Choice(const YAML::Node& node, std::string_view source,
+                              const std::string& field, std::vector<std::string_view> choices) {
+  absl::StatusOr<std::string> text = Text(node, source, field);
+  if (!text.ok()) return text.status();
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (*text == choices[i]) return i;
+  }
+  return FieldError(source, field,
+                    fmt::format("must be {}, not \"{}\"", fmt::join(choices, " or "), *text));
+}
+
+absl::StatusOr<int32_t> Count(const YAML::Node& node, std::string_view source,
+                              const std::string& field, int32_t min) {
+  absl::StatusOr<double> value = Number(node, source, field);
+  if (!value.ok()) return value.status();
+  if (*value != static_cast<double>(static_cast<int64_t>(*value)) || *value < min ||
+      *value > 1e6) {
+    return FieldError(source, field, fmt::format("must be a whole number from {} to 1000000", min));
+  }
+  return static_cast<int32_t>(*value);
+}
+
+absl::StatusOr<SchedulingPolicy> ParseScheduling(const YAML::Node& node, std::string_view source) {
+  if (absl::Status s = CheckKeys(node, source, "scheduling",
+                                 {"backfill", "backfillDepth", "fairShare", "fairShareHalfLife",
+                                  "priorityAging", "gangTimeout", "preemption", "preemptionRate",
+                                  "onPreemption"});
+      !s.ok()) {
+    return s;
+  }
+  SchedulingPolicy policy;
+  if (node["backfill"]) {
+    absl::StatusOr<size_t> mode = Choice(node["backfill"], source, "scheduling.backfill",
+                                         {"none", "easy", "conservative"});
+    if (!mode.ok()) return mode.status();
+    policy.backfill = std::array{BackfillMode::kNone, BackfillMode::kEasy,
+                                 BackfillMode::kConservative}[*mode];
+  }
+  if (node["backfillDepth"]) {
+    absl::StatusOr<int32_t> depth =
+        Count(node["backfillDepth"], source, "scheduling.backfillDepth", 1);
+    if (!depth.ok()) return depth.status();
+    policy.backfill_depth = *depth;
+  }
+  if (node["fairShare"]) {
+    absl::StatusOr<size_t> mode =
+        Choice(node["fairShare"], source, "scheduling.fairShare", {"none", "drf"});
+    if (!mode.ok()) return mode.status();
+    policy.fair_share = *mode == 0 ? FairShareMode::kNone : FairShareMode::kDrf;
+  }
+  for (const auto& [key, target] : std::initializer_list<std::pair<const char*, Duration*>>{
+           {"fairShareHalfLife", &policy.fair_share_half_life},
+           {"priorityAging", &policy.priority_aging},
+           {"gangTimeout", &policy.gang_timeout}}) {
+    if (!node[key]) continue;
+    absl::StatusOr<Duration> d = DurationValue(node[key], source, fmt::format("scheduling.{}", key));
+    if (!d.ok()) return d.status();
+    *target = *d;
+  }
+  if (node["preemption"]) {
+    absl::StatusOr<size_t> on =
+        Choice(node["preemption"], source, "scheduling.preemption", {"false", "true"});
+    if (!on.ok()) return on.status();
+    policy.preemption = *on == 1;
+  }
+  if (const YAML::Node rate = node["preemptionRate"]) {
+    if (absl::Status s = CheckKeys(rate, source, "scheduling.preemptionRate", {"max", "per"});
+        !s.ok()) {
+      return s;
+    }
+    if (rate["max"]) {
+      absl::StatusOr<int32_t> max = Count(rate["max"], source, "scheduling.preemptionRate.max", 0);
+      if (!max.ok()) return max.status();
+      policy.preemption_rate_max = *max;
+    }
+    if (rate["per"]) {
+      absl::StatusOr<Duration> per =
+          DurationValue(rate["per"], source, "scheduling.preemptionRate.per");
+      if (!per.ok()) return per.status();
+      if (per->count() <= 0) {
+        return FieldError(source, "scheduling.preemptionRate.per", "must be > 0");
+      }
+      policy.preemption_rate_period = *per;
+    }
+  }
+  if (node["onPreemption"]) {
+    absl::StatusOr<size_t> action = Choice(node["onPreemption"], source,
+                                           "scheduling.onPreemption", {"requeue", "cancel"});
+    if (!action.ok()) return action.status();
+    policy.on_preemption = *action == 0 ? PreemptedAction::kRequeue : PreemptedAction::kCancel;
+  }
+  return policy;
+}
+
 absl::Status ParseTopLevel(const YAML::Node& root, std::string_view source, ServerConfig& config) {
   if (absl::Status s = CheckKeys(root, source, "",
                                  {"dataDir", "httpAddr", "grpcAddr", "profile", "seed",
-                                  "cycleInterval", "requeueBackoff", "rateLimit", "clusters"});
+                                  "cycleInterval", "requeueBackoff", "rateLimit", "clusters",
+                                  "scheduling", "queues"});
       !s.ok()) {
     return s;
   }
@@ -159,6 +266,16 @@ absl::Status ParseTopLevel(const YAML::Node& root, std::string_view source, Serv
       if (!cluster.ok()) return cluster.status();
       config.clusters.push_back(*std::move(cluster));
     }
+  }
+  if (const YAML::Node scheduling = root["scheduling"]) {
+    absl::StatusOr<SchedulingPolicy> policy = ParseScheduling(scheduling, source);
+    if (!policy.ok()) return policy.status();
+    config.scheduling = *policy;
+  }
+  if (const YAML::Node queues = root["queues"]) {
+    absl::StatusOr<std::vector<QueueSpec>> tree = ParseQueueTree(queues, "queues");
+    if (!tree.ok()) return InSource(source, tree.status());
+    config.queues = *std::move(tree);
   }
   return absl::OkStatus();
 }

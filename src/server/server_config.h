@@ -12,6 +12,20 @@
 //     - {name: local, backend: local}                       # this machine's processes
 //     - {name: local, backend: local, gpus: {model: T4, memory: 16Gi, count: 2}}  # declared GPUs
 //     - {name: sim, backend: sim, nodeList: openb_node_list_gpu_node.csv}         # simulated fleet
+//   scheduling:                        # policy switches (sched/scheduling_policy.h); defaults:
+//     backfill: easy                   # none | easy | conservative
+//     backfillDepth: 16                # conservative: reservations for the first N blocked jobs
+//     fairShare: drf                   # none | drf
+//     fairShareHalfLife: 0s            # usage-history term; 0s = current use only
+//     priorityAging: 1m                # one priority point per this much waiting; 0s = none
+//     gangTimeout: 0s                  # admitted but unplaced this long: requeued; 0s = never
+//     preemption: false
+//     preemptionRate: {max: 10, per: 1m}   # evictions per preemptor queue
+//     onPreemption: requeue            # requeue | cancel
+//   queues:                            # the queue tree (queue_document.h); without it, one
+//     - name: org                      # queue "default" without limits
+//       children:
+//         - {name: team-a, guaranteed: {gpu: 8}, borrowingLimit: {gpu: 4}}
 //
 // Dev mode (DevConfig) is this with dataDir given and one local cluster, plus a simulated
 // cluster "sim" when a node list is given. Unknown keys and bad values are InvalidArgument
@@ -26,6 +40,8 @@
 
 #include "absl/status/statusor.h"
 #include "agent/local/local_inventory.h"
+#include "sched/queue/queue_spec.h"
+#include "sched/scheduling_policy.h"
 #include "server/auth/rate_limiter.h"
 #include "tessera/common/clock.h"
 
@@ -48,6 +64,10 @@ struct ServerConfig {
   Duration requeue_backoff{5000};
   RateLimit rate_limit;
   std::vector<ClusterConfig> clusters;
+  SchedulingPolicy scheduling;
+  // The queue tree in tree order; nullopt without a `queues:` section. The seed of the tree:
+  // once the API changed it, the stored tree is used (JobManagerOptions::queues).
+  std::optional<std::vector<QueueSpec>> queues;
 };
 
 // "host:port" → parts; InvalidArgument naming `field` for anything else (port 0..65535).

@@ -63,6 +63,89 @@ TEST(ServerConfigTest, BadInputNamesTheField) {
   }
 }
 
+TEST(ServerConfigTest, ParsesSchedulingAndQueues) {
+  absl::StatusOr<ServerConfig> config = ParseServerConfig(R"(
+scheduling:
+  backfill: conservative
+  backfillDepth: 4
+  fairShare: none
+  fairShareHalfLife: 1h
+  priorityAging: 30s
+  gangTimeout: 5m
+  preemption: true
+  preemptionRate: {max: 3, per: 10m}
+  onPreemption: cancel
+queues:
+  - name: org
+    children:
+      - {name: team-a, guaranteed: {gpu: 1.5}, borrowingLimit: {gpu: 0}}
+      - {name: team-b, guaranteed: {gpu: 2}, ordering: strictFifo}
+)",
+                                                          "c.yaml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  const SchedulingPolicy& policy = config->scheduling;
+  EXPECT_EQ(policy.backfill, BackfillMode::kConservative);
+  EXPECT_EQ(policy.backfill_depth, 4);
+  EXPECT_EQ(policy.fair_share, FairShareMode::kNone);
+  EXPECT_EQ(policy.fair_share_half_life, std::chrono::hours(1));
+  EXPECT_EQ(policy.priority_aging, std::chrono::seconds(30));
+  EXPECT_EQ(policy.gang_timeout, std::chrono::minutes(5));
+  EXPECT_TRUE(policy.preemption);
+  EXPECT_EQ(policy.preemption_rate_max, 3);
+  EXPECT_EQ(policy.preemption_rate_period, std::chrono::minutes(10));
+  EXPECT_EQ(policy.on_preemption, PreemptedAction::kCancel);
+  ASSERT_TRUE(config->queues.has_value());
+  ASSERT_EQ(config->queues->size(), 3u);
+  EXPECT_EQ((*config->queues)[1].name, "team-a");
+  EXPECT_EQ((*config->queues)[1].parent, "org");
+  EXPECT_EQ((*config->queues)[1].guaranteed.at("gpu"), 1500);
+  EXPECT_EQ((*config->queues)[1].borrowing_limit.at("gpu"), 0);
+  EXPECT_EQ((*config->queues)[2].ordering, QueueOrdering::kStrictFifo);
+}
+
+TEST(ServerConfigTest, SchedulingDefaultsAndNoQueues) {
+  absl::StatusOr<ServerConfig> config = ParseServerConfig("scheduling: {}", "c.yaml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->scheduling.backfill, BackfillMode::kEasy);
+  EXPECT_FALSE(config->scheduling.preemption);
+  EXPECT_FALSE(config->queues.has_value());
+}
+
+TEST(ServerConfigTest, BadSchedulingAndQueuesNameTheField) {
+  struct Case {
+    const char* yaml;
+    const char* error;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"scheduling: {backfill: fcfs}",
+            "c.yaml: scheduling.backfill: must be none or easy or conservative, not \"fcfs\""},
+           {"scheduling: {backfillDepth: 0}", "c.yaml: scheduling.backfillDepth: must be a whole"},
+           {"scheduling: {backfillDepth: 2.5}", "scheduling.backfillDepth: must be a whole"},
+           {"scheduling: {fairShare: fifo}", "c.yaml: scheduling.fairShare: must be none or drf"},
+           {"scheduling: {fairShareHalfLife: long}", "c.yaml: scheduling.fairShareHalfLife"},
+           {"scheduling: {priorityAging: [1]}", "c.yaml: scheduling.priorityAging: must be a string"},
+           {"scheduling: {gangTimeout: -1s}", "c.yaml: scheduling.gangTimeout"},
+           {"scheduling: {preemption: yes}", "c.yaml: scheduling.preemption: must be false or true"},
+           {"scheduling: {preemptionRate: {max: -1}}", "c.yaml: scheduling.preemptionRate.max"},
+           {"scheduling: {preemptionRate: {per: 0s}}",
+            "c.yaml: scheduling.preemptionRate.per: must be > 0"},
+           {"scheduling: {preemptionRate: {every: 1m}}",
+            "c.yaml: scheduling.preemptionRate.every: unknown key"},
+           {"scheduling: {onPreemption: kill}",
+            "c.yaml: scheduling.onPreemption: must be requeue or cancel"},
+           {"scheduling: {backfil: easy}", "c.yaml: scheduling.backfil: unknown key"},
+           {"scheduling: easy", "c.yaml: scheduling: must be a mapping"},
+           {"queues: {a: 1}", "c.yaml: queues: must be a list of queues"},
+           {"queues: [{name: a, weight: 0}]", "c.yaml: queues[0].weight: must be an integer >= 1"},
+           {"queues: [{name: a, children: [{name: b, guaranteed: {gpu: lots}}]}]",
+            "c.yaml: queues[0].children[0].guaranteed.gpu"},
+       }) {
+    absl::StatusOr<ServerConfig> config = ParseServerConfig(c.yaml, "c.yaml");
+    ASSERT_FALSE(config.ok()) << c.yaml;
+    EXPECT_THAT(config.status().message(), HasSubstr(c.error)) << c.yaml;
+  }
+}
+
 TEST(ServerConfigTest, ValidationChecksTheWhole) {
   ServerConfig config = DevConfig("/tmp/d", "nodes.csv");
   ASSERT_TRUE(ValidateServerConfig(config).ok());

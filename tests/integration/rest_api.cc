@@ -63,6 +63,11 @@ HttpAnswer RestApi::Post(const std::string& path, const std::string& body,
   return Answer(Client().Post(path.c_str(), AuthHeaders(), body, content_type.c_str()));
 }
 
+HttpAnswer RestApi::Put(const std::string& path, const std::string& body,
+                        const std::string& content_type) const {
+  return Answer(Client().Put(path.c_str(), AuthHeaders(), body, content_type.c_str()));
+}
+
 HttpAnswer RestApi::Delete(const std::string& path) const {
   return Answer(Client().Delete(path.c_str(), AuthHeaders()));
 }

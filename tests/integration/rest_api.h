@@ -44,6 +44,8 @@ class RestApi {
   HttpAnswer Get(const std::string& path) const;
   HttpAnswer Post(const std::string& path, const std::string& body,
                   const std::string& content_type = "application/json") const;
+  HttpAnswer Put(const std::string& path, const std::string& body,
+                 const std::string& content_type = "application/json") const;
   HttpAnswer Delete(const std::string& path) const;
 
   // GETs a stream of lines (the NDJSON watch), calling `on_line` with each complete line until

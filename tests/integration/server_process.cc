@@ -73,9 +73,14 @@ absl::Status ServerProcess::Spawn() {
   static std::atomic<int> starts{0};
   log_path_ = absl::StrCat(options_.log_dir, "/server-", ++starts, ".log");
   std::ofstream(log_path_, std::ios::trunc).flush();
-  std::vector<std::string> args = {TesseraBinary(), "server",          "--dev",
-                                   "--data-dir",    options_.data_dir, "--http-addr",
-                                   "127.0.0.1:0",   "--grpc-addr",     "127.0.0.1:0"};
+  std::vector<std::string> args = {TesseraBinary(), "server"};
+  if (options_.config_path.empty()) {
+    args.push_back("--dev");
+  } else {
+    args.insert(args.end(), {"--config", options_.config_path});
+  }
+  args.insert(args.end(), {"--data-dir", options_.data_dir, "--http-addr", "127.0.0.1:0",
+                           "--grpc-addr", "127.0.0.1:0"});
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<char*> argv;
   argv.reserve(args.size() + 1);

@@ -2,7 +2,7 @@
 // loopback ports the kernel picks, over a data directory the test owns.
 //
 // Start() spawns `tessera server --dev --data-dir DIR --http-addr 127.0.0.1:0 --grpc-addr
-// 127.0.0.1:0 [extra args]` with stdout and stderr in LOG_DIR/server-<n>.log (n counts the
+// 127.0.0.1:0 [extra args]` (`--config FILE` instead of `--dev` when a config file is given) with stdout and stderr in LOG_DIR/server-<n>.log (n counts the
 // starts of every server in the test process), reads the bound REST and gRPC ports from the line
 // the server prints once it serves, waits for GET /readyz to answer 200 and reads DIR/admin.token.
 // Port 0 means no port race with other tests; ports change on every start, so clients ask for them
@@ -34,6 +34,9 @@ std::string TesseraBinary();
 struct ServerOptions {
   std::string data_dir;                 // required: the store, task logs, admin.token
   std::string log_dir;                  // required: server-<n>.log, one per start
+  // A configuration file (docs/server.md): `--config FILE` instead of `--dev`; --data-dir and
+  // the addresses still come from the flags.
+  std::string config_path;
   std::vector<std::string> extra_args;  // appended: {"--rate-limit", "0"}, ...
 };
 

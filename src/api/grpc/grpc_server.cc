@@ -17,6 +17,7 @@
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/server_context.h"
+#include "server/queue_document.h"
 #include "tessera/v1/jobs.grpc.pb.h"
 
 namespace tessera::api {
@@ -49,6 +50,12 @@ absl::StatusOr<std::string_view> BearerToken(std::string_view value) {
 
 absl::Status RequireJobId(const std::string& id) {
   return id.empty() ? FieldError("job_id", "required") : absl::OkStatus();
+}
+
+absl::Status CheckDocumentSize(const std::string& document) {
+  if (document.size() <= kMaxDocumentBytes) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "document is ", document.size(), " bytes; at most ", kMaxDocumentBytes, " are accepted"));
 }
 
 }  // namespace
@@ -173,6 +180,49 @@ class GrpcServer::Service final : public v1::JobService::Service {
   grpc::Status ListQueues(grpc::ServerContext* context, const v1::ListQueuesRequest*,
                           v1::ListQueuesResponse* response) override {
     return Serve(*context, [&](const server::Caller&) {
+      for (const server::QueueView& queue : options_.service->Queues()) {
+        *response->add_queues() = ToProto(queue);
+      }
+      return absl::OkStatus();
+    });
+  }
+
+  grpc::Status ApplyQueues(grpc::ServerContext* context, const v1::ApplyQueuesRequest* request,
+                           v1::ListQueuesResponse* response) override {
+    return Serve(*context, [&](const server::Caller& caller) -> absl::Status {
+      if (absl::Status s = CheckDocumentSize(request->document()); !s.ok()) return s;
+      absl::StatusOr<std::vector<QueueSpec>> tree = server::ParseQueueDocument(request->document());
+      if (!tree.ok()) return tree.status();
+      absl::StatusOr<std::vector<server::QueueView>> queues =
+          options_.service->ApplyQueues(caller, *std::move(tree));
+      if (!queues.ok()) return queues.status();
+      for (const server::QueueView& queue : *queues) *response->add_queues() = ToProto(queue);
+      return absl::OkStatus();
+    });
+  }
+
+  grpc::Status ApplyQueue(grpc::ServerContext* context, const v1::ApplyQueueRequest* request,
+                          v1::Queue* response) override {
+    return Serve(*context, [&](const server::Caller& caller) -> absl::Status {
+      if (absl::Status s = CheckDocumentSize(request->document()); !s.ok()) return s;
+      absl::StatusOr<QueueSpec> queue =
+          server::ParseQueueObject(request->document(), request->name());
+      if (!queue.ok()) return queue.status();
+      absl::StatusOr<server::QueueView> view =
+          options_.service->ApplyQueue(caller, *std::move(queue));
+      if (!view.ok()) return view.status();
+      *response = ToProto(*view);
+      return absl::OkStatus();
+    });
+  }
+
+  grpc::Status DeleteQueue(grpc::ServerContext* context, const v1::DeleteQueueRequest* request,
+                           v1::ListQueuesResponse* response) override {
+    return Serve(*context, [&](const server::Caller& caller) -> absl::Status {
+      if (request->name().empty()) return FieldError("name", "required");
+      if (absl::Status s = options_.service->DeleteQueue(caller, request->name()); !s.ok()) {
+        return s;
+      }
       for (const server::QueueView& queue : options_.service->Queues()) {
         *response->add_queues() = ToProto(queue);
       }

@@ -390,10 +390,11 @@ TEST_F(GrpcServerTest, LogsAreReadInChunks) {
 }
 
 TEST_F(GrpcServerTest, QueuesNodesAndClustersInBaseUnits) {
-  service_.SetQueues({server::QueueView{.name = "default",
-                                        .pending_jobs = 2,
-                                        .running_jobs = 1,
-                                        .allocated = Resources{.cpu = 1500}}});
+  service_.SetQueues({server::QueueView{
+      .spec = {.name = "default", .guaranteed = {{"gpu", 2000}}, .ordering = QueueOrdering::kStrictFifo},
+      .usage = {{"cpu", 1500}},
+      .pending_jobs = 2,
+      .running_jobs = 1}});
   server::NodeView node{.name = "n1", .cluster = "local"};
   node.capacity = Resources{.cpu = 8000, .memory = int64_t{32} << 30, .gpu = 2000};
   service_.SetNodes({node});
@@ -407,7 +408,9 @@ TEST_F(GrpcServerTest, QueuesNodesAndClustersInBaseUnits) {
   ASSERT_TRUE(stub_->ListQueues(Context(team_a_).get(), {}, &queues).ok());
   ASSERT_EQ(queues.queues_size(), 1);
   EXPECT_EQ(queues.queues(0).pending_jobs(), 2);
-  EXPECT_EQ(queues.queues(0).allocated().cpu_millicores(), 1500);
+  EXPECT_EQ(queues.queues(0).usage().at("cpu"), 1500);
+  EXPECT_EQ(queues.queues(0).guaranteed().at("gpu"), 2000);
+  EXPECT_EQ(queues.queues(0).ordering(), v1::QUEUE_ORDERING_STRICT_FIFO);
 
   v1::ListNodesResponse nodes;
   ASSERT_TRUE(stub_->ListNodes(Context(team_a_).get(), {}, &nodes).ok());

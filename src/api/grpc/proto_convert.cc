@@ -119,6 +119,7 @@ v1::Job ToProto(const server::JobView& job) {
     SetIfKnown(status.start_time, [&] { return out.mutable_start_time(); });
     SetIfKnown(status.end_time, [&] { return out.mutable_end_time(); });
     SetIfKnown(status.estimated_start_time, [&] { return out.mutable_estimated_start_time(); });
+    out.set_preemptions(status.preemptions);
   }
   out.set_document_json(JobDocumentJson(job));
   return out;
@@ -148,6 +149,14 @@ v1::Explanation ToProto(const server::JobExplanation& explanation) {
     added->set_nodes(rejection.nodes);
   }
   SetIfKnown(explanation.estimated_start_time, [&] { return out.mutable_estimated_start_time(); });
+  if (explanation.estimate.has_value()) {
+    const server::StartEstimateView& estimate = *explanation.estimate;
+    v1::StartEstimate* e = out.mutable_estimate();
+    SetIfKnown(estimate.start, [&] { return e->mutable_start_time(); });
+    e->set_blocker(estimate.blocker);
+    e->set_message(estimate.message);
+    e->set_position(estimate.position);
+  }
   return out;
 }
 
@@ -199,11 +208,24 @@ v1::Cluster ToProto(const server::ClusterView& cluster) {
 }
 
 v1::Queue ToProto(const server::QueueView& queue) {
+  const QueueSpec& spec = queue.spec;
   v1::Queue out;
-  out.set_name(queue.name);
+  out.set_name(spec.name);
+  out.set_parent(spec.parent);
+  out.mutable_guaranteed()->insert(spec.guaranteed.begin(), spec.guaranteed.end());
+  out.mutable_borrowing_limit()->insert(spec.borrowing_limit.begin(), spec.borrowing_limit.end());
+  out.mutable_lending_limit()->insert(spec.lending_limit.begin(), spec.lending_limit.end());
+  out.set_weight(spec.weight);
+  out.set_priority(spec.priority);
+  out.set_ordering(spec.ordering == QueueOrdering::kStrictFifo
+                       ? v1::QUEUE_ORDERING_STRICT_FIFO
+                       : v1::QUEUE_ORDERING_BEST_EFFORT_FIFO);
+  out.mutable_usage()->insert(queue.usage.begin(), queue.usage.end());
+  out.set_borrowing(queue.borrowing);
+  out.set_share(queue.share);
   out.set_pending_jobs(queue.pending_jobs);
+  out.set_admitted_jobs(queue.admitted_jobs);
   out.set_running_jobs(queue.running_jobs);
-  *out.mutable_allocated() = ToProto(queue.allocated);
   return out;
 }
 

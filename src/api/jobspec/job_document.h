@@ -44,6 +44,7 @@ struct JobStatus {
   std::optional<TimePoint> start_time;
   std::optional<TimePoint> end_time;
   std::optional<TimePoint> estimated_start_time;  // pending jobs, when known
+  int32_t preemptions = 0;  // times the job was evicted by preemption or reclaim
 };
 
 struct JobDocument {

@@ -142,6 +142,7 @@ Json Status(const JobStatus& status) {
   time("startTime", status.start_time);
   time("endTime", status.end_time);
   time("estimatedStartTime", status.estimated_start_time);
+  if (status.preemptions > 0) out["preemptions"] = status.preemptions;
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include "api/jobspec/jobspec.h"
 #include "core/quantity.h"
 #include "fmt/format.h"
+#include "server/queue_document.h"
 
 namespace tessera::api {
 namespace {
@@ -79,9 +80,21 @@ Json JobExplanationToJson(const server::JobExplanation& explanation) {
   if (explanation.estimated_start_time.has_value()) {
     start = FormatRfc3339(*explanation.estimated_start_time);
   }
-  return {{"phase", JobPhaseName(explanation.phase)}, {"reason", explanation.reason},
-          {"message", explanation.message},           {"totalNodes", explanation.total_nodes},
-          {"rejections", std::move(rejections)},      {"estimatedStartTime", std::move(start)}};
+  Json estimate = nullptr;
+  if (explanation.estimate.has_value()) {
+    const server::StartEstimateView& e = *explanation.estimate;
+    estimate = {{"startTime", e.start.has_value() ? Json(FormatRfc3339(*e.start)) : Json(nullptr)},
+                {"blocker", e.blocker},
+                {"message", e.message},
+                {"position", e.position}};
+  }
+  return {{"phase", JobPhaseName(explanation.phase)},
+          {"reason", explanation.reason},
+          {"message", explanation.message},
+          {"totalNodes", explanation.total_nodes},
+          {"rejections", std::move(rejections)},
+          {"estimatedStartTime", std::move(start)},
+          {"estimate", std::move(estimate)}};
 }
 
 Json NodeViewToJson(const server::NodeView& node) {
@@ -121,10 +134,14 @@ Json ClusterViewToJson(const server::ClusterView& cluster) {
 }
 
 Json QueueViewToJson(const server::QueueView& queue) {
-  return {{"name", queue.name},
-          {"pendingJobs", queue.pending_jobs},
-          {"runningJobs", queue.running_jobs},
-          {"allocated", ResourcesToJson(queue.allocated)}};
+  Json out = server::QueueSpecToJson(queue.spec);
+  out["usage"] = server::ResourceListToJson(queue.usage);
+  out["borrowing"] = queue.borrowing;
+  out["share"] = queue.share;
+  out["pendingJobs"] = queue.pending_jobs;
+  out["admittedJobs"] = queue.admitted_jobs;
+  out["runningJobs"] = queue.running_jobs;
+  return out;
 }
 
 Json ErrorBody(absl::StatusCode code, std::string_view message) {

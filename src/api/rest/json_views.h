@@ -24,6 +24,8 @@ nlohmann::ordered_json JobEventToJson(const server::JobEvent& event);
 nlohmann::ordered_json JobExplanationToJson(const server::JobExplanation& explanation);
 nlohmann::ordered_json NodeViewToJson(const server::NodeView& node);
 nlohmann::ordered_json ClusterViewToJson(const server::ClusterView& cluster);
+// A queue: its spec (server/queue_document.h: QueueSpecToJson) with usage, borrowing, share and
+// pendingJobs, admittedJobs, runningJobs.
 nlohmann::ordered_json QueueViewToJson(const server::QueueView& queue);
 // {"cpu": "64", "memory": "512Gi", "gpu": 8}, plus gpuMemory and extended resources when set.
 nlohmann::ordered_json ResourcesToJson(const Resources& resources);

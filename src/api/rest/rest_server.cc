@@ -21,6 +21,7 @@
 #include "prometheus/counter.h"
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
+#include "server/queue_document.h"
 
 namespace tessera::api {
 namespace {
@@ -147,7 +148,7 @@ class RestServer::Impl {
 
  private:
   using Handler = std::function<void(const Caller&, const Request&, Response&)>;
-  enum class Method { kGet, kPost, kDelete };
+  enum class Method { kGet, kPost, kPut, kDelete };
 
   // One open watch stream; counts itself among the open ones while it lives.
   struct WatchState {
@@ -256,6 +257,9 @@ void RestServer::Impl::Register(Method method, const char* pattern,
       break;
     case Method::kPost:
       http_.Post(pattern, std::move(handler));
+      break;
+    case Method::kPut:
+      http_.Put(pattern, std::move(handler));
       break;
     case Method::kDelete:
       http_.Delete(pattern, std::move(handler));
@@ -387,13 +391,34 @@ void RestServer::Impl::AddRoutes() {
       [this](const Caller& c, const Request& req, Response& res) { GetLogs(c, req, res); });
   Api(Method::kGet, "/api/v1/watch", "/api/v1/watch",
       [this](const Caller& c, const Request& req, Response& res) { WatchEvents(c, req, res); });
+  auto send_queues = [](Response& res, const std::vector<server::QueueView>& queues) {
+    Json items = Json::array();
+    for (const server::QueueView& queue : queues) items.push_back(QueueViewToJson(queue));
+    SendItems(res, std::move(items));
+  };
   Api(Method::kGet, "/api/v1/queues", "/api/v1/queues",
-      [=](const Caller&, const Request&, Response& res) {
-        Json items = Json::array();
-        for (const server::QueueView& queue : service->Queues()) {
-          items.push_back(QueueViewToJson(queue));
-        }
-        SendItems(res, std::move(items));
+      [=](const Caller&, const Request&, Response& res) { send_queues(res, service->Queues()); });
+  Api(Method::kPut, "/api/v1/queues", "/api/v1/queues",
+      [=](const Caller& c, const Request& req, Response& res) {
+        absl::StatusOr<std::vector<QueueSpec>> tree = server::ParseQueueDocument(req.body);
+        if (!tree.ok()) return SendError(res, tree.status());
+        absl::StatusOr<std::vector<server::QueueView>> queues =
+            service->ApplyQueues(c, *std::move(tree));
+        if (!queues.ok()) return SendError(res, queues.status());
+        send_queues(res, *queues);
+      });
+  Api(Method::kPut, "/api/v1/queues/{name}", R"(/api/v1/queues/([^/]+))",
+      [=](const Caller& c, const Request& req, Response& res) {
+        absl::StatusOr<QueueSpec> queue = server::ParseQueueObject(req.body, id(req));
+        if (!queue.ok()) return SendError(res, queue.status());
+        absl::StatusOr<server::QueueView> view = service->ApplyQueue(c, *std::move(queue));
+        if (!view.ok()) return SendError(res, view.status());
+        SendJson(res, 200, QueueViewToJson(*view));
+      });
+  Api(Method::kDelete, "/api/v1/queues/{name}", R"(/api/v1/queues/([^/]+))",
+      [=](const Caller& c, const Request& req, Response& res) {
+        if (absl::Status s = service->DeleteQueue(c, id(req)); !s.ok()) return SendError(res, s);
+        send_queues(res, service->Queues());
       });
   Api(Method::kGet, "/api/v1/nodes", "/api/v1/nodes",
       [=](const Caller&, const Request&, Response& res) {

@@ -92,6 +92,13 @@ class RestServerTest : public ::testing::Test {
                        const char* content_type = "application/json") {
     return client_->Post(path.c_str(), Auth(token), body, content_type);
   }
+  httplib::Result Put(const std::string& path, const std::string& body, const std::string& token,
+                      const char* content_type = "application/json") {
+    return client_->Put(path.c_str(), Auth(token), body, content_type);
+  }
+  httplib::Result Delete(const std::string& path, const std::string& token) {
+    return client_->Delete(path.c_str(), Auth(token));
+  }
   // Submits kJob named `name` as `token` and returns its id.
   std::string Submit(const std::string& token, std::string_view name) {
     httplib::Result res = Post("/api/v1/jobs", token, NamedJob(name));
@@ -466,12 +473,59 @@ TEST_F(RestServerTest, TextThatIsNotUtf8IsWrittenWithReplacementCharacters) {
   EXPECT_EQ(Body(res)["items"][0]["name"], "n\xEF\xBF\xBD");  // U+FFFD
 }
 
+TEST_F(RestServerTest, QueueChangesAreForAdminsAndNameTheField) {
+  service_.SetQueues({{.spec = {.name = "default"}, .pending_jobs = 1}});
+  const std::string tree = R"({"queues": [{"name": "org", "children": [
+      {"name": "team-a", "guaranteed": {"gpu": 1}}]}, {"name": "default"}]})";
+
+  httplib::Result tenant = Put("/api/v1/queues", tree, a_);
+  EXPECT_EQ(tenant->status, 403) << tenant->body;
+  EXPECT_EQ(Body(tenant)["error"]["code"], "PERMISSION_DENIED");
+
+  httplib::Result bad = Put("/api/v1/queues", R"({"queues": [{"name": "x", "weight": 0}]})", admin_);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(Body(bad)["error"]["field"], "queues[0].weight");
+
+  httplib::Result yaml = Put("/api/v1/queues", "queues: [{name: default, weight: nine}]", admin_,
+                             "application/yaml");
+  EXPECT_EQ(yaml->status, 400);
+  EXPECT_EQ(Body(yaml)["error"]["field"], "queues[0].weight");
+
+  httplib::Result applied = Put("/api/v1/queues", tree, admin_);
+  ASSERT_EQ(applied->status, 200) << applied->body;
+  Json items = Body(applied)["items"];
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[1]["name"], "team-a");
+  EXPECT_EQ(items[1]["parent"], "org");
+  EXPECT_EQ(items[1]["guaranteed"]["gpu"], 1);
+
+  // "default" has a pending job: it may not become a parent.
+  httplib::Result conflict =
+      Put("/api/v1/queues/sub", R"({"parent": "default"})", admin_);
+  EXPECT_EQ(conflict->status, 409) << conflict->body;
+
+  httplib::Result one = Put("/api/v1/queues/team-b", R"({"parent": "org", "weight": 2})", admin_);
+  ASSERT_EQ(one->status, 200) << one->body;
+  EXPECT_EQ(Body(one)["weight"], 2);
+  httplib::Result unknown_parent = Put("/api/v1/queues/team-c", R"({"parent": "nope"})", admin_);
+  EXPECT_EQ(unknown_parent->status, 400);
+  EXPECT_EQ(Body(unknown_parent)["error"]["field"], "parent");
+
+  EXPECT_EQ(Delete("/api/v1/queues/team-b", a_)->status, 403);
+  EXPECT_EQ(Delete("/api/v1/queues/org", admin_)->status, 409);
+  EXPECT_EQ(Delete("/api/v1/queues/nope", admin_)->status, 404);
+  httplib::Result deleted = Delete("/api/v1/queues/team-b", admin_);
+  ASSERT_EQ(deleted->status, 200) << deleted->body;
+  EXPECT_EQ(Body(deleted)["items"].size(), 3u);
+}
+
 TEST_F(RestServerTest, QueuesNodesAndClusters) {
   Resources capacity{.cpu = 64'000, .memory = int64_t{512} << 30, .gpu = 8000};
-  service_.SetQueues({{.name = "default",
+  service_.SetQueues({{.spec = {.name = "default", .guaranteed = {{"gpu", 2000}}},
+                       .usage = {{"cpu", 500}, {"gpu", 500}},
+                       .share = 0.25,
                        .pending_jobs = 2,
-                       .running_jobs = 1,
-                       .allocated = {.cpu = 500, .gpu = 500}}});
+                       .running_jobs = 1}});
   service_.SetNodes(
       {{.name = "n1",
         .cluster = "local",
@@ -484,8 +538,10 @@ TEST_F(RestServerTest, QueuesNodesAndClusters) {
       {{.name = "local", .backend = "local", .nodes = 1, .ready_nodes = 1, .capacity = capacity}});
 
   Json queues = Body(Get("/api/v1/queues", a_));
-  EXPECT_EQ(queues, Json::parse(R"({"items": [{"name": "default", "pendingJobs": 2,
-      "runningJobs": 1, "allocated": {"cpu": "500m", "memory": "0", "gpu": 0.5}}]})"));
+  EXPECT_EQ(queues, Json::parse(R"({"items": [{"name": "default", "parent": "",
+      "guaranteed": {"gpu": 2}, "weight": 1, "priority": 0, "ordering": "bestEffortFifo",
+      "usage": {"cpu": "500m", "gpu": 0.5}, "borrowing": false, "share": 0.25,
+      "pendingJobs": 2, "admittedJobs": 0, "runningJobs": 1}]})"));
   Json nodes = Body(Get("/api/v1/nodes", a_));
   EXPECT_EQ(nodes, Json::parse(R"({"items": [{"name": "n1", "cluster": "local",
       "labels": {"rack": "r1"}, "taints": [{"key": "k", "value": "v", "effect": "NoExecute"}],

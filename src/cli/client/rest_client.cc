@@ -123,6 +123,28 @@ absl::StatusOr<Json> RestClient::PostJson(std::string_view path, std::string_vie
   return ParseJsonBody("POST", path, result->body);
 }
 
+absl::StatusOr<Json> RestClient::PutJson(std::string_view path, std::string_view body,
+                                         std::string_view content_type) {
+  httplib::Result result =
+      http_->Put(Target(path, {}), std::string(body), std::string(content_type));
+  if (!result) return TransportError("PUT", path, static_cast<int>(result.error()));
+  if (!IsSuccess(result->status)) {
+    return ApiErrorFromResponse(result->status, result->body,
+                                result->get_header_value("Retry-After"));
+  }
+  return ParseJsonBody("PUT", path, result->body);
+}
+
+absl::StatusOr<Json> RestClient::DeleteJson(std::string_view path) {
+  httplib::Result result = http_->Delete(Target(path, {}));
+  if (!result) return TransportError("DELETE", path, static_cast<int>(result.error()));
+  if (!IsSuccess(result->status)) {
+    return ApiErrorFromResponse(result->status, result->body,
+                                result->get_header_value("Retry-After"));
+  }
+  return ParseJsonBody("DELETE", path, result->body);
+}
+
 absl::StatusOr<RawResponse> RestClient::GetRaw(std::string_view path, const Query& query) {
   httplib::Result result = http_->Get(Target(path, query));
   if (!result) return TransportError("GET", path, static_cast<int>(result.error()));

@@ -65,6 +65,10 @@ class RestClient {
   // receives the answer's status (201 created, 200 an earlier job for a repeated request id).
   absl::StatusOr<Json> PostJson(std::string_view path, std::string_view body,
                                 int* http_status = nullptr);
+  // PUTs `body` with Content-Type `content_type` (a YAML document is "application/yaml").
+  absl::StatusOr<Json> PutJson(std::string_view path, std::string_view body,
+                               std::string_view content_type = "application/json");
+  absl::StatusOr<Json> DeleteJson(std::string_view path);
   absl::StatusOr<RawResponse> GetRaw(std::string_view path, const Query& query = {});
 
   // GETs an NDJSON stream and calls `on_line` with each line that is a JSON object, in order;

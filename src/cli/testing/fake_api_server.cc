@@ -20,6 +20,7 @@ FakeApiServer::FakeApiServer() {
   };
   server_.Get(".*", dispatch);
   server_.Post(".*", dispatch);
+  server_.Put(".*", dispatch);
   server_.Delete(".*", dispatch);
   port_ = server_.bind_to_any_port("127.0.0.1");
   thread_ = std::thread([this] { server_.listen_after_bind(); });

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "fmt/format.h"
+#include "server/queue_document.h"
 
 namespace tessera::server::testing {
 
@@ -257,6 +258,62 @@ absl::StatusOr<std::unique_ptr<EventStream>> InMemoryJobService::Watch(
 std::vector<QueueView> InMemoryJobService::Queues() {
   std::lock_guard lock(mu_);
   return queues_;
+}
+
+absl::Status InMemoryJobService::SetTreeLocked(const std::vector<QueueSpec>& tree) {
+  std::map<std::string, QueueView, std::less<>> old;
+  for (QueueView& view : queues_) old[view.spec.name] = std::move(view);
+  for (const auto& [name, view] : old) {
+    if (view.pending_jobs > 0 && !IsLeafQueue(tree, name).value_or(false)) {
+      std::vector<QueueView> back;
+      for (auto& [n, v] : old) back.push_back(std::move(v));
+      queues_ = std::move(back);
+      return absl::FailedPreconditionError(
+          fmt::format("queue \"{}\" has {} unfinished job(s)", name, view.pending_jobs));
+    }
+  }
+  std::vector<QueueView> views;
+  for (const QueueSpec& spec : tree) {
+    QueueView view;
+    if (auto it = old.find(spec.name); it != old.end()) view = it->second;
+    view.spec = spec;
+    views.push_back(std::move(view));
+  }
+  queues_ = std::move(views);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<QueueView>> InMemoryJobService::ApplyQueues(
+    const Caller& caller, std::vector<QueueSpec> queues) {
+  if (!caller.admin) return absl::PermissionDeniedError("only admins may change queues");
+  std::lock_guard lock(mu_);
+  if (absl::Status s = SetTreeLocked(queues); !s.ok()) return s;
+  return queues_;
+}
+
+absl::StatusOr<QueueView> InMemoryJobService::ApplyQueue(const Caller& caller, QueueSpec queue) {
+  if (!caller.admin) return absl::PermissionDeniedError("only admins may change queues");
+  std::lock_guard lock(mu_);
+  std::vector<QueueSpec> tree;
+  for (const QueueView& view : queues_) tree.push_back(view.spec);
+  const std::string name = queue.name;
+  absl::StatusOr<std::vector<QueueSpec>> changed = UpsertQueue(std::move(tree), std::move(queue));
+  if (!changed.ok()) return changed.status();
+  if (absl::Status s = SetTreeLocked(*changed); !s.ok()) return s;
+  for (const QueueView& view : queues_) {
+    if (view.spec.name == name) return view;
+  }
+  return absl::InternalError("the queue vanished");
+}
+
+absl::Status InMemoryJobService::DeleteQueue(const Caller& caller, std::string_view name) {
+  if (!caller.admin) return absl::PermissionDeniedError("only admins may change queues");
+  std::lock_guard lock(mu_);
+  std::vector<QueueSpec> tree;
+  for (const QueueView& view : queues_) tree.push_back(view.spec);
+  absl::StatusOr<std::vector<QueueSpec>> changed = RemoveQueue(std::move(tree), name);
+  if (!changed.ok()) return changed.status();
+  return SetTreeLocked(*changed);
 }
 
 std::vector<NodeView> InMemoryJobService::Nodes() {

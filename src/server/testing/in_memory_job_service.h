@@ -13,6 +13,10 @@
 //     the previous page; a limit outside 1..1000 or a malformed token is InvalidArgument;
 //   - Cancel moves a non-terminal job to Cancelled with a "Cancelled" event;
 //   - Explain, Logs, Nodes, Clusters, Queues and Ready answer what the test set;
+//   - ApplyQueues, ApplyQueue and DeleteQueue (admins only, else PermissionDenied) change the
+//     specs of the queues the test set, with the tree rules of queue_document.h (UpsertQueue,
+//     RemoveQueue); a change that names a queue with pending jobs (QueueView::pending_jobs > 0)
+//     as gone is FailedPrecondition;
 //   - Watch streams the events recorded after the call (and replays after_sequence for one
 //     job); Next returns Cancelled once Shutdown() was called.
 // Time comes from the Clock given to the constructor.
@@ -52,6 +56,10 @@ class InMemoryJobService final : public JobService {
   absl::StatusOr<std::unique_ptr<EventStream>> Watch(const Caller& caller,
                                                      const WatchRequest& request) override;
   std::vector<QueueView> Queues() override;
+  absl::StatusOr<std::vector<QueueView>> ApplyQueues(const Caller& caller,
+                                                     std::vector<QueueSpec> queues) override;
+  absl::StatusOr<QueueView> ApplyQueue(const Caller& caller, QueueSpec queue) override;
+  absl::Status DeleteQueue(const Caller& caller, std::string_view name) override;
   std::vector<NodeView> Nodes() override;
   std::vector<ClusterView> Clusters() override;
   bool Ready() const override;
@@ -85,6 +93,9 @@ class InMemoryJobService final : public JobService {
 
   // The job `id` as `caller` may see it, or NotFound. REQUIRES: mu_ held.
   absl::StatusOr<Job*> FindLocked(const Caller& caller, std::string_view id);
+  // Replaces the queues' specs by `tree`, keeping the state of queues that remain.
+  // REQUIRES: mu_ held.
+  absl::Status SetTreeLocked(const std::vector<QueueSpec>& tree);
   // Appends an event to `job` and hands it to the matching subscriptions. REQUIRES: mu_ held.
   void RecordLocked(Job& job, std::string_view type, std::string_view reason,
                     std::string_view message);

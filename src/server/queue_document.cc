@@ -1,0 +1,446 @@
+#include "server/queue_document.h"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "api/errors/request_error.h"
+#include "core/quantity.h"
+#include "fmt/format.h"
+#include "yaml-cpp/yaml.h"
+
+namespace tessera::server {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr int kMaxDepth = 32;      // queue tree levels
+constexpr int kMaxFlowDepth = 64;  // yaml-cpp parses flow collections recursively
+constexpr size_t kMaxNameLength = 63;
+
+absl::Status Error(std::string_view field, std::string_view what) {
+  return api::FieldError(field, what);
+}
+
+absl::StatusOr<std::string> Scalar(const YAML::Node& node, const std::string& field) {
+  if (!node.IsScalar()) return Error(field, "must be a single value");
+  if (node.Tag() != "?" && node.Tag() != "!" && !node.Tag().empty()) {
+    return Error(field, fmt::format("YAML tags are not allowed ({})", node.Tag()));
+  }
+  return node.as<std::string>();
+}
+
+absl::Status CheckKeys(const YAML::Node& node, const std::string& field,
+                       std::initializer_list<std::string_view> known) {
+  if (!node.IsMap()) return Error(field, "must be a mapping");
+  for (const auto& entry : node) {
+    absl::StatusOr<std::string> key = Scalar(entry.first, field);
+    if (!key.ok()) return key.status();
+    if (std::find(known.begin(), known.end(), *key) == known.end()) {
+      return Error(fmt::format("{}.{}", field, *key), "unknown key");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int32_t> Int(const YAML::Node& node, const std::string& field, int32_t min) {
+  absl::StatusOr<std::string> text = Scalar(node, field);
+  if (!text.ok()) return text.status();
+  int32_t value = 0;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (text->empty() || ec != std::errc() || end != text->data() + text->size() || value < min) {
+    return Error(field, fmt::format("must be an integer >= {}, not \"{}\"", min, *text));
+  }
+  return value;
+}
+
+absl::Status CheckName(std::string_view name, const std::string& field) {
+  const bool valid =
+      !name.empty() && name.size() <= kMaxNameLength &&
+      std::isalnum(static_cast<unsigned char>(name[0])) &&
+      std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+      });
+  if (valid) return absl::OkStatus();
+  return Error(field, fmt::format("\"{}\" is not a queue name (1 to {} letters, digits, '-', '_' "
+                                  "or '.', starting with a letter or digit)",
+                                  name, kMaxNameLength));
+}
+
+absl::StatusOr<ResourceList> ParseResources(const YAML::Node& node, const std::string& field) {
+  if (!node.IsMap()) return Error(field, "must be a mapping of resource to quantity");
+  ResourceList out;
+  for (const auto& entry : node) {
+    absl::StatusOr<std::string> key = Scalar(entry.first, field);
+    if (!key.ok()) return key.status();
+    const std::string path = fmt::format("{}.{}", field, *key);
+    absl::StatusOr<std::string> text = Scalar(entry.second, path);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<int64_t> value;
+    if (*key == "cpu") {
+      value = ParseCpuMillis(*text, path);
+    } else if (*key == "memory") {
+      value = ParseBytes(*text, path);
+    } else if (*key == "gpu" || (key->starts_with("gpu:") && key->size() > 4)) {
+      value = ParseMilliGpu(*text, path);
+    } else {
+      return Error(path, "unknown resource (cpu, memory, gpu or gpu:<MODEL>)");
+    }
+    if (!value.ok()) return value.status();
+    out[*key] = *value;
+  }
+  return out;
+}
+
+absl::StatusOr<QueueOrdering> ParseOrdering(const YAML::Node& node, const std::string& field) {
+  absl::StatusOr<std::string> text = Scalar(node, field);
+  if (!text.ok()) return text.status();
+  if (*text == "bestEffortFifo") return QueueOrdering::kBestEffortFifo;
+  if (*text == "strictFifo") return QueueOrdering::kStrictFifo;
+  return Error(field, fmt::format("must be strictFifo or bestEffortFifo, not \"{}\"", *text));
+}
+
+// The keys one queue shares in a tree and alone: quotas, weight, priority, ordering.
+absl::Status ParseQueueFields(const YAML::Node& node, const std::string& field, QueueSpec& queue) {
+  for (const auto& [key, target] : std::initializer_list<std::pair<const char*, ResourceList*>>{
+           {"guaranteed", &queue.guaranteed},
+           {"borrowingLimit", &queue.borrowing_limit},
+           {"lendingLimit", &queue.lending_limit}}) {
+    if (!node[key]) continue;
+    absl::StatusOr<ResourceList> list = ParseResources(node[key], fmt::format("{}.{}", field, key));
+    if (!list.ok()) return list.status();
+    *target = *std::move(list);
+  }
+  if (node["weight"]) {
+    absl::StatusOr<int32_t> weight = Int(node["weight"], field + ".weight", 1);
+    if (!weight.ok()) return weight.status();
+    queue.weight = *weight;
+  }
+  if (node["priority"]) {
+    absl::StatusOr<int32_t> priority =
+        Int(node["priority"], field + ".priority", std::numeric_limits<int32_t>::min());
+    if (!priority.ok()) return priority.status();
+    queue.priority = *priority;
+  }
+  if (node["ordering"]) {
+    absl::StatusOr<QueueOrdering> ordering = ParseOrdering(node["ordering"], field + ".ordering");
+    if (!ordering.ok()) return ordering.status();
+    queue.ordering = *ordering;
+  }
+  return absl::OkStatus();
+}
+
+class TreeParser {
+ public:
+  absl::Status ParseList(const YAML::Node& list, const std::string& field,
+                         const std::string& parent, int depth) {
+    if (!list.IsSequence()) return Error(field, "must be a list of queues");
+    if (depth > kMaxDepth)
+      return Error(field, fmt::format("nests deeper than {} levels", kMaxDepth));
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (absl::Status s = ParseQueue(list[i], fmt::format("{}[{}]", field, i), parent, depth);
+          !s.ok()) {
+        return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  std::vector<QueueSpec> Take() { return std::move(queues_); }
+
+ private:
+  absl::Status ParseQueue(const YAML::Node& node, const std::string& field,
+                          const std::string& parent, int depth) {
+    if (absl::Status s = CheckKeys(node, field,
+                                   {"name", "children", "guaranteed", "borrowingLimit",
+                                    "lendingLimit", "weight", "priority", "ordering"});
+        !s.ok()) {
+      return s;
+    }
+    QueueSpec queue{.parent = parent};
+    if (!node["name"]) return Error(field + ".name", "required");
+    absl::StatusOr<std::string> name = Scalar(node["name"], field + ".name");
+    if (!name.ok()) return name.status();
+    if (absl::Status s = CheckName(*name, field + ".name"); !s.ok()) return s;
+    if (!names_.insert(*name).second) {
+      return Error(field + ".name", fmt::format("queue \"{}\" is given twice", *name));
+    }
+    if (queues_.size() == kMaxQueues)
+      return Error(field, fmt::format("more than {} queues", kMaxQueues));
+    queue.name = *name;
+    if (absl::Status s = ParseQueueFields(node, field, queue); !s.ok()) return s;
+    queues_.push_back(std::move(queue));
+    if (!node["children"]) return absl::OkStatus();
+    return ParseList(node["children"], field + ".children", *name, depth + 1);
+  }
+
+  std::vector<QueueSpec> queues_;
+  std::set<std::string> names_;
+};
+
+int FlowDepth(std::string_view text) {
+  int depth = 0;
+  int deepest = 0;
+  for (char c : text) {
+    if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
+    if ((c == ']' || c == '}') && depth > 0) --depth;
+  }
+  return deepest;
+}
+
+absl::StatusOr<YAML::Node> Load(std::string_view text) {
+  if (FlowDepth(text) > kMaxFlowDepth) {
+    return absl::InvalidArgumentError(
+        fmt::format("brackets nest deeper than the limit of {}", kMaxFlowDepth));
+  }
+  try {
+    return YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}:{}: {}", e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+}
+
+Json GpuAmount(int64_t milli) {
+  if (milli % 1000 == 0) return milli / 1000;
+  return static_cast<double>(milli) / 1000.0;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<QueueSpec>> ParseQueueTree(const YAML::Node& list,
+                                                      const std::string& field) {
+  try {
+    TreeParser parser;
+    if (absl::Status s = parser.ParseList(list, field, "", 0); !s.ok()) return s;
+    std::vector<QueueSpec> queues = parser.Take();
+    if (queues.empty()) return Error(field, "at least one queue is required");
+    return queues;
+  } catch (const YAML::Exception& e) {
+    return Error(field, e.msg);
+  }
+}
+
+absl::StatusOr<std::vector<QueueSpec>> ParseQueueDocument(std::string_view text) {
+  absl::StatusOr<YAML::Node> root = Load(text);
+  if (!root.ok()) return root.status();
+  try {
+    if (!root->IsMap())
+      return absl::InvalidArgumentError("the document must be {\"queues\": [...]}");
+    for (const auto& entry : *root) {
+      const std::string key = entry.first.as<std::string>();
+      if (key != "queues") return Error(key, "unknown key (the document is {\"queues\": [...]})");
+    }
+    if (!(*root)["queues"]) return Error("queues", "required");
+    return ParseQueueTree((*root)["queues"], "queues");
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(e.msg);
+  }
+}
+
+absl::StatusOr<QueueSpec> ParseQueueObject(std::string_view text, std::string_view name) {
+  if (absl::Status s = CheckName(name, "name"); !s.ok()) return s;
+  QueueSpec queue{.name = std::string(name)};
+  absl::StatusOr<YAML::Node> root = Load(text);
+  if (!root.ok()) return root.status();
+  try {
+    if (root->IsNull()) return queue;
+    if (!root->IsMap()) return absl::InvalidArgumentError("the body must be one queue (a mapping)");
+    for (const auto& entry : *root) {
+      const std::string key = entry.first.as<std::string>();
+      static const std::set<std::string, std::less<>> kKnown = {
+          "name",         "parent", "guaranteed", "borrowingLimit",
+          "lendingLimit", "weight", "priority",   "ordering"};
+      if (!kKnown.contains(key)) {
+        return Error(key, key == "children" ? "not allowed here: give each child its parent"
+                                            : "unknown key");
+      }
+    }
+    if ((*root)["name"]) {
+      absl::StatusOr<std::string> given = Scalar((*root)["name"], "name");
+      if (!given.ok()) return given.status();
+      if (*given != name) {
+        return Error("name", fmt::format("\"{}\" differs from the queue of the path (\"{}\")",
+                                         *given, name));
+      }
+    }
+    if ((*root)["parent"]) {
+      absl::StatusOr<std::string> parent = Scalar((*root)["parent"], "parent");
+      if (!parent.ok()) return parent.status();
+      if (!parent->empty()) {
+        if (absl::Status s = CheckName(*parent, "parent"); !s.ok()) return s;
+      }
+      queue.parent = *parent;
+    }
+    if (absl::Status s = ParseQueueFields(*root, "", queue); !s.ok()) {
+      // Fields of a lone queue have no prefix: ".weight: ..." → "weight: ...".
+      std::string message(s.message());
+      if (message.starts_with('.')) message.erase(0, 1);
+      std::string field = api::ErrorField(s).value_or("");
+      if (field.starts_with('.')) field.erase(0, 1);
+      return api::WithField(absl::InvalidArgumentError(message), field);
+    }
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(e.msg);
+  }
+  return queue;
+}
+
+Json ResourceListToJson(const ResourceList& resources) {
+  Json out = Json::object();
+  for (const auto& [key, value] : resources) {
+    if (key == "cpu") {
+      out[key] = FormatCpuMillis(value);
+    } else if (key == "memory") {
+      out[key] = FormatBytes(value);
+    } else {
+      out[key] = GpuAmount(value);
+    }
+  }
+  return out;
+}
+
+std::string_view QueueOrderingName(QueueOrdering ordering) {
+  return ordering == QueueOrdering::kStrictFifo ? "strictFifo" : "bestEffortFifo";
+}
+
+namespace {
+
+// The queue's own keys (no name, parent or children), limits only when set.
+void AddQueueFields(const QueueSpec& queue, Json& out) {
+  out["guaranteed"] = ResourceListToJson(queue.guaranteed);
+  if (!queue.borrowing_limit.empty()) {
+    out["borrowingLimit"] = ResourceListToJson(queue.borrowing_limit);
+  }
+  if (!queue.lending_limit.empty()) out["lendingLimit"] = ResourceListToJson(queue.lending_limit);
+  out["weight"] = queue.weight;
+  out["priority"] = queue.priority;
+  out["ordering"] = QueueOrderingName(queue.ordering);
+}
+
+}  // namespace
+
+Json QueueSpecToJson(const QueueSpec& queue) {
+  Json out = Json::object();
+  out["name"] = queue.name;
+  out["parent"] = queue.parent;
+  AddQueueFields(queue, out);
+  return out;
+}
+
+Json QueueTreeToJson(std::span<const QueueSpec> queues) {
+  // Children lists are filled in reverse tree order, so that every child is complete before
+  // it is moved into its parent.
+  std::vector<Json> nodes(queues.size());
+  std::map<std::string_view, size_t> index;
+  for (size_t i = 0; i < queues.size(); ++i) {
+    nodes[i] = Json::object();
+    nodes[i]["name"] = queues[i].name;
+    AddQueueFields(queues[i], nodes[i]);
+    index[queues[i].name] = i;
+  }
+  std::vector<std::vector<size_t>> children(queues.size());
+  std::vector<size_t> roots;
+  for (size_t i = 0; i < queues.size(); ++i) {
+    auto parent = index.find(queues[i].parent);
+    if (queues[i].parent.empty() || parent == index.end()) {
+      roots.push_back(i);
+    } else {
+      children[parent->second].push_back(i);
+    }
+  }
+  for (size_t i = queues.size(); i-- > 0;) {
+    if (children[i].empty()) continue;
+    Json list = Json::array();
+    for (size_t child : children[i]) list.push_back(std::move(nodes[child]));
+    nodes[i]["children"] = std::move(list);
+  }
+  Json list = Json::array();
+  for (size_t root : roots) list.push_back(std::move(nodes[root]));
+  return Json{{"queues", std::move(list)}};
+}
+
+std::optional<bool> IsLeafQueue(std::span<const QueueSpec> queues, std::string_view name) {
+  bool found = false;
+  for (const QueueSpec& queue : queues) {
+    if (queue.parent == name) return false;
+    found = found || queue.name == name;
+  }
+  if (!found) return std::nullopt;
+  return true;
+}
+
+QueueLeafIndex LeafIndex(std::span<const QueueSpec> queues) {
+  QueueLeafIndex index;
+  for (const QueueSpec& queue : queues) index.emplace(queue.name, true);
+  for (const QueueSpec& queue : queues) {
+    if (auto parent = index.find(queue.parent); parent != index.end()) parent->second = false;
+  }
+  return index;
+}
+
+namespace {
+
+// `queues` in tree order: depth first from the roots, siblings in their given order. Queues
+// whose parent is missing, or that lie on a cycle, are left out.
+std::vector<QueueSpec> InTreeOrder(std::vector<QueueSpec> queues) {
+  std::map<std::string_view, std::vector<size_t>> children;
+  for (size_t i = 0; i < queues.size(); ++i) children[queues[i].parent].push_back(i);
+  std::vector<QueueSpec> out;
+  out.reserve(queues.size());
+  std::vector<size_t> stack;
+  const std::vector<size_t>& roots = children[""];
+  stack.assign(roots.rbegin(), roots.rend());
+  while (!stack.empty()) {
+    const size_t i = stack.back();
+    stack.pop_back();
+    if (auto it = children.find(queues[i].name); it != children.end()) {
+      stack.insert(stack.end(), it->second.rbegin(), it->second.rend());
+    }
+    out.push_back(queues[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<QueueSpec>> UpsertQueue(std::vector<QueueSpec> tree, QueueSpec queue) {
+  if (!queue.parent.empty() && !IsLeafQueue(tree, queue.parent).has_value()) {
+    return Error("parent", fmt::format("unknown queue \"{}\"", queue.parent));
+  }
+  auto same = std::find_if(tree.begin(), tree.end(),
+                           [&](const QueueSpec& q) { return q.name == queue.name; });
+  if (same == tree.end()) {
+    tree.push_back(std::move(queue));
+    return InTreeOrder(std::move(tree));
+  }
+  const std::string parent = queue.parent;
+  const std::string name = queue.name;
+  *same = std::move(queue);
+  const size_t size = tree.size();
+  std::vector<QueueSpec> ordered = InTreeOrder(std::move(tree));
+  if (ordered.size() != size) {
+    return Error("parent", fmt::format("\"{}\" lies inside queue \"{}\"", parent, name));
+  }
+  return ordered;
+}
+
+absl::StatusOr<std::vector<QueueSpec>> RemoveQueue(std::vector<QueueSpec> tree,
+                                                   std::string_view name) {
+  const std::optional<bool> leaf = IsLeafQueue(tree, name);
+  if (!leaf.has_value()) return absl::NotFoundError(fmt::format("queue \"{}\" not found", name));
+  if (!*leaf) {
+    return absl::FailedPreconditionError(
+        fmt::format("queue \"{}\" has child queues: delete or move them first", name));
+  }
+  if (tree.size() == 1) {
+    return absl::FailedPreconditionError(
+        fmt::format("queue \"{}\" is the last queue: jobs need one", name));
+  }
+  std::erase_if(tree, [&](const QueueSpec& q) { return q.name == name; });
+  return tree;
+}
+
+}  // namespace tessera::server
