@@ -6,26 +6,54 @@
 
 #include "core/duration.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
+#include "sched/scheduler_internal.h"
 #include "tessera/sched/decision_sink.h"
 
 namespace tessera {
+namespace {
 
-struct Scheduler::Entry {
-  enum class State { kPending, kRunning, kHeld };
+constexpr std::string_view kDefaultQueue = "default";
+constexpr std::string_view kReasonQuotaExceeded = "QuotaExceeded";
+constexpr std::string_view kReasonPriority = "Priority";
+constexpr std::string_view kReasonReservation = "Reservation";
+constexpr std::string_view kReasonGangTimeout = "GangTimeout";
 
-  std::string name;
-  JobSpec spec;
-  std::vector<TaskRequest> tasks;       // task-group order
-  std::vector<std::string> task_names;  // "worker-0"
-  std::vector<bool> placed;
-  int64_t sequence = 0;
-  TimePoint submit_time{};
-  State state = State::kPending;
-  TimePoint not_before{};
-  bool satisfiability_checked = false;
-  bool has_reason = false;
-  PendingReason reason;
-};
+// The longest back-off after a gang timeout; it doubles from the timeout itself.
+constexpr Duration kMaxGangBackoff = std::chrono::hours(1);
+
+// What a blocker code of StartEstimate is, from a pending reason code.
+std::string BlockerOf(std::string_view code) {
+  if (code == kReasonQuotaExceeded) return "Quota";
+  if (code == kReasonGangIncomplete) return "Gang";
+  if (code == kReasonReservation) return "Reservation";
+  if (code == kReasonPriority) return "Position";
+  if (code == kReasonBackoff) return "Backoff";
+  if (code.empty()) return "";
+  return "Capacity";
+}
+
+// Whether some reservation has a start: one that waits on jobs without a time limit cannot be
+// delayed, so it does not hold back jobs that fit now.
+bool HasPlannedStart(std::span<const Reservation> reservations) {
+  return std::any_of(reservations.begin(), reservations.end(),
+                     [](const Reservation& r) { return r.start != TimePoint::max(); });
+}
+
+// Cluster totals for fair shares: allocatable of nodes that take work.
+ResourceList Capacity(const ClusterState& state) {
+  ResourceList total;
+  for (const Node& node : state.nodes()) {
+    if (node.removed || node.condition != NodeCondition::kReady) continue;
+    total["cpu"] += node.allocatable.cpu;
+    total["memory"] += node.allocatable.memory;
+    total["gpu"] += node.allocatable.gpu;
+    for (const GpuDevice& device : node.gpus) total["gpu:" + device.model] += kMilliGpuPerDevice;
+  }
+  return total;
+}
+
+}  // namespace
 
 // The framework's bind plugins bind through a DecisionSink. The Scheduler reports bindings to
 // its own SchedulerSink once a whole attempt succeeded, so this one accepts every binding.
@@ -45,6 +73,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const Profile& prof
   }
   std::unique_ptr<Scheduler> scheduler(new Scheduler());
   scheduler->env_ = env;
+  scheduler->policy_ = policy;
   scheduler->recorder_ = std::make_unique<BindRecorder>();
   Handle handle{.rng = env.rng,
                 .clock = env.clock,
@@ -54,19 +83,94 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const Profile& prof
       Framework::Create(profile, registry, handle);
   if (!framework.ok()) return framework.status();
   scheduler->framework_ = *std::move(framework);
+  scheduler->planner_ = std::make_unique<BackfillPlanner>(scheduler->framework_.get());
+  const QueueSpec root{.name = std::string(kDefaultQueue)};
+  if (absl::Status s = scheduler->SetQueues({&root, 1}); !s.ok()) return s;
   return scheduler;
 }
 
 Scheduler::~Scheduler() = default;
 
 absl::Status Scheduler::SetQueues(std::span<const QueueSpec> queues) {
-  return absl::UnimplementedError("queues: not wired yet");
+  absl::StatusOr<QueueTree> tree = QueueTree::Create(queues);
+  if (!tree.ok()) return tree.status();
+  for (const auto& [name, entry] : jobs_) {
+    const int32_t leaf = tree->Find(entry->spec.queue);
+    if (leaf < 0 || !tree->IsLeaf(leaf)) {
+      return absl::FailedPreconditionError(
+          fmt::format("queue {} has jobs (job {} among them): it must stay a leaf queue",
+                      entry->spec.queue, name));
+    }
+  }
+  auto next = std::make_unique<QueueTree>(*std::move(tree));
+  next->Configure(policy_.fair_share, policy_.fair_share_half_life);
+  auto admission = std::make_unique<AdmissionQueue>(next.get(), policy_.priority_aging);
+  for (auto& [name, entry] : jobs_) {
+    entry->leaf = next->Find(entry->spec.queue);
+    if (entry->charged) next->Admit(entry->leaf, entry->charge);
+  }
+  tree_ = std::move(next);
+  admission_ = std::move(admission);
+  for (auto& [id, entry] : by_id_) {
+    if (entry->state == Entry::State::kPending) Enqueue(*entry);
+  }
+  return absl::OkStatus();
 }
 
-std::vector<QueueStatus> Scheduler::QueueStatuses() const { return {}; }
+std::vector<QueueStatus> Scheduler::QueueStatuses() const {
+  std::vector<QueueStatus> out;
+  std::map<int32_t, size_t> slot;
+  for (int32_t q : tree_->TreeOrder()) {
+    slot[q] = out.size();
+    out.push_back(QueueStatus{.spec = tree_->spec(q),
+                              .usage = tree_->Usage(q),
+                              .borrowing = tree_->IsBorrowing(q),
+                              .share = tree_->Share(q)});
+  }
+  for (const auto& [name, entry] : jobs_) {
+    for (int32_t q = entry->leaf; q >= 0; q = tree_->parent(q)) {
+      QueueStatus& status = out[slot[q]];
+      switch (entry->state) {
+        case Entry::State::kPending:
+          ++status.pending;
+          break;
+        case Entry::State::kAdmitted:
+          ++status.admitted;
+          break;
+        case Entry::State::kRunning:
+        case Entry::State::kHeld:
+          ++status.running;
+          break;
+      }
+    }
+  }
+  return out;
+}
 
-absl::StatusOr<StartEstimate> Scheduler::Estimate(std::string_view job, ClusterState& state) {
-  return absl::UnimplementedError("estimates: not wired yet");
+Scheduler::Entry* Scheduler::Find(std::string_view job) {
+  auto it = jobs_.find(job);
+  return it == jobs_.end() ? nullptr : it->second.get();
+}
+
+const Scheduler::Entry* Scheduler::Find(std::string_view job) const {
+  auto it = jobs_.find(job);
+  return it == jobs_.end() ? nullptr : it->second.get();
+}
+
+void Scheduler::Charge(Entry& entry) {
+  if (entry.charged) return;
+  tree_->Admit(entry.leaf, entry.charge);
+  entry.charged = true;
+}
+
+void Scheduler::Uncharge(Entry& entry) {
+  if (!entry.charged) return;
+  tree_->Release(entry.leaf, entry.charge);
+  entry.charged = false;
+}
+
+void Scheduler::Enqueue(Entry& entry) {
+  admission_->Add(entry.id, entry.leaf, entry.spec.priority, entry.id, entry.submit_time);
 }
 
 absl::Status Scheduler::Submit(std::string_view job, const JobSpec& spec) {
@@ -74,19 +178,34 @@ absl::Status Scheduler::Submit(std::string_view job, const JobSpec& spec) {
     return absl::AlreadyExistsError(fmt::format("job {} is already queued", job));
   }
   if (absl::Status s = spec.Validate("spec"); !s.ok()) return s;
+  const int32_t leaf = tree_->Find(spec.queue);
+  if (leaf < 0) {
+    return absl::InvalidArgumentError(fmt::format("spec.queue: unknown queue \"{}\"", spec.queue));
+  }
+  if (!tree_->IsLeaf(leaf)) {
+    return absl::InvalidArgumentError(
+        fmt::format("spec.queue: \"{}\" is not a leaf queue", spec.queue));
+  }
   auto entry = std::make_unique<Entry>();
+  entry->id = next_sequence_++;
   entry->name = std::string(job);
   entry->spec = spec;
+  entry->leaf = leaf;
   for (const TaskGroup& group : spec.tasks) {
     for (int32_t r = 0; r < group.replicas; ++r) {
       entry->tasks.push_back(group.request);
       entry->task_names.push_back(fmt::format("{}-{}", group.name, r));
     }
   }
+  entry->charge = JobCharge(entry->tasks);
   entry->placed.assign(entry->tasks.size(), false);
-  entry->sequence = next_sequence_++;
+  entry->placements.resize(entry->tasks.size());
   entry->submit_time = env_.clock->Now();
-  jobs_.emplace(entry->name, std::move(entry));
+  Entry& added = *entry;
+  by_id_[added.id] = &added;
+  jobs_.emplace(added.name, std::move(entry));
+  Enqueue(added);
+  untried_.push_back(&added);
   return absl::OkStatus();
 }
 
@@ -94,121 +213,321 @@ absl::Status Scheduler::Restore(std::string_view job, const JobSpec& spec,
                                 std::span<const TaskBinding> placed, TimePoint started) {
   if (absl::Status s = Submit(job, spec); !s.ok()) return s;
   if (placed.empty()) return absl::OkStatus();
-  Entry& entry = *jobs_.find(job)->second;
+  Entry& entry = *Find(job);
   for (const TaskBinding& binding : placed) {
     if (binding.task < 0 || binding.task >= static_cast<int32_t>(entry.placed.size())) {
-      jobs_.erase(entry.name);
+      Forget(entry);
       return absl::InvalidArgumentError(fmt::format("job {}: no task {}", job, binding.task));
     }
+  }
+  admission_->Remove(entry.id);
+  std::erase(untried_, &entry);
+  for (const TaskBinding& binding : placed) {
     entry.placed[binding.task] = true;
+    if (binding.placement.node_index >= 0) entry.placements[binding.task] = binding.placement;
   }
   entry.state = Entry::State::kRunning;
+  entry.start_time = started;
+  entry.admit_time = started;
   entry.satisfiability_checked = true;
+  Charge(entry);
   return absl::OkStatus();
 }
 
 absl::Status Scheduler::Hold(std::string_view job) {
-  auto it = jobs_.find(job);
-  if (it == jobs_.end()) return absl::NotFoundError(fmt::format("job {} is not queued", job));
-  it->second->state = Entry::State::kHeld;
-  it->second->has_reason = false;
+  Entry* entry = Find(job);
+  if (entry == nullptr) return absl::NotFoundError(fmt::format("job {} is not queued", job));
+  if (entry->state == Entry::State::kPending) admission_->Remove(entry->id);
+  entry->announced = false;
+  entry->state = Entry::State::kHeld;
+  entry->has_reason = false;
   return absl::OkStatus();
 }
 
 absl::Status Scheduler::Requeue(std::string_view job, TimePoint not_before) {
-  auto it = jobs_.find(job);
-  if (it == jobs_.end()) return absl::NotFoundError(fmt::format("job {} is not queued", job));
-  Entry& e = *it->second;
+  Entry* entry = Find(job);
+  if (entry == nullptr) return absl::NotFoundError(fmt::format("job {} is not queued", job));
+  Entry& e = *entry;
+  Uncharge(e);
+  admission_->Remove(e.id);
+  e.announced = false;
+  e.awaited_victims.clear();
   e.state = Entry::State::kPending;
   e.placed.assign(e.tasks.size(), false);
+  std::fill(e.placements.begin(), e.placements.end(), std::nullopt);
   e.not_before = not_before;
   e.has_reason = false;
+  Enqueue(e);
+  untried_.push_back(&e);
   return absl::OkStatus();
 }
 
 void Scheduler::Remove(std::string_view job) {
-  auto it = jobs_.find(job);
-  if (it != jobs_.end()) jobs_.erase(it);
+  if (Entry* entry = Find(job)) Forget(*entry);
+}
+
+void Scheduler::Forget(Entry& entry) {
+  Uncharge(entry);
+  admission_->Remove(entry.id);
+  std::erase(untried_, &entry);
+  by_id_.erase(entry.id);
+  jobs_.erase(entry.name);  // `entry` is gone from here on
 }
 
 const PendingReason* Scheduler::Reason(std::string_view job) const {
-  auto it = jobs_.find(job);
-  if (it == jobs_.end()) return nullptr;
-  const Entry& e = *it->second;
-  return e.state == Entry::State::kPending && e.has_reason ? &e.reason : nullptr;
+  const Entry* e = Find(job);
+  if (e == nullptr) return nullptr;
+  const bool waiting = e->state == Entry::State::kPending || e->state == Entry::State::kAdmitted;
+  return waiting && e->has_reason ? &e->reason : nullptr;
 }
 
 const std::vector<TaskRequest>* Scheduler::Tasks(std::string_view job) const {
-  auto it = jobs_.find(job);
-  return it == jobs_.end() ? nullptr : &it->second->tasks;
-}
-
-std::vector<Scheduler::Entry*> Scheduler::QueueOrder() {
-  std::vector<Entry*> order;
-  order.reserve(jobs_.size());
-  for (auto& [name, entry] : jobs_) order.push_back(entry.get());
-  auto info = [](const Entry* e) { return QueuedJobInfo{&e->spec, e->sequence, e->submit_time}; };
-  std::sort(order.begin(), order.end(),
-            [&](const Entry* a, const Entry* b) { return framework_->Less(info(a), info(b)); });
-  return order;
+  const Entry* e = Find(job);
+  return e == nullptr ? nullptr : &e->tasks;
 }
 
 void Scheduler::RunCycle(ClusterState& state, SchedulerSink& sink) {
-  const TimePoint now = env_.clock->Now();
-  for (Entry* entry : QueueOrder()) {
-    switch (entry->state) {
-      case Entry::State::kHeld:
-        break;
-      case Entry::State::kRunning:
-        PlaceRemaining(state, *entry, sink);
-        break;
-      case Entry::State::kPending:
-        if (!entry->satisfiability_checked && RefuseIfUnsatisfiable(state, *entry, sink)) break;
-        if (now < entry->not_before) {
-          SetPending(*entry,
-                     {std::string(kReasonBackoff),
-                      fmt::format("requeued; next attempt in {}",
-                                  FormatDuration(entry->not_before - now))},
-                     sink);
-          break;
-        }
-        TryGang(state, *entry, sink);
-        break;
+  CycleContext cycle{.state = state, .sink = sink, .now = env_.clock->Now()};
+  tree_->SetCapacity(Capacity(state));
+  tree_->AdvanceTime(cycle.now);
+  ExpireGangTimeouts(cycle);
+  for (auto& [id, entry] : by_id_) {
+    if (entry->state == Entry::State::kRunning) PlaceRemaining(state, *entry, sink);
+  }
+  TryAdmitted(cycle);
+  TryPending(cycle);
+  SettleAdmissions(cycle);
+  MarkUntried(cycle);
+}
+
+// Jobs told they hold their admission that lost it in this cycle hear so.
+void Scheduler::SettleAdmissions(CycleContext& cycle) {
+  for (auto& [id, entry] : by_id_) {
+    if (!entry->announced || entry->state != Entry::State::kPending) continue;
+    entry->announced = false;
+    cycle.sink.OnAdmissionRevoked(entry->name, entry->reason, /*preempted=*/false);
+  }
+}
+
+void Scheduler::ExpireGangTimeouts(CycleContext& cycle) {
+  if (policy_.gang_timeout <= Duration::zero()) return;
+  for (auto& [id, entry] : by_id_) {
+    Entry& e = *entry;
+    if (e.state != Entry::State::kAdmitted || !e.announced ||
+        cycle.now < e.announced_at + policy_.gang_timeout) {
+      continue;
+    }
+    ++e.gang_timeouts;
+    Duration backoff = policy_.gang_timeout;
+    for (int32_t i = 1; i < e.gang_timeouts && backoff < kMaxGangBackoff; ++i) backoff *= 2;
+    backoff = std::min(backoff, std::max(kMaxGangBackoff, policy_.gang_timeout));
+    Unadmit(e);
+    e.announced = false;
+    e.awaited_victims.clear();
+    e.not_before = cycle.now + backoff;
+    e.has_reason = false;
+    Enqueue(e);
+    cycle.sink.OnAdmissionRevoked(
+        e.name,
+        {std::string(kReasonGangTimeout),
+         fmt::format("admitted {} ago and not placed (gang timeout {}); next attempt in {}",
+                     FormatDuration(cycle.now - e.announced_at),
+                     FormatDuration(policy_.gang_timeout), FormatDuration(backoff))},
+        /*preempted=*/false);
+  }
+}
+
+std::vector<Scheduler::Entry*> Scheduler::AdmittedInOrder() {
+  std::vector<Entry*> order;
+  for (auto& [id, entry] : by_id_) {
+    if (entry->state == Entry::State::kAdmitted) order.push_back(entry);
+  }
+  auto info = [](const Entry* e) { return QueuedJobInfo{&e->spec, e->id, e->submit_time}; };
+  std::stable_sort(order.begin(), order.end(), [&](const Entry* a, const Entry* b) {
+    return framework_->Less(info(a), info(b));
+  });
+  return order;
+}
+
+void Scheduler::TryAdmitted(CycleContext& cycle) {
+  for (Entry* entry : AdmittedInOrder()) {
+    if (cycle.blocked_leaves.contains(entry->leaf)) {
+      SetPending(*entry,
+                 {std::string(kReasonPriority),
+                  fmt::format("behind an earlier job of strict-FIFO queue {}", entry->spec.queue)},
+                 cycle.sink);
+      continue;
+    }
+    const PlaceOutcome outcome = TryPlace(cycle, *entry);
+    if (outcome == PlaceOutcome::kPlaced) continue;
+    if (outcome == PlaceOutcome::kNotPlaced) {
+      Unadmit(*entry);
+      Enqueue(*entry);
+    }
+    if (tree_->spec(entry->leaf).ordering == QueueOrdering::kStrictFifo) {
+      cycle.blocked_leaves.insert(entry->leaf);
     }
   }
 }
 
-bool Scheduler::RefuseIfUnsatisfiable(ClusterState& state, Entry& entry, SchedulerSink& sink) {
+void Scheduler::Unadmit(Entry& entry) {
+  Uncharge(entry);
+  entry.state = Entry::State::kPending;
+}
+
+void Scheduler::TryPending(CycleContext& cycle) {
+  cycle.order.emplace(admission_->StartCycle(cycle.now));
+  for (int32_t leaf : cycle.blocked_leaves) cycle.order->BlockQueue(leaf);
+  while (std::optional<AdmissionQueue::JobId> next = cycle.order->Next()) {
+    Entry& entry = *by_id_.at(*next);
+    std::erase(untried_, &entry);
+    if (!entry.satisfiability_checked && RefuseIfUnsatisfiable(cycle, entry)) continue;
+    if (cycle.now < entry.not_before) {
+      SetPending(entry,
+                 {std::string(kReasonBackoff),
+                  fmt::format("requeued; next attempt in {}",
+                              FormatDuration(entry.not_before - cycle.now))},
+                 cycle.sink);
+      cycle.order->Blocked();
+      continue;
+    }
+    if (!Admit(cycle, entry)) {
+      cycle.order->Blocked();
+      continue;
+    }
+    const PlaceOutcome outcome = TryPlace(cycle, entry);
+    if (outcome == PlaceOutcome::kNotPlaced) {
+      Unadmit(entry);
+      cycle.order->Blocked();
+      continue;
+    }
+    cycle.order->Admitted();
+    if (outcome == PlaceOutcome::kWaiting && !entry.announced) {
+      entry.announced = true;
+      entry.announced_at = cycle.now;
+      cycle.sink.OnAdmitted(entry.name);
+    }
+    if (outcome == PlaceOutcome::kWaiting &&
+        tree_->spec(entry.leaf).ordering == QueueOrdering::kStrictFifo) {
+      cycle.order->BlockQueue(entry.leaf);
+    }
+  }
+}
+
+// Jobs that the cycle did not reach (behind a blocked head of a strict-FIFO queue) wait in
+// their queue's order.
+void Scheduler::MarkUntried(CycleContext& cycle) {
+  std::vector<Entry*> untried = std::move(untried_);
+  untried_.clear();
+  for (Entry* entry : untried) {
+    if (entry->state != Entry::State::kPending || entry->has_reason) continue;
+    SetPending(*entry,
+               {std::string(kReasonPriority),
+                fmt::format("position {} in queue {}", admission_->Position(entry->id),
+                            entry->spec.queue)},
+               cycle.sink);
+  }
+}
+
+bool Scheduler::RefuseIfUnsatisfiable(CycleContext& cycle, Entry& entry) {
   entry.satisfiability_checked = true;
+  std::optional<PendingReason> refusal;
+  if (QueueTree::Verdict verdict = tree_->CanEverAdmit(entry.leaf, entry.charge); !verdict.fits) {
+    refusal = PendingReason{std::string(kReasonRefused),
+                            fmt::format("the job can never fit its queue: {}", verdict.message)};
+  }
   std::set<std::string> seen;
-  for (size_t i = 0; i < entry.tasks.size(); ++i) {
+  for (size_t i = 0; i < entry.tasks.size() && !refusal; ++i) {
     if (!seen.insert(entry.tasks[i].EquivalenceKey()).second) continue;
-    TaskAttempt attempt = framework_->PlaceTask(state, entry.tasks[i], MatchMode::kSatisfiability);
+    TaskAttempt attempt =
+        framework_->PlaceTask(cycle.state, entry.tasks[i], MatchMode::kSatisfiability);
     if (attempt.placement.has_value() || attempt.status.code() == SchedStatus::Code::kError) {
       continue;
     }
-    const PendingReason reason{std::string(kReasonRefused),
-                               fmt::format("task {} fits no node even on an empty cluster: {}",
-                                           entry.task_names[i], attempt.diagnosis.ToString())};
-    const std::string name = entry.name;
-    jobs_.erase(name);  // `entry` is gone from here on
-    sink.OnRefused(name, reason);
-    return true;
+    refusal = PendingReason{std::string(kReasonRefused),
+                            fmt::format("task {} fits no node even on an empty cluster: {}",
+                                        entry.task_names[i], attempt.diagnosis.ToString())};
   }
-  return false;
+  if (!refusal) return false;
+  const std::string name = entry.name;
+  cycle.order->Admitted();  // it leaves the queue
+  Forget(entry);
+  cycle.sink.OnRefused(name, *refusal);
+  return true;
 }
 
-void Scheduler::TryGang(ClusterState& state, Entry& entry, SchedulerSink& sink) {
+bool Scheduler::Admit(CycleContext& cycle, Entry& entry) {
+  QueueTree::Verdict verdict = tree_->CanAdmit(entry.leaf, entry.charge);
+  if (!verdict.fits) {
+    PendingReason reason{std::string(kReasonQuotaExceeded), verdict.message};
+    if (!Reclaim(cycle, entry, reason)) {
+      SetPending(entry, std::move(reason), cycle.sink);
+      return false;
+    }
+  }
+  Charge(entry);
+  entry.state = Entry::State::kAdmitted;
+  entry.admit_time = cycle.now;
+  return true;
+}
+
+Scheduler::PlaceOutcome Scheduler::TryPlace(CycleContext& cycle, Entry& entry) {
   std::vector<int32_t> all(entry.tasks.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int32_t>(i);
   PendingReason failure;
-  std::vector<TaskBinding> bound = Attempt(state, entry, all, entry.spec.GangSize(), &failure);
-  if (bound.empty()) {
-    SetPending(entry, std::move(failure), sink);
-    return;
+  std::vector<TaskBinding> bound =
+      Attempt(cycle.state, entry, all, entry.spec.GangSize(), &failure);
+  if (!bound.empty() && HasPlannedStart(cycle.reservations)) {
+    std::vector<TaskRequest> tasks;
+    std::vector<Placement> placements;
+    for (const TaskBinding& b : bound) {
+      tasks.push_back(entry.tasks[b.task]);
+      placements.push_back(b.placement);
+    }
+    const TimePoint end = entry.spec.time_limit ? cycle.now + *entry.spec.time_limit
+                                                : TimePoint::max();
+    if (cycle.running_built == false) {
+      cycle.running = RunningReleases();
+      cycle.running_built = true;
+    }
+    // The attempt's placements are assumed: take them back while the planner looks.
+    for (const TaskBinding& b : bound) cycle.state.Forget(entry.tasks[b.task], b.placement);
+    std::vector<Reservation> planned;
+    for (const Reservation& r : cycle.reservations) {
+      if (r.start != TimePoint::max()) planned.push_back(r);
+    }
+    const bool delays = planner_->Delays(cycle.state, cycle.now, cycle.running, planned, tasks,
+                                         placements, end);
+    if (delays) {
+      for (const TaskBinding& b : bound) entry.placed[b.task] = false;
+      SetPending(entry,
+                 {std::string(kReasonReservation),
+                  fmt::format("it fits now but would delay job {}, reserved to start in {}",
+                              by_id_.at(planned.front().job)->name,
+                              FormatDuration(planned.front().start - cycle.now))},
+                 cycle.sink);
+      return PlaceOutcome::kNotPlaced;
+    }
+    for (const TaskBinding& b : bound) cycle.state.Reassume(entry.tasks[b.task], b.placement);
   }
+  if (!bound.empty()) {
+    Started(entry, std::move(bound), cycle.sink);
+    if (cycle.running_built) cycle.running.push_back(ReleaseOf(entry));
+    return PlaceOutcome::kPlaced;
+  }
+  const bool preempting = policy_.preemption && Preempt(cycle, entry, failure);
+  if (!preempting && policy_.backfill != BackfillMode::kNone) Reserve(cycle, entry, failure);
+  SetPending(entry, std::move(failure), cycle.sink);
+  return preempting ? PlaceOutcome::kWaiting : PlaceOutcome::kNotPlaced;
+}
+
+void Scheduler::Started(Entry& entry, std::vector<TaskBinding> bound, SchedulerSink& sink) {
+  for (const TaskBinding& b : bound) entry.placements[b.task] = b.placement;
   entry.state = Entry::State::kRunning;
+  entry.start_time = env_.clock->Now();
   entry.has_reason = false;
+  entry.announced = false;
+  entry.awaited_victims.clear();
   sink.OnPlaced(entry.name, /*gang=*/true, bound);
 }
 
@@ -220,7 +539,9 @@ void Scheduler::PlaceRemaining(ClusterState& state, Entry& entry, SchedulerSink&
   if (remaining.empty()) return;
   PendingReason ignored;
   std::vector<TaskBinding> bound = Attempt(state, entry, remaining, 1, &ignored);
-  if (!bound.empty()) sink.OnPlaced(entry.name, /*gang=*/false, bound);
+  if (bound.empty()) return;
+  for (const TaskBinding& b : bound) entry.placements[b.task] = b.placement;
+  sink.OnPlaced(entry.name, /*gang=*/false, bound);
 }
 
 std::vector<TaskBinding> Scheduler::Attempt(ClusterState& state, Entry& entry,
@@ -274,6 +595,95 @@ void Scheduler::SetPending(Entry& entry, PendingReason reason, SchedulerSink& si
   entry.reason = std::move(reason);
   entry.has_reason = true;
   sink.OnPending(entry.name, entry.reason);
+}
+
+PlannedRelease Scheduler::ReleaseOf(const Entry& entry) const {
+  PlannedRelease release{.job = entry.id};
+  // A job being torn down ends within its grace; a running one at its time limit.
+  if (entry.state == Entry::State::kHeld) {
+    release.end = env_.clock->Now() + entry.spec.termination_grace;
+  } else {
+    release.end =
+        entry.spec.time_limit ? entry.start_time + *entry.spec.time_limit : TimePoint::max();
+  }
+  for (size_t t = 0; t < entry.tasks.size(); ++t) {
+    if (!entry.placements[t]) continue;
+    release.tasks.push_back(entry.tasks[t]);
+    release.placements.push_back(*entry.placements[t]);
+  }
+  return release;
+}
+
+std::vector<PlannedRelease> Scheduler::RunningReleases() const {
+  std::vector<PlannedRelease> out;
+  for (const auto& [id, entry] : by_id_) {
+    if (entry->state != Entry::State::kRunning && entry->state != Entry::State::kHeld) continue;
+    PlannedRelease release = ReleaseOf(*entry);
+    if (!release.tasks.empty()) out.push_back(std::move(release));
+  }
+  return out;
+}
+
+BlockedJob Scheduler::AsBlocked(const Entry& entry) const {
+  return BlockedJob{.job = entry.id,
+                    .tasks = entry.tasks,
+                    .min_available = entry.spec.GangSize(),
+                    .time_limit = entry.spec.time_limit};
+}
+
+bool Scheduler::Reserve(CycleContext& cycle, Entry& entry, PendingReason& reason) {
+  const size_t depth = policy_.backfill == BackfillMode::kEasy
+                           ? 1
+                           : static_cast<size_t>(std::max(policy_.backfill_depth, 1));
+  if (cycle.blocked.size() >= depth) return false;
+  if (!cycle.running_built) {
+    cycle.running = RunningReleases();
+    cycle.running_built = true;
+  }
+  cycle.blocked.push_back(AsBlocked(entry));
+  cycle.reservations = planner_->Plan(cycle.state, cycle.now, cycle.running, cycle.blocked);
+  const Reservation& mine = cycle.reservations.back();
+  reason.message += mine.start == TimePoint::max()
+                        ? "; next in line (no start can be reserved: it waits on jobs without a "
+                          "time limit)"
+                        : fmt::format("; reserved to start in {}",
+                                      FormatDuration(mine.start - cycle.now));
+  return true;
+}
+
+absl::StatusOr<StartEstimate> Scheduler::Estimate(std::string_view job, ClusterState& state) {
+  Entry* target = Find(job);
+  if (target == nullptr || (target->state != Entry::State::kPending &&
+                            target->state != Entry::State::kAdmitted)) {
+    return absl::NotFoundError(fmt::format("job {} is not pending", job));
+  }
+  StartEstimate estimate;
+  if (target->has_reason) {
+    estimate.blocker = BlockerOf(target->reason.code);
+    estimate.message = target->reason.message;
+  }
+  estimate.position = std::max<int64_t>(admission_->Position(target->id), 0);
+  // Ahead of it: every admitted job, then the pending jobs ahead of it in its own queue.
+  constexpr size_t kMaxAhead = 64;
+  std::vector<BlockedJob> blocked;
+  for (Entry* e : AdmittedInOrder()) {
+    if (e != target && blocked.size() < kMaxAhead) blocked.push_back(AsBlocked(*e));
+  }
+  for (auto& [id, e] : by_id_) {
+    if (blocked.size() >= kMaxAhead) break;
+    if (e == target || e->state != Entry::State::kPending || e->leaf != target->leaf) continue;
+    const int64_t position = admission_->Position(e->id);
+    if (position >= 0 && position < estimate.position) blocked.push_back(AsBlocked(*e));
+  }
+  blocked.push_back(AsBlocked(*target));
+  const TimePoint now = env_.clock->Now();
+  std::vector<Reservation> plan = planner_->Plan(state, now, RunningReleases(), blocked);
+  TimePoint start = plan.back().start;
+  if (target->not_before > now && start != TimePoint::max()) {
+    start = std::max(start, target->not_before);
+  }
+  if (start != TimePoint::max()) estimate.start = start;
+  return estimate;
 }
 
 }  // namespace tessera

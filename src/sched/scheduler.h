@@ -1,19 +1,36 @@
-// Scheduler: the job-level scheduling cycle over the Framework.
+// Scheduler: the job-level scheduling cycle over the Framework — admission, placement,
+// preemption and backfill.
 //
-// The Scheduler keeps the jobs that wait for placement and, once per cycle, tries each of them
-// in the profile's QueueSort order (PrioritySort: priority descending, then submission). A job's
-// gang — its first `min_available` tasks, in task-group order — is placed all-or-nothing with
-// Framework::ScheduleGang; its remaining tasks are placed as capacity allows, in the same cycle
-// and, while the job runs, in later ones. The queue is best-effort FIFO: a job that does not fit
-// does not block the jobs behind it. Every job that stays pending gets a reason: the code of the
-// most common rejection of the first task that found no node (Diagnosis::TopCode(), e.g.
-// "InsufficientResources") and a message ("task worker-1: 0/4 nodes: 3 insufficient gpu, ...").
-// A job one of whose tasks fits no node even with the cluster empty, every node up and every
-// device healthy (MatchMode::kSatisfiability) is refused at its first cycle: it leaves the queue
-// and the sink hears OnRefused. The check is not repeated when the job is requeued: a job that
-// could once run stays pending with its reason when the cluster changes under it (a transient
-// taint over a whole pool must not fail every requeued job). A requeued job keeps its
-// submission order and may wait out a backoff ("Backoff").
+// Every job is in one of four states: pending (waiting for admission), admitted (its whole quota
+// charge reserved in its leaf queue, not yet placed), running (its gang placed), held (its tasks
+// are being torn down). One cycle (RunCycle):
+//   1. admitted jobs whose gang timeout passed lose their admission and wait out a back-off;
+//   2. running jobs place their tasks beyond the gang as capacity allows;
+//   3. admitted jobs, in admission order, try to place their gang;
+//   4. pending jobs, in admission order (queue/admission_queue.h: queue priority, hierarchical
+//      fair share, job priority with aging, submission), are admitted when their charge fits
+//      their queue (queue/queue_tree.h: guarantees, borrowing and lending limits) — or, when
+//      preemption is on and their queue stays within its guarantee, after reclaiming quota from
+//      borrowing queues — and then try to place their gang.
+// A gang — the first `min_available` tasks in task-group order — is placed all-or-nothing with
+// Framework::ScheduleGang and holds nothing while it waits. A gang that does not fit may preempt
+// (when the policy allows): lower-priority jobs of its own queue and jobs of queues above their
+// guarantee, chosen by preemption/victim_search.h, whole gangs only, never before their
+// min_runtime, within the preemptor queue's rate limit, and only when the victims make it fit.
+// A preemptor waits for its victims to be released before it preempts again. Otherwise, with
+// backfill on (backfill/backfill_planner.h), the first blocked job (EASY) or the first
+// `backfill_depth` (conservative) get reservations from running jobs' time limits, and a later
+// job starts now only if it delays none of them (reason "Reservation" otherwise). In a
+// strict-FIFO queue a job that cannot be admitted or placed blocks the queue's later jobs
+// (reason "Priority").
+//
+// Every job that waits has a reason: QuotaExceeded, a placement code (Diagnosis::TopCode(), e.g.
+// "InsufficientResources", with "task worker-1: 0/4 nodes: 3 insufficient gpu, ..."),
+// GangIncomplete, Priority, Reservation or Backoff. A job that fits no node even on an empty
+// cluster (MatchMode::kSatisfiability), or whose charge exceeds its queue's limits with nothing
+// else admitted, is refused at its first cycle (OnRefused, reason "Refused"). The check is not
+// repeated when the job is requeued. A job naming an unknown or non-leaf queue is refused at
+// Submit.
 //
 // The Scheduler emits decisions to a SchedulerSink and never does I/O; time comes from the
 // injected Clock, randomness (the framework's tie-breaks) from the injected Rng. It does not
@@ -39,9 +56,12 @@
 #include "core/placement.h"
 #include "core/target_workload.h"
 #include "sched/cluster_state.h"
+#include "sched/backfill/backfill_planner.h"
 #include "sched/framework.h"
 #include "sched/profile.h"
+#include "sched/queue/admission_queue.h"
 #include "sched/queue/queue_spec.h"
+#include "sched/queue/queue_tree.h"
 #include "sched/scheduling_policy.h"
 #include "tessera/common/clock.h"
 #include "tessera/common/rng.h"
@@ -106,11 +126,13 @@ class SchedulerSink {
   // The job is still pending and its reason changed (or it is pending for the first time).
   // An admitted job waiting for capacity hears this too (it stays Admitted).
   virtual void OnPending(std::string_view job, const PendingReason& reason) {}
-  // The job's whole quota charge was reserved in its queue: phase Admitted.
+  // The job's whole quota charge stays reserved in its queue while it waits for the jobs
+  // preempted for it to release their resources. (A job placed in the cycle of its admission
+  // hears only OnPlaced; its charge is reserved from then on.)
   virtual void OnAdmitted(std::string_view job) {}
-  // An admitted job lost its admission before it was placed and waits again (phase Pending):
-  // its gang timeout passed (`preempted` false; it is requeued with back-off) or its quota was
-  // reclaimed by a queue below its guarantee (`preempted` true: counts as a preemption).
+  // A job that heard OnAdmitted gave its charge back and waits again: the capacity its victims
+  // freed went to another job, its gang timeout passed (it waits out a back-off), or its quota
+  // was reclaimed by a queue below its guarantee (`preempted` true: counts as a preemption).
   virtual void OnAdmissionRevoked(std::string_view job, const PendingReason& reason,
                                   bool preempted) {}
   // A running job is evicted by preemption or reclaim (reason.code "Preempted"): the Scheduler
@@ -178,24 +200,71 @@ class Scheduler {
 
  private:
   struct Entry;
+  struct CycleContext;
   class BindRecorder;
 
   Scheduler() = default;
-  std::vector<Entry*> QueueOrder();
-  bool RefuseIfUnsatisfiable(ClusterState& state, Entry& entry, SchedulerSink& sink);
-  void TryGang(ClusterState& state, Entry& entry, SchedulerSink& sink);
+  Entry* Find(std::string_view job);
+  const Entry* Find(std::string_view job) const;
+  // Charges the entry to its queue / releases its charge (idempotent).
+  void Charge(Entry& entry);
+  void Uncharge(Entry& entry);
+  void Enqueue(Entry& entry);
+  void Forget(Entry& entry);
+
+  void ExpireGangTimeouts(CycleContext& cycle);
+  void TryAdmitted(CycleContext& cycle);
+  void TryPending(CycleContext& cycle);
+  void SettleAdmissions(CycleContext& cycle);
+  void MarkUntried(CycleContext& cycle);
+  bool RefuseIfUnsatisfiable(CycleContext& cycle, Entry& entry);
+  // Admission of one pending job, reclaiming quota when allowed; false when it stays pending.
+  // Reclaim, Preempt and Reserve add what they did to the job's pending `reason`.
+  bool Admit(CycleContext& cycle, Entry& entry);
+  bool Reclaim(CycleContext& cycle, Entry& entry, PendingReason& reason);
+  // Places an admitted job's gang now (subject to reservations), or preempts for it, or
+  // reserves for it.
+  enum class PlaceOutcome {
+    kPlaced,     // its gang was bound
+    kWaiting,    // it keeps its admission: it waits for the jobs preempted for it
+    kNotPlaced,  // it gives its admission back and waits as a pending job
+  };
+  PlaceOutcome TryPlace(CycleContext& cycle, Entry& entry);
+  // Gives an admitted job's charge back; it is pending again (the caller re-queues it).
+  void Unadmit(Entry& entry);
+  bool Preempt(CycleContext& cycle, Entry& entry, PendingReason& reason);
+  // Whether a job may be evicted now: preemptible, and admitted or past its min_runtime.
+  bool Evictable(const Entry& victim, TimePoint now) const;
+  // How many more evictions the rate limit allows for preemptors of `leaf` now.
+  int32_t EvictionsLeft(int32_t leaf, TimePoint now);
+  bool Reserve(CycleContext& cycle, Entry& entry, PendingReason& reason);
   void PlaceRemaining(ClusterState& state, Entry& entry, SchedulerSink& sink);
   // Places tasks[indices] with the first `min_available` all-or-nothing; maps the result back
   // to job task indices. Empty on failure, with `failure` set.
   std::vector<TaskBinding> Attempt(ClusterState& state, Entry& entry,
                                    const std::vector<int32_t>& indices, int32_t min_available,
                                    PendingReason* failure);
+  void Started(Entry& entry, std::vector<TaskBinding> bound, SchedulerSink& sink);
+  void Evict(CycleContext& cycle, Entry& victim, const Entry& preemptor, std::string_view why);
   void SetPending(Entry& entry, PendingReason reason, SchedulerSink& sink);
 
+  PlannedRelease ReleaseOf(const Entry& entry) const;
+  std::vector<PlannedRelease> RunningReleases() const;
+  BlockedJob AsBlocked(const Entry& entry) const;
+  std::vector<Entry*> AdmittedInOrder();
+
   SchedulerEnv env_;
+  SchedulingPolicy policy_;
   std::unique_ptr<BindRecorder> recorder_;
   std::unique_ptr<Framework> framework_;
+  std::unique_ptr<QueueTree> tree_;
+  std::unique_ptr<AdmissionQueue> admission_;
+  std::unique_ptr<BackfillPlanner> planner_;
   std::map<std::string, std::unique_ptr<Entry>, std::less<>> jobs_;
+  std::map<int64_t, Entry*> by_id_;
+  std::vector<Entry*> untried_;  // submitted or requeued since the last cycle
+  // Per preemptor leaf queue: the times of its recent evictions, for the rate limit.
+  std::map<int32_t, std::vector<TimePoint>> evictions_;
   int64_t next_sequence_ = 0;
 };
 

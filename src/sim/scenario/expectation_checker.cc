@@ -8,12 +8,13 @@
 #include "core/duration.h"
 #include "core/quantity.h"
 #include "fmt/format.h"
+#include "sched/queue/queue_tree.h"
 
 namespace tessera::sim {
 namespace {
 
 std::string Describe(const JobRun& job) {
-  std::string out = fmt::format("phase is {}", PhaseName(job.phase));
+  std::string out = fmt::format("phase is {}", job.Phase());
   if (!job.reason.empty()) out += fmt::format(" ({}: {})", job.reason, job.message);
   return out;
 }
@@ -100,7 +101,7 @@ std::optional<std::string> CheckStartOrder(const Check& check, const JobRun& job
 std::optional<std::string> CheckJob(const Check& check, const JobRun& job, const SimState& state) {
   switch (check.kind) {
     case CheckKind::kPhase:
-      if (PhaseName(job.phase) == check.text) return std::nullopt;
+      if (job.Phase() == check.text) return std::nullopt;
       return Describe(job);
     case CheckKind::kReason:
       if (job.reason == check.text) return std::nullopt;
@@ -171,7 +172,7 @@ std::optional<std::string> CheckAllocated(const Check& check, std::string_view q
   const std::set<std::string>& leaves = state.queue_leaves.find(queue)->second;
   Resources used;
   for (const JobRun& job : state.jobs) {
-    if (leaves.contains(job.def->spec.queue)) used += job.HeldResources();
+    if (leaves.contains(job.def->spec.queue)) used += job.AdmittedResources();
   }
   for (const auto& [key, min] : check.resources.min) {
     if (Quantity(used, key) < min) {
@@ -241,6 +242,33 @@ std::optional<std::string> NoOvercommit(const SimState& state) {
   return std::nullopt;
 }
 
+// No queue's admitted use above its guaranteed quota plus its borrowing limit, for every
+// resource the queue limits.
+std::optional<std::string> QuotaRespected(const SimState& state) {
+  std::vector<QueueSpec> specs;
+  for (const ScenarioQueue& q : state.scenario->queues) specs.push_back(q.spec);
+  absl::StatusOr<QueueTree> tree = QueueTree::Create(specs);
+  if (!tree.ok()) return std::string(tree.status().message());
+  for (const JobRun& job : state.jobs) {
+    if (!job.charged) continue;
+    tree->Admit(tree->Find(job.def->spec.queue), JobCharge(job.tasks));
+  }
+  for (int32_t q = 0; q < tree->size(); ++q) {
+    const ResourceList guaranteed = tree->Guaranteed(q);
+    for (const auto& [resource, limit] : tree->spec(q).borrowing_limit) {
+      auto g = guaranteed.find(resource);
+      const int64_t cap = (g == guaranteed.end() ? 0 : g->second) + limit;
+      auto u = tree->Usage(q).find(resource);
+      const int64_t used = u == tree->Usage(q).end() ? 0 : u->second;
+      if (used > cap) {
+        return fmt::format("queue {}: admitted {} {} above guaranteed + borrowing limit {}",
+                           tree->spec(q).name, resource, used, cap);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string FormatTime(TimePoint t) {
@@ -268,7 +296,7 @@ std::optional<std::string> EvaluateInvariant(Invariant invariant, const SimState
       }
       return std::nullopt;
     case Invariant::kQuotaRespected:
-      return std::nullopt;  // queues carry no quota yet: nothing can exceed one
+      return QuotaRespected(state);
     case Invariant::kPendingHasReason:
       for (const JobRun& job : state.jobs) {
         if (job.phase == JobPhase::kPending && job.reason.empty()) {

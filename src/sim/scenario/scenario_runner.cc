@@ -74,6 +74,10 @@ class Runner final : public SchedulerSink {
   void OnPlaced(std::string_view job, bool gang, std::span<const TaskBinding> tasks) override;
   void OnRefused(std::string_view job, const PendingReason& reason) override;
   void OnPending(std::string_view job, const PendingReason& reason) override;
+  void OnAdmitted(std::string_view job) override;
+  void OnAdmissionRevoked(std::string_view job, const PendingReason& reason,
+                          bool preempted) override;
+  void OnPreempted(std::string_view job, const PendingReason& reason, bool requeue) override;
 
  private:
   TimePoint Now() const { return queue_.Now(); }
@@ -93,6 +97,12 @@ class Runner final : public SchedulerSink {
   // the job is requeued or failed by its restart policy, unless it already ended.
   void Teardown(JobRun& job, Duration grace, std::string code, std::string message);
   void FinishTeardown(JobRun& job);
+  // The termination grace of an eviction by preemption ended: its tasks are released, then the
+  // job is requeued (without counting a restart) or cancelled, as the policy says.
+  void FinishPreemption(JobRun& job, bool requeue);
+  // Runs the events of instant `t` and a scheduling cycle after them, again while the cycle's
+  // decisions add events at `t` (an eviction without grace); false when nothing happened.
+  bool RunInstant(TimePoint t);
   void ApplyRestartPolicy(JobRun& job);
   void Release(JobRun& job, size_t task);
   void ReleaseAll(JobRun& job);
@@ -156,13 +166,21 @@ absl::Status Runner::Setup() {
   const Registry registry = BuiltinPlugins();
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = Scheduler::Create(
       scenario_.config.profile, registry,
-      SchedulerEnv{.rng = &rng_, .clock = &queue_.clock(), .target_workload = &workload_});
+      SchedulerEnv{.rng = &rng_, .clock = &queue_.clock(), .target_workload = &workload_},
+      scenario_.config.policy);
   if (!scheduler.ok()) {
     return absl::InvalidArgumentError(fmt::format("{}:{}: config.profile: {}", scenario_.file,
                                                   std::max(scenario_.config.profile_line, 1),
                                                   std::string(scheduler.status().message())));
   }
   scheduler_ = *std::move(scheduler);
+  std::vector<QueueSpec> queues;
+  for (const ScenarioQueue& q : scenario_.queues) queues.push_back(q.spec);
+  if (absl::Status s = scheduler_->SetQueues(queues); !s.ok()) {
+    const int line = scenario_.queues.empty() ? 1 : scenario_.queues.front().line;
+    return absl::InvalidArgumentError(
+        fmt::format("{}:{}: queues: {}", scenario_.file, line, std::string(s.message())));
+  }
 
   for (const ScenarioEvent& event : scenario_.events) {
     queue_.Push(At(event.at), EventClass::kClusterEvent, [this, &event] { ApplyEvent(event); });
@@ -200,11 +218,11 @@ RunReport Runner::Run() {
       truncated = true;
       break;
     }
-    acted_ = false;
-    while (!queue_.empty() && queue_.NextTime() == t) queue_.RunNext();
-    if (!acted_) continue;  // only stale timers (a job that ended early): not an instant
-    scheduler_->RunCycle(state_.cluster, *this);
+    if (!RunInstant(t)) continue;  // only stale timers (a job that ended early): not an instant
     Observe(t);
+    for (JobRun& job : state_.jobs) {
+      if (job.preempted && !job.terminating) job.preempted = false;  // requeued: Pending now
+    }
     last = t;
   }
   RunReport report;
@@ -228,6 +246,21 @@ RunReport Runner::Run() {
   report.end = last;
   report.seed = rng_.seed();
   return report;
+}
+
+bool Runner::RunInstant(TimePoint t) {
+  // A cycle's evictions without grace add events at `t`; each pass frees resources for the
+  // next, so a few passes settle every instant (more would mean evictions feeding each other).
+  constexpr int kMaxPasses = 16;
+  bool any = false;
+  for (int pass = 0; pass < kMaxPasses && !queue_.empty() && queue_.NextTime() == t; ++pass) {
+    acted_ = false;
+    while (!queue_.empty() && queue_.NextTime() == t) queue_.RunNext();
+    if (!acted_) continue;
+    any = true;
+    scheduler_->RunCycle(state_.cluster, *this);
+  }
+  return any;
 }
 
 void Runner::LogAt(TimePoint t, std::string_view kind, std::string_view text) {
@@ -337,14 +370,17 @@ void Runner::Cancel(JobRun& job) {
   }
   switch (*job.phase) {
     case JobPhase::kPending:
+    case JobPhase::kAdmitted:
       Log("cancel", job.name());
       scheduler_->Remove(job.name());
+      job.charged = false;
       End(job, JobPhase::kCancelled, "", "");
       return;
     case JobPhase::kRunning:
       Log("cancel", fmt::format("{}: signalling {} tasks, grace {}", job.name(), job.HeldTasks(),
                                 FormatDuration(job.def->spec.termination_grace)));
       scheduler_->Remove(job.name());
+      job.charged = false;
       job.phase = JobPhase::kCancelled;
       job.reason.clear();
       job.message.clear();
@@ -368,6 +404,7 @@ void Runner::OnPlaced(std::string_view name, bool gang, std::span<const TaskBind
     return;
   }
   job.phase = JobPhase::kRunning;
+  job.charged = true;
   job.reason.clear();
   job.message.clear();
   if (!job.first_start) job.first_start = Now();
@@ -382,6 +419,75 @@ void Runner::OnPlaced(std::string_view name, bool gang, std::span<const TaskBind
     queue_.Push(Now() + *job.def->spec.time_limit, EventClass::kTaskCompletion,
                 [this, &job, start] { TimeLimitReached(job, start); });
   }
+}
+
+void Runner::OnAdmitted(std::string_view name) {
+  JobRun& job = state_.job(name);
+  job.charged = true;
+  Log("admit", fmt::format("{}: quota held in queue {} while it waits", job.name(),
+                           job.def->spec.queue));
+}
+
+void Runner::OnAdmissionRevoked(std::string_view name, const PendingReason& reason,
+                                bool preempted) {
+  JobRun& job = state_.job(name);
+  job.charged = false;
+  job.phase = JobPhase::kPending;
+  job.reason = reason.code;
+  job.message = reason.message;
+  if (preempted) {
+    ++job.preemptions;
+    job.preempted = true;
+  }
+  Log(preempted ? "reclaim" : "unadmit", fmt::format("{}: {}", job.name(), reason.message));
+}
+
+void Runner::OnPreempted(std::string_view name, const PendingReason& reason, bool requeue) {
+  JobRun& job = state_.job(name);
+  job.charged = false;
+  job.preempted = true;
+  ++job.preemptions;
+  job.phase = JobPhase::kPending;  // reads "Preempted" until it is requeued
+  job.reason = reason.code;
+  job.message = reason.message;
+  const Duration grace = job.def->spec.termination_grace;
+  Log("preempt", fmt::format("{}: {}; signalling {} tasks, grace {}", job.name(), reason.message,
+                             job.HeldTasks(), FormatDuration(grace)));
+  job.terminating = true;
+  job.teardown_code = reason.code;
+  job.teardown_message = reason.message;
+  ++job.attempt;
+  const int64_t attempt = job.attempt;
+  queue_.Push(Now() + grace, EventClass::kTaskCompletion, [this, &job, attempt, requeue] {
+    if (job.attempt != attempt || !job.terminating) return;
+    acted_ = true;
+    FinishPreemption(job, requeue);
+  });
+}
+
+void Runner::FinishPreemption(JobRun& job, bool requeue) {
+  const int32_t held = job.HeldTasks();
+  ReleaseAll(job);
+  job.terminating = false;
+  ++job.attempt;
+  if (held > 0) Log("release", fmt::format("{}: {} tasks released", job.name(), held));
+  if (job.phase && IsTerminal(*job.phase)) {  // cancelled or timed out during the grace
+    job.end = Now();
+    return;
+  }
+  if (!requeue) {
+    scheduler_->Remove(job.name());
+    job.charged = false;
+    Log("finish", fmt::format("{}: Cancelled: {}", job.name(), job.teardown_message));
+    End(job, JobPhase::kCancelled, job.teardown_code, job.teardown_message);
+    return;
+  }
+  scheduler_->Requeue(job.name(), Now()).IgnoreError();
+  job.charged = false;
+  job.phase = JobPhase::kPending;
+  job.reason.clear();
+  job.message.clear();
+  Log("requeue", fmt::format("{}: after preemption", job.name()));
 }
 
 void Runner::OnRefused(std::string_view name, const PendingReason& reason) {
@@ -409,6 +515,7 @@ void Runner::JobEnds(JobRun& job, int64_t attempt) {
   }
   ReleaseAll(job);
   scheduler_->Remove(job.name());
+  job.charged = false;
   Log("finish", fmt::format("{}: Succeeded", job.name()));
   End(job, JobPhase::kSucceeded, "", "");
 }
@@ -419,6 +526,7 @@ void Runner::TimeLimitReached(JobRun& job, int64_t start) {
   const std::string message =
       fmt::format("ran past its time limit of {}", FormatDuration(*job.def->spec.time_limit));
   scheduler_->Remove(job.name());
+  job.charged = false;
   job.phase = JobPhase::kFailed;
   job.reason = "TimeLimitExceeded";
   job.message = message;
@@ -512,6 +620,7 @@ void Runner::ApplyRestartPolicy(JobRun& job) {
     ++job.restarts;
     const Duration backoff = Backoff(scenario_.config.requeue_backoff, job.restarts);
     scheduler_->Requeue(job.name(), Now() + backoff).IgnoreError();
+    job.charged = false;
     if (backoff > Duration::zero()) {
       queue_.Push(Now() + backoff, EventClass::kObserve, [this] { acted_ = true; });
     }
@@ -523,6 +632,7 @@ void Runner::ApplyRestartPolicy(JobRun& job) {
     return;
   }
   scheduler_->Remove(job.name());
+  job.charged = false;
   Log("finish",
       fmt::format("{}: Failed: {}: {}", job.name(), job.teardown_code, job.teardown_message));
   End(job, JobPhase::kFailed, job.teardown_code, job.teardown_message);

@@ -26,4 +26,11 @@ Resources JobRun::HeldResources() const {
   return total;
 }
 
+Resources JobRun::AdmittedResources() const {
+  Resources r;
+  if (!charged) return r;
+  for (const TaskRequest& task : tasks) r += task.AsResources();
+  return r;
+}
+
 }  // namespace tessera::sim

@@ -39,6 +39,10 @@ struct JobRun {
   std::string reason;                          // a pending reason code, or why the job failed
   std::string message;                         // its detail
   bool terminating = false;   // signalled; tasks keep their resources until the grace ends
+  bool charged = false;       // its quota charge is admitted in its queue (Admitted or later)
+  // Evicted by preemption or reclaim at this instant, or still in the termination grace of
+  // that eviction: its phase reads "Preempted".
+  bool preempted = false;
   std::string teardown_code;  // why the current teardown happened ("Evicted", "TaskLost")
   std::string teardown_message;
   bool cancel_before_submit = false;
@@ -50,9 +54,13 @@ struct JobRun {
   std::optional<TimePoint> end;
 
   const std::string& name() const { return def->spec.name; }
+  // The phase as checks name it: "Preempted" while `preempted`, else PhaseName(phase).
+  std::string_view Phase() const { return preempted ? "Preempted" : PhaseName(phase); }
   int32_t HeldTasks() const;
   // Resources held now: cpu, memory, milli-GPU and GPU memory summed over held tasks.
   Resources HeldResources() const;
+  // The admitted charge: every task's request while `charged`, nothing otherwise.
+  Resources AdmittedResources() const;
 };
 
 struct SimState {

@@ -1,0 +1,55 @@
+// The Scheduler's per-job and per-cycle records, shared by the files that implement it
+// (scheduler.cc: admission, placement, backfill; scheduler_preemption.cc: preemption and
+// reclaim). Not a public interface.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sched/scheduler.h"
+
+namespace tessera {
+
+struct Scheduler::Entry {
+  enum class State { kPending, kAdmitted, kRunning, kHeld };
+
+  int64_t id = 0;  // the submission sequence; the handle of the queue and planner components
+  std::string name;
+  JobSpec spec;
+  int32_t leaf = -1;
+  ResourceList charge;
+  bool charged = false;                 // its charge is admitted in its queue
+  std::vector<TaskRequest> tasks;       // task-group order
+  std::vector<std::string> task_names;  // "worker-0"
+  std::vector<bool> placed;
+  std::vector<std::optional<Placement>> placements;  // where placed tasks hold resources
+  TimePoint submit_time{};
+  TimePoint admit_time{};
+  TimePoint start_time{};
+  State state = State::kPending;
+  TimePoint not_before{};
+  int32_t gang_timeouts = 0;
+  bool announced = false;   // the sink heard OnAdmitted (and no revocation since)
+  TimePoint announced_at{};
+  bool satisfiability_checked = false;
+  bool has_reason = false;
+  PendingReason reason;
+  std::vector<int64_t> awaited_victims;  // evicted for this job and not yet released
+};
+
+// What one cycle works with.
+struct Scheduler::CycleContext {
+  ClusterState& state;
+  SchedulerSink& sink;
+  TimePoint now;
+  std::optional<AdmissionQueue::Cycle> order;
+  std::vector<PlannedRelease> running;  // built on first use
+  bool running_built = false;
+  std::vector<BlockedJob> blocked;      // jobs holding reservations, in order
+  std::vector<Reservation> reservations;
+  std::set<int32_t> blocked_leaves;     // strict-FIFO leaves blocked this cycle
+};
+
+}  // namespace tessera
