@@ -349,7 +349,12 @@ TEST_F(GrpcServerTest, ExplainCarriesRejections) {
                               .message = "0/4 nodes: 3 insufficient gpu",
                               .total_nodes = 4,
                               .rejections = {{"insufficient gpu", 3}, {"untolerated taint", 1}},
-                              .estimated_start_time = TimePoint(Duration(90'000))})
+                              .estimated_start_time = TimePoint(Duration(90'000)),
+                              .estimate = server::StartEstimateView{
+                                  .start = TimePoint(Duration(90'000)),
+                                  .blocker = "Capacity",
+                                  .message = "job 7 ends at its time limit",
+                                  .position = 3}})
           .ok());
   v1::ExplainJobRequest request;
   request.set_job_id(id);
@@ -362,6 +367,44 @@ TEST_F(GrpcServerTest, ExplainCarriesRejections) {
   EXPECT_EQ(explanation.rejections(0).reason(), "insufficient gpu");
   EXPECT_EQ(explanation.rejections(0).nodes(), 3);
   EXPECT_EQ(explanation.estimated_start_time().seconds(), 90);
+  EXPECT_EQ(explanation.estimate().start_time().seconds(), 90);
+  EXPECT_EQ(explanation.estimate().blocker(), "Capacity");
+  EXPECT_EQ(explanation.estimate().position(), 3);
+}
+
+TEST_F(GrpcServerTest, QueueChangesAreForAdmins) {
+  service_.SetQueues({server::QueueView{.spec = {.name = "default"}}});
+  v1::ApplyQueuesRequest apply;
+  apply.set_document("queues: [{name: org, children: [{name: team-a, guaranteed: {gpu: 2}}]}]");
+  v1::ListQueuesResponse tree;
+  EXPECT_EQ(stub_->ApplyQueues(Context(team_a_).get(), apply, &tree).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  ASSERT_TRUE(stub_->ApplyQueues(Context(admin_).get(), apply, &tree).ok());
+  ASSERT_EQ(tree.queues_size(), 2);
+  EXPECT_EQ(tree.queues(1).parent(), "org");
+  EXPECT_EQ(tree.queues(1).guaranteed().at("gpu"), 2000);
+
+  v1::ApplyQueuesRequest bad;
+  bad.set_document("queues: [{name: org, weight: 0}]");
+  std::unique_ptr<grpc::ClientContext> context = Context(admin_);
+  EXPECT_EQ(stub_->ApplyQueues(context.get(), bad, &tree).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Trailer(*context, "field"), "queues[0].weight");
+
+  v1::ApplyQueueRequest one;
+  one.set_name("team-b");
+  one.set_document(R"({"parent": "org", "ordering": "strictFifo"})");
+  v1::Queue queue;
+  ASSERT_TRUE(stub_->ApplyQueue(Context(admin_).get(), one, &queue).ok());
+  EXPECT_EQ(queue.ordering(), v1::QUEUE_ORDERING_STRICT_FIFO);
+
+  v1::DeleteQueueRequest remove;
+  remove.set_name("org");
+  EXPECT_EQ(stub_->DeleteQueue(Context(admin_).get(), remove, &tree).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  remove.set_name("team-b");
+  ASSERT_TRUE(stub_->DeleteQueue(Context(admin_).get(), remove, &tree).ok());
+  EXPECT_EQ(tree.queues_size(), 2);
 }
 
 TEST_F(GrpcServerTest, LogsAreReadInChunks) {

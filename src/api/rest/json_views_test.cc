@@ -66,6 +66,22 @@ TEST(JsonViewsTest, JobViewAddsTenant) {
   EXPECT_EQ(json["apiVersion"], "tessera/v1");
 }
 
+TEST(JsonViewsTest, ExplanationCarriesTheEstimate) {
+  server::JobExplanation explanation{.phase = JobPhase::kPending, .reason = "QuotaExceeded"};
+  EXPECT_TRUE(JobExplanationToJson(explanation)["estimate"].is_null());
+  explanation.estimate =
+      server::StartEstimateView{.blocker = "Quota", .message = "queue team-a", .position = 1};
+  nlohmann::ordered_json json = JobExplanationToJson(explanation);
+  EXPECT_TRUE(json["estimate"]["startTime"].is_null());
+  EXPECT_EQ(json["estimate"]["blocker"], "Quota");
+  EXPECT_EQ(json["estimate"]["position"], 1);
+  explanation.estimate->start = TimePoint(std::chrono::seconds(1795946700));
+  explanation.estimated_start_time = explanation.estimate->start;
+  json = JobExplanationToJson(explanation);
+  EXPECT_EQ(json["estimate"]["startTime"], "2026-11-29T10:05:00Z");
+  EXPECT_EQ(json["estimatedStartTime"], "2026-11-29T10:05:00Z");
+}
+
 TEST(JsonViewsTest, EventTimesAreRfc3339WithMilliseconds) {
   const Json event = JobEventToJson({.job_id = "1",
                                      .sequence = 3,
