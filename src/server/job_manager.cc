@@ -1126,7 +1126,12 @@ void JobManager::OnAdmissionRevoked(std::string_view job, const PendingReason& r
   record.status().reason = reason.code;
   record.status().message = reason.message;
   if (preempted) ++record.status().preemptions;
-  AddEvent(record, events, preempted ? "Reclaimed" : "GangTimeout", reason.code, reason.message);
+  // Reclaimed: a queue below its guarantee took the quota back (a preemption); GangTimeout: not
+  // placed in time; otherwise the capacity it waited for went to another job.
+  const char* type = preempted                       ? "Reclaimed"
+                     : reason.code == "GangTimeout" ? "GangTimeout"
+                                                    : "AdmissionRevoked";
+  AddEvent(record, events, type, reason.code, reason.message);
   PersistLocked(record, std::move(events));
 }
 

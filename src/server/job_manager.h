@@ -2,11 +2,12 @@
 // scheduling loop that admits, places, binds, runs and ends jobs on the clusters.
 //
 // State machine (every transition is a stored JobEvent with time and reason):
-//   Pending ──(quota reserved in its queue: Admitted)──> Admitted ──(gang placed: Placed,
-//   Bound, first TaskStarted)──> Running ──> Succeeded (every task exited 0) | Failed | Cancelled
-// An admitted job that is not placed may lose its admission and wait again (Pending): its gang
-// timeout passed ("GangTimeout") or a queue below its guarantee reclaimed the quota
-// ("Reclaimed", a preemption). A running job evicted by preemption or reclaim ("Preempted") is
+//   Pending ──(quota reserved and gang placed: Admitted, Placed)──> Admitted ──(Bound, first
+//   TaskStarted)──> Running ──> Succeeded (every task exited 0) | Failed | Cancelled
+// A job whose gang waits for the jobs preempted for it is Admitted before it is placed; it may
+// lose its admission and wait again (Pending): its gang timeout passed ("GangTimeout"), a
+// queue below its guarantee reclaimed the quota ("Reclaimed", a preemption), or the capacity
+// went to another job ("AdmissionRevoked"). A running job evicted by preemption or reclaim ("Preempted") is
 // torn down like a cancel, then requeued as Pending (not counted against maxRestarts; counted
 // in status.preemptions) or, by policy, Cancelled with reason "Preempted".
 // A task that fails tears the whole job down (its other tasks are cancelled); the restart

@@ -100,13 +100,15 @@ class JobManagerTest : public ::testing::Test {
   // Starts a manager over the store with a simulated cluster of `nodes` 8-GPU nodes and,
   // when `local` is set, the local cluster too; `queues` is the configured queue tree.
   void StartManager(int nodes = 2, bool local = false,
-                    std::optional<std::vector<QueueSpec>> queues = std::nullopt) {
+                    std::optional<std::vector<QueueSpec>> queues = std::nullopt,
+                    SchedulingPolicy policy = {}) {
     absl::StatusOr<Profile> profile = BuiltinProfile("default");
     ASSERT_TRUE(profile.ok());
     absl::StatusOr<std::unique_ptr<JobManager>> manager =
         JobManager::Create({.store = store_.get(),
                             .clock = &clock_,
                             .profile = *profile,
+                            .policy = policy,
                             .queues = std::move(queues),
                             .cycle_interval = Duration(20),
                             .requeue_backoff = Duration(0)});
@@ -128,9 +130,6 @@ class JobManagerTest : public ::testing::Test {
       clusters.push_back(local_.get());
     }
     const absl::Status started = manager_->Start(clusters);
-    if (started.code() == absl::StatusCode::kUnimplemented) {
-      GTEST_SKIP() << "the scheduler does not take queue trees yet: " << started;
-    }
     ASSERT_TRUE(started.ok()) << started;
   }
 
@@ -246,7 +245,6 @@ TEST_F(JobManagerTest, NamesAreUniqueAmongUnfinishedJobsOfATenant) {
 
 TEST_F(JobManagerTest, ListFiltersAndPages) {
   StartManager(2, false, std::vector<QueueSpec>{{.name = "default"}, {.name = "other"}});
-  if (IsSkipped()) return;
   for (int i = 0; i < 5; ++i) Submit(SimJob(1, 1, "1h"));
   Submit(SimJob(1, 1, "1h", "  queue: other\n"));
   std::vector<std::string> ids;
@@ -314,7 +312,6 @@ TEST_F(JobManagerTest, QueueTreeChangesAreStoredAndKeepJobsInLeaves) {
   const std::vector<QueueSpec> config = {
       {.name = "org"}, {.name = "team-a", .parent = "org"}, {.name = "default"}};
   StartManager(2, false, config);
-  if (IsSkipped()) return;
   EXPECT_EQ(manager_->Submit(kTenantA, SimJob(1, 1, "1h", "  queue: org\n")).status().message(),
             "spec.queue: \"org\" is not a leaf queue");
   const std::string id = Submit(SimJob(1, 1, "1h", "  queue: team-a\n"));
@@ -337,6 +334,56 @@ TEST_F(JobManagerTest, QueueTreeChangesAreStoredAndKeepJobsInLeaves) {
   for (const QueueView& queue : manager_->Queues()) names.push_back(queue.spec.name);
   EXPECT_THAT(names, ElementsAre("org", "team-a", "team-b", "default"));
   EXPECT_EQ(manager_->Get(kAdmin, id)->document.status->phase, JobPhase::kRunning);
+}
+
+// The stored event types of job `id` once they include `type`.
+std::vector<std::string> EventTypesWith(JobManager& manager, const std::string& id,
+                                        std::string_view type) {
+  std::vector<std::string> types;
+  for (int i = 0; i < 4000; ++i) {
+    types.clear();
+    for (const JobEvent& event : *manager.Events(kAdmin, id)) types.push_back(event.type);
+    if (std::find(types.begin(), types.end(), type) != types.end()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return types;
+}
+
+TEST_F(JobManagerTest, PreemptedJobIsRequeuedWithoutCountingARestart) {
+  StartManager(1, false, std::nullopt, SchedulingPolicy{.preemption = true});
+  const std::string low = Submit(SimJob(1, 8, "1h"));
+  WaitFor(low, JobPhase::kRunning);
+  const std::string high = Submit(SimJob(1, 8, "1h", "  priority: 100\n"));
+  WaitFor(high, JobPhase::kRunning);
+
+  const std::vector<std::string> types = EventTypesWith(*manager_, low, "Requeued");
+  EXPECT_THAT(types, ::testing::IsSupersetOf({"Preempted", "Requeued"}));
+  const JobView view = *manager_->Get(kAdmin, low);
+  EXPECT_EQ(view.document.status->phase, JobPhase::kPending);
+  EXPECT_EQ(view.document.status->preemptions, 1);
+  const std::vector<JobEvent> events = *manager_->Events(kAdmin, low);
+  for (const JobEvent& event : events) {
+    if (event.type == "Preempted") EXPECT_THAT(event.message, HasSubstr("job " + high));
+    if (event.type == "Requeued") EXPECT_EQ(event.reason, "Preempted");
+  }
+  // The requeue is not a restart: the restart policy's count is untouched.
+  EXPECT_EQ(view.document.spec.restart_policy.max_restarts, 3);
+
+  // Once the preemptor ends, the victim runs again (a new attempt).
+  manager_->Cancel(kAdmin, high).IgnoreError();
+  WaitFor(low, JobPhase::kRunning);
+}
+
+TEST_F(JobManagerTest, PreemptedJobIsCancelledWhenThePolicySaysSo) {
+  StartManager(1, false, std::nullopt,
+               SchedulingPolicy{.preemption = true, .on_preemption = PreemptedAction::kCancel});
+  const std::string low = Submit(SimJob(1, 8, "1h"));
+  WaitFor(low, JobPhase::kRunning);
+  const std::string high = Submit(SimJob(1, 8, "1h", "  priority: 100\n"));
+  const JobView cancelled = WaitFor(low, JobPhase::kCancelled);
+  EXPECT_EQ(cancelled.document.status->reason, "Preempted");
+  EXPECT_EQ(cancelled.document.status->preemptions, 1);
+  WaitFor(high, JobPhase::kRunning);
 }
 
 TEST_F(JobManagerTest, UnsatisfiableJobIsRefusedAndTimeLimitFailsWithoutRequeue) {

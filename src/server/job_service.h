@@ -57,7 +57,8 @@ struct JobEvent {
   TimePoint time{};
   // "Submitted", "Admitted", "Placed", "Bound", "TaskStarted", "TaskEnded", "Running",
   // "Requeued", "CancelRequested", "Succeeded", "Failed", "Cancelled", "Lost", and from the
-  // queue policies "GangTimeout", "Reclaimed" (an admitted job loses its admission) and
+  // queue policies "GangTimeout", "Reclaimed", "AdmissionRevoked" (an admitted job loses its
+  // admission) and
   // "Preempted" (a running job is evicted).
   std::string type;
   JobPhase phase = JobPhase::kPending;  // the job's phase after this event
