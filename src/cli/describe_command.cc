@@ -178,9 +178,14 @@ void PrintExplanation(const Json& explanation, TimePoint now, std::ostream& out)
                        SafeCell(value.empty() ? "-" : value));
   };
   out << "Why pending:\n";
+  const std::string message = JsonText(explanation, {"message"});
   line("Reason", JsonText(explanation, {"reason"}));
-  line("Message", JsonText(explanation, {"message"}));
-  line("Nodes", NodeSummary(explanation));
+  line("Message", message);
+  // Only a job that found no node has node counts (not one waiting for quota, say).
+  if (JsonNumber(explanation, {"totalNodes"}).value_or(0) > 0 ||
+      !JsonArray(explanation, {"rejections"}).empty()) {
+    line("Nodes", NodeSummary(explanation));
+  }
   const Json* estimate = JsonAt(explanation, {"estimate"});
   if (estimate == nullptr || !estimate->is_object()) {
     line("Estimated start", "unknown");
@@ -191,8 +196,10 @@ void PrintExplanation(const Json& explanation, TimePoint now, std::ostream& out)
        start.empty() ? "unknown (waits on jobs without a time limit)" : StartText(start, now));
   const std::string blocker = JsonText(*estimate, {"blocker"});
   if (!blocker.empty()) {
-    const std::string message = JsonText(*estimate, {"message"});
-    line("Blocked by", message.empty() ? blocker : fmt::format("{}: {}", blocker, message));
+    // The detail is left out when it only repeats the message above.
+    const std::string detail = JsonText(*estimate, {"message"});
+    line("Blocked by",
+         detail.empty() || detail == message ? blocker : fmt::format("{}: {}", blocker, detail));
   }
   line("Position in queue", OrZero(JsonText(*estimate, {"position"})));
 }
