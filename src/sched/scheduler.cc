@@ -33,13 +33,6 @@ std::string BlockerOf(std::string_view code) {
   return "Capacity";
 }
 
-// Whether some reservation has a start: one that waits on jobs without a time limit cannot be
-// delayed, so it does not hold back jobs that fit now.
-bool HasPlannedStart(std::span<const Reservation> reservations) {
-  return std::any_of(reservations.begin(), reservations.end(),
-                     [](const Reservation& r) { return r.start != TimePoint::max(); });
-}
-
 // Cluster totals for fair shares: allocatable of nodes that take work.
 ResourceList Capacity(const ClusterState& state) {
   ResourceList total;
@@ -159,12 +152,14 @@ const Scheduler::Entry* Scheduler::Find(std::string_view job) const {
 
 void Scheduler::Charge(Entry& entry) {
   if (entry.charged) return;
+  tree_->AdvanceTime(env_.clock->Now());  // the usage so far counts in the history first
   tree_->Admit(entry.leaf, entry.charge);
   entry.charged = true;
 }
 
 void Scheduler::Uncharge(Entry& entry) {
   if (!entry.charged) return;
+  tree_->AdvanceTime(env_.clock->Now());
   tree_->Release(entry.leaf, entry.charge);
   entry.charged = false;
 }
@@ -205,7 +200,7 @@ absl::Status Scheduler::Submit(std::string_view job, const JobSpec& spec) {
   by_id_[added.id] = &added;
   jobs_.emplace(added.name, std::move(entry));
   Enqueue(added);
-  untried_.push_back(&added);
+  untried_.push_back(added.id);
   return absl::OkStatus();
 }
 
@@ -221,7 +216,6 @@ absl::Status Scheduler::Restore(std::string_view job, const JobSpec& spec,
     }
   }
   admission_->Remove(entry.id);
-  std::erase(untried_, &entry);
   for (const TaskBinding& binding : placed) {
     entry.placed[binding.task] = true;
     if (binding.placement.node_index >= 0) entry.placements[binding.task] = binding.placement;
@@ -240,6 +234,7 @@ absl::Status Scheduler::Hold(std::string_view job) {
   if (entry->state == Entry::State::kPending) admission_->Remove(entry->id);
   entry->announced = false;
   entry->state = Entry::State::kHeld;
+  entry->held_at = env_.clock->Now();
   entry->has_reason = false;
   return absl::OkStatus();
 }
@@ -258,7 +253,7 @@ absl::Status Scheduler::Requeue(std::string_view job, TimePoint not_before) {
   e.not_before = not_before;
   e.has_reason = false;
   Enqueue(e);
-  untried_.push_back(&e);
+  untried_.push_back(e.id);
   return absl::OkStatus();
 }
 
@@ -269,7 +264,6 @@ void Scheduler::Remove(std::string_view job) {
 void Scheduler::Forget(Entry& entry) {
   Uncharge(entry);
   admission_->Remove(entry.id);
-  std::erase(untried_, &entry);
   by_id_.erase(entry.id);
   jobs_.erase(entry.name);  // `entry` is gone from here on
 }
@@ -291,13 +285,49 @@ void Scheduler::RunCycle(ClusterState& state, SchedulerSink& sink) {
   tree_->SetCapacity(Capacity(state));
   tree_->AdvanceTime(cycle.now);
   ExpireGangTimeouts(cycle);
-  for (auto& [id, entry] : by_id_) {
-    if (entry->state == Entry::State::kRunning) PlaceRemaining(state, *entry, sink);
-  }
   TryAdmitted(cycle);
   TryPending(cycle);
+  for (auto& [id, entry] : by_id_) {
+    if (entry->state == Entry::State::kRunning) PlaceRemaining(cycle, *entry);
+  }
   SettleAdmissions(cycle);
   MarkUntried(cycle);
+}
+
+std::optional<TimePoint> Scheduler::NextWakeup() const {
+  const TimePoint now = env_.clock->Now();
+  std::optional<TimePoint> next;
+  auto consider = [&](TimePoint t) {
+    if (t > now && (!next || t < *next)) next = t;
+  };
+  bool waiting = false;
+  for (const auto& [id, e] : by_id_) {
+    switch (e->state) {
+      case Entry::State::kPending:
+        waiting = true;
+        consider(e->not_before);
+        break;
+      case Entry::State::kAdmitted:
+        waiting = true;
+        if (e->announced && policy_.gang_timeout > Duration::zero()) {
+          consider(e->announced_at + policy_.gang_timeout);
+        }
+        break;
+      case Entry::State::kRunning:
+      case Entry::State::kHeld:
+        break;
+    }
+  }
+  if (!policy_.preemption || !waiting) return next;
+  for (const auto& [id, e] : by_id_) {
+    if (e->state == Entry::State::kRunning && e->spec.preemptible) {
+      consider(e->start_time + e->spec.min_runtime);
+    }
+  }
+  for (const auto& [leaf, times] : evictions_) {
+    for (TimePoint t : times) consider(t + policy_.preemption_rate_period);
+  }
+  return next;
 }
 
 // Jobs told they hold their admission that lost it in this cycle hear so.
@@ -380,7 +410,6 @@ void Scheduler::TryPending(CycleContext& cycle) {
   for (int32_t leaf : cycle.blocked_leaves) cycle.order->BlockQueue(leaf);
   while (std::optional<AdmissionQueue::JobId> next = cycle.order->Next()) {
     Entry& entry = *by_id_.at(*next);
-    std::erase(untried_, &entry);
     if (!entry.satisfiability_checked && RefuseIfUnsatisfiable(cycle, entry)) continue;
     if (cycle.now < entry.not_before) {
       SetPending(entry,
@@ -417,9 +446,12 @@ void Scheduler::TryPending(CycleContext& cycle) {
 // Jobs that the cycle did not reach (behind a blocked head of a strict-FIFO queue) wait in
 // their queue's order.
 void Scheduler::MarkUntried(CycleContext& cycle) {
-  std::vector<Entry*> untried = std::move(untried_);
+  std::vector<int64_t> untried = std::move(untried_);
   untried_.clear();
-  for (Entry* entry : untried) {
+  for (int64_t id : untried) {
+    auto it = by_id_.find(id);
+    if (it == by_id_.end()) continue;
+    Entry* entry = it->second;
     if (entry->state != Entry::State::kPending || entry->has_reason) continue;
     SetPending(*entry,
                {std::string(kReasonPriority),
@@ -436,14 +468,15 @@ bool Scheduler::RefuseIfUnsatisfiable(CycleContext& cycle, Entry& entry) {
     refusal = PendingReason{std::string(kReasonRefused),
                             fmt::format("the job can never fit its queue: {}", verdict.message)};
   }
-  std::set<std::string> seen;
   for (size_t i = 0; i < entry.tasks.size() && !refusal; ++i) {
-    if (!seen.insert(entry.tasks[i].EquivalenceKey()).second) continue;
+    // Node shapes do not change within a cycle: one check per task class and cycle.
+    if (!cycle.satisfiable.insert(entry.tasks[i].EquivalenceKey()).second) continue;
     TaskAttempt attempt =
         framework_->PlaceTask(cycle.state, entry.tasks[i], MatchMode::kSatisfiability);
     if (attempt.placement.has_value() || attempt.status.code() == SchedStatus::Code::kError) {
       continue;
     }
+    cycle.satisfiable.erase(entry.tasks[i].EquivalenceKey());
     refusal = PendingReason{std::string(kReasonRefused),
                             fmt::format("task {} fits no node even on an empty cluster: {}",
                                         entry.task_names[i], attempt.diagnosis.ToString())};
@@ -477,38 +510,17 @@ Scheduler::PlaceOutcome Scheduler::TryPlace(CycleContext& cycle, Entry& entry) {
   PendingReason failure;
   std::vector<TaskBinding> bound =
       Attempt(cycle.state, entry, all, entry.spec.GangSize(), &failure);
-  if (!bound.empty() && HasPlannedStart(cycle.reservations)) {
-    std::vector<TaskRequest> tasks;
-    std::vector<Placement> placements;
-    for (const TaskBinding& b : bound) {
-      tasks.push_back(entry.tasks[b.task]);
-      placements.push_back(b.placement);
-    }
-    const TimePoint end = entry.spec.time_limit ? cycle.now + *entry.spec.time_limit
-                                                : TimePoint::max();
-    if (cycle.running_built == false) {
-      cycle.running = RunningReleases();
-      cycle.running_built = true;
-    }
-    // The attempt's placements are assumed: take them back while the planner looks.
-    for (const TaskBinding& b : bound) cycle.state.Forget(entry.tasks[b.task], b.placement);
-    std::vector<Reservation> planned;
-    for (const Reservation& r : cycle.reservations) {
-      if (r.start != TimePoint::max()) planned.push_back(r);
-    }
-    const bool delays = planner_->Delays(cycle.state, cycle.now, cycle.running, planned, tasks,
-                                         placements, end);
-    if (delays) {
-      for (const TaskBinding& b : bound) entry.placed[b.task] = false;
-      SetPending(entry,
-                 {std::string(kReasonReservation),
-                  fmt::format("it fits now but would delay job {}, reserved to start in {}",
-                              by_id_.at(planned.front().job)->name,
-                              FormatDuration(planned.front().start - cycle.now))},
-                 cycle.sink);
-      return PlaceOutcome::kNotPlaced;
-    }
-    for (const TaskBinding& b : bound) cycle.state.Reassume(entry.tasks[b.task], b.placement);
+  const TimePoint end =
+      entry.spec.time_limit ? cycle.now + *entry.spec.time_limit : TimePoint::max();
+  if (!bound.empty() && DelaysReservations(cycle, entry, bound, end)) {
+    const Reservation& first = cycle.reservations.front();
+    SetPending(entry,
+               {std::string(kReasonReservation),
+                fmt::format("it fits now but would delay job {}, reserved to start in {}",
+                            by_id_.at(first.job)->name,
+                            FormatDuration(first.start - cycle.now))},
+               cycle.sink);
+    return PlaceOutcome::kNotPlaced;
   }
   if (!bound.empty()) {
     Started(entry, std::move(bound), cycle.sink);
@@ -531,17 +543,58 @@ void Scheduler::Started(Entry& entry, std::vector<TaskBinding> bound, SchedulerS
   sink.OnPlaced(entry.name, /*gang=*/true, bound);
 }
 
-void Scheduler::PlaceRemaining(ClusterState& state, Entry& entry, SchedulerSink& sink) {
+// Tasks beyond the gang take capacity left after every waiting job was tried, and never the
+// capacity a reservation needs.
+void Scheduler::PlaceRemaining(CycleContext& cycle, Entry& entry) {
   std::vector<int32_t> remaining;
   for (size_t i = 0; i < entry.placed.size(); ++i) {
     if (!entry.placed[i]) remaining.push_back(static_cast<int32_t>(i));
   }
   if (remaining.empty()) return;
   PendingReason ignored;
-  std::vector<TaskBinding> bound = Attempt(state, entry, remaining, 1, &ignored);
+  std::vector<TaskBinding> bound = Attempt(cycle.state, entry, remaining, 1, &ignored);
   if (bound.empty()) return;
+  const TimePoint end =
+      entry.spec.time_limit ? entry.start_time + *entry.spec.time_limit : TimePoint::max();
+  if (DelaysReservations(cycle, entry, bound, end)) return;
   for (const TaskBinding& b : bound) entry.placements[b.task] = b.placement;
-  sink.OnPlaced(entry.name, /*gang=*/false, bound);
+  cycle.sink.OnPlaced(entry.name, /*gang=*/false, bound);
+}
+
+bool Scheduler::DelaysReservations(CycleContext& cycle, Entry& entry,
+                                   const std::vector<TaskBinding>& bound, TimePoint end) {
+  std::vector<Reservation> planned;
+  for (const Reservation& r : cycle.reservations) {
+    if (r.start != TimePoint::max()) planned.push_back(r);
+  }
+  if (planned.empty()) return false;
+  std::vector<TaskRequest> tasks;
+  std::vector<Placement> placements;
+  for (const TaskBinding& b : bound) {
+    tasks.push_back(entry.tasks[b.task]);
+    placements.push_back(b.placement);
+  }
+  // The attempt's placements are assumed: take them back while the planner looks.
+  for (const TaskBinding& b : bound) cycle.state.Forget(entry.tasks[b.task], b.placement);
+  const bool delays = planner_->Delays(cycle.state, cycle.now, Running(cycle), planned, tasks,
+                                       placements, end);
+  if (delays) {
+    for (const TaskBinding& b : bound) entry.placed[b.task] = false;
+  } else {
+    for (const TaskBinding& b : bound) cycle.state.Reassume(entry.tasks[b.task], b.placement);
+  }
+  return delays;
+}
+
+std::vector<PlannedRelease>& Scheduler::Running(CycleContext& cycle) const {
+  if (!cycle.running_built) {
+    cycle.running = RunningReleases();
+    // The planner recognises the list by its address: jobs started later in the cycle are
+    // appended without moving it.
+    cycle.running.reserve(cycle.running.size() + by_id_.size());
+    cycle.running_built = true;
+  }
+  return cycle.running;
 }
 
 std::vector<TaskBinding> Scheduler::Attempt(ClusterState& state, Entry& entry,
@@ -601,7 +654,7 @@ PlannedRelease Scheduler::ReleaseOf(const Entry& entry) const {
   PlannedRelease release{.job = entry.id};
   // A job being torn down ends within its grace; a running one at its time limit.
   if (entry.state == Entry::State::kHeld) {
-    release.end = env_.clock->Now() + entry.spec.termination_grace;
+    release.end = entry.held_at + entry.spec.termination_grace;
   } else {
     release.end =
         entry.spec.time_limit ? entry.start_time + *entry.spec.time_limit : TimePoint::max();
@@ -636,12 +689,8 @@ bool Scheduler::Reserve(CycleContext& cycle, Entry& entry, PendingReason& reason
                            ? 1
                            : static_cast<size_t>(std::max(policy_.backfill_depth, 1));
   if (cycle.blocked.size() >= depth) return false;
-  if (!cycle.running_built) {
-    cycle.running = RunningReleases();
-    cycle.running_built = true;
-  }
   cycle.blocked.push_back(AsBlocked(entry));
-  cycle.reservations = planner_->Plan(cycle.state, cycle.now, cycle.running, cycle.blocked);
+  cycle.reservations = planner_->Plan(cycle.state, cycle.now, Running(cycle), cycle.blocked);
   const Reservation& mine = cycle.reservations.back();
   reason.message += mine.start == TimePoint::max()
                         ? "; next in line (no start can be reserved: it waits on jobs without a "

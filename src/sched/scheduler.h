@@ -193,6 +193,11 @@ class Scheduler {
   // of running jobs. Placements are assumed into `state` and reported to `sink`.
   void RunCycle(ClusterState& state, SchedulerSink& sink);
 
+  // The next time a waiting job may move with nothing else happening: a back-off or a gang
+  // timeout ends; with preemption on, a running job passes its min_runtime or a preemption
+  // rate-limit window ends. nullopt when nothing waits on time. The wiring runs a cycle then.
+  std::optional<TimePoint> NextWakeup() const;
+
   // The reason a job is pending; nullptr when it is not pending (unknown, running or held).
   const PendingReason* Reason(std::string_view job) const;
   // The job's tasks in task-group order, as the Scheduler indexes them; nullptr when unknown.
@@ -238,7 +243,13 @@ class Scheduler {
   // How many more evictions the rate limit allows for preemptors of `leaf` now.
   int32_t EvictionsLeft(int32_t leaf, TimePoint now);
   bool Reserve(CycleContext& cycle, Entry& entry, PendingReason& reason);
-  void PlaceRemaining(ClusterState& state, Entry& entry, SchedulerSink& sink);
+  void PlaceRemaining(CycleContext& cycle, Entry& entry);
+  // Whether starting `bound` (assumed in the state) until `end` would delay a reservation of
+  // this cycle; when it would, the placements are taken back out of the state.
+  bool DelaysReservations(CycleContext& cycle, Entry& entry,
+                          const std::vector<TaskBinding>& bound, TimePoint end);
+  // The running jobs' releases, built once per cycle.
+  std::vector<PlannedRelease>& Running(CycleContext& cycle) const;
   // Places tasks[indices] with the first `min_available` all-or-nothing; maps the result back
   // to job task indices. Empty on failure, with `failure` set.
   std::vector<TaskBinding> Attempt(ClusterState& state, Entry& entry,
@@ -262,7 +273,7 @@ class Scheduler {
   std::unique_ptr<BackfillPlanner> planner_;
   std::map<std::string, std::unique_ptr<Entry>, std::less<>> jobs_;
   std::map<int64_t, Entry*> by_id_;
-  std::vector<Entry*> untried_;  // submitted or requeued since the last cycle
+  std::vector<int64_t> untried_;  // jobs submitted or requeued since the last cycle
   // Per preemptor leaf queue: the times of its recent evictions, for the rate limit.
   std::map<int32_t, std::vector<TimePoint>> evictions_;
   int64_t next_sequence_ = 0;

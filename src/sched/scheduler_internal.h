@@ -28,6 +28,7 @@ struct Scheduler::Entry {
   TimePoint submit_time{};
   TimePoint admit_time{};
   TimePoint start_time{};
+  TimePoint held_at{};  // when its teardown began
   State state = State::kPending;
   TimePoint not_before{};
   int32_t gang_timeouts = 0;
@@ -45,11 +46,12 @@ struct Scheduler::CycleContext {
   SchedulerSink& sink;
   TimePoint now;
   std::optional<AdmissionQueue::Cycle> order;
-  std::vector<PlannedRelease> running;  // built on first use
+  std::vector<PlannedRelease> running;  // built on first use: Scheduler::Running
   bool running_built = false;
   std::vector<BlockedJob> blocked;      // jobs holding reservations, in order
   std::vector<Reservation> reservations;
   std::set<int32_t> blocked_leaves;     // strict-FIFO leaves blocked this cycle
+  std::set<std::string> satisfiable;    // task classes that fit some empty node
 };
 
 }  // namespace tessera

@@ -14,6 +14,25 @@
 namespace tessera {
 namespace {
 
+// Whether the leaf queue's own use, with `charge` added, stays within its guarantee for every
+// resource the tree limits: the condition for taking back what other queues borrowed (Kueue's
+// reclaimWithinCohort). Its parents may be over theirs: what its siblings borrowed is reclaimed.
+bool LeafWithinGuarantee(const QueueTree& tree, int32_t leaf, const ResourceList& charge) {
+  const ResourceList guaranteed = tree.Guaranteed(leaf);
+  const ResourceList& used = tree.Usage(leaf);
+  for (const auto& [resource, limit] : guaranteed) {
+    auto u = used.find(resource);
+    auto c = charge.find(resource);
+    const int64_t total =
+        (u == used.end() ? 0 : u->second) + (c == charge.end() ? 0 : c->second);
+    if (total > limit) return false;
+  }
+  return true;
+}
+
+}  // namespace
+namespace {
+
 constexpr std::string_view kReasonPreempted = "Preempted";
 
 }  // namespace
@@ -31,13 +50,20 @@ int32_t Scheduler::EvictionsLeft(int32_t leaf, TimePoint now) {
   return std::max<int32_t>(policy_.preemption_rate_max - static_cast<int32_t>(times.size()), 0);
 }
 
+// Quota for a job its queue cannot admit now: lower-priority jobs of its own queue give theirs
+// back, and, when its queue stays within its guarantee, jobs of queues above their guarantee
+// give back what they borrowed.
 bool Scheduler::Reclaim(CycleContext& cycle, Entry& entry, PendingReason& reason) {
-  if (!policy_.preemption || !tree_->WithinGuarantee(entry.leaf, entry.charge)) return false;
+  if (!policy_.preemption) return false;
+  const bool reclaims = LeafWithinGuarantee(*tree_, entry.leaf, entry.charge);
   std::vector<Entry*> candidates;
   for (auto& [id, e] : by_id_) {
-    if (e == &entry || !e->charged || e->leaf == entry.leaf) continue;
-    if (Evictable(*e, cycle.now) && tree_->IsBorrowing(e->leaf)) candidates.push_back(e);
+    if (e == &entry || !e->charged || !Evictable(*e, cycle.now)) continue;
+    const bool lower_in_queue = e->leaf == entry.leaf && e->spec.priority < entry.spec.priority;
+    const bool borrowed = reclaims && e->leaf != entry.leaf && tree_->IsBorrowing(e->leaf);
+    if (lower_in_queue || borrowed) candidates.push_back(e);
   }
+  if (candidates.empty()) return false;
   // Cheaper victims first: lower priority, then the most recently admitted or started.
   auto since = [](const Entry* e) {
     return e->state == Entry::State::kRunning ? e->start_time : e->admit_time;
@@ -51,7 +77,7 @@ bool Scheduler::Reclaim(CycleContext& cycle, Entry& entry, PendingReason& reason
   std::vector<Entry*> taken;
   for (Entry* e : candidates) {
     if (tree_->CanAdmit(entry.leaf, entry.charge).fits) break;
-    if (!tree_->IsBorrowing(e->leaf)) continue;
+    if (e->leaf != entry.leaf && !tree_->IsBorrowing(e->leaf)) continue;
     Uncharge(*e);
     taken.push_back(e);
   }
@@ -81,7 +107,9 @@ bool Scheduler::Reclaim(CycleContext& cycle, Entry& entry, PendingReason& reason
     return false;
   }
   for (Entry* e : taken) {
-    Evict(cycle, *e, entry, "reclaimed its borrowed quota");
+    Evict(cycle, *e, entry,
+          e->leaf == entry.leaf ? "a higher-priority job of its queue needs its quota"
+                                : "a queue below its guarantee reclaims its borrowed quota");
     if (e->state == Entry::State::kHeld) entry.awaited_victims.push_back(e->id);
   }
   return true;
@@ -97,7 +125,7 @@ bool Scheduler::Preempt(CycleContext& cycle, Entry& entry, PendingReason& reason
                                   entry.awaited_victims.size());
     return true;
   }
-  const bool reclaims = tree_->WithinGuarantee(entry.leaf, {});
+  const bool reclaims = LeafWithinGuarantee(*tree_, entry.leaf, {});
   std::vector<Entry*> eligible;
   std::vector<VictimCandidate> candidates;
   for (auto& [id, e] : by_id_) {
@@ -158,6 +186,7 @@ void Scheduler::Evict(CycleContext& cycle, Entry& victim, const Entry& preemptor
     return;
   }
   victim.state = Entry::State::kHeld;
+  victim.held_at = cycle.now;
   victim.has_reason = false;
   cycle.sink.OnPreempted(victim.name, reason,
                          /*requeue=*/policy_.on_preemption == PreemptedAction::kRequeue);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "core/duration.h"
@@ -124,6 +125,7 @@ class Runner final : public SchedulerSink {
   std::vector<ExpectationResult> results_;
   std::vector<bool> decided_;
   bool acted_ = false;  // something happened at the instant being run (not only stale timers)
+  std::set<TimePoint> wakeups_;  // instants already scheduled for NextWakeup
 };
 
 absl::Status Runner::Setup() {
@@ -259,6 +261,12 @@ bool Runner::RunInstant(TimePoint t) {
     if (!acted_) continue;
     any = true;
     scheduler_->RunCycle(state_.cluster, *this);
+  }
+  // A job that waits on time alone (a back-off, a gang timeout, a victim's min_runtime, a
+  // preemption rate limit) is tried again when that time comes.
+  if (std::optional<TimePoint> wakeup = scheduler_->NextWakeup();
+      any && wakeup && wakeups_.insert(*wakeup).second) {
+    queue_.Push(*wakeup, EventClass::kObserve, [this] { acted_ = true; });
   }
   return any;
 }
@@ -424,7 +432,8 @@ void Runner::OnPlaced(std::string_view name, bool gang, std::span<const TaskBind
 void Runner::OnAdmitted(std::string_view name) {
   JobRun& job = state_.job(name);
   job.charged = true;
-  Log("admit", fmt::format("{}: quota held in queue {} while it waits", job.name(),
+  job.phase = JobPhase::kAdmitted;
+  Log("admit", fmt::format("{}: quota held in queue {} while its victims terminate", job.name(),
                            job.def->spec.queue));
 }
 
