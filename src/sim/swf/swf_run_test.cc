@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -58,16 +59,16 @@ TEST(SwfRunTest, BadModesNameTheFlag) {
 }
 
 // 4 one-processor nodes. job-1 (3 procs, 100 s) runs first; job-2 (4 procs) must wait for it;
-// job-3 (1 proc, 10 s) fits beside job-1 at once and ends long before job-1.
-constexpr std::string_view kLog =
-    "; MaxNodes: 4\n"
-    "; MaxProcs: 4\n"
-    "1  0 -1 100 3 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"
-    "2 10 -1 100 4 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"
-    "3 20 -1  10 1 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n";
+// job-3 (1 proc) arrives at 20 s, fits beside job-1 at once and runs `run3` seconds.
+std::string Log(int run3) {
+  return "; MaxNodes: 4\n; MaxProcs: 4\n"
+         "1  0 -1 100 3 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"
+         "2 10 -1 100 4 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n" +
+         fmt::format("3 20 -1 {} 1 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n", run3);
+}
 
 TEST(SwfRunTest, RunsAModeAndMeasuresIt) {
-  absl::StatusOr<SwfTrace> trace = ParseSwfTrace(kLog, "t.swf");
+  absl::StatusOr<SwfTrace> trace = ParseSwfTrace(Log(10), "t.swf");
   ASSERT_TRUE(trace.ok()) << trace.status();
   absl::StatusOr<std::vector<SwfMode>> none = ParseSwfModes("none", false);
   ASSERT_TRUE(none.ok());
@@ -87,19 +88,56 @@ TEST(SwfRunTest, RunsAModeAndMeasuresIt) {
   EXPECT_DOUBLE_EQ(m.mean_bounded_slowdown, (1 + 190.0 / 100.0 + 1) / 3);
 }
 
-TEST(SwfRunTest, EveryModeCompletesEveryJob) {
-  absl::StatusOr<SwfTrace> trace = ParseSwfTrace(kLog, "t.swf");
-  ASSERT_TRUE(trace.ok()) << trace.status();
-  absl::StatusOr<std::vector<SwfMode>> modes = ParseSwfModes("all", false);
-  ASSERT_TRUE(modes.ok());
-  for (const SwfMode& mode : *modes) {
-    SCOPED_TRACE(mode.name);
-    absl::StatusOr<SwfRunResult> r = RunSwfMode(*trace, "t.swf", {}, mode);
+// One node of 4 cpus. job-1 (3 procs) runs 0..100 s; job-2 (2 procs) is blocked until 100 s,
+// job-3 (4 procs) until job-2 ends; job-4 (1 proc, 250 s) fits at once at 20 s.
+constexpr std::string_view kTwoBlocked =
+    "; MaxNodes: 1\n; MaxProcs: 4\n"
+    "1  0 -1 100 3 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"
+    "2 10 -1 100 2 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"
+    "3 15 -1  50 4 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"
+    "4 20 -1 250 1 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n";
+
+TEST(SwfRunTest, ModesOrderAndBackfillAsDefined) {
+  struct Case {
+    std::string what;
+    std::string log;
+    std::string backfill;
+    bool fifo;
+    double mean_wait_s;
+    double makespan_s;
+  };
+  const std::vector<Case> cases = {
+      // A short job-3 ends (30 s) before job-2's reservation (100 s): every mode but fcfs starts
+      // it at once. fcfs holds it behind job-2: it starts at 200 s (waits 0, 90, 180).
+      {"short, fcfs", Log(10), "none", true, 90, 210},
+      {"short, none", Log(10), "none", false, 30, 200},
+      {"short, easy", Log(10), "easy", false, 30, 200},
+      {"short, conservative", Log(10), "conservative", false, 30, 200},
+      // A long job-3 (ends at 220 s) would delay job-2's reservation: backfill keeps it back
+      // until job-2 ends at 200 s; greedy 'none' starts it at once and job-2 waits until 220 s.
+      {"long, fcfs", Log(200), "none", true, 90, 400},
+      {"long, none", Log(200), "none", false, 70, 320},
+      {"long, easy", Log(200), "easy", false, 90, 400},
+      {"long, conservative", Log(200), "conservative", false, 90, 400},
+      // EASY protects only job-2 (job-4 leaves it room at 100 s): job-4 runs 20..270 s, job-2
+      // 100..200, job-3 270..320 (waits 0, 90, 255, 0). Conservative also protects job-3's
+      // reservation at 200 s: job-4 waits for job-3 to end at 250 s (waits 0, 90, 185, 230),
+      // as fcfs does.
+      {"two blocked, fcfs", std::string(kTwoBlocked), "none", true, 126.25, 500},
+      {"two blocked, easy", std::string(kTwoBlocked), "easy", false, 86.25, 320},
+      {"two blocked, conservative", std::string(kTwoBlocked), "conservative", false, 126.25, 500},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    absl::StatusOr<SwfTrace> trace = ParseSwfTrace(c.log, "t.swf");
+    ASSERT_TRUE(trace.ok()) << trace.status();
+    absl::StatusOr<std::vector<SwfMode>> modes = ParseSwfModes(c.backfill, c.fifo);
+    ASSERT_TRUE(modes.ok()) << modes.status();
+    absl::StatusOr<SwfRunResult> r = RunSwfMode(*trace, "t.swf", {}, modes->front());
     ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_EQ(r->metrics.completed, 3);
-    EXPECT_TRUE(r->starts_after_submit);
-    // job-1 and job-2 cannot overlap in any mode: the run lasts at least 200 s.
-    EXPECT_GE(r->metrics.makespan_s, 200);
+    EXPECT_EQ(r->metrics.completed, r->metrics.jobs);
+    EXPECT_DOUBLE_EQ(r->metrics.mean_wait_s, c.mean_wait_s);
+    EXPECT_DOUBLE_EQ(r->metrics.makespan_s, c.makespan_s);
   }
 }
 
