@@ -524,7 +524,6 @@ Scheduler::PlaceOutcome Scheduler::TryPlace(CycleContext& cycle, Entry& entry) {
   }
   if (!bound.empty()) {
     Started(entry, std::move(bound), cycle.sink);
-    if (cycle.running_built) cycle.running.push_back(ReleaseOf(entry));
     return PlaceOutcome::kPlaced;
   }
   const bool preempting = policy_.preemption && Preempt(cycle, entry, failure);
@@ -576,7 +575,9 @@ bool Scheduler::DelaysReservations(CycleContext& cycle, Entry& entry,
   }
   // The attempt's placements are assumed: take them back while the planner looks.
   for (const TaskBinding& b : bound) cycle.state.Forget(entry.tasks[b.task], b.placement);
-  const bool delays = planner_->Delays(cycle.state, cycle.now, Running(cycle), planned, tasks,
+  // Jobs started since the plan are in the state only: the planner counts them as never
+  // ending, which can only refuse a backfill, never allow a delay.
+  const bool delays = planner_->Delays(cycle.state, cycle.now, cycle.running, planned, tasks,
                                        placements, end);
   if (delays) {
     for (const TaskBinding& b : bound) entry.placed[b.task] = false;
@@ -584,17 +585,6 @@ bool Scheduler::DelaysReservations(CycleContext& cycle, Entry& entry,
     for (const TaskBinding& b : bound) cycle.state.Reassume(entry.tasks[b.task], b.placement);
   }
   return delays;
-}
-
-std::vector<PlannedRelease>& Scheduler::Running(CycleContext& cycle) const {
-  if (!cycle.running_built) {
-    cycle.running = RunningReleases();
-    // The planner recognises the list by its address: jobs started later in the cycle are
-    // appended without moving it.
-    cycle.running.reserve(cycle.running.size() + by_id_.size());
-    cycle.running_built = true;
-  }
-  return cycle.running;
 }
 
 std::vector<TaskBinding> Scheduler::Attempt(ClusterState& state, Entry& entry,
@@ -690,7 +680,8 @@ bool Scheduler::Reserve(CycleContext& cycle, Entry& entry, PendingReason& reason
                            : static_cast<size_t>(std::max(policy_.backfill_depth, 1));
   if (cycle.blocked.size() >= depth) return false;
   cycle.blocked.push_back(AsBlocked(entry));
-  cycle.reservations = planner_->Plan(cycle.state, cycle.now, Running(cycle), cycle.blocked);
+  cycle.running = RunningReleases();  // with the jobs started earlier in this cycle
+  cycle.reservations = planner_->Plan(cycle.state, cycle.now, cycle.running, cycle.blocked);
   const Reservation& mine = cycle.reservations.back();
   reason.message += mine.start == TimePoint::max()
                         ? "; next in line (no start can be reserved: it waits on jobs without a "

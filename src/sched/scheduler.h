@@ -248,8 +248,6 @@ class Scheduler {
   // this cycle; when it would, the placements are taken back out of the state.
   bool DelaysReservations(CycleContext& cycle, Entry& entry,
                           const std::vector<TaskBinding>& bound, TimePoint end);
-  // The running jobs' releases, built once per cycle.
-  std::vector<PlannedRelease>& Running(CycleContext& cycle) const;
   // Places tasks[indices] with the first `min_available` all-or-nothing; maps the result back
   // to job task indices. Empty on failure, with `failure` set.
   std::vector<TaskBinding> Attempt(ClusterState& state, Entry& entry,

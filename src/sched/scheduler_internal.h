@@ -46,8 +46,7 @@ struct Scheduler::CycleContext {
   SchedulerSink& sink;
   TimePoint now;
   std::optional<AdmissionQueue::Cycle> order;
-  std::vector<PlannedRelease> running;  // built on first use: Scheduler::Running
-  bool running_built = false;
+  std::vector<PlannedRelease> running;  // the running jobs when the reservations were planned
   std::vector<BlockedJob> blocked;      // jobs holding reservations, in order
   std::vector<Reservation> reservations;
   std::set<int32_t> blocked_leaves;     // strict-FIFO leaves blocked this cycle
