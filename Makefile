@@ -72,6 +72,10 @@ bench: build
 	TESSERA_TRACE_DIR=$(abspath $(TRACE_DIR)) $(BUILD)/bench/placement_benchmark
 	$(BUILD)/src/sched/plugins/gpushare/fragmentation_benchmark
 	$(BUILD)/bench/store_benchmark
+	$(BUILD)/src/sched/queue/admission_benchmark
+	$(BUILD)/src/sched/preemption/victim_search_benchmark 500
+	$(BUILD)/src/sched/backfill/backfill_benchmark
+	$(BUILD)/bench/scheduler_cycle_benchmark
 	bash scripts/bench-reproduction.sh $(BUILD) $(TRACE_DIR)
 
 clean:
