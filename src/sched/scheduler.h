@@ -1,17 +1,19 @@
 // Scheduler: the job-level scheduling cycle over the Framework — admission, placement,
 // preemption and backfill.
 //
-// Every job is in one of four states: pending (waiting for admission), admitted (its whole quota
-// charge reserved in its leaf queue, not yet placed), running (its gang placed), held (its tasks
-// are being torn down). One cycle (RunCycle):
+// Every job is in one of four states: pending (waiting), admitted (its whole quota charge
+// reserved in its leaf queue while the jobs preempted for it terminate), running (its gang
+// placed), held (its tasks are being torn down). One cycle (RunCycle):
 //   1. admitted jobs whose gang timeout passed lose their admission and wait out a back-off;
-//   2. running jobs place their tasks beyond the gang as capacity allows;
-//   3. admitted jobs, in admission order, try to place their gang;
-//   4. pending jobs, in admission order (queue/admission_queue.h: queue priority, hierarchical
+//   2. admitted jobs, in the profile's QueueSort order, try to place their gang;
+//   3. pending jobs, in admission order (queue/admission_queue.h: queue priority, hierarchical
 //      fair share, job priority with aging, submission), are admitted when their charge fits
 //      their queue (queue/queue_tree.h: guarantees, borrowing and lending limits) — or, when
-//      preemption is on and their queue stays within its guarantee, after reclaiming quota from
-//      borrowing queues — and then try to place their gang.
+//      preemption is on, after reclaiming quota: from lower-priority jobs of their own queue,
+//      and, while their queue stays within its guarantee, from queues above theirs — and then
+//      try to place their gang; a job whose gang does not fit gives its charge back, unless it
+//      preempted for it;
+//   4. running jobs place their tasks beyond the gang as capacity allows.
 // A gang — the first `min_available` tasks in task-group order — is placed all-or-nothing with
 // Framework::ScheduleGang and holds nothing while it waits. A gang that does not fit may preempt
 // (when the policy allows): lower-priority jobs of its own queue and jobs of queues above their
@@ -19,10 +21,11 @@
 // min_runtime, within the preemptor queue's rate limit, and only when the victims make it fit.
 // A preemptor waits for its victims to be released before it preempts again. Otherwise, with
 // backfill on (backfill/backfill_planner.h), the first blocked job (EASY) or the first
-// `backfill_depth` (conservative) get reservations from running jobs' time limits, and a later
-// job starts now only if it delays none of them (reason "Reservation" otherwise). In a
-// strict-FIFO queue a job that cannot be admitted or placed blocks the queue's later jobs
-// (reason "Priority").
+// `backfill_depth` (conservative) get reservations of capacity (not of quota) from running
+// jobs' time limits, planned afresh every cycle; a later job, or a task beyond a running gang,
+// starts now only if it delays none of them (reason "Reservation" otherwise). In a strict-FIFO
+// queue a job that cannot be admitted or placed blocks the queue's later jobs (reason
+// "Priority").
 //
 // Every job that waits has a reason: QuotaExceeded, a placement code (Diagnosis::TopCode(), e.g.
 // "InsufficientResources", with "task worker-1: 0/4 nodes: 3 insufficient gpu, ..."),
@@ -124,7 +127,7 @@ class SchedulerSink {
   // The job can never run here; it has left the queue. `reason.code` is "Refused".
   virtual void OnRefused(std::string_view job, const PendingReason& reason) = 0;
   // The job is still pending and its reason changed (or it is pending for the first time).
-  // An admitted job waiting for capacity hears this too (it stays Admitted).
+  // An admitted job waiting for its preemption victims hears this too (it stays admitted).
   virtual void OnPending(std::string_view job, const PendingReason& reason) {}
   // The job's whole quota charge stays reserved in its queue while it waits for the jobs
   // preempted for it to release their resources. (A job placed in the cycle of its admission
@@ -164,7 +167,10 @@ class Scheduler {
   absl::Status SetQueues(std::span<const QueueSpec> queues);
   // Every queue, in tree order (parents before children).
   std::vector<QueueStatus> QueueStatuses() const;
-  // A pending job's predicted start; NotFound when the job is unknown or not pending.
+  // A waiting job's predicted start: the backfill planner, in dry run on `state` (left as
+  // given), plans the admitted jobs, then at most 64 jobs ahead of it in its own queue, then it.
+  // Jobs of other queues that may be admitted first are not foreseen. NotFound when the job is
+  // unknown, running or held.
   absl::StatusOr<StartEstimate> Estimate(std::string_view job, ClusterState& state);
 
   ~Scheduler();

@@ -64,6 +64,13 @@ class RecordingSink : public SchedulerSink {
   void OnPending(std::string_view job, const PendingReason& reason) override {
     pending.push_back(std::string(job) + ": " + reason.code);
   }
+  void OnAdmitted(std::string_view job) override { admitted.push_back(std::string(job)); }
+  void OnPreempted(std::string_view job, const PendingReason& reason, bool requeue) override {
+    preempted.push_back(std::string(job) + ": " + reason.message);
+  }
+
+  std::vector<std::string> admitted;
+  std::vector<std::string> preempted;
 
   std::vector<Placed> placed;
   std::vector<std::string> refused;
@@ -72,14 +79,16 @@ class RecordingSink : public SchedulerSink {
 
 class SchedulerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { Recreate(SchedulingPolicy{}); }
+  void Recreate(const SchedulingPolicy& policy) {
     absl::StatusOr<Profile> profile = BuiltinProfile("default");
     ASSERT_TRUE(profile.ok()) << profile.status();
-    absl::StatusOr<std::unique_ptr<Scheduler>> s =
-        Scheduler::Create(*profile, BuiltinPlugins(), SchedulerEnv{.rng = &rng_, .clock = &clock_});
+    absl::StatusOr<std::unique_ptr<Scheduler>> s = Scheduler::Create(
+        *profile, BuiltinPlugins(), SchedulerEnv{.rng = &rng_, .clock = &clock_}, policy);
     ASSERT_TRUE(s.ok()) << s.status();
     scheduler_ = *std::move(s);
   }
+  void At(int64_t seconds) { clock_.Set(TimePoint{} + std::chrono::seconds(seconds)); }
 
   void AddNodes(int32_t n, int32_t gpus) {
     for (int32_t i = 0; i < n; ++i) {
@@ -222,6 +231,128 @@ TEST_F(SchedulerTest, RejectsDuplicateAndInvalidJobs) {
   EXPECT_EQ(scheduler_->Hold("missing").code(), absl::StatusCode::kNotFound);
   scheduler_->Remove("a");
   EXPECT_EQ(scheduler_->Tasks("a"), nullptr);
+}
+
+
+// Two leaves under a parent of 24 GPUs: team-a guaranteed 8 GPUs, free to borrow; team-b
+// guaranteed 8 GPUs, borrowing nothing.
+std::vector<QueueSpec> TwoTeams() {
+  return {QueueSpec{.name = "org", .guaranteed = {{"gpu", 24000}}},
+          QueueSpec{.name = "team-a", .parent = "org", .guaranteed = {{"gpu", 8000}}},
+          QueueSpec{.name = "team-b",
+                    .parent = "org",
+                    .guaranteed = {{"gpu", 8000}},
+                    .borrowing_limit = {{"gpu", 0}}}};
+}
+
+JobSpec InQueue(JobSpec spec, std::string queue, std::optional<Duration> limit = std::nullopt) {
+  spec.queue = std::move(queue);
+  spec.time_limit = limit;
+  return spec;
+}
+
+TEST_F(SchedulerTest, JobsMustNameALeafQueue) {
+  ASSERT_TRUE(scheduler_->SetQueues(TwoTeams()).ok());
+  EXPECT_THAT(scheduler_->Submit("x", InQueue(GpuJob("x", 1, 1), "nope")).message(),
+              HasSubstr("spec.queue: unknown queue \"nope\""));
+  EXPECT_THAT(scheduler_->Submit("y", InQueue(GpuJob("y", 1, 1), "org")).message(),
+              HasSubstr("spec.queue: \"org\" is not a leaf queue"));
+  ASSERT_TRUE(scheduler_->Submit("z", InQueue(GpuJob("z", 1, 1), "team-a")).ok());
+  // A tree without team-a would strand job z.
+  const std::vector<QueueSpec> without{QueueSpec{.name = "team-b"}};
+  EXPECT_EQ(scheduler_->SetQueues(without).code(), absl::StatusCode::kFailedPrecondition);
+  const std::vector<QueueSpec> bad{QueueSpec{.name = "a", .weight = 0}};
+  EXPECT_EQ(scheduler_->SetQueues(bad).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(SchedulerTest, AdmissionChargesTheQueueAndQuotaBlocksTheRest) {
+  AddNodes(4, 8);
+  ASSERT_TRUE(scheduler_->SetQueues(TwoTeams()).ok());
+  // team-a (first by name at equal shares) takes 16 GPUs; team-b still gets its 8, not more.
+  ASSERT_TRUE(scheduler_->Submit("b1", InQueue(GpuJob("b1", 1, 8), "team-b")).ok());
+  ASSERT_TRUE(scheduler_->Submit("b2", InQueue(GpuJob("b2", 1, 8), "team-b")).ok());
+  ASSERT_TRUE(scheduler_->Submit("a1", InQueue(GpuJob("a1", 2, 8), "team-a")).ok());
+  Cycle();
+  std::vector<std::string> started;
+  for (const Placed& p : sink_.placed) started.push_back(p.job);
+  EXPECT_THAT(started, ::testing::UnorderedElementsAre("b1", "a1"));
+  ASSERT_NE(scheduler_->Reason("b2"), nullptr);
+  EXPECT_EQ(scheduler_->Reason("b2")->code, "QuotaExceeded");
+  EXPECT_THAT(scheduler_->Reason("b2")->message, HasSubstr("gpu: needs 8 GPUs"));
+  std::map<std::string, QueueStatus> by_name;
+  for (const QueueStatus& q : scheduler_->QueueStatuses()) by_name[q.spec.name] = q;
+  EXPECT_EQ(by_name["team-a"].usage["gpu"], 16000);
+  EXPECT_TRUE(by_name["team-a"].borrowing);
+  EXPECT_EQ(by_name["team-b"].running, 1);
+  EXPECT_EQ(by_name["team-b"].pending, 1);
+  EXPECT_EQ(by_name["org"].usage["gpu"], 24000);
+  EXPECT_EQ(by_name["org"].running, 2);
+}
+
+TEST_F(SchedulerTest, AJobAboveItsQueueLimitsIsRefused) {
+  AddNodes(4, 8);
+  ASSERT_TRUE(scheduler_->SetQueues(TwoTeams()).ok());
+  ASSERT_TRUE(scheduler_->Submit("huge", InQueue(GpuJob("huge", 2, 8), "team-b")).ok());
+  Cycle();
+  EXPECT_THAT(sink_.refused, ElementsAre("huge: Refused"));
+  EXPECT_EQ(scheduler_->Tasks("huge"), nullptr);
+}
+
+TEST_F(SchedulerTest, EstimateComesFromTheRunningJobsTimeLimits) {
+  AddNodes(1, 8);
+  ASSERT_TRUE(
+      scheduler_->Submit("run", InQueue(GpuJob("run", 1, 8), "default", std::chrono::minutes(10)))
+          .ok());
+  Cycle();
+  ASSERT_TRUE(scheduler_->Submit("next", GpuJob("next", 1, 8)).ok());
+  At(60);
+  Cycle();
+  absl::StatusOr<StartEstimate> estimate = scheduler_->Estimate("next", state_);
+  ASSERT_TRUE(estimate.ok()) << estimate.status();
+  ASSERT_TRUE(estimate->start.has_value());
+  EXPECT_EQ(*estimate->start, TimePoint{} + std::chrono::minutes(10));
+  EXPECT_EQ(estimate->blocker, "Capacity");
+  EXPECT_EQ(scheduler_->Estimate("run", state_).status().code(), absl::StatusCode::kNotFound);
+  // Behind a job without a time limit nothing can be predicted.
+  ASSERT_TRUE(scheduler_->Submit("forever", GpuJob("forever", 1, 8)).ok());
+  scheduler_->Remove("run");
+  state_ = ClusterState();
+  AddNodes(1, 8);
+  Cycle();
+  estimate = scheduler_->Estimate("forever", state_);
+  ASSERT_TRUE(estimate.ok()) << estimate.status();
+  EXPECT_FALSE(estimate->start.has_value());
+}
+
+TEST_F(SchedulerTest, PreemptionEvictsTheLowerPriorityJobOnlyAfterItsMinRuntime) {
+  SchedulingPolicy policy;
+  policy.preemption = true;
+  Recreate(policy);
+  AddNodes(1, 8);
+  JobSpec low = GpuJob("low", 1, 8, std::nullopt, /*priority=*/0);
+  low.min_runtime = std::chrono::seconds(30);
+  ASSERT_TRUE(scheduler_->Submit("low", low).ok());
+  Cycle();
+  ASSERT_TRUE(scheduler_->Submit("high", GpuJob("high", 1, 8, std::nullopt, 100)).ok());
+  At(10);
+  Cycle();
+  EXPECT_TRUE(sink_.preempted.empty());
+  ASSERT_TRUE(scheduler_->NextWakeup().has_value());
+  EXPECT_EQ(*scheduler_->NextWakeup(), TimePoint{} + std::chrono::seconds(30));
+  At(30);
+  Cycle();
+  ASSERT_EQ(sink_.preempted.size(), 1u);
+  EXPECT_THAT(sink_.preempted[0], HasSubstr("low: preempted by job high"));
+  EXPECT_THAT(sink_.admitted, ElementsAre("high"));
+  // The victim's tasks leave at the end of its grace; the preemptor then takes the node.
+  Placement held{.node_index = 0, .node = "n0", .gpus = {0, 1, 2, 3, 4, 5, 6, 7},
+                 .gpu_milli = kMilliGpuPerDevice};
+  state_.Forget(low.tasks[0].request, held);
+  ASSERT_TRUE(scheduler_->Requeue("low", clock_.Now()).ok());
+  Cycle();
+  ASSERT_EQ(sink_.placed.size(), 2u);
+  EXPECT_EQ(sink_.placed[1].job, "high");
+  EXPECT_EQ(sink_.preempted.size(), 1u);  // equal priority now: no loop back
 }
 
 }  // namespace
