@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sched/plugins/builtin.h"
+#include "sched/testing/test_nodes.h"
 
 namespace tessera {
 namespace {
@@ -16,17 +17,7 @@ using ::testing::HasSubstr;
 constexpr int64_t kGi = int64_t{1} << 30;
 
 Node GpuNode(std::string name, int32_t gpus) {
-  Node node;
-  node.name = std::move(name);
-  node.capacity.cpu = 64'000;
-  node.capacity.memory = 512 * kGi;
-  node.capacity.gpu = gpus * kMilliGpuPerDevice;
-  for (int32_t i = 0; i < gpus; ++i) {
-    node.gpus.push_back(GpuDevice{.index = i, .model = "A100", .memory = 80 * kGi});
-  }
-  node.capacity.gpu_memory = gpus * 80 * kGi;
-  node.allocatable = node.capacity;
-  return node;
+  return testing::NamedGpuNode(std::move(name), gpus);
 }
 
 JobSpec GpuJob(std::string name, int32_t replicas, int32_t gpus_per_task,
@@ -196,14 +187,17 @@ TEST_F(SchedulerTest, HeldJobsWaitAndRequeuedJobsBackOff) {
 TEST_F(SchedulerTest, RestoredJobKeepsItsBoundTasksAndPlacesTheRest) {
   AddNodes(1, 8);
   const JobSpec spec = GpuJob("elastic", 3, 4, /*min_available=*/1);
-  ASSERT_TRUE(scheduler_->Restore("elastic", spec, std::vector<TaskBinding>{{.task = 1}}, TimePoint{}).ok());
+  ASSERT_TRUE(
+      scheduler_->Restore("elastic", spec, std::vector<TaskBinding>{{.task = 1}}, TimePoint{})
+          .ok());
   EXPECT_EQ(scheduler_->Reason("elastic"), nullptr);  // running, not pending
   Cycle();
   ASSERT_EQ(sink_.placed.size(), 1u);
   EXPECT_FALSE(sink_.placed[0].gang);
   EXPECT_THAT(sink_.placed[0].tasks, ElementsAre(0, 2));
-  EXPECT_EQ(scheduler_->Restore("bad", spec, std::vector<TaskBinding>{{.task = 3}}, TimePoint{}).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      scheduler_->Restore("bad", spec, std::vector<TaskBinding>{{.task = 3}}, TimePoint{}).code(),
+      absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(scheduler_->Tasks("bad"), nullptr);
 }
 
@@ -232,7 +226,6 @@ TEST_F(SchedulerTest, RejectsDuplicateAndInvalidJobs) {
   scheduler_->Remove("a");
   EXPECT_EQ(scheduler_->Tasks("a"), nullptr);
 }
-
 
 // Two leaves under a parent of 24 GPUs: team-a guaranteed 8 GPUs, free to borrow; team-b
 // guaranteed 8 GPUs, borrowing nothing.
@@ -345,7 +338,9 @@ TEST_F(SchedulerTest, PreemptionEvictsTheLowerPriorityJobOnlyAfterItsMinRuntime)
   EXPECT_THAT(sink_.preempted[0], HasSubstr("low: preempted by job high"));
   EXPECT_THAT(sink_.admitted, ElementsAre("high"));
   // The victim's tasks leave at the end of its grace; the preemptor then takes the node.
-  Placement held{.node_index = 0, .node = "n0", .gpus = {0, 1, 2, 3, 4, 5, 6, 7},
+  Placement held{.node_index = 0,
+                 .node = "n0",
+                 .gpus = {0, 1, 2, 3, 4, 5, 6, 7},
                  .gpu_milli = kMilliGpuPerDevice};
   state_.Forget(low.tasks[0].request, held);
   ASSERT_TRUE(scheduler_->Requeue("low", clock_.Now()).ok());

@@ -14,6 +14,7 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sched/testing/test_nodes.h"
 #include "sched/profile.h"
 #include "server/local_cluster.h"
 #include "server/sim_cluster.h"
@@ -42,17 +43,7 @@ class TestClock final : public Clock {
 };
 
 Node GpuNode(std::string name, int32_t gpus) {
-  Node node;
-  node.name = std::move(name);
-  node.capacity.cpu = 32'000;
-  node.capacity.memory = 256 * kGi;
-  node.capacity.gpu = gpus * kMilliGpuPerDevice;
-  for (int32_t i = 0; i < gpus; ++i) {
-    node.gpus.push_back(GpuDevice{.index = i, .model = "A100", .memory = 80 * kGi});
-  }
-  node.capacity.gpu_memory = gpus * 80 * kGi;
-  node.allocatable = node.capacity;
-  return node;
+  return testing::NamedGpuNode(std::move(name), gpus, 32'000, 256 * kGi);
 }
 
 api::JobDocument Doc(const std::string& yaml) {

@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sched/testing/test_nodes.h"
 #include "sched/plugins/builtin.h"
 #include "sched/profile.h"
 #include "tessera/common/rng.h"
@@ -24,17 +25,7 @@ TimePoint At(int64_t seconds) { return TimePoint(std::chrono::seconds(seconds));
 Duration Seconds(int64_t s) { return std::chrono::seconds(s); }
 
 Node GpuNode(std::string name, int32_t gpus, int64_t cpu = 64'000) {
-  Node node;
-  node.name = std::move(name);
-  node.capacity.cpu = cpu;
-  node.capacity.memory = 512 * kGi;
-  node.capacity.gpu = gpus * kMilliGpuPerDevice;
-  for (int32_t i = 0; i < gpus; ++i) {
-    node.gpus.push_back(GpuDevice{.index = i, .model = "A100", .memory = 80 * kGi});
-  }
-  node.capacity.gpu_memory = gpus * 80 * kGi;
-  node.allocatable = node.capacity;
-  return node;
+  return testing::NamedGpuNode(std::move(name), gpus, cpu);
 }
 
 TaskRequest GpuTask(int32_t gpus, int64_t cpu = 1000) {
@@ -521,7 +512,7 @@ TEST_F(BackfillTest, RandomizedDelaysFalseKeepsEveryReservation) {
   Rng rng(2024);
   RoundCounts counts;
   for (int round = 0; round < 3000 && !HasFailure(); ++round) {
-    SCOPED_TRACE(testing::Message() << "round " << round);
+    SCOPED_TRACE(::testing::Message() << "round " << round);
     RandomRound(rng, /*compared=*/5, /*same_nodes=*/true, counts);
   }
   EXPECT_GT(counts.checked, 300);
@@ -535,7 +526,7 @@ TEST_F(BackfillTest, RandomizedDelaysFalseKeepsTheFirstStartWithTheDefaultProfil
   Rng rng(99);
   RoundCounts counts;
   for (int round = 0; round < 3000 && !HasFailure(); ++round) {
-    SCOPED_TRACE(testing::Message() << "round " << round);
+    SCOPED_TRACE(::testing::Message() << "round " << round);
     RandomRound(rng, /*compared=*/1, /*same_nodes=*/false, counts);
   }
   EXPECT_GT(counts.checked, 300);

@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "sched/plugins/builtin.h"
 #include "sched/profile.h"
+#include "sched/testing/test_nodes.h"
 #include "tessera/common/rng.h"
 
 namespace tessera {
@@ -27,17 +28,7 @@ class NoSink final : public DecisionSink {
 };
 
 Node GpuNode(std::string name, int32_t gpus) {
-  Node node;
-  node.name = std::move(name);
-  node.capacity.cpu = 64'000;
-  node.capacity.memory = 512 * kGi;
-  node.capacity.gpu = gpus * kMilliGpuPerDevice;
-  for (int32_t i = 0; i < gpus; ++i) {
-    node.gpus.push_back(GpuDevice{.index = i, .model = "A100", .memory = 80 * kGi});
-  }
-  node.capacity.gpu_memory = gpus * 80 * kGi;
-  node.allocatable = node.capacity;
-  return node;
+  return testing::NamedGpuNode(std::move(name), gpus);
 }
 
 TaskRequest GpuTask(int32_t gpus, int64_t cpu = 1000) {

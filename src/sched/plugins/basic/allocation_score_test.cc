@@ -8,7 +8,7 @@
 #include "sched/plugins/basic/least_allocated.h"
 #include "sched/plugins/basic/most_allocated.h"
 #include "sched/plugins/basic/resource_allocation.h"
-#include "sched/plugins/basic/test_nodes.h"
+#include "sched/testing/test_nodes.h"
 
 namespace tessera {
 namespace {

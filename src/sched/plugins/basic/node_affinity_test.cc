@@ -3,7 +3,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "sched/plugins/basic/test_nodes.h"
+#include "sched/testing/test_nodes.h"
 
 namespace tessera {
 namespace {

@@ -7,7 +7,7 @@
 #include "core/device_selection.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sched/plugins/basic/test_nodes.h"
+#include "sched/testing/test_nodes.h"
 
 namespace tessera {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sched/plugins/basic/test_nodes.h"
+#include "sched/testing/test_nodes.h"
 
 namespace tessera {
 namespace {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "sched/plugins/basic/test_nodes.h"
+#include "sched/testing/test_nodes.h"
 
 namespace tessera {
 namespace {

@@ -1,4 +1,5 @@
-// Node and task builders for the basic plugins' tests. Test-only.
+// Node and task builders for the scheduler's tests (plugins, victim search, backfill, the
+// job-level scheduler, the server's job manager). Test-only.
 #pragma once
 
 #include <cctype>
@@ -50,6 +51,17 @@ inline Node GpuNode(int devices, std::string model = "A100", int64_t device_memo
   }
   node.capacity.gpu = node.allocatable.gpu = devices * kMilliGpuPerDevice;
   node.capacity.gpu_memory = node.allocatable.gpu_memory = devices * device_memory;
+  return node;
+}
+
+// A ready node named `name` with `cpu` millicores, `memory` bytes and `devices` idle A100 GPUs
+// of 80 GiB each.
+inline Node NamedGpuNode(std::string name, int devices, int64_t cpu = 64'000,
+                         int64_t memory = 512 * kGi) {
+  Node node = GpuNode(devices);
+  node.name = std::move(name);
+  node.capacity.cpu = node.allocatable.cpu = cpu;
+  node.capacity.memory = node.allocatable.memory = memory;
   return node;
 }
 
