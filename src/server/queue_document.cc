@@ -16,13 +16,18 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr int kMaxDepth = 32;      // queue tree levels
-constexpr int kMaxFlowDepth = 64;  // yaml-cpp parses flow collections recursively
+constexpr int kMaxDepth = 32;  // queue tree levels
+// yaml-cpp parses flow collections recursively. The deepest tree renders as JSON with two
+// brackets a level ("children": [{...}]) inside {"queues": [...]}, plus a quota map.
+constexpr int kMaxFlowDepth = 2 * (kMaxDepth + 1) + 2;
 constexpr size_t kMaxNameLength = 63;
 
 absl::Status Error(std::string_view field, std::string_view what) {
   return api::FieldError(field, what);
 }
+
+// A top-level key as a field: the empty key is shown as written, "".
+std::string KeyField(const std::string& key) { return key.empty() ? "\"\"" : key; }
 
 absl::StatusOr<std::string> Scalar(const YAML::Node& node, const std::string& field) {
   if (!node.IsScalar()) return Error(field, "must be a single value");
@@ -69,6 +74,21 @@ absl::Status CheckName(std::string_view name, const std::string& field) {
                                   name, kMaxNameLength));
 }
 
+// Whether `text` is valid UTF-8 without control characters, so that it survives JSON (the
+// stored tree, the API's answers) both ways.
+bool IsPrintableUtf8(const std::string& text) {
+  if (std::any_of(text.begin(), text.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; })) {
+    return false;
+  }
+  try {
+    (void)Json(text).dump();
+    return true;
+  } catch (const Json::type_error&) {
+    return false;
+  }
+}
+
 absl::StatusOr<ResourceList> ParseResources(const YAML::Node& node, const std::string& field) {
   if (!node.IsMap()) return Error(field, "must be a mapping of resource to quantity");
   ResourceList out;
@@ -84,11 +104,14 @@ absl::StatusOr<ResourceList> ParseResources(const YAML::Node& node, const std::s
     } else if (*key == "memory") {
       value = ParseBytes(*text, path);
     } else if (*key == "gpu" || (key->starts_with("gpu:") && key->size() > 4)) {
+      if (!IsPrintableUtf8(*key)) {
+        return Error(path, "a GPU model must be printable UTF-8 text");
+      }
       value = ParseMilliGpu(*text, path);
     } else {
       return Error(path, "unknown resource (cpu, memory, gpu or gpu:<MODEL>)");
     }
-    if (!value.ok()) return value.status();
+    if (!value.ok()) return api::WithField(value.status(), path);
     out[*key] = *value;
   }
   return out;
@@ -205,7 +228,11 @@ absl::StatusOr<YAML::Node> Load(std::string_view text) {
 
 Json GpuAmount(int64_t milli) {
   if (milli % 1000 == 0) return milli / 1000;
-  return static_cast<double>(milli) / 1000.0;
+  // A fraction is a JSON number while it reads back exactly; beyond a double's precision, text.
+  Json gpus = static_cast<double>(milli) / 1000.0;
+  const absl::StatusOr<int64_t> back = ParseMilliGpu(gpus.dump(), "gpu");
+  if (back.ok() && *back == milli) return gpus;
+  return FormatMilliGpu(milli);
 }
 
 }  // namespace
@@ -230,8 +257,12 @@ absl::StatusOr<std::vector<QueueSpec>> ParseQueueDocument(std::string_view text)
     if (!root->IsMap())
       return absl::InvalidArgumentError("the document must be {\"queues\": [...]}");
     for (const auto& entry : *root) {
+      if (!entry.first.IsScalar())
+        return absl::InvalidArgumentError("the document must be {\"queues\": [...]}");
       const std::string key = entry.first.as<std::string>();
-      if (key != "queues") return Error(key, "unknown key (the document is {\"queues\": [...]})");
+      if (key != "queues") {
+        return Error(KeyField(key), "unknown key (the document is {\"queues\": [...]})");
+      }
     }
     if (!(*root)["queues"]) return Error("queues", "required");
     return ParseQueueTree((*root)["queues"], "queues");
@@ -249,13 +280,16 @@ absl::StatusOr<QueueSpec> ParseQueueObject(std::string_view text, std::string_vi
     if (root->IsNull()) return queue;
     if (!root->IsMap()) return absl::InvalidArgumentError("the body must be one queue (a mapping)");
     for (const auto& entry : *root) {
+      if (!entry.first.IsScalar())
+        return absl::InvalidArgumentError("the body must be one queue (a mapping)");
       const std::string key = entry.first.as<std::string>();
       static const std::set<std::string, std::less<>> kKnown = {
           "name",         "parent", "guaranteed", "borrowingLimit",
           "lendingLimit", "weight", "priority",   "ordering"};
       if (!kKnown.contains(key)) {
-        return Error(key, key == "children" ? "not allowed here: give each child its parent"
-                                            : "unknown key");
+        return Error(KeyField(key), key == "children"
+                                        ? "not allowed here: give each child its parent"
+                                        : "unknown key");
       }
     }
     if ((*root)["name"]) {
@@ -404,6 +438,29 @@ std::vector<QueueSpec> InTreeOrder(std::vector<QueueSpec> queues) {
   return out;
 }
 
+// How many levels `queues` (in tree order) has; the document holds at most kMaxDepth + 1.
+int Levels(std::span<const QueueSpec> queues) {
+  std::map<std::string_view, int> level;
+  int deepest = 0;
+  for (const QueueSpec& queue : queues) {
+    auto parent = level.find(queue.parent);
+    const int own = parent == level.end() ? 1 : parent->second + 1;
+    level[queue.name] = own;
+    deepest = std::max(deepest, own);
+  }
+  return deepest;
+}
+
+// `ordered` when a document can hold it (so that the stored tree reads back).
+absl::StatusOr<std::vector<QueueSpec>> WithinDepth(std::vector<QueueSpec> ordered,
+                                                   std::string_view parent) {
+  if (Levels(ordered) > kMaxDepth + 1) {
+    return Error("parent", fmt::format("under \"{}\" the tree nests deeper than {} levels",
+                                       parent, kMaxDepth));
+  }
+  return ordered;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<QueueSpec>> UpsertQueue(std::vector<QueueSpec> tree, QueueSpec queue) {
@@ -413,8 +470,9 @@ absl::StatusOr<std::vector<QueueSpec>> UpsertQueue(std::vector<QueueSpec> tree, 
   auto same = std::find_if(tree.begin(), tree.end(),
                            [&](const QueueSpec& q) { return q.name == queue.name; });
   if (same == tree.end()) {
+    const std::string parent = queue.parent;
     tree.push_back(std::move(queue));
-    return InTreeOrder(std::move(tree));
+    return WithinDepth(InTreeOrder(std::move(tree)), parent);
   }
   const std::string parent = queue.parent;
   const std::string name = queue.name;
@@ -424,7 +482,7 @@ absl::StatusOr<std::vector<QueueSpec>> UpsertQueue(std::vector<QueueSpec> tree, 
   if (ordered.size() != size) {
     return Error("parent", fmt::format("\"{}\" lies inside queue \"{}\"", parent, name));
   }
-  return ordered;
+  return WithinDepth(std::move(ordered), parent);
 }
 
 absl::StatusOr<std::vector<QueueSpec>> RemoveQueue(std::vector<QueueSpec> tree,

@@ -79,7 +79,7 @@ QueueLeafIndex LeafIndex(std::span<const QueueSpec> queues);
 
 // `tree` (in tree order) with `queue` added, or replacing the queue of its name (which keeps
 // its children), back in tree order. InvalidArgument naming "parent" when the parent does not
-// exist or lies inside the queue itself.
+// exist, lies inside the queue itself, or the tree would nest deeper than a document may.
 absl::StatusOr<std::vector<QueueSpec>> UpsertQueue(std::vector<QueueSpec> tree, QueueSpec queue);
 // `tree` without the queue `name`. NotFound when absent; FailedPrecondition for a queue with
 // children or the last queue.

@@ -1,5 +1,6 @@
 #include "server/queue_document.h"
 
+#include "api/errors/request_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -160,6 +161,74 @@ TEST(QueueDocumentTest, OneQueueAlone) {
   }
 }
 
+// A tree `levels` deep (a chain q0 -> q1 -> ...), each queue with a quota, as block YAML.
+std::string Chain(int levels) {
+  std::string text = "queues:\n";
+  std::string indent;
+  for (int i = 0; i < levels; ++i) {
+    text += indent + "  - name: q" + std::to_string(i) + "\n";
+    text += indent + "    guaranteed: {gpu: 1}\n";
+    if (i + 1 < levels) text += indent + "    children:\n";
+    indent += "    ";
+  }
+  return text;
+}
+
+TEST(QueueDocumentTest, TheDeepestTreeReadsBackFromItsJson) {
+  absl::StatusOr<std::vector<QueueSpec>> queues = ParseQueueDocument(Chain(33));
+  ASSERT_TRUE(queues.ok()) << queues.status();
+  const std::string json = QueueTreeToJson(*queues).dump();
+  absl::StatusOr<std::vector<QueueSpec>> again = ParseQueueDocument(json);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->size(), 33u);
+  EXPECT_FALSE(ParseQueueDocument(Chain(34)).ok());
+}
+
+TEST(QueueDocumentTest, GpuAmountsBeyondDoublePrecisionReadBack) {
+  for (const int64_t milli : {int64_t{1}, int64_t{500}, int64_t{9'007'199'254'740'993},
+                              int64_t{9'223'372'036'854'775'807}}) {
+    const std::vector<QueueSpec> tree = {{.name = "a", .guaranteed = {{"gpu:T4", milli}}}};
+    const std::string json = QueueTreeToJson(tree).dump();
+    absl::StatusOr<std::vector<QueueSpec>> again = ParseQueueDocument(json);
+    ASSERT_TRUE(again.ok()) << again.status() << json;
+    EXPECT_EQ((*again)[0].guaranteed.at("gpu:T4"), milli) << json;
+  }
+}
+
+TEST(QueueDocumentTest, EveryRejectionCarriesItsField) {
+  struct Case {
+    const char* text;
+    const char* field;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"queues: [{name: a, guaranteed: {cpu: 0.5m}}]", "queues[0].guaranteed.cpu"},
+           {"queues: [{name: a, lendingLimit: {memory: 8Ei}}]", "queues[0].lendingLimit.memory"},
+           {"\"\": 1", "\"\""},
+           {"queues: [{name: a, guaranteed: {\"gpu:T4\\u0000\": 1}}]",
+            "queues[0].guaranteed.gpu:T4"},
+           {"queues: [{name: a, guaranteed: {\"gpu:\x94\": 1}}]", "queues[0].guaranteed.gpu:"},
+       }) {
+    absl::StatusOr<std::vector<QueueSpec>> queues = ParseQueueDocument(c.text);
+    ASSERT_FALSE(queues.ok()) << c.text;
+    EXPECT_EQ(queues.status().code(), absl::StatusCode::kInvalidArgument) << c.text;
+    const std::optional<std::string> field = api::ErrorField(queues.status());
+    ASSERT_TRUE(field.has_value()) << queues.status();
+    EXPECT_THAT(*field, ::testing::StartsWith(c.field)) << queues.status();
+    EXPECT_THAT(std::string(queues.status().message()), ::testing::StartsWith(*field + ": "));
+  }
+  absl::StatusOr<QueueSpec> queue = ParseQueueObject(R"({"guaranteed": {"cpu": "lots"}})", "x");
+  ASSERT_FALSE(queue.ok());
+  EXPECT_EQ(api::ErrorField(queue.status()), "guaranteed.cpu");
+  EXPECT_EQ(api::ErrorField(ParseQueueObject(R"({"": 1})", "x").status()), "\"\"");
+}
+
+TEST(QueueDocumentTest, KeysThatAreNotTextAreRefusedAsTheWrongShape) {
+  EXPECT_EQ(ParseQueueDocument("{[a]: 1, queues: [{name: a}]}").status().message(),
+            "the document must be {\"queues\": [...]}");
+  EXPECT_EQ(ParseQueueObject("{? [k] : v}", "x").status().message(),
+            "the body must be one queue (a mapping)");
+}
+
 std::vector<std::string> Names(const std::vector<QueueSpec>& queues) {
   std::vector<std::string> names;
   for (const QueueSpec& queue : queues) names.push_back(queue.parent + "/" + queue.name);
@@ -186,6 +255,22 @@ TEST(QueueDocumentTest, UpsertKeepsTreeOrder) {
               HasSubstr("parent: unknown queue \"nope\""));
   EXPECT_THAT(UpsertQueue(tree, {.name = "org", .parent = "team-a"}).status().message(),
               HasSubstr("parent: \"team-a\" lies inside queue \"org\""));
+}
+
+TEST(QueueDocumentTest, UpsertKeepsTheTreeWithinTheDepthADocumentHolds) {
+  std::vector<QueueSpec> tree = *ParseQueueDocument(Chain(33));
+  tree.push_back({.name = "side"});
+  tree.push_back({.name = "s1", .parent = "side"});
+  absl::StatusOr<std::vector<QueueSpec>> below = UpsertQueue(tree, {.name = "x", .parent = "q32"});
+  ASSERT_FALSE(below.ok());
+  EXPECT_EQ(api::ErrorField(below.status()), "parent");
+  EXPECT_THAT(below.status().message(), HasSubstr("nests deeper than 32 levels"));
+  // Moving a queue moves its children: side's child would be the 34th level.
+  EXPECT_FALSE(UpsertQueue(tree, {.name = "side", .parent = "q31"}).ok());
+  absl::StatusOr<std::vector<QueueSpec>> moved =
+      UpsertQueue(tree, {.name = "side", .parent = "q30"});
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  EXPECT_TRUE(ParseQueueDocument(QueueTreeToJson(*moved).dump()).ok());
 }
 
 TEST(QueueDocumentTest, RemoveOnlyLeaves) {
