@@ -281,12 +281,14 @@ const std::vector<TaskRequest>* Scheduler::Tasks(std::string_view job) const {
 }
 
 void Scheduler::RunCycle(ClusterState& state, SchedulerSink& sink) {
-  CycleContext cycle{.state = state, .sink = sink, .now = env_.clock->Now()};
+  CycleContext cycle{
+      .state = state, .sink = sink, .now = env_.clock->Now(), .number = ++cycles_};
   tree_->SetCapacity(Capacity(state));
   tree_->AdvanceTime(cycle.now);
   ExpireGangTimeouts(cycle);
   TryAdmitted(cycle);
   TryPending(cycle);
+  MarkBehindStrictHeads(cycle);
   for (auto& [id, entry] : by_id_) {
     if (entry->state == Entry::State::kRunning) PlaceRemaining(cycle, *entry);
   }
@@ -343,10 +345,12 @@ void Scheduler::ExpireGangTimeouts(CycleContext& cycle) {
   if (policy_.gang_timeout <= Duration::zero()) return;
   for (auto& [id, entry] : by_id_) {
     Entry& e = *entry;
-    if (e.state != Entry::State::kAdmitted || !e.announced ||
-        cycle.now < e.announced_at + policy_.gang_timeout) {
+    if (e.state != Entry::State::kAdmitted || !e.announced) continue;
+    if (e.waits_for_teardown) {
+      e.announced_at = cycle.now;  // the timeout counts once nothing it waits for is leaving
       continue;
     }
+    if (cycle.now < e.announced_at + policy_.gang_timeout) continue;
     ++e.gang_timeouts;
     Duration backoff = policy_.gang_timeout;
     for (int32_t i = 1; i < e.gang_timeouts && backoff < kMaxGangBackoff; ++i) backoff *= 2;
@@ -393,6 +397,7 @@ void Scheduler::TryAdmitted(CycleContext& cycle) {
     if (outcome == PlaceOutcome::kNotPlaced) {
       Unadmit(*entry);
       Enqueue(*entry);
+      entry->tried_in_cycle = cycle.number;  // not again in this cycle's admission walk
     }
     if (tree_->spec(entry->leaf).ordering == QueueOrdering::kStrictFifo) {
       cycle.blocked_leaves.insert(entry->leaf);
@@ -405,11 +410,29 @@ void Scheduler::Unadmit(Entry& entry) {
   entry.state = Entry::State::kPending;
 }
 
+// Two walks in admission order: first the jobs whose queue stays within its guarantee, then
+// those that would borrow (Kueue admits within nominal quota before borrowing), so that a
+// queue's guarantee is not lent out in the cycle its owner needs it.
 void Scheduler::TryPending(CycleContext& cycle) {
+  if (WalkPending(cycle, /*borrowing=*/false)) WalkPending(cycle, /*borrowing=*/true);
+}
+
+bool Scheduler::WalkPending(CycleContext& cycle, bool borrowing) {
+  bool deferred = false;
   cycle.order.emplace(admission_->StartCycle(cycle.now));
   for (int32_t leaf : cycle.blocked_leaves) cycle.order->BlockQueue(leaf);
   while (std::optional<AdmissionQueue::JobId> next = cycle.order->Next()) {
     Entry& entry = *by_id_.at(*next);
+    if (entry.tried_in_cycle == cycle.number) {
+      cycle.order->Blocked();
+      continue;
+    }
+    if (!borrowing && !LeafWithinGuarantee(*tree_, entry.leaf, entry.charge)) {
+      deferred = true;
+      cycle.order->Blocked();
+      continue;
+    }
+    entry.tried_in_cycle = cycle.number;
     if (!entry.satisfiability_checked && RefuseIfUnsatisfiable(cycle, entry)) continue;
     if (cycle.now < entry.not_before) {
       SetPending(entry,
@@ -417,16 +440,22 @@ void Scheduler::TryPending(CycleContext& cycle) {
                   fmt::format("requeued; next attempt in {}",
                               FormatDuration(entry.not_before - cycle.now))},
                  cycle.sink);
+      if (tree_->spec(entry.leaf).ordering == QueueOrdering::kStrictFifo) {
+        cycle.blocked_leaves.insert(entry.leaf);
+      }
       cycle.order->Blocked();
       continue;
     }
+    const bool strict = tree_->spec(entry.leaf).ordering == QueueOrdering::kStrictFifo;
     if (!Admit(cycle, entry)) {
+      if (strict) cycle.blocked_leaves.insert(entry.leaf);
       cycle.order->Blocked();
       continue;
     }
     const PlaceOutcome outcome = TryPlace(cycle, entry);
     if (outcome == PlaceOutcome::kNotPlaced) {
       Unadmit(entry);
+      if (strict) cycle.blocked_leaves.insert(entry.leaf);
       cycle.order->Blocked();
       continue;
     }
@@ -436,10 +465,27 @@ void Scheduler::TryPending(CycleContext& cycle) {
       entry.announced_at = cycle.now;
       cycle.sink.OnAdmitted(entry.name);
     }
-    if (outcome == PlaceOutcome::kWaiting &&
-        tree_->spec(entry.leaf).ordering == QueueOrdering::kStrictFifo) {
+    if (outcome == PlaceOutcome::kWaiting && strict) {
+      cycle.blocked_leaves.insert(entry.leaf);
       cycle.order->BlockQueue(entry.leaf);
     }
+  }
+  return deferred;
+}
+
+// Jobs of a strict-FIFO queue that the cycle did not reach wait behind its blocked head.
+void Scheduler::MarkBehindStrictHeads(CycleContext& cycle) {
+  if (cycle.blocked_leaves.empty()) return;
+  for (auto& [id, entry] : by_id_) {
+    if (entry->state != Entry::State::kPending || entry->tried_in_cycle == cycle.number ||
+        !cycle.blocked_leaves.contains(entry->leaf)) {
+      continue;
+    }
+    SetPending(*entry,
+               {std::string(kReasonPriority),
+                fmt::format("behind an earlier job of strict-FIFO queue {} (position {})",
+                            entry->spec.queue, admission_->Position(entry->id))},
+               cycle.sink);
   }
 }
 
@@ -513,13 +559,7 @@ Scheduler::PlaceOutcome Scheduler::TryPlace(CycleContext& cycle, Entry& entry) {
   const TimePoint end =
       entry.spec.time_limit ? cycle.now + *entry.spec.time_limit : TimePoint::max();
   if (!bound.empty() && DelaysReservations(cycle, entry, bound, end)) {
-    const Reservation& first = cycle.reservations.front();
-    SetPending(entry,
-               {std::string(kReasonReservation),
-                fmt::format("it fits now but would delay job {}, reserved to start in {}",
-                            by_id_.at(first.job)->name,
-                            FormatDuration(first.start - cycle.now))},
-               cycle.sink);
+    SetPending(entry, {std::string(kReasonReservation), ReservationsText(cycle)}, cycle.sink);
     return PlaceOutcome::kNotPlaced;
   }
   if (!bound.empty()) {
@@ -527,9 +567,14 @@ Scheduler::PlaceOutcome Scheduler::TryPlace(CycleContext& cycle, Entry& entry) {
     return PlaceOutcome::kPlaced;
   }
   const bool preempting = policy_.preemption && Preempt(cycle, entry, failure);
+  entry.waits_for_teardown = preempting;
   if (!preempting && policy_.backfill != BackfillMode::kNone) Reserve(cycle, entry, failure);
   SetPending(entry, std::move(failure), cycle.sink);
-  return preempting ? PlaceOutcome::kWaiting : PlaceOutcome::kNotPlaced;
+  if (preempting) return PlaceOutcome::kWaiting;
+  // A job admitted for its victims keeps its admission while it waits for capacity, up to its
+  // gang timeout (ExpireGangTimeouts), as Kueue's waitForPodsReady does.
+  if (entry.announced && policy_.gang_timeout > Duration::zero()) return PlaceOutcome::kWaiting;
+  return PlaceOutcome::kNotPlaced;
 }
 
 void Scheduler::Started(Entry& entry, std::vector<TaskBinding> bound, SchedulerSink& sink) {
@@ -538,6 +583,7 @@ void Scheduler::Started(Entry& entry, std::vector<TaskBinding> bound, SchedulerS
   entry.start_time = env_.clock->Now();
   entry.has_reason = false;
   entry.announced = false;
+  entry.gang_timeouts = 0;
   entry.awaited_victims.clear();
   sink.OnPlaced(entry.name, /*gang=*/true, bound);
 }
@@ -558,6 +604,17 @@ void Scheduler::PlaceRemaining(CycleContext& cycle, Entry& entry) {
   if (DelaysReservations(cycle, entry, bound, end)) return;
   for (const TaskBinding& b : bound) entry.placements[b.task] = b.placement;
   cycle.sink.OnPlaced(entry.name, /*gang=*/false, bound);
+}
+
+std::string Scheduler::ReservationsText(const CycleContext& cycle) const {
+  std::vector<std::string> reserved;
+  for (const Reservation& r : cycle.reservations) {
+    if (r.start == TimePoint::max()) continue;
+    reserved.push_back(fmt::format("{} in {}", by_id_.at(r.job)->name,
+                                   FormatDuration(r.start - cycle.now)));
+  }
+  return fmt::format("it fits now but would delay a reserved job (reserved: {})",
+                     fmt::join(reserved, ", "));
 }
 
 bool Scheduler::DelaysReservations(CycleContext& cycle, Entry& entry,
@@ -684,8 +741,8 @@ bool Scheduler::Reserve(CycleContext& cycle, Entry& entry, PendingReason& reason
   cycle.reservations = planner_->Plan(cycle.state, cycle.now, cycle.running, cycle.blocked);
   const Reservation& mine = cycle.reservations.back();
   reason.message += mine.start == TimePoint::max()
-                        ? "; next in line (no start can be reserved: it waits on jobs without a "
-                          "time limit)"
+                        ? "; next in line (no start can be planned from the running jobs' time "
+                          "limits)"
                         : fmt::format("; reserved to start in {}",
                                       FormatDuration(mine.start - cycle.now));
   return true;
@@ -722,7 +779,9 @@ absl::StatusOr<StartEstimate> Scheduler::Estimate(std::string_view job, ClusterS
   if (target->not_before > now && start != TimePoint::max()) {
     start = std::max(start, target->not_before);
   }
-  if (start != TimePoint::max()) estimate.start = start;
+  // Capacity is what the planner foresees; a job waiting for quota starts when its queue's
+  // jobs end, which it does not plan.
+  if (start != TimePoint::max() && estimate.blocker != "Quota") estimate.start = start;
   return estimate;
 }
 

@@ -47,6 +47,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -61,6 +62,7 @@
 #include "sched/cluster_state.h"
 #include "sched/backfill/backfill_planner.h"
 #include "sched/framework.h"
+#include "sched/preemption/victim_search.h"
 #include "sched/profile.h"
 #include "sched/queue/admission_queue.h"
 #include "sched/queue/queue_spec.h"
@@ -169,8 +171,8 @@ class Scheduler {
   std::vector<QueueStatus> QueueStatuses() const;
   // A waiting job's predicted start: the backfill planner, in dry run on `state` (left as
   // given), plans the admitted jobs, then at most 64 jobs ahead of it in its own queue, then it.
-  // Jobs of other queues that may be admitted first are not foreseen. NotFound when the job is
-  // unknown, running or held.
+  // Jobs of other queues that may be admitted first are not foreseen, nor when quota frees up:
+  // a job waiting for quota gets no start. NotFound when the job is unknown, running or held.
   absl::StatusOr<StartEstimate> Estimate(std::string_view job, ClusterState& state);
 
   ~Scheduler();
@@ -226,7 +228,11 @@ class Scheduler {
   void ExpireGangTimeouts(CycleContext& cycle);
   void TryAdmitted(CycleContext& cycle);
   void TryPending(CycleContext& cycle);
+  // One walk over the pending jobs; without `borrowing`, jobs whose admission would take their
+  // queue above its guarantee are left for the second walk (true when there were some).
+  bool WalkPending(CycleContext& cycle, bool borrowing);
   void SettleAdmissions(CycleContext& cycle);
+  void MarkBehindStrictHeads(CycleContext& cycle);
   void MarkUntried(CycleContext& cycle);
   bool RefuseIfUnsatisfiable(CycleContext& cycle, Entry& entry);
   // Admission of one pending job, reclaiming quota when allowed; false when it stays pending.
@@ -237,13 +243,22 @@ class Scheduler {
   // reserves for it.
   enum class PlaceOutcome {
     kPlaced,     // its gang was bound
-    kWaiting,    // it keeps its admission: it waits for the jobs preempted for it
+    kWaiting,    // it keeps its admission: it waits for its victims, or within its gang timeout
     kNotPlaced,  // it gives its admission back and waits as a pending job
   };
   PlaceOutcome TryPlace(CycleContext& cycle, Entry& entry);
   // Gives an admitted job's charge back; it is pending again (the caller re-queues it).
   void Unadmit(Entry& entry);
   bool Preempt(CycleContext& cycle, Entry& entry, PendingReason& reason);
+  static std::span<const TaskRequest> GangOf(const Entry& entry);
+  // Running jobs that may be evicted for `entry`'s gang (lower priority in its queue; borrowers
+  // of other queues while its queue is within its guarantee), but not those in `exclude`;
+  // `eligible` receives the entry of each candidate.
+  std::vector<VictimCandidate> CapacityCandidates(CycleContext& cycle, const Entry& entry,
+                                                  const std::set<int64_t>& exclude,
+                                                  std::vector<Entry*>& eligible);
+  bool GangFitsWithout(CycleContext& cycle, const Entry& entry,
+                       const std::vector<Entry*>& victims);
   // Whether a job may be evicted now: preemptible, and admitted or past its min_runtime.
   bool Evictable(const Entry& victim, TimePoint now) const;
   // How many more evictions the rate limit allows for preemptors of `leaf` now.
@@ -252,6 +267,8 @@ class Scheduler {
   void PlaceRemaining(CycleContext& cycle, Entry& entry);
   // Whether starting `bound` (assumed in the state) until `end` would delay a reservation of
   // this cycle; when it would, the placements are taken back out of the state.
+  // "it fits now but would delay a reserved job (reserved: a in 5m, b in 1h)".
+  std::string ReservationsText(const CycleContext& cycle) const;
   bool DelaysReservations(CycleContext& cycle, Entry& entry,
                           const std::vector<TaskBinding>& bound, TimePoint end);
   // Places tasks[indices] with the first `min_available` all-or-nothing; maps the result back
@@ -281,6 +298,7 @@ class Scheduler {
   // Per preemptor leaf queue: the times of its recent evictions, for the rate limit.
   std::map<int32_t, std::vector<TimePoint>> evictions_;
   int64_t next_sequence_ = 0;
+  uint64_t cycles_ = 0;
 };
 
 }  // namespace tessera

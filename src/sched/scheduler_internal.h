@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sched/queue/queue_tree.h"
 #include "sched/scheduler.h"
 
 namespace tessera {
@@ -31,8 +32,10 @@ struct Scheduler::Entry {
   TimePoint held_at{};  // when its teardown began
   State state = State::kPending;
   TimePoint not_before{};
-  int32_t gang_timeouts = 0;
+  int32_t gang_timeouts = 0;  // in a row, since it last started
+  uint64_t tried_in_cycle = 0;  // the number of the last cycle that tried it
   bool announced = false;   // the sink heard OnAdmitted (and no revocation since)
+  bool waits_for_teardown = false;  // its last attempt waited for jobs being torn down
   TimePoint announced_at{};
   bool satisfiability_checked = false;
   bool has_reason = false;
@@ -45,6 +48,7 @@ struct Scheduler::CycleContext {
   ClusterState& state;
   SchedulerSink& sink;
   TimePoint now;
+  uint64_t number = 0;  // counts cycles from 1
   std::optional<AdmissionQueue::Cycle> order;
   std::vector<PlannedRelease> running;  // the running jobs when the reservations were planned
   std::vector<BlockedJob> blocked;      // jobs holding reservations, in order
@@ -52,5 +56,21 @@ struct Scheduler::CycleContext {
   std::set<int32_t> blocked_leaves;     // strict-FIFO leaves blocked this cycle
   std::set<std::string> satisfiable;    // task classes that fit some empty node
 };
+
+// Whether the leaf queue's own use, with `charge` added, stays within its guarantee for every
+// resource the tree limits: the condition for taking back what other queues borrowed (Kueue's
+// reclaimWithinCohort). Its parents may be over theirs: what its siblings borrowed is reclaimed.
+inline bool LeafWithinGuarantee(const QueueTree& tree, int32_t leaf, const ResourceList& charge) {
+  const ResourceList guaranteed = tree.Guaranteed(leaf);
+  const ResourceList& used = tree.Usage(leaf);
+  for (const auto& [resource, limit] : guaranteed) {
+    auto u = used.find(resource);
+    auto c = charge.find(resource);
+    const int64_t total =
+        (u == used.end() ? 0 : u->second) + (c == charge.end() ? 0 : c->second);
+    if (total > limit) return false;
+  }
+  return true;
+}
 
 }  // namespace tessera

@@ -2,6 +2,7 @@
 // eviction itself. The choice among eligible running gangs is preemption/victim_search.h.
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "core/duration.h"
@@ -12,25 +13,6 @@
 #include "sched/scheduler_internal.h"
 
 namespace tessera {
-namespace {
-
-// Whether the leaf queue's own use, with `charge` added, stays within its guarantee for every
-// resource the tree limits: the condition for taking back what other queues borrowed (Kueue's
-// reclaimWithinCohort). Its parents may be over theirs: what its siblings borrowed is reclaimed.
-bool LeafWithinGuarantee(const QueueTree& tree, int32_t leaf, const ResourceList& charge) {
-  const ResourceList guaranteed = tree.Guaranteed(leaf);
-  const ResourceList& used = tree.Usage(leaf);
-  for (const auto& [resource, limit] : guaranteed) {
-    auto u = used.find(resource);
-    auto c = charge.find(resource);
-    const int64_t total =
-        (u == used.end() ? 0 : u->second) + (c == charge.end() ? 0 : c->second);
-    if (total > limit) return false;
-  }
-  return true;
-}
-
-}  // namespace
 namespace {
 
 constexpr std::string_view kReasonPreempted = "Preempted";
@@ -98,6 +80,11 @@ bool Scheduler::Reclaim(CycleContext& cycle, Entry& entry, PendingReason& reason
       ++it;
     }
   }
+  if (!GangFitsWithout(cycle, entry, taken)) {
+    restore();
+    reason.message += "; reclaiming quota would not make its gang fit the nodes";
+    return false;
+  }
   if (static_cast<int32_t>(taken.size()) > EvictionsLeft(entry.leaf, cycle.now)) {
     restore();
     reason.message += fmt::format("; reclaiming quota for it would pass queue {}'s preemption "
@@ -115,21 +102,21 @@ bool Scheduler::Reclaim(CycleContext& cycle, Entry& entry, PendingReason& reason
   return true;
 }
 
-bool Scheduler::Preempt(CycleContext& cycle, Entry& entry, PendingReason& reason) {
-  std::erase_if(entry.awaited_victims, [&](int64_t id) {
-    auto it = by_id_.find(id);
-    return it == by_id_.end() || it->second->state != Entry::State::kHeld;
-  });
-  if (!entry.awaited_victims.empty()) {
-    reason.message += fmt::format("; waiting for {} preempted jobs to release their resources",
-                                  entry.awaited_victims.size());
-    return true;
-  }
+std::span<const TaskRequest> Scheduler::GangOf(const Entry& entry) {
+  return {entry.tasks.data(), static_cast<size_t>(entry.spec.GangSize())};
+}
+
+std::vector<VictimCandidate> Scheduler::CapacityCandidates(CycleContext& cycle,
+                                                           const Entry& entry,
+                                                           const std::set<int64_t>& exclude,
+                                                           std::vector<Entry*>& eligible) {
   const bool reclaims = LeafWithinGuarantee(*tree_, entry.leaf, {});
-  std::vector<Entry*> eligible;
   std::vector<VictimCandidate> candidates;
   for (auto& [id, e] : by_id_) {
-    if (e == &entry || e->state != Entry::State::kRunning || !Evictable(*e, cycle.now)) continue;
+    if (e == &entry || e->state != Entry::State::kRunning || !Evictable(*e, cycle.now) ||
+        exclude.contains(id)) {
+      continue;
+    }
     const bool lower_in_queue = e->leaf == entry.leaf && e->spec.priority < entry.spec.priority;
     const bool borrowed = reclaims && e->leaf != entry.leaf && tree_->IsBorrowing(e->leaf);
     if (!lower_in_queue && !borrowed) continue;
@@ -143,11 +130,83 @@ bool Scheduler::Preempt(CycleContext& cycle, Entry& entry, PendingReason& reason
     eligible.push_back(e);
     candidates.push_back(std::move(candidate));
   }
-  if (candidates.empty()) return false;
-  const std::span<const TaskRequest> gang(entry.tasks.data(),
-                                          static_cast<size_t>(entry.spec.GangSize()));
-  std::optional<VictimChoice> choice =
-      FindVictims(cycle.state, *framework_, gang, entry.spec.GangSize(), candidates);
+  return candidates;
+}
+
+// Whether the job's gang could be placed once `victims` are gone, possibly after evicting
+// further jobs for capacity: reclaiming quota for a gang that would still not fit would only
+// start a loop of evictions.
+bool Scheduler::GangFitsWithout(CycleContext& cycle, const Entry& entry,
+                                const std::vector<Entry*>& victims) {
+  std::vector<std::pair<const TaskRequest*, Placement>> gone;
+  std::set<int64_t> exclude;
+  for (const Entry* victim : victims) {
+    exclude.insert(victim->id);
+    for (size_t t = 0; t < victim->tasks.size(); ++t) {
+      if (!victim->placements[t]) continue;
+      cycle.state.Forget(victim->tasks[t], *victim->placements[t]);
+      gone.emplace_back(&victim->tasks[t], *victim->placements[t]);
+    }
+  }
+  const GangAttempt now = framework_->ScheduleGang(cycle.state, entry.name, GangOf(entry),
+                                                   entry.spec.GangSize(),
+                                                   MatchMode::kWithoutAllocating);
+  bool fits = now.status.ok() &&
+              static_cast<int32_t>(now.placements.size()) >= entry.spec.GangSize();
+  if (!fits) {
+    std::vector<Entry*> eligible;
+    std::vector<VictimCandidate> more = CapacityCandidates(cycle, entry, exclude, eligible);
+    fits = !more.empty() && FindVictims(cycle.state, *framework_, GangOf(entry),
+                                        entry.spec.GangSize(), more)
+                                .has_value();
+  }
+  for (const auto& [task, placement] : gone) cycle.state.Reassume(*task, placement);
+  return fits;
+}
+
+bool Scheduler::Preempt(CycleContext& cycle, Entry& entry, PendingReason& reason) {
+  std::erase_if(entry.awaited_victims, [&](int64_t id) {
+    auto it = by_id_.find(id);
+    return it == by_id_.end() || it->second->state != Entry::State::kHeld;
+  });
+  if (!entry.awaited_victims.empty()) {
+    reason.message += fmt::format("; waiting for {} preempted jobs to release their resources",
+                                  entry.awaited_victims.size());
+    return true;
+  }
+  // Jobs being torn down (preempted earlier, before a restart too) release their resources
+  // soon: evict only for what they leave short.
+  std::vector<std::pair<const TaskRequest*, Placement>> leaving;
+  for (auto& [id, e] : by_id_) {
+    if (e->state != Entry::State::kHeld) continue;
+    for (size_t t = 0; t < e->tasks.size(); ++t) {
+      if (!e->placements[t]) continue;
+      cycle.state.Forget(e->tasks[t], *e->placements[t]);
+      leaving.emplace_back(&e->tasks[t], *e->placements[t]);
+    }
+  }
+  auto restore = [&] {
+    for (const auto& [task, placement] : leaving) cycle.state.Reassume(*task, placement);
+  };
+  if (!leaving.empty()) {
+    const GangAttempt soon = framework_->ScheduleGang(cycle.state, entry.name, GangOf(entry),
+                                                      entry.spec.GangSize(),
+                                                      MatchMode::kWithoutAllocating);
+    if (soon.status.ok() &&
+        static_cast<int32_t>(soon.placements.size()) >= entry.spec.GangSize()) {
+      restore();
+      reason.message += "; waiting for jobs being torn down to release their resources";
+      return true;
+    }
+  }
+  std::vector<Entry*> eligible;
+  std::vector<VictimCandidate> candidates = CapacityCandidates(cycle, entry, {}, eligible);
+  std::optional<VictimChoice> choice;
+  if (!candidates.empty()) {
+    choice = FindVictims(cycle.state, *framework_, GangOf(entry), entry.spec.GangSize(),
+                         candidates);
+  }
+  restore();
   if (!choice || choice->victims.empty()) return false;
   if (static_cast<int32_t>(choice->victims.size()) > EvictionsLeft(entry.leaf, cycle.now)) {
     reason.message += fmt::format("; preempting for it would pass queue {}'s rate limit ({} per {})",

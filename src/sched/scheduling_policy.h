@@ -37,8 +37,10 @@ struct SchedulingPolicy {
   Duration fair_share_half_life{0};
   // A pending job gains one priority point per this much waiting; zero: no aging.
   Duration priority_aging = std::chrono::minutes(1);
-  // An admitted job not placed within this loses its admission and is requeued with back-off;
-  // zero: it stays admitted.
+  // A job admitted for its preemption victims keeps its admission while it waits for capacity
+  // for at most this long, counted from when none of the jobs it waits for is still being torn
+  // down; then it loses its admission and is requeued with a doubling back-off. Zero: it gives
+  // its admission back as soon as its victims are gone and its gang still does not fit.
   Duration gang_timeout{0};
   bool preemption = false;
   // At most `preemption_rate_max` evictions per `preemption_rate_period` for the jobs of one

@@ -333,7 +333,8 @@ std::vector<std::string> EventTypesWith(JobManager& manager, const std::string& 
   std::vector<std::string> types;
   for (int i = 0; i < 4000; ++i) {
     types.clear();
-    for (const JobEvent& event : *manager.Events(kAdmin, id)) types.push_back(event.type);
+    const absl::StatusOr<std::vector<JobEvent>> events = manager.Events(kAdmin, id);
+    for (const JobEvent& event : *events) types.push_back(event.type);
     if (std::find(types.begin(), types.end(), type) != types.end()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

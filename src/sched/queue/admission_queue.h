@@ -1,6 +1,6 @@
 // AdmissionQueue: the jobs waiting for admission, and one scheduling cycle's admission order.
 //
-// Order (docs/policies/queues.md): the walk starts at the top of the queue tree; at each level
+// Order (docs/policies/ordering.md): the walk starts at the top of the queue tree; at each level
 // the children are taken by higher queue priority first, then lower QueueTree::Share (only with
 // fair share kDrf; with kNone shares are not used), then name; inside a leaf, by effective
 // priority then submission sequence. Effective priority with aging: priority + waited / aging,

@@ -22,7 +22,7 @@ namespace tessera {
 
 using ResourceList = std::map<std::string, int64_t, std::less<>>;
 
-// How a queue orders its own jobs when the first cannot start (docs/policies/queues.md).
+// How a queue orders its own jobs when the first cannot start (docs/policies/ordering.md).
 enum class QueueOrdering {
   kBestEffortFifo,  // a job that cannot be admitted or placed is skipped; later ones may start
   kStrictFifo,      // a job that cannot be admitted or placed blocks the queue's later jobs

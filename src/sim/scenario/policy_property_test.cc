@@ -260,11 +260,12 @@ std::optional<TimePoint> LineTime(std::string_view line) {
 
 // The first reserved start of every job that held a reservation, from the timeline's pending
 // lines. The holder's own line ends its reason with "; reserved to start in D"; a job kept back
-// by it says "Reservation: it fits now but would delay job X, reserved to start in D", which is
-// X's reservation. D counts from the line's time T ("reserved to start at T'" is read too).
+// by reservations says "Reservation: it fits now but would delay a reserved job (reserved: X in
+// D, Y in E)", which lists them. D counts from the line's time ("reserved to start at T'" is
+// read too).
 std::map<std::string, TimePoint> FirstReservations(const std::string& timeline) {
   constexpr std::string_view kPending = "  pending   ";
-  constexpr std::string_view kDelays = "would delay job ";
+  constexpr std::string_view kReservedList = "(reserved: ";
   std::map<std::string, TimePoint> out;
   std::istringstream lines(timeline);
   for (std::string text; std::getline(lines, text);) {
@@ -274,11 +275,21 @@ std::map<std::string, TimePoint> FirstReservations(const std::string& timeline) 
     std::optional<TimePoint> now = LineTime(line);
     if (!now) continue;
     const std::string_view rest = line.substr(kind + kPending.size());
-    std::string holder(rest.substr(0, rest.find(':')));
-    if (const size_t delays = rest.find(kDelays); delays != std::string_view::npos) {
-      const std::string_view named = rest.substr(delays + kDelays.size());
-      holder = std::string(named.substr(0, named.find(',')));
+    if (const size_t list = rest.find(kReservedList); list != std::string_view::npos) {
+      std::string_view items = rest.substr(list + kReservedList.size());
+      items = items.substr(0, items.find(')'));
+      while (!items.empty()) {
+        const size_t comma = items.find(", ");
+        const std::string_view item = items.substr(0, comma);
+        items = comma == std::string_view::npos ? std::string_view() : items.substr(comma + 2);
+        const size_t in = item.find(" in ");
+        if (in == std::string_view::npos) continue;
+        absl::StatusOr<Duration> d = ParseDuration(item.substr(in + 4), "reservation");
+        if (d.ok()) out.emplace(std::string(item.substr(0, in)), *now + *d);
+      }
+      continue;
     }
+    const std::string holder(rest.substr(0, rest.find(':')));
     std::optional<TimePoint> reserved;
     for (std::string_view marker : {"reserved to start in ", "reserved to start at "}) {
       const size_t at = rest.find(marker);
@@ -300,11 +311,12 @@ TEST(PolicyPropertyTest, FirstTimelineReservationParses) {
       "reserved to start in 1m39s\n"
       "       2s  pending   big: InsufficientResources: task w-0: 0/2 nodes: 2 insufficient gpu; "
       "reserved to start in 1m38s\n"
-      "     2.5s  pending   late: Reservation: it fits now but would delay job other, reserved "
-      "to start in 1m37.5s\n"
+      "     2.5s  pending   late: Reservation: it fits now but would delay a reserved job "
+      "(reserved: other in 1m37.5s, third in 2m)\n"
       "       3s  pending   small: InsufficientResources: task w-0: 0/2 nodes: 2 insufficient "
       "gpu\n");
-  ASSERT_EQ(reservations.size(), 2u);
+  ASSERT_EQ(reservations.size(), 3u);
+  EXPECT_EQ(reservations.at("third"), TimePoint{} + std::chrono::milliseconds(122'500));
   EXPECT_EQ(reservations.at("big"), TimePoint{} + std::chrono::seconds(100));
   EXPECT_EQ(reservations.at("other"), TimePoint{} + std::chrono::seconds(100));
 }
