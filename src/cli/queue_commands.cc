@@ -15,7 +15,6 @@ namespace tessera::cli {
 namespace {
 
 // Queue documents are at most 1 MiB (the API's limit); a bigger file is refused unread.
-constexpr std::streamoff kMaxDocumentBytes = 1 << 20;
 
 // "gpu=16,cpu=64"; "-" when empty.
 std::string Quantities(const Json& queue, std::string_view key) {
@@ -55,25 +54,9 @@ std::vector<std::string> QueueRow(const Json& queue, bool wide) {
   return row;
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return absl::InvalidArgumentError(fmt::format("-f: cannot read '{}'", path));
-  const std::streamoff size = in.tellg();
-  if (size < 0) return absl::InvalidArgumentError(fmt::format("-f: cannot read '{}'", path));
-  if (size > kMaxDocumentBytes) {
-    return absl::InvalidArgumentError(
-        fmt::format("-f: '{}' is larger than {} bytes", path, kMaxDocumentBytes));
-  }
-  in.seekg(0);
-  std::string text(static_cast<size_t>(size), '\0');
-  if (!in.read(text.data(), size)) {
-    return absl::InvalidArgumentError(fmt::format("-f: cannot read '{}'", path));
-  }
-  return text;
-}
 
 int ApplyTree(RestClient& client, const std::string& file, const CommandEnv& env) {
-  absl::StatusOr<std::string> text = ReadFile(file);
+  absl::StatusOr<std::string> text = ReadDocumentFile(file);
   if (!text.ok()) return ReportUsageError(std::string(text.status().message()), *env.err);
   const bool json = file.ends_with(".json");
   absl::StatusOr<Json> applied =

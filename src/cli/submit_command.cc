@@ -13,26 +13,12 @@
 namespace tessera::cli {
 namespace {
 
-// Job documents are at most 1 MiB (the API's limit); a bigger file is refused unread.
-constexpr std::streamoff kMaxDocumentBytes = 1 << 20;
-
 absl::StatusOr<api::JobDocument> ReadDocument(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return absl::InvalidArgumentError(fmt::format("-f: cannot read '{}'", path));
-  const std::streamoff size = in.tellg();
-  if (size < 0) return absl::InvalidArgumentError(fmt::format("-f: cannot read '{}'", path));
-  if (size > kMaxDocumentBytes) {
-    return absl::InvalidArgumentError(
-        fmt::format("-f: '{}' is larger than {} bytes", path, kMaxDocumentBytes));
-  }
-  in.seekg(0);
-  std::string text(static_cast<size_t>(size), '\0');
-  if (!in.read(text.data(), size)) {
-    return absl::InvalidArgumentError(fmt::format("-f: cannot read '{}'", path));
-  }
+  absl::StatusOr<std::string> text = ReadDocumentFile(path);
+  if (!text.ok()) return text.status();
   api::ParseOptions options;
   options.source = path;
-  return api::ParseJobDocument(text, options);
+  return api::ParseJobDocument(*text, options);
 }
 
 }  // namespace

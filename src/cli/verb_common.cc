@@ -1,6 +1,9 @@
 #include "cli/verb_common.h"
 
+#include <fstream>
+
 #include "cli/exit_status.h"
+#include "fmt/format.h"
 
 namespace tessera::cli {
 
@@ -29,6 +32,24 @@ std::unique_ptr<RestClient> ConnectOrReport(const ClientFlags& flags, const Comm
 
 std::string JobPath(std::string_view id, std::string_view suffix) {
   return "/api/v1/jobs/" + PercentEncode(id) + std::string(suffix);
+}
+
+absl::StatusOr<std::string> ReadDocumentFile(const std::string& path) {
+  constexpr std::streamoff kMaxDocumentBytes = 1 << 20;
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return absl::InvalidArgumentError(fmt::format("-f: cannot read '{}'", path));
+  const std::streamoff size = in.tellg();
+  if (size < 0) return absl::InvalidArgumentError(fmt::format("-f: cannot read '{}'", path));
+  if (size > kMaxDocumentBytes) {
+    return absl::InvalidArgumentError(
+        fmt::format("-f: '{}' is larger than {} bytes", path, kMaxDocumentBytes));
+  }
+  in.seekg(0);
+  std::string text(static_cast<size_t>(size), '\0');
+  if (!in.read(text.data(), size)) {
+    return absl::InvalidArgumentError(fmt::format("-f: cannot read '{}'", path));
+  }
+  return text;
 }
 
 }  // namespace tessera::cli

@@ -1,5 +1,6 @@
 // Helpers shared by the client verbs: parsing a verb's flags with CLI11 (help on the output
-// stream, usage errors as exit status 2), and making the RestClient from the shared flags.
+// stream, usage errors as exit status 2), making the RestClient from the shared flags, and
+// reading the document a verb's -f names.
 // Thread-compatible.
 #pragma once
 
@@ -9,6 +10,7 @@
 #include <string_view>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
 #include "cli/client/client_flags.h"
 #include "cli/client/rest_client.h"
 #include "cli/command_env.h"
@@ -21,6 +23,11 @@ std::optional<int> ParseVerbFlags(CLI::App& app, int argc, char** argv, const Co
 
 // The client for the shared flags; nullptr after printing a usage error (bad --server).
 std::unique_ptr<RestClient> ConnectOrReport(const ClientFlags& flags, const CommandEnv& env);
+
+// The text of the file `-f PATH` names, of at most 1 MiB (the API's limit on a document; a
+// bigger file is refused unread). InvalidArgument "-f: cannot read 'PATH'" or "-f: 'PATH' is
+// larger than 1048576 bytes".
+absl::StatusOr<std::string> ReadDocumentFile(const std::string& path);
 
 // "/api/v1/jobs/<id><suffix>", the id percent-encoded.
 std::string JobPath(std::string_view id, std::string_view suffix = "");

@@ -203,16 +203,6 @@ class TreeParser {
   std::set<std::string> names_;
 };
 
-int FlowDepth(std::string_view text) {
-  int depth = 0;
-  int deepest = 0;
-  for (char c : text) {
-    if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
-    if ((c == ']' || c == '}') && depth > 0) --depth;
-  }
-  return deepest;
-}
-
 absl::StatusOr<YAML::Node> Load(std::string_view text) {
   if (FlowDepth(text) > kMaxFlowDepth) {
     return absl::InvalidArgumentError(
@@ -499,6 +489,16 @@ absl::StatusOr<std::vector<QueueSpec>> RemoveQueue(std::vector<QueueSpec> tree,
   }
   std::erase_if(tree, [&](const QueueSpec& q) { return q.name == name; });
   return tree;
+}
+
+int FlowDepth(std::string_view text) {
+  int depth = 0;
+  int deepest = 0;
+  for (char c : text) {
+    if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
+    if ((c == ']' || c == '}') && depth > 0) --depth;
+  }
+  return deepest;
 }
 
 }  // namespace tessera::server

@@ -43,6 +43,10 @@ class Node;
 
 namespace tessera::server {
 
+// The deepest nesting of flow brackets ('[' and '{') in `text`. yaml-cpp parses flow
+// collections recursively, so documents are refused above a limit before they are parsed.
+int FlowDepth(std::string_view text);
+
 // The most queues one tree may have.
 inline constexpr size_t kMaxQueues = 100'000;
 

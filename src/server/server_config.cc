@@ -284,16 +284,6 @@ absl::Status ParseTopLevel(const YAML::Node& root, std::string_view source, Serv
 constexpr size_t kMaxConfigBytes = 1 << 20;
 constexpr int kMaxFlowDepth = 64;
 
-int FlowDepth(std::string_view text) {
-  int depth = 0;
-  int deepest = 0;
-  for (char c : text) {
-    if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
-    if ((c == ']' || c == '}') && depth > 0) --depth;
-  }
-  return deepest;
-}
-
 }  // namespace
 
 absl::StatusOr<HostPort> ParseHostPort(std::string_view text, std::string_view field) {
