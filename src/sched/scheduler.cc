@@ -779,9 +779,11 @@ absl::StatusOr<StartEstimate> Scheduler::Estimate(std::string_view job, ClusterS
   if (target->not_before > now && start != TimePoint::max()) {
     start = std::max(start, target->not_before);
   }
-  // Capacity is what the planner foresees; a job waiting for quota starts when its queue's
-  // jobs end, which it does not plan.
-  if (start != TimePoint::max() && estimate.blocker != "Quota") estimate.start = start;
+  // The planner foresees capacity, not quota: for a job waiting for quota the plan's start is
+  // only a lower bound, given when capacity itself frees up later; with capacity free now, when
+  // the quota frees is not foreseen.
+  const bool quota_unforeseen = estimate.blocker == "Quota" && start <= now;
+  if (start != TimePoint::max() && !quota_unforeseen) estimate.start = start;
   return estimate;
 }
 

@@ -172,7 +172,8 @@ class Scheduler {
   // A waiting job's predicted start: the backfill planner, in dry run on `state` (left as
   // given), plans the admitted jobs, then at most 64 jobs ahead of it in its own queue, then it.
   // Jobs of other queues that may be admitted first are not foreseen, nor when quota frees up:
-  // a job waiting for quota gets no start. NotFound when the job is unknown, running or held.
+  // a job waiting for quota gets the plan's start only when capacity too frees up later (a
+  // lower bound), else none. NotFound when the job is unknown, running or held.
   absl::StatusOr<StartEstimate> Estimate(std::string_view job, ClusterState& state);
 
   ~Scheduler();
