@@ -1,6 +1,9 @@
 // Cluster: one set of nodes the control plane places tasks on, and the backend that runs them —
-// this machine's processes (LocalCluster) or a simulated fleet (SimCluster); Slurm and
-// Kubernetes agents come behind the same interface.
+// this machine's processes (LocalCluster), a simulated fleet (SimCluster), a Slurm cluster
+// through slurmrestd (agent/slurm) or a Kubernetes cluster through its API server
+// (agent/kubernetes). The control plane drives a cluster in-process or, through `tessera
+// agent`, over the agent protocol (RemoteCluster on the server side): the agent runs a Cluster
+// of its own backend and relays this interface.
 //
 // The control plane asks a cluster for its inventory (core Nodes, each carrying the cluster's
 // labels, among them tessera.io/cluster: <name>), sends it launches (a task bound to one of its
@@ -8,6 +11,10 @@
 // through a TaskObserver when a launched task started and when it ended. After a restart,
 // Recover() tells which of the given launches are still running (they are kept) and the
 // outcome of the others arrives through the observer as for any task.
+//
+// Inventory may change over time (a node drained, added or gone): callers poll Inventory() and
+// compare; a node missing from a later inventory has left the cluster. Recover may be called
+// again after an agent reconnects; each call reconciles against the given list as at start.
 //
 // Thread-safety: every method may be called from any thread. Observer callbacks may arrive on
 // any thread, inside Launch or Recover included, with no cluster lock held; they must only hand
@@ -69,6 +76,17 @@ class TaskObserver {
   virtual void OnTaskEnded(const TaskEnd& end) = 0;
 };
 
+// What a node uses now, as heartbeats report it (soft state: never stored). Units: cpu
+// millicores, memory bytes, GPU utilisation in percent per device (index order), power in
+// watts; a value the backend cannot measure is left out (nullopt / empty).
+struct NodeUsage {
+  std::string node;
+  std::optional<int64_t> cpu;
+  std::optional<int64_t> memory;
+  std::vector<double> gpu_utilization;
+  std::optional<double> power_watts;
+};
+
 // A launch the control plane believes was sent before a restart.
 struct KnownLaunch {
   TaskLaunchSpec spec;
@@ -81,9 +99,12 @@ class Cluster {
   virtual const std::string& name() const = 0;
   virtual std::string_view backend() const = 0;  // "local", "sim"
   // Cluster labels (tessera.io/cluster included), as clusterSelector matches them.
+  // (backend() also names "slurm", "kubernetes" and "remote" for a cluster behind an agent.)
   virtual const std::map<std::string, std::string, std::less<>>& labels() const = 0;
   // The nodes, with `cluster` set to name() and the cluster labels merged into their labels.
   virtual std::vector<Node> Inventory() const = 0;
+  // What each node uses now; empty when the backend measures nothing.
+  virtual std::vector<NodeUsage> Usage() const { return {}; }
   // Runs a task; its start and end arrive through the observer (a task that cannot start
   // ends with reason "StartFailed").
   virtual void Launch(const TaskLaunchSpec& spec) = 0;
