@@ -1,0 +1,196 @@
+// SlurmCluster: a Slurm cluster as a Tessera Cluster (server/cluster.h), through slurmrestd's
+// REST API (v0.0.38, Slurm 22.05 and later) with JWT authentication. `tessera agent --backend
+// slurm` runs one and relays it to the control plane; docs/agents/slurm.md is the operator's
+// guide.
+//
+// Tessera places each task on one Slurm node; the task becomes one Slurm batch job pinned to
+// that node. Slurm remains the owner of its nodes: it accounts CPUs, memory and GPUs itself and
+// may run other users' jobs beside Tessera's.
+//
+//   Tessera                        Slurm
+//   Inventory() node               a node of GET /nodes (slurm_inventory.h has the field map):
+//                                  cpus x 1000 millicores, real_memory MiB as bytes, one
+//                                  GpuDevice per "gpu" GRES (model from the GRES type), pool =
+//                                  first partition, labels + tessera.io/partitions
+//   condition kDown                state DOWN, FAIL, FUTURE or NOT_RESPONDING
+//   unschedulable                  DRAIN, DRAINING, DRAINED
+//   Usage()                        cpu_load (x100) as millicores, alloc_memory MiB as bytes
+//   Launch(spec)                   POST /job/submit: a batch job named <launch id>, comment
+//                                  "tessera:<launch id>", nodelist = placement.node, gres
+//                                  gpu:<devices>, time_limit in minutes (rounded up), the
+//                                  task's env, cwd, and stdout/stderr files in `log_dir`
+//                                  (slurm_submit.h)
+//   OnTaskStarted                  the job is seen RUNNING (its start_time)
+//   OnTaskEnded                    the job's final state (slurm_jobs.h has the table):
+//                                  COMPLETED → Succeeded; FAILED, exit n → Failed "Error" n;
+//                                  CANCELLED → Cancelled; TIMEOUT → "TimeLimitExceeded";
+//                                  NODE_FAIL → "Lost"; refused submission → "StartFailed";
+//                                  a job Slurm forgot before it was seen ending → "Lost"
+//   Cancel(id, grace)              DELETE /job/{id}?signal=TERM, then DELETE /job/{id} (Slurm's
+//                                  cancel) after `grace`; with no grace Slurm's cancel at once
+//                                  (SIGTERM, SIGKILL after its KillWait); ends Cancelled
+//   Recover(known)                 GET /jobs: Tessera's jobs are matched by comment (or, for a
+//                                  known launch, name); known and still queued or running →
+//                                  kept; known and ended → their outcome; known and unknown to
+//                                  Slurm → Failed "LostOnRestart"; Tessera's jobs not in
+//                                  `known` → cancelled
+//   ReadLog                        reads the job's output file, when the agent's host can
+//                                  (log_dir on a shared filesystem, or a single-host cluster);
+//                                  FailedPrecondition when it cannot
+//
+// Polling: one thread asks slurmrestd for the nodes and the jobs every `poll_interval`, submits
+// queued launches and sends cancellations. Inventory() and Usage() return the last good poll and
+// never wait for the network; when a poll fails (slurmrestd down, a bad token) the error is
+// logged once and the previous inventory is kept. A malformed node or job entry is logged and
+// left out; the rest of the reply is used.
+//
+// Time: timestamps (task start and end) are Slurm's, in whole seconds; the injected Clock is
+// used where Slurm gives none and for cancellation grace periods; the poll thread sleeps in real
+// time. Thread-safety: as Cluster — every method may be called from any thread; observer
+// callbacks arrive on the poll thread or the caller's (Launch, Recover), with no lock held.
+// Errors: Create fails with InvalidArgument for bad options (naming the flag and the
+// environment variable) and Unavailable/Unauthenticated when the first node list cannot be read.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/slurm/slurm_inventory.h"
+#include "agent/slurm/slurm_jobs.h"
+#include "agent/slurm/slurm_rest_client.h"
+#include "agent/slurm/slurm_submit.h"
+#include "server/cluster.h"
+#include "tessera/common/clock.h"
+
+namespace tessera::agent {
+
+inline constexpr std::string_view kDefaultSlurmApiVersion = "v0.0.38";
+
+// Reads one environment variable; nullopt when unset.
+using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
+
+struct SlurmClusterOptions {
+  std::string name = "slurm";  // the cluster's name in Tessera
+  Labels labels;               // cluster labels; tessera.io/cluster is added
+  std::string url;             // slurmrestd: "http://slurm-ctl:6820"
+  std::string jwt;             // token for X-SLURM-USER-TOKEN (scontrol token)
+  std::string user;            // X-SLURM-USER-NAME: the jobs run as this user
+  std::string api_version;     // "" = v0.0.38
+  std::string partition;       // only this partition's nodes, jobs go there; "" = all
+  Duration poll_interval{1000};
+  Duration request_timeout{10000};  // per REST request
+  // Where jobs write stdout/stderr (must exist on the nodes; readable by the agent for logs).
+  std::string log_dir = "/tmp";
+  // The working directory of tasks whose spec names none (must exist on the nodes).
+  std::string working_dir = "/tmp";
+  // The environment under every task's own (Slurm passes nothing else to REST jobs).
+  std::map<std::string, std::string> base_env = {
+      {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}};
+  // Model and memory for GRES types whose name is not the model Tessera's jobs ask for.
+  std::map<std::string, SlurmGpuType, std::less<>> gpu_types;
+  const Clock* clock = nullptr;  // nullptr = the system clock
+  // One line per notable event (poll failures, malformed entries); nullptr = stderr.
+  std::function<void(std::string_view)> log;
+  // The REST transport; nullptr = HTTP(S) to `url` (tests inject an in-memory Slurm).
+  std::shared_ptr<SlurmTransport> transport;
+
+  // `flags` completed from the environment: SLURM_REST_URL, SLURM_JWT, SLURM_REST_USER and
+  // SLURM_REST_API_VERSION fill the fields the flags left empty (flags win). A missing user is
+  // the agent's own user name; a missing version v0.0.38. InvalidArgument when the URL or the
+  // token is missing ("slurm url: missing: pass --slurm-url or set SLURM_REST_URL") or the
+  // version is not "v<major>.<minor>.<patch>". `env` = nullptr reads the process environment.
+  static absl::StatusOr<SlurmClusterOptions> FromEnvironment(SlurmClusterOptions flags,
+                                                             const EnvLookup& env = nullptr);
+};
+
+class SlurmCluster final : public server::Cluster {
+ public:
+  // Checks the options, reads the node list once (so a bad URL or token fails here) and starts
+  // the poll thread.
+  static absl::StatusOr<std::unique_ptr<SlurmCluster>> Create(SlurmClusterOptions options,
+                                                              server::TaskObserver* observer);
+  // Stops the poll thread. Slurm jobs keep running; a later agent's Recover finds them.
+  ~SlurmCluster() override;
+
+  const std::string& name() const override { return options_.name; }
+  std::string_view backend() const override { return "slurm"; }
+  const std::map<std::string, std::string, std::less<>>& labels() const override {
+    return options_.labels;
+  }
+  std::vector<Node> Inventory() const override;
+  std::vector<server::NodeUsage> Usage() const override;
+  void Launch(const server::TaskLaunchSpec& spec) override;
+  void Cancel(std::string_view launch_id, Duration grace) override;
+  std::vector<std::string> Recover(const std::vector<server::KnownLaunch>& known) override;
+  void Forget(std::string_view launch_id) override;
+  absl::StatusOr<server::LogChunk> ReadLog(std::string_view launch_id, server::LogStream stream,
+                                           int64_t offset, int64_t limit) const override;
+
+  // The Slurm job id of a launch, while the cluster follows it (tests, diagnostics).
+  std::optional<int64_t> JobIdOf(std::string_view launch_id) const;
+
+ private:
+  struct Task;
+  struct Event;
+
+  SlurmCluster(SlurmClusterOptions options, server::TaskObserver* observer,
+               std::shared_ptr<SlurmTransport> transport);
+  void Run();
+  // One round of the poll thread; REQUIRES rest_mu_ held.
+  void SubmitQueued();
+  void SendSignals();
+  absl::Status RefreshInventory();
+  void PollJobs();
+  // REQUIRES mu_ held. Matches Tessera's jobs in `jobs` to the tasks followed; with
+  // `kill_orphans`, Tessera's jobs no task claims are added to `orphans`.
+  void MatchJobsLocked(const SlurmJobList& jobs, bool kill_orphans, std::vector<Event>& events,
+                       std::vector<int64_t>& orphans);
+  // REQUIRES mu_ held. Turns the jobs' states into starts and ends; the job ids of followed
+  // tasks missing from `jobs` are returned.
+  std::vector<int64_t> ApplyJobsLocked(const std::vector<SlurmJob>& jobs,
+                                       std::vector<Event>& events);
+  void ApplyMissing(const std::vector<int64_t>& job_ids, std::vector<Event>& events);
+  void Deliver(const std::vector<Event>& events);
+  void Log(std::string_view line) const;
+  // Logs `line` under `key` unless the same line was the last one logged under it.
+  void LogChange(const std::string& key, const std::string& line);
+  std::map<std::string, std::string> ExtraEnvLocked(const server::TaskLaunchSpec& spec) const;
+
+  SlurmClusterOptions options_;
+  const Clock& clock_;
+  server::TaskObserver* const observer_;
+  std::shared_ptr<SlurmTransport> transport_;
+  SlurmRestClient client_;
+  SlurmInventoryOptions inventory_options_;
+  SlurmSubmitOptions submit_options_;
+
+  // Held by whoever talks to Slurm about jobs (the poll thread's round, Recover), so a Recover
+  // never interleaves with a poll. Taken before mu_, never while holding it.
+  std::mutex rest_mu_;
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  bool work_ = false;              // a launch or cancel waits for the poll thread
+  bool reconcile_pending_ = false;  // Recover could not list the jobs: kill orphans next poll
+  std::vector<Node> nodes_;
+  std::vector<server::NodeUsage> usage_;
+  std::map<std::string, std::string, std::less<>> addresses_;  // node → address
+  std::map<std::string, std::unique_ptr<Task>, std::less<>> tasks_;  // by launch id
+  std::deque<std::string> submit_queue_;
+  std::map<std::string, std::string> last_log_;  // LogChange's memory, by key; rest_mu_
+  std::thread poller_;
+};
+
+}  // namespace tessera::agent

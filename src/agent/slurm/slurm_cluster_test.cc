@@ -1,0 +1,572 @@
+#include "agent/slurm/slurm_cluster.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "fmt/format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace tessera::agent {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+using nlohmann::json;
+
+constexpr auto kDeadline = std::chrono::seconds(30);
+
+// slurmrestd in memory: nodes, jobs, submissions and signals, as v0.0.38 answers them.
+class FakeSlurm final : public SlurmTransport {
+ public:
+  absl::StatusOr<SlurmHttpReply> Send(std::string_view method, const std::string& path,
+                                      const std::string& body) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (down_) return absl::UnavailableError("connection refused");
+    const std::string prefix = "/slurm/v0.0.38";
+    if (!absl::StartsWith(path, prefix)) return SlurmHttpReply{404, "{}"};
+    const std::string resource = path.substr(prefix.size());
+    if (method == "GET" && resource == "/nodes") {
+      return Reply(json{{"nodes", nodes_}, {"errors", json::array()}});
+    }
+    if (method == "GET" && resource == "/jobs") {
+      json jobs = json::array();
+      for (const auto& [id, job] : jobs_) jobs.push_back(job);
+      return Reply(json{{"jobs", jobs}, {"errors", json::array()}});
+    }
+    if (method == "POST" && resource == "/job/submit") {
+      submissions_.push_back(json::parse(body));
+      if (!refusal_.empty()) {
+        return SlurmHttpReply{500, json{{"errors", {{{"error", refusal_}}}}}.dump()};
+      }
+      const int64_t id = next_id_++;
+      const json& job = submissions_.back()["job"];
+      jobs_[id] = {{"job_id", id},
+                   {"name", job["name"]},
+                   {"comment", job["comment"]},
+                   {"job_state", "PENDING"},
+                   {"nodes", ""},
+                   {"partition", job.value("partition", "gpu")},
+                   {"exit_code", 0},
+                   {"start_time", 0},
+                   {"end_time", 0}};
+      return Reply(json{{"job_id", id}, {"errors", json::array()}});
+    }
+    if (absl::StartsWith(resource, "/job/")) {
+      std::string rest = resource.substr(5);
+      std::string signal;
+      if (size_t q = rest.find("?signal="); q != std::string::npos) {
+        signal = rest.substr(q + 8);
+        rest = rest.substr(0, q);
+      }
+      int64_t id = 0;
+      if (!absl::SimpleAtoi(rest, &id) || !jobs_.contains(id)) {
+        return SlurmHttpReply{500, json{{"errors", {{{"error", "Invalid job id specified"},
+                                                      {"error_number", 2017}}}},
+                                        {"jobs", json::array()}}
+                                       .dump()};
+      }
+      if (method == "GET") return Reply(json{{"jobs", json::array({jobs_[id]})}});
+      signals_.push_back(fmt::format("{}:{}", id, signal.empty() ? "cancel" : signal));
+      if (signal.empty() && jobs_[id]["job_state"] != "COMPLETED") {
+        jobs_[id]["job_state"] = "CANCELLED";
+        jobs_[id]["end_time"] = 2000;
+      }
+      return Reply(json{{"errors", json::array()}});
+    }
+    return SlurmHttpReply{404, "{}"};
+  }
+
+  void SetNodes(json nodes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    nodes_ = std::move(nodes);
+  }
+  void SetDown(bool down) {
+    std::lock_guard<std::mutex> lock(mu_);
+    down_ = down;
+  }
+  void Refuse(std::string error) {
+    std::lock_guard<std::mutex> lock(mu_);
+    refusal_ = std::move(error);
+  }
+  void SetJob(int64_t id, std::string state, int64_t exit_code = 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    json& job = jobs_[id];
+    job["job_state"] = std::move(state);
+    job["exit_code"] = exit_code;
+    job["start_time"] = 1000;
+    if (PhaseOf(job["job_state"].get<std::string>()) == SlurmJobPhase::kEnded) {
+      job["end_time"] = 1010;
+    }
+  }
+  // A job that was not submitted through the cluster (an earlier agent's, or a user's).
+  int64_t AddJob(std::string name, std::string comment, std::string state) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const int64_t id = next_id_++;
+    jobs_[id] = {{"job_id", id},       {"name", name},     {"comment", comment},
+                 {"job_state", state}, {"partition", "gpu"}, {"start_time", 1000},
+                 {"end_time", PhaseOf(state) == SlurmJobPhase::kEnded ? 1010 : 0},
+                 {"exit_code", 0}};
+    return id;
+  }
+  void RemoveJob(int64_t id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_.erase(id);
+  }
+  std::vector<json> Submissions() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return submissions_;
+  }
+  std::vector<std::string> Signals() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return signals_;
+  }
+  std::string JobState(int64_t id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return jobs_[id]["job_state"];
+  }
+
+ private:
+  static SlurmHttpReply Reply(const json& body) { return {200, body.dump()}; }
+
+  std::mutex mu_;
+  bool down_ = false;
+  std::string refusal_;
+  json nodes_ = json::array();
+  std::map<int64_t, json> jobs_;
+  int64_t next_id_ = 100;
+  std::vector<json> submissions_;
+  std::vector<std::string> signals_;
+};
+
+json Node(std::string name, std::string state = "idle", json flags = json::array()) {
+  return {{"name", name},     {"cpus", 8},           {"real_memory", 65536},
+          {"gres", "gpu:h100:4"}, {"partitions", {"gpu"}}, {"state", state},
+          {"state_flags", flags}};
+}
+
+// Records the observer's news and lets the test wait for it.
+class Recorder final : public server::TaskObserver {
+ public:
+  void OnTaskStarted(std::string_view launch_id, TimePoint time) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    started_[std::string(launch_id)] = time;
+    changed_.notify_all();
+  }
+  void OnTaskEnded(const server::TaskEnd& end) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ends_[end.launch_id] = end;
+    ++end_count_;
+    changed_.notify_all();
+  }
+  std::optional<TimePoint> WaitStarted(const std::string& id) {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait_for(lock, kDeadline, [&] { return started_.contains(id); });
+    if (!started_.contains(id)) return std::nullopt;
+    return started_[id];
+  }
+  std::optional<server::TaskEnd> WaitEnded(const std::string& id) {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait_for(lock, kDeadline, [&] { return ends_.contains(id); });
+    if (!ends_.contains(id)) return std::nullopt;
+    return ends_[id];
+  }
+  bool HasStarted(const std::string& id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return started_.contains(id);
+  }
+  int EndCount() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return end_count_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::map<std::string, TimePoint> started_;
+  std::map<std::string, server::TaskEnd> ends_;
+  int end_count_ = 0;
+};
+
+// Polls `done` until it holds or the deadline passes.
+bool WaitUntil(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+class SlurmClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    slurm_->SetNodes(json::array({Node("node1"), Node("node2")}));
+    log_dir_ = std::filesystem::temp_directory_path() /
+               ("slurm-cluster-test-" + std::to_string(getpid()));
+    std::filesystem::create_directories(log_dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(log_dir_); }
+
+  SlurmClusterOptions Options() {
+    SlurmClusterOptions options;
+    options.name = "hpc";
+    options.labels = {{"site", "a"}};
+    options.partition = "";
+    options.poll_interval = Duration(10);
+    options.log_dir = log_dir_.string();
+    options.transport = slurm_;
+    options.log = [this](std::string_view line) {
+      std::lock_guard<std::mutex> lock(log_mu_);
+      log_.emplace_back(line);
+    };
+    return options;
+  }
+  std::unique_ptr<SlurmCluster> Make() {
+    absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
+        SlurmCluster::Create(Options(), &recorder_);
+    EXPECT_TRUE(cluster.ok()) << cluster.status();
+    return cluster.ok() ? *std::move(cluster) : nullptr;
+  }
+  server::TaskLaunchSpec Spec(std::string id, std::string node = "node2") {
+    server::TaskLaunchSpec spec;
+    spec.launch_id = std::move(id);
+    spec.job_id = "j1";
+    spec.placement.node = std::move(node);
+    spec.placement.gpus = {0, 1};
+    spec.command = {"/bin/sh", "-c", "echo hi"};
+    return spec;
+  }
+  int64_t WaitSubmitted(SlurmCluster& cluster, const std::string& id) {
+    EXPECT_TRUE(WaitUntil([&] { return cluster.JobIdOf(id).has_value(); })) << id;
+    return cluster.JobIdOf(id).value_or(0);
+  }
+  std::vector<std::string> Logged() {
+    std::lock_guard<std::mutex> lock(log_mu_);
+    return log_;
+  }
+
+  std::shared_ptr<FakeSlurm> slurm_ = std::make_shared<FakeSlurm>();
+  Recorder recorder_;
+  std::filesystem::path log_dir_;
+  std::mutex log_mu_;
+  std::vector<std::string> log_;
+};
+
+TEST_F(SlurmClusterTest, InventoryFollowsSlurm) {
+  std::unique_ptr<SlurmCluster> cluster = Make();
+  ASSERT_NE(cluster, nullptr);
+  EXPECT_EQ(cluster->backend(), "slurm");
+  EXPECT_EQ(cluster->labels().at("tessera.io/cluster"), "hpc");
+  std::vector<tessera::Node> nodes = cluster->Inventory();
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0].cluster, "hpc");
+  EXPECT_EQ(nodes[0].labels.at("tessera.io/cluster"), "hpc");
+  EXPECT_EQ(nodes[0].labels.at("site"), "a");
+  EXPECT_EQ(nodes[0].gpus.size(), 4u);
+
+  json broken = Node("node3");
+  broken["cpus"] = "lots";
+  slurm_->SetNodes(json::array({Node("node1", "down"), Node("node2", "idle", {"DRAIN"}), broken}));
+  ASSERT_TRUE(WaitUntil([&] {
+    nodes = cluster->Inventory();
+    return nodes.size() == 2 && nodes[0].condition == NodeCondition::kDown;
+  }));
+  EXPECT_TRUE(nodes[1].unschedulable);
+  EXPECT_TRUE(WaitUntil([&] {
+    for (const std::string& line : Logged()) {
+      if (line == "slurm node node3: cpus: must be an integer, got \"lots\"") return true;
+    }
+    return false;
+  }));
+
+  // Slurm unreachable: the last inventory stays.
+  slurm_->SetDown(true);
+  EXPECT_TRUE(WaitUntil([&] {
+    for (const std::string& line : Logged()) {
+      if (absl::StrContains(line, "reading the node list")) return true;
+    }
+    return false;
+  }));
+  EXPECT_EQ(cluster->Inventory().size(), 2u);
+}
+
+TEST_F(SlurmClusterTest, CreateFailsWhenSlurmCannotBeRead) {
+  slurm_->SetDown(true);
+  absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
+      SlurmCluster::Create(Options(), &recorder_);
+  EXPECT_EQ(cluster.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(cluster.status().message(), HasSubstr("connection refused"));
+}
+
+TEST_F(SlurmClusterTest, LaunchRunsToSuccess) {
+  std::unique_ptr<SlurmCluster> cluster = Make();
+  cluster->Launch(Spec("j1-w-0-a1"));
+  const int64_t job = WaitSubmitted(*cluster, "j1-w-0-a1");
+  const json submitted = slurm_->Submissions().at(0)["job"];
+  EXPECT_EQ(submitted["nodelist"], "node2");
+  EXPECT_EQ(submitted["gres"], "gpu:2");
+  EXPECT_EQ(submitted["environment"]["TESSERA_TASK_ID"], "j1-w-0-a1");
+  EXPECT_FALSE(recorder_.HasStarted("j1-w-0-a1"));
+
+  slurm_->SetJob(job, "RUNNING");
+  EXPECT_EQ(recorder_.WaitStarted("j1-w-0-a1"), TimePoint(Duration(1'000'000)));
+  slurm_->SetJob(job, "COMPLETED");
+  std::optional<server::TaskEnd> end = recorder_.WaitEnded("j1-w-0-a1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kSucceeded);
+  EXPECT_EQ(end->exit_code, 0);
+  EXPECT_EQ(end->time, TimePoint(Duration(1'010'000)));
+  cluster->Forget("j1-w-0-a1");
+  EXPECT_FALSE(cluster->JobIdOf("j1-w-0-a1").has_value());
+}
+
+TEST_F(SlurmClusterTest, FastJobReportsStartThenEnd) {
+  std::unique_ptr<SlurmCluster> cluster = Make();
+  cluster->Launch(Spec("fast"));
+  const int64_t job = WaitSubmitted(*cluster, "fast");
+  slurm_->SetJob(job, "FAILED", 3 << 8);
+  std::optional<server::TaskEnd> end = recorder_.WaitEnded("fast");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_TRUE(recorder_.HasStarted("fast"));
+  EXPECT_EQ(end->phase, TaskPhase::kFailed);
+  EXPECT_EQ(end->reason, "Error");
+  EXPECT_EQ(end->exit_code, 3);
+}
+
+TEST_F(SlurmClusterTest, RefusedSubmissionIsStartFailed) {
+  std::unique_ptr<SlurmCluster> cluster = Make();
+  slurm_->Refuse("Requested node configuration is not available");
+  cluster->Launch(Spec("refused"));
+  std::optional<server::TaskEnd> end = recorder_.WaitEnded("refused");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kFailed);
+  EXPECT_EQ(end->reason, "StartFailed");
+  EXPECT_EQ(end->message, "Slurm refused the job: Requested node configuration is not available");
+}
+
+TEST_F(SlurmClusterTest, UnrunnableSpecIsStartFailedAtOnce) {
+  std::unique_ptr<SlurmCluster> cluster = Make();
+  server::TaskLaunchSpec spec = Spec("bad");
+  spec.command.clear();
+  cluster->Launch(spec);
+  std::optional<server::TaskEnd> end = recorder_.WaitEnded("bad");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->reason, "StartFailed");
+  EXPECT_THAT(end->message, HasSubstr("command: empty"));
+  EXPECT_THAT(slurm_->Submissions(), IsEmpty());
+}
+
+TEST_F(SlurmClusterTest, CancelSignalsThenKillsAfterTheGrace) {
+  std::unique_ptr<SlurmCluster> cluster = Make();
+  cluster->Launch(Spec("c1"));
+  const int64_t job = WaitSubmitted(*cluster, "c1");
+  slurm_->SetJob(job, "RUNNING");
+  ASSERT_TRUE(recorder_.WaitStarted("c1").has_value());
+  cluster->Cancel("c1", Duration(50));
+  std::optional<server::TaskEnd> end = recorder_.WaitEnded("c1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kCancelled);
+  EXPECT_THAT(slurm_->Signals(), ElementsAre(fmt::format("{}:TERM", job),
+                                             fmt::format("{}:cancel", job)));
+}
+
+TEST_F(SlurmClusterTest, CancelAfterTermEndsCancelledWhateverTheExit) {
+  std::unique_ptr<SlurmCluster> cluster = Make();
+  cluster->Launch(Spec("c2"));
+  const int64_t job = WaitSubmitted(*cluster, "c2");
+  slurm_->SetJob(job, "RUNNING");
+  cluster->Cancel("c2", std::chrono::hours(1));
+  ASSERT_TRUE(WaitUntil([&] { return !slurm_->Signals().empty(); }));
+  slurm_->SetJob(job, "FAILED", 7 << 8);  // the program's TERM handler exits 7
+  std::optional<server::TaskEnd> end = recorder_.WaitEnded("c2");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kCancelled);
+  EXPECT_THAT(slurm_->Signals(), ElementsAre(fmt::format("{}:TERM", job)));
+}
+
+TEST_F(SlurmClusterTest, CancelWithoutGraceIsSlurmsCancel) {
+  std::unique_ptr<SlurmCluster> cluster = Make();
+  cluster->Launch(Spec("c3"));
+  const int64_t job = WaitSubmitted(*cluster, "c3");
+  cluster->Cancel("c3", Duration(0));
+  std::optional<server::TaskEnd> end = recorder_.WaitEnded("c3");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kCancelled);
+  EXPECT_FALSE(recorder_.HasStarted("c3"));  // cancelled while pending
+  EXPECT_THAT(slurm_->Signals(), ElementsAre(fmt::format("{}:cancel", job)));
+  cluster->Cancel("unknown", Duration(0));
+}
+
+TEST_F(SlurmClusterTest, JobSlurmForgotIsLost) {
+  std::unique_ptr<SlurmCluster> cluster = Make();
+  cluster->Launch(Spec("gone"));
+  const int64_t job = WaitSubmitted(*cluster, "gone");
+  slurm_->RemoveJob(job);
+  std::optional<server::TaskEnd> end = recorder_.WaitEnded("gone");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->reason, "Lost");
+  EXPECT_THAT(end->message, HasSubstr(fmt::format("Slurm no longer knows job {}", job)));
+}
+
+server::KnownLaunch Known(std::string id) {
+  server::KnownLaunch known;
+  known.spec.launch_id = std::move(id);
+  return known;
+}
+
+TEST_F(SlurmClusterTest, RecoverReconcilesWithSlurm) {
+  const int64_t running = slurm_->AddJob("r-1", "tessera:r-1", "RUNNING");
+  const int64_t done = slurm_->AddJob("d-1", "tessera:d-1", "COMPLETED");
+  const int64_t orphan = slurm_->AddJob("o-1", "tessera:o-1", "RUNNING");
+  const int64_t users = slurm_->AddJob("o-1", "", "RUNNING");  // a user's job, same name
+  std::unique_ptr<SlurmCluster> cluster = Make();
+  std::vector<std::string> kept =
+      cluster->Recover({Known("r-1"), Known("d-1"), Known("never-1")});
+  EXPECT_THAT(kept, ElementsAre("r-1"));
+  EXPECT_EQ(cluster->JobIdOf("r-1"), running);
+  EXPECT_EQ(recorder_.WaitEnded("d-1")->phase, TaskPhase::kSucceeded);
+  EXPECT_EQ(recorder_.WaitEnded("never-1")->reason, "LostOnRestart");
+  EXPECT_THAT(slurm_->Signals(), ElementsAre(fmt::format("{}:cancel", orphan)));
+  EXPECT_EQ(slurm_->JobState(users), "RUNNING");
+  EXPECT_EQ(slurm_->JobState(done), "COMPLETED");
+  EXPECT_TRUE(recorder_.WaitStarted("r-1").has_value());  // not started as far as Tessera knew
+
+  // A reconnect: the control plane now knows a launch made since, and no longer r-1.
+  cluster->Launch(Spec("n-1"));
+  const int64_t fresh = WaitSubmitted(*cluster, "n-1");
+  kept = cluster->Recover({Known("n-1")});
+  EXPECT_THAT(kept, ElementsAre("n-1"));
+  EXPECT_EQ(cluster->JobIdOf("n-1"), fresh);
+  EXPECT_THAT(slurm_->Signals(), ElementsAre(fmt::format("{}:cancel", orphan),
+                                             fmt::format("{}:cancel", running)));
+}
+
+TEST_F(SlurmClusterTest, RecoverWhileSlurmIsDownKeepsTheKnownUntilItAnswers) {
+  std::unique_ptr<SlurmCluster> cluster = Make();
+  const int64_t running = slurm_->AddJob("r-2", "tessera:r-2", "RUNNING");
+  const int64_t orphan = slurm_->AddJob("o-2", "tessera:o-2", "PENDING");
+  slurm_->SetDown(true);
+  std::vector<std::string> kept = cluster->Recover({Known("r-2"), Known("lost-2")});
+  EXPECT_THAT(kept, UnorderedElementsAre("r-2", "lost-2"));
+  slurm_->SetDown(false);
+  EXPECT_EQ(recorder_.WaitEnded("lost-2")->reason, "LostOnRestart");
+  ASSERT_TRUE(WaitUntil([&] { return cluster->JobIdOf("r-2") == running; }));
+  ASSERT_TRUE(WaitUntil([&] { return !slurm_->Signals().empty(); }));
+  EXPECT_THAT(slurm_->Signals(), ElementsAre(fmt::format("{}:cancel", orphan)));
+}
+
+TEST_F(SlurmClusterTest, ReadLog) {
+  std::unique_ptr<SlurmCluster> cluster = Make();
+  EXPECT_EQ(cluster->ReadLog("nobody", server::LogStream::kStdout, 0, 100).status().code(),
+            absl::StatusCode::kNotFound);
+  cluster->Launch(Spec("l-1"));
+  const int64_t job = WaitSubmitted(*cluster, "l-1");
+  EXPECT_EQ(cluster->ReadLog("l-1", server::LogStream::kStdout, 0, 100).status().code(),
+            absl::StatusCode::kNotFound);  // not started: no log yet
+  slurm_->SetJob(job, "RUNNING");
+  ASSERT_TRUE(recorder_.WaitStarted("l-1").has_value());
+  absl::StatusOr<server::LogChunk> chunk =
+      cluster->ReadLog("l-1", server::LogStream::kStdout, 0, 100);
+  EXPECT_EQ(chunk.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(chunk.status().message(), HasSubstr("not readable on the agent's host"));
+
+  std::ofstream(log_dir_ / "tessera-l-1.stdout.log") << "hello\nworld\n";
+  chunk = cluster->ReadLog("l-1", server::LogStream::kStdout, 6, 100);
+  ASSERT_TRUE(chunk.ok()) << chunk.status();
+  EXPECT_EQ(chunk->data, "world\n");
+  EXPECT_EQ(chunk->next_offset, 12);
+  EXPECT_FALSE(chunk->end);
+  slurm_->SetJob(job, "COMPLETED");
+  ASSERT_TRUE(recorder_.WaitEnded("l-1").has_value());
+  chunk = cluster->ReadLog("l-1", server::LogStream::kStdout, 0, 5);
+  EXPECT_EQ(chunk->data, "hello");
+  EXPECT_FALSE(chunk->end);
+  chunk = cluster->ReadLog("l-1", server::LogStream::kStdout, 5, 100);
+  EXPECT_TRUE(chunk->end);
+  cluster->Forget("l-1");
+  chunk = cluster->ReadLog("l-1", server::LogStream::kStdout, 0, 100);
+  ASSERT_TRUE(chunk.ok());
+  EXPECT_TRUE(chunk->end);
+}
+
+TEST(SlurmClusterOptionsTest, FlagsOverrideTheEnvironment) {
+  const std::map<std::string, std::string, std::less<>> env = {
+      {"SLURM_REST_URL", "http://env:6820"},
+      {"SLURM_JWT", "env-token"},
+      {"SLURM_REST_USER", "envuser"},
+      {"SLURM_REST_API_VERSION", "v0.0.37"}};
+  const EnvLookup lookup = [&](std::string_view name) -> std::optional<std::string> {
+    auto it = env.find(name);
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  };
+  SlurmClusterOptions flags;
+  absl::StatusOr<SlurmClusterOptions> merged = SlurmClusterOptions::FromEnvironment(flags, lookup);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ(merged->url, "http://env:6820");
+  EXPECT_EQ(merged->jwt, "env-token");
+  EXPECT_EQ(merged->user, "envuser");
+  EXPECT_EQ(merged->api_version, "v0.0.37");
+
+  flags.url = "http://flag:1";
+  flags.jwt = "flag-token";
+  flags.user = "flaguser";
+  flags.api_version = "v0.0.38";
+  merged = SlurmClusterOptions::FromEnvironment(flags, lookup);
+  ASSERT_TRUE(merged.ok());
+  EXPECT_EQ(merged->url, "http://flag:1");
+  EXPECT_EQ(merged->jwt, "flag-token");
+  EXPECT_EQ(merged->user, "flaguser");
+  EXPECT_EQ(merged->api_version, "v0.0.38");
+}
+
+TEST(SlurmClusterOptionsTest, MissingOrBadSettings) {
+  const EnvLookup empty = [](std::string_view) { return std::nullopt; };
+  SlurmClusterOptions flags;
+  absl::Status status = SlurmClusterOptions::FromEnvironment(flags, empty).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("--slurm-url"));
+  EXPECT_THAT(status.message(), HasSubstr("SLURM_REST_URL"));
+  flags.url = "http://h:1";
+  status = SlurmClusterOptions::FromEnvironment(flags, empty).status();
+  EXPECT_THAT(status.message(), HasSubstr("--slurm-jwt"));
+  EXPECT_THAT(status.message(), HasSubstr("SLURM_JWT"));
+  flags.jwt = "t";
+  absl::StatusOr<SlurmClusterOptions> merged = SlurmClusterOptions::FromEnvironment(flags, empty);
+  ASSERT_TRUE(merged.ok());
+  EXPECT_EQ(merged->api_version, "v0.0.38");
+  EXPECT_FALSE(merged->user.empty());  // the agent's own user
+  flags.api_version = "0.0.38";
+  EXPECT_THAT(SlurmClusterOptions::FromEnvironment(flags, empty).status().message(),
+              HasSubstr("--slurm-api-version"));
+}
+
+TEST(SlurmClusterOptionsTest, BadUrl) {
+  SlurmClusterOptions options;
+  options.url = "slurm-ctl:6820";
+  options.jwt = "t";
+  options.user = "u";
+  absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
+      SlurmCluster::Create(options, nullptr);
+  EXPECT_EQ(cluster.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(cluster.status().message(), HasSubstr("http(s)://host[:port]"));
+}
+
+}  // namespace
+}  // namespace tessera::agent

@@ -1,0 +1,157 @@
+#include "agent/slurm/slurm_rest_client.h"
+
+#include <httplib.h>
+
+#include <regex>
+#include <utility>
+
+#include "agent/slurm/slurm_json.h"
+#include "agent/slurm/slurm_submit.h"
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+
+namespace tessera::agent {
+namespace {
+
+using nlohmann::json;
+
+// ESLURM_INVALID_JOB_ID: the job is unknown (never was, or purged after MinJobAge).
+constexpr int64_t kInvalidJobId = 2017;
+
+class HttpSlurmTransport final : public SlurmTransport {
+ public:
+  explicit HttpSlurmTransport(SlurmHttpOptions options)
+      : options_(std::move(options)), client_(options_.url) {
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(options_.timeout);
+    client_.set_connection_timeout(std::max<int64_t>(1, seconds.count() / 2), 0);
+    client_.set_read_timeout(std::max<int64_t>(1, seconds.count()), 0);
+    client_.set_write_timeout(std::max<int64_t>(1, seconds.count()), 0);
+    client_.set_keep_alive(true);
+    client_.set_default_headers({{"X-SLURM-USER-NAME", options_.user},
+                                 {"X-SLURM-USER-TOKEN", options_.jwt},
+                                 {"Accept", "application/json"}});
+  }
+
+  absl::StatusOr<SlurmHttpReply> Send(std::string_view method, const std::string& path,
+                                      const std::string& body) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    httplib::Result result = Request(method, path, body);
+    if (!result) {
+      return absl::UnavailableError(fmt::format("slurmrestd at {}: {} {}: {}", options_.url,
+                                                method, path, httplib::to_string(result.error())));
+    }
+    return SlurmHttpReply{.status = result->status, .body = std::move(result->body)};
+  }
+
+ private:
+  httplib::Result Request(std::string_view method, const std::string& path,
+                          const std::string& body) {
+    if (method == "POST") return client_.Post(path, body, "application/json");
+    if (method == "DELETE") return client_.Delete(path);
+    return client_.Get(path);
+  }
+
+  const SlurmHttpOptions options_;
+  std::mutex mu_;
+  httplib::Client client_;
+};
+
+bool HasErrorNumber(const json& reply, int64_t number) {
+  if (!reply.is_object() || !reply.contains("errors") || !reply["errors"].is_array()) return false;
+  for (const json& error : reply["errors"]) {
+    absl::StatusOr<std::optional<int64_t>> value = slurm_json::Integer(error, "error_number");
+    if (value.ok() && *value == number) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SlurmTransport>> NewHttpSlurmTransport(SlurmHttpOptions options) {
+  static const std::regex kUrl(R"(^https?://[^/\s:]+(:[0-9]{1,5})?/?$)");
+  if (!std::regex_match(options.url, kUrl)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "slurm url: \"{}\" is not http(s)://host[:port] (slurmrestd's address)", options.url));
+  }
+  while (options.url.ends_with('/')) options.url.pop_back();
+  return std::make_unique<HttpSlurmTransport>(std::move(options));
+}
+
+SlurmRestClient::SlurmRestClient(SlurmTransport* transport, std::string api_version)
+    : transport_(transport), prefix_("/slurm/" + api_version) {}
+
+absl::StatusOr<SlurmHttpReply> SlurmRestClient::Call(std::string_view method,
+                                                     std::string_view resource,
+                                                     const std::string& body) {
+  const std::string path = prefix_ + std::string(resource);
+  absl::StatusOr<SlurmHttpReply> reply = transport_->Send(method, path, body);
+  if (!reply.ok()) return reply.status();
+  if (reply->status == 401 || reply->status == 403) {
+    return absl::UnauthenticatedError(fmt::format(
+        "{} {}: HTTP {}: slurmrestd refused the credentials (check the user name and the JWT)",
+        method, path, reply->status));
+  }
+  return reply;
+}
+
+absl::StatusOr<std::string> SlurmRestClient::Nodes() {
+  absl::StatusOr<SlurmHttpReply> reply = Call("GET", "/nodes", "");
+  if (!reply.ok()) return reply.status();
+  if (reply->status != 200) {
+    const json body = json::parse(reply->body, nullptr, false);
+    const std::string errors = body.is_discarded() ? "" : slurm_json::ErrorText(body);
+    return absl::UnavailableError(fmt::format("GET {}/nodes: HTTP {}: {}", prefix_, reply->status,
+                                              errors.empty() ? "no error text" : errors));
+  }
+  return std::move(reply->body);
+}
+
+absl::StatusOr<SlurmJobList> SlurmRestClient::Jobs() {
+  absl::StatusOr<SlurmHttpReply> reply = Call("GET", "/jobs", "");
+  if (!reply.ok()) return reply.status();
+  if (reply->status != 200) {
+    const json body = json::parse(reply->body, nullptr, false);
+    const std::string errors = body.is_discarded() ? "" : slurm_json::ErrorText(body);
+    return absl::UnavailableError(fmt::format("GET {}/jobs: HTTP {}: {}", prefix_, reply->status,
+                                              errors.empty() ? "no error text" : errors));
+  }
+  return ParseSlurmJobs(reply->body);
+}
+
+absl::StatusOr<std::optional<SlurmJob>> SlurmRestClient::Job(int64_t job_id) {
+  absl::StatusOr<SlurmHttpReply> reply = Call("GET", fmt::format("/job/{}", job_id), "");
+  if (!reply.ok()) return reply.status();
+  const json body = json::parse(reply->body, nullptr, false);
+  if (HasErrorNumber(body, kInvalidJobId)) return std::nullopt;
+  if (reply->status != 200) {
+    const std::string errors = body.is_discarded() ? "" : slurm_json::ErrorText(body);
+    return absl::UnavailableError(fmt::format("GET {}/job/{}: HTTP {}: {}", prefix_, job_id,
+                                              reply->status, errors));
+  }
+  absl::StatusOr<SlurmJobList> list = ParseSlurmJobs(reply->body);
+  if (!list.ok()) return list.status();
+  for (SlurmJob& job : list->jobs) {
+    if (job.id == job_id) return std::move(job);
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<int64_t> SlurmRestClient::Submit(const std::string& body) {
+  absl::StatusOr<SlurmHttpReply> reply = Call("POST", "/job/submit", body);
+  if (!reply.ok()) return reply.status();
+  return ParseSubmitReply(reply->status, reply->body);
+}
+
+absl::Status SlurmRestClient::Signal(int64_t job_id, std::string_view signal) {
+  const std::string resource = signal.empty() ? fmt::format("/job/{}", job_id)
+                                              : fmt::format("/job/{}?signal={}", job_id, signal);
+  absl::StatusOr<SlurmHttpReply> reply = Call("DELETE", resource, "");
+  if (!reply.ok()) return reply.status();
+  const json body = json::parse(reply->body, nullptr, false);
+  if (reply->status == 200 || HasErrorNumber(body, kInvalidJobId)) return absl::OkStatus();
+  const std::string errors = body.is_discarded() ? "" : slurm_json::ErrorText(body);
+  return absl::UnavailableError(fmt::format("DELETE {}{}: HTTP {}: {}", prefix_, resource,
+                                            reply->status, errors));
+}
+
+}  // namespace tessera::agent

@@ -1,0 +1,77 @@
+// SlurmRestClient: the calls Tessera makes to slurmrestd, over a SlurmTransport.
+//
+// SlurmTransport is one HTTP exchange (method, path, JSON body → status, body); the real one
+// speaks HTTP or HTTPS to slurmrestd and sends the JWT headers X-SLURM-USER-NAME and
+// X-SLURM-USER-TOKEN with every request; tests substitute an in-memory Slurm.
+//
+// Errors: Unavailable when slurmrestd cannot be reached or does not answer in time;
+// Unauthenticated for HTTP 401 (a missing or refused user name or token); otherwise the status
+// carries slurmrestd's own error text ("GET /slurm/v0.0.38/nodes: HTTP 500: Unspecified
+// error"). Replies are parsed by slurm_inventory.h and slurm_jobs.h.
+//
+// Thread-safety: the HTTP transport and the client may be used from several threads at once
+// (each request takes the transport's lock; slurmrestd is asked one thing at a time).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "agent/slurm/slurm_jobs.h"
+#include "tessera/common/clock.h"
+
+namespace tessera::agent {
+
+struct SlurmHttpReply {
+  int status = 0;
+  std::string body;
+};
+
+class SlurmTransport {
+ public:
+  virtual ~SlurmTransport() = default;
+  // One request. `path` starts with "/slurm/"; `body` is JSON, or "" for none. Unavailable
+  // when no reply arrived.
+  virtual absl::StatusOr<SlurmHttpReply> Send(std::string_view method, const std::string& path,
+                                              const std::string& body) = 0;
+};
+
+struct SlurmHttpOptions {
+  std::string url;   // "http://host:6820" or "https://..."
+  std::string user;  // X-SLURM-USER-NAME
+  std::string jwt;   // X-SLURM-USER-TOKEN
+  Duration timeout{10000};
+};
+
+// InvalidArgument for a URL that is not http(s)://host[:port].
+absl::StatusOr<std::unique_ptr<SlurmTransport>> NewHttpSlurmTransport(SlurmHttpOptions options);
+
+class SlurmRestClient {
+ public:
+  // `transport` must outlive the client. `api_version`: "v0.0.38".
+  SlurmRestClient(SlurmTransport* transport, std::string api_version);
+
+  // The raw node list, for ParseSlurmNodes.
+  absl::StatusOr<std::string> Nodes();
+  absl::StatusOr<SlurmJobList> Jobs();
+  // nullopt when Slurm does not know the job (any more).
+  absl::StatusOr<std::optional<SlurmJob>> Job(int64_t job_id);
+  // The new job's id (see ParseSubmitReply).
+  absl::StatusOr<int64_t> Submit(const std::string& body);
+  // Sends `signal` ("TERM") to every process of the job, or cancels it ("" — Slurm's own
+  // cancel: SIGTERM, then SIGKILL after its KillWait). A job that already ended is no error.
+  absl::Status Signal(int64_t job_id, std::string_view signal);
+
+ private:
+  absl::StatusOr<SlurmHttpReply> Call(std::string_view method, std::string_view resource,
+                                      const std::string& body);
+
+  SlurmTransport* const transport_;
+  const std::string prefix_;  // "/slurm/v0.0.38"
+};
+
+}  // namespace tessera::agent

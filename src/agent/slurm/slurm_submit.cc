@@ -1,0 +1,163 @@
+#include "agent/slurm/slurm_submit.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "absl/strings/match.h"
+#include "agent/slurm/slurm_jobs.h"
+#include "agent/slurm/slurm_json.h"
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+#include "tessera/common/status_macros.h"
+
+namespace tessera::agent {
+namespace {
+
+using nlohmann::json;
+
+// Slurm keeps time limits in 32 bits of minutes; its largest value means "infinite".
+constexpr int64_t kMaxMinutes = std::numeric_limits<int32_t>::max();
+
+bool IsLaunchId(std::string_view id) {
+  return !id.empty() && std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '_' || c == '-';
+  });
+}
+
+absl::Status NoNul(std::string_view text, std::string_view field) {
+  if (text.find('\0') != std::string_view::npos) {
+    return absl::InvalidArgumentError(fmt::format("{}: contains a NUL byte", field));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSpec(const server::TaskLaunchSpec& spec) {
+  if (!IsLaunchId(spec.launch_id)) {
+    return absl::InvalidArgumentError(
+        fmt::format("launch_id: \"{}\" is not [A-Za-z0-9._-]+", spec.launch_id));
+  }
+  if (spec.command.empty() || spec.command.front().empty()) {
+    return absl::InvalidArgumentError("command: empty (Slurm runs a program, not a node's image)");
+  }
+  if (spec.placement.node.empty()) return absl::InvalidArgumentError("placement.node: empty");
+  for (size_t i = 0; i < spec.command.size(); ++i) {
+    TESSERA_RETURN_IF_ERROR(NoNul(spec.command[i], fmt::format("command[{}]", i)));
+  }
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    TESSERA_RETURN_IF_ERROR(NoNul(spec.args[i], fmt::format("args[{}]", i)));
+  }
+  TESSERA_RETURN_IF_ERROR(NoNul(spec.working_dir, "working_dir"));
+  TESSERA_RETURN_IF_ERROR(NoNul(spec.placement.node, "placement.node"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<json> Environment(const server::TaskLaunchSpec& spec,
+                                 const SlurmSubmitOptions& options,
+                                 const std::map<std::string, std::string>& extra_env) {
+  json env = json::object();
+  for (const auto* layer : {&options.base_env, &spec.env, &extra_env}) {
+    for (const auto& [name, value] : *layer) {
+      if (name.empty() || name.find('=') != std::string::npos) {
+        return absl::InvalidArgumentError(
+            fmt::format("env: \"{}\" is not a variable name", name));
+      }
+      TESSERA_RETURN_IF_ERROR(NoNul(name, "env"));
+      TESSERA_RETURN_IF_ERROR(NoNul(value, fmt::format("env.{}", name)));
+      env[name] = value;
+    }
+  }
+  return env;
+}
+
+}  // namespace
+
+std::string ShellQuote(std::string_view word) {
+  std::string quoted = "'";
+  for (char c : word) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  quoted += '\'';
+  return quoted;
+}
+
+absl::StatusOr<std::string> BatchScript(const server::TaskLaunchSpec& spec) {
+  TESSERA_RETURN_IF_ERROR(CheckSpec(spec));
+  std::string script = fmt::format("#!/bin/sh\n# Tessera task {}\nexec", spec.launch_id);
+  for (const auto* words : {&spec.command, &spec.args}) {
+    for (const std::string& word : *words) script += " " + ShellQuote(word);
+  }
+  script += "\n";
+  return script;
+}
+
+std::string LogPath(std::string_view log_dir, std::string_view launch_id,
+                    server::LogStream stream) {
+  std::string_view dir = log_dir;
+  while (!dir.empty() && dir.back() == '/') dir.remove_suffix(1);
+  return fmt::format("{}/tessera-{}.{}.log", dir, launch_id,
+                     stream == server::LogStream::kStdout ? "stdout" : "stderr");
+}
+
+int32_t GpuCount(const Placement& placement) {
+  return static_cast<int32_t>(placement.gpus.size());
+}
+
+int64_t TimeLimitMinutes(Duration limit) {
+  const int64_t ms = limit.count();
+  if (ms <= 0) return 1;
+  return std::min(kMaxMinutes, ms / 60000 + (ms % 60000 != 0 ? 1 : 0));
+}
+
+absl::StatusOr<std::string> SubmitBody(const server::TaskLaunchSpec& spec,
+                                       const SlurmSubmitOptions& options,
+                                       const std::map<std::string, std::string>& extra_env) {
+  TESSERA_ASSIGN_OR_RETURN(std::string script, BatchScript(spec));
+  TESSERA_ASSIGN_OR_RETURN(json env, Environment(spec, options, extra_env));
+  json job = {
+      {"name", spec.launch_id},
+      {"comment", std::string(kCommentPrefix) + spec.launch_id},
+      {"nodelist", spec.placement.node},
+      {"nodes", 1},
+      {"current_working_directory",
+       spec.working_dir.empty() ? options.working_dir : spec.working_dir},
+      {"standard_output", LogPath(options.log_dir, spec.launch_id, server::LogStream::kStdout)},
+      {"standard_error", LogPath(options.log_dir, spec.launch_id, server::LogStream::kStderr)},
+      {"environment", std::move(env)},
+      {"requeue", false},
+  };
+  if (!options.partition.empty()) job["partition"] = options.partition;
+  if (const int32_t gpus = GpuCount(spec.placement); gpus > 0) {
+    job["gres"] = fmt::format("gpu:{}", gpus);
+  }
+  if (spec.time_limit.has_value()) job["time_limit"] = TimeLimitMinutes(*spec.time_limit);
+  const json body = {{"script", std::move(script)}, {"job", std::move(job)}};
+  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+absl::StatusOr<int64_t> ParseSubmitReply(int http_status, std::string_view text) {
+  const json reply = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const std::string errors = reply.is_discarded() ? "" : slurm_json::ErrorText(reply);
+  if (!errors.empty()) {
+    return absl::FailedPreconditionError(fmt::format("Slurm refused the job: {}", errors));
+  }
+  if (http_status != 200) {
+    return absl::FailedPreconditionError(
+        fmt::format("Slurm refused the job: HTTP {}", http_status));
+  }
+  if (reply.is_discarded() || !reply.is_object()) {
+    return absl::InternalError("slurm submit: the reply is not a JSON object");
+  }
+  absl::StatusOr<std::optional<int64_t>> id = slurm_json::NonNegative(reply, "job_id");
+  if (!id.ok()) return absl::InternalError(fmt::format("slurm submit: {}", std::string(id.status().message())));
+  if (!id->has_value() || **id == 0) {
+    return absl::InternalError("slurm submit: the reply has no job_id");
+  }
+  return **id;
+}
+
+}  // namespace tessera::agent
