@@ -1,0 +1,375 @@
+// agent_slurm_test: SlurmCluster against a real Slurm — slurmctld, four slurmd virtual nodes
+// with eight fake H100s each, slurmrestd with JWT and a private munge, all on loopback —
+// started by scripts/slurm/start-slurm.sh before the first test and stopped (state removed)
+// after the last. Needs root (the script installs missing Debian packages and runs the
+// daemons). TESSERA_SLURM_TEST_INSTANCE (default 6) picks the script's instance: its ports and
+// state directory, so a developer's own Slurm instance is left alone.
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/slurm/slurm_cluster.h"
+#include "agent/slurm/slurm_rest_client.h"
+#include "fmt/format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tessera::agent {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr auto kDeadline = std::chrono::seconds(120);
+constexpr int kNodes = 4;
+constexpr int kGpusPerNode = 8;
+
+std::string Instance() {
+  const char* instance = std::getenv("TESSERA_SLURM_TEST_INSTANCE");
+  return instance != nullptr ? instance : "6";
+}
+
+std::string ScriptDir() {
+  const char* root = std::getenv("TESSERA_SOURCE_DIR");
+  return std::string(root != nullptr ? root : TESSERA_SOURCE_DIR_DEFAULT) + "/scripts/slurm";
+}
+
+// Runs a shell command; its stdout, or nullopt when it failed.
+std::optional<std::string> Shell(const std::string& command) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return std::nullopt;
+  std::string out;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) out.append(buffer, n);
+  if (pclose(pipe) != 0) return std::nullopt;
+  return out;
+}
+
+// The Slurm the tests share, with what start-slurm.sh printed (SLURM_REST_URL, SLURM_JWT, ...).
+struct SlurmInstance {
+  std::map<std::string, std::string> vars;
+  std::string error;  // why it did not start
+
+  std::string Env() const {
+    return fmt::format("TESSERA_SLURM_INSTANCE={} SLURM_CONF={}", Instance(), vars.at("SLURM_CONF"));
+  }
+};
+SlurmInstance* slurm = nullptr;
+
+class SlurmEnvironment final : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    slurm = new SlurmInstance();
+    if (geteuid() != 0) {
+      slurm->error = "the Slurm integration test needs root (it starts slurmd and slurmctld)";
+      return;
+    }
+    std::optional<std::string> exports =
+        Shell(fmt::format("TESSERA_SLURM_INSTANCE={} bash {}/start-slurm.sh {} {} --fresh",
+                        Instance(), ScriptDir(), kNodes, kGpusPerNode));
+    if (!exports.has_value()) {
+      slurm->error = "scripts/slurm/start-slurm.sh failed (its messages are above)";
+      return;
+    }
+    for (std::string_view line : SplitLines(*exports)) {
+      if (!line.starts_with("export ")) continue;
+      line.remove_prefix(7);
+      const size_t eq = line.find('=');
+      if (eq != std::string_view::npos) {
+        slurm->vars[std::string(line.substr(0, eq))] = std::string(line.substr(eq + 1));
+      }
+    }
+  }
+
+  void TearDown() override {
+    if (!slurm->vars.empty()) {
+      Shell(fmt::format("TESSERA_SLURM_INSTANCE={} bash {}/stop-slurm.sh --purge", Instance(),
+                      ScriptDir()));
+    }
+    delete slurm;
+    slurm = nullptr;
+  }
+
+ private:
+  static std::vector<std::string_view> SplitLines(std::string_view text) {
+    std::vector<std::string_view> lines;
+    while (!text.empty()) {
+      const size_t end = text.find('\n');
+      lines.push_back(text.substr(0, end));
+      if (end == std::string_view::npos) break;
+      text.remove_prefix(end + 1);
+    }
+    return lines;
+  }
+};
+
+const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new SlurmEnvironment());
+
+class Recorder final : public server::TaskObserver {
+ public:
+  void OnTaskStarted(std::string_view launch_id, TimePoint time) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    started_[std::string(launch_id)] = time;
+    changed_.notify_all();
+  }
+  void OnTaskEnded(const server::TaskEnd& end) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ends_[end.launch_id] = end;
+    changed_.notify_all();
+  }
+  bool WaitStarted(const std::string& id) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return changed_.wait_for(lock, kDeadline, [&] { return started_.contains(id); });
+  }
+  std::optional<server::TaskEnd> WaitEnded(const std::string& id) {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait_for(lock, kDeadline, [&] { return ends_.contains(id); });
+    if (!ends_.contains(id)) return std::nullopt;
+    return ends_[id];
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::map<std::string, TimePoint> started_;
+  std::map<std::string, server::TaskEnd> ends_;
+};
+
+bool WaitUntil(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return true;
+}
+
+class SlurmIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(slurm, nullptr);
+    ASSERT_TRUE(slurm->error.empty()) << slurm->error;
+    absl::StatusOr<std::unique_ptr<SlurmTransport>> transport = NewHttpSlurmTransport(
+        {.url = slurm->vars["SLURM_REST_URL"], .user = "root", .jwt = slurm->vars["SLURM_JWT"]});
+    ASSERT_TRUE(transport.ok()) << transport.status();
+    transport_ = *std::move(transport);
+    rest_ = std::make_unique<SlurmRestClient>(transport_.get(), "v0.0.38");
+    cluster_ = MakeCluster(recorder_);
+  }
+
+  std::unique_ptr<SlurmCluster> MakeCluster(Recorder& recorder) {
+    SlurmClusterOptions flags;
+    flags.name = "hpc";
+    flags.labels = {{"site", "test"}};
+    flags.url = slurm->vars["SLURM_REST_URL"];
+    flags.jwt = slurm->vars["SLURM_JWT"];
+    flags.user = slurm->vars["SLURM_REST_USER"];
+    flags.poll_interval = Duration(200);
+    flags.log_dir = slurm->vars["SLURM_TEST_DIR"] + "/jobs";
+    absl::StatusOr<SlurmClusterOptions> options =
+        SlurmClusterOptions::FromEnvironment(flags, [](std::string_view) { return std::nullopt; });
+    EXPECT_TRUE(options.ok()) << options.status();
+    absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
+        SlurmCluster::Create(*options, &recorder);
+    EXPECT_TRUE(cluster.ok()) << cluster.status();
+    return cluster.ok() ? *std::move(cluster) : nullptr;
+  }
+
+  server::TaskLaunchSpec Spec(std::string id, std::string node, std::string script,
+                              std::vector<int32_t> gpus = {}) {
+    server::TaskLaunchSpec spec;
+    spec.launch_id = std::move(id);
+    spec.job_id = "job";
+    spec.placement.node = std::move(node);
+    spec.placement.gpus = {gpus.begin(), gpus.end()};
+    spec.command = {"/bin/sh", "-c", std::move(script)};
+    spec.time_limit = std::chrono::minutes(10);
+    return spec;
+  }
+
+  std::optional<SlurmJob> SlurmJobOf(const std::string& launch_id) {
+    std::optional<int64_t> id = cluster_->JobIdOf(launch_id);
+    if (!id.has_value()) return std::nullopt;
+    absl::StatusOr<std::optional<SlurmJob>> job = rest_->Job(*id);
+    return job.ok() ? *job : std::nullopt;
+  }
+
+  std::optional<Node> InventoryNode(const std::string& name) {
+    for (Node& node : cluster_->Inventory()) {
+      if (node.name == name) return std::move(node);
+    }
+    return std::nullopt;
+  }
+
+  static void Scontrol(const std::string& args) {
+    ASSERT_TRUE(Shell(fmt::format("env -u SLURM_JWT {} scontrol {}", slurm->Env(), args)))
+        << "scontrol " << args;
+  }
+
+  std::shared_ptr<SlurmTransport> transport_;
+  std::unique_ptr<SlurmRestClient> rest_;
+  Recorder recorder_;
+  std::unique_ptr<SlurmCluster> cluster_;
+};
+
+TEST_F(SlurmIntegrationTest, InventoryShowsTheNodesAndTheirGpus) {
+  ASSERT_NE(cluster_, nullptr);
+  const std::vector<Node> nodes = cluster_->Inventory();
+  ASSERT_EQ(nodes.size(), static_cast<size_t>(kNodes));
+  for (int i = 0; i < kNodes; ++i) {
+    const Node& node = nodes[i];
+    EXPECT_EQ(node.name, fmt::format("node{}", i + 1));
+    EXPECT_EQ(node.cluster, "hpc");
+    EXPECT_EQ(node.pool, "gpu");
+    EXPECT_EQ(node.labels.at("tessera.io/cluster"), "hpc");
+    EXPECT_EQ(node.labels.at("tessera.io/partitions"), "gpu");
+    EXPECT_EQ(node.labels.at("site"), "test");
+    EXPECT_EQ(node.capacity.cpu, 8000);
+    EXPECT_EQ(node.capacity.memory, int64_t{65536} << 20);
+    ASSERT_EQ(node.gpus.size(), static_cast<size_t>(kGpusPerNode));
+    EXPECT_EQ(node.GpuModel(), "H100");
+    EXPECT_EQ(node.condition, NodeCondition::kReady);
+    EXPECT_FALSE(node.unschedulable);
+  }
+  EXPECT_EQ(cluster_->Usage().size(), static_cast<size_t>(kNodes));
+}
+
+TEST_F(SlurmIntegrationTest, PinnedLaunchRunsOnItsNodeAndSucceeds) {
+  ASSERT_NE(cluster_, nullptr);
+  cluster_->Launch(Spec("hi-1", "node3", "echo hi"));
+  std::optional<server::TaskEnd> end = recorder_.WaitEnded("hi-1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kSucceeded) << end->reason << ": " << end->message;
+  EXPECT_EQ(end->exit_code, 0);
+  std::optional<SlurmJob> job = SlurmJobOf("hi-1");
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->nodes, "node3");
+  EXPECT_EQ(job->name, "hi-1");
+  EXPECT_EQ(job->comment, "tessera:hi-1");
+  absl::StatusOr<server::LogChunk> log =
+      cluster_->ReadLog("hi-1", server::LogStream::kStdout, 0, 1 << 20);
+  ASSERT_TRUE(log.ok()) << log.status();
+  EXPECT_EQ(log->data, "hi\n");
+  EXPECT_TRUE(log->end);
+}
+
+TEST_F(SlurmIntegrationTest, TaskGetsItsGpusAndEnvironment) {
+  ASSERT_NE(cluster_, nullptr);
+  server::TaskLaunchSpec spec =
+      Spec("env-1", "node2",
+           "echo \"$SLURMD_NODENAME $CUDA_VISIBLE_DEVICES $TESSERA_TASK_ID $GREETING\"; "
+           "echo oops >&2; exit 3",
+           {5, 6});
+  spec.env = {{"GREETING", "it's me"}};
+  cluster_->Launch(spec);
+  std::optional<server::TaskEnd> end = recorder_.WaitEnded("env-1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kFailed);
+  EXPECT_EQ(end->reason, "Error");
+  EXPECT_EQ(end->exit_code, 3);
+  absl::StatusOr<server::LogChunk> out =
+      cluster_->ReadLog("env-1", server::LogStream::kStdout, 0, 1 << 20);
+  ASSERT_TRUE(out.ok()) << out.status();
+  // Slurm numbers the devices it hands out itself: two of them.
+  EXPECT_EQ(out->data, "node2 0,1 env-1 it's me\n");
+  absl::StatusOr<server::LogChunk> err =
+      cluster_->ReadLog("env-1", server::LogStream::kStderr, 0, 1 << 20);
+  ASSERT_TRUE(err.ok()) << err.status();
+  EXPECT_EQ(err->data, "oops\n");
+}
+
+TEST_F(SlurmIntegrationTest, RefusedLaunchIsStartFailed) {
+  ASSERT_NE(cluster_, nullptr);
+  cluster_->Launch(Spec("toomany-1", "node1", "true", {0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  std::optional<server::TaskEnd> end = recorder_.WaitEnded("toomany-1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kFailed);
+  EXPECT_EQ(end->reason, "StartFailed");
+  EXPECT_THAT(end->message, HasSubstr("Slurm refused the job"));
+}
+
+TEST_F(SlurmIntegrationTest, CancelledSleepEndsCancelled) {
+  ASSERT_NE(cluster_, nullptr);
+  cluster_->Launch(Spec("sleep-1", "node1", "sleep 600"));
+  ASSERT_TRUE(recorder_.WaitStarted("sleep-1"));
+  cluster_->Cancel("sleep-1", std::chrono::seconds(2));
+  std::optional<server::TaskEnd> end = recorder_.WaitEnded("sleep-1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kCancelled) << end->message;
+  std::optional<SlurmJob> job = SlurmJobOf("sleep-1");
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(PhaseOf(job->state), SlurmJobPhase::kEnded) << job->state;
+}
+
+TEST_F(SlurmIntegrationTest, NodeStateFollowsScontrol) {
+  ASSERT_NE(cluster_, nullptr);
+  Scontrol("update nodename=node2 state=down reason=test");
+  EXPECT_TRUE(WaitUntil([&] {
+    std::optional<Node> node = InventoryNode("node2");
+    return node.has_value() && node->condition == NodeCondition::kDown;
+  }));
+  Scontrol("update nodename=node2 state=resume");
+  EXPECT_TRUE(WaitUntil([&] {
+    std::optional<Node> node = InventoryNode("node2");
+    return node.has_value() && node->condition == NodeCondition::kReady;
+  }));
+  Scontrol("update nodename=node4 state=drain reason=test");
+  EXPECT_TRUE(WaitUntil([&] {
+    std::optional<Node> node = InventoryNode("node4");
+    return node.has_value() && node->unschedulable;
+  }));
+  Scontrol("update nodename=node4 state=resume");
+  EXPECT_TRUE(WaitUntil([&] {
+    std::optional<Node> node = InventoryNode("node4");
+    return node.has_value() && !node->unschedulable && node->condition == NodeCondition::kReady;
+  }));
+}
+
+TEST_F(SlurmIntegrationTest, RecoverKeepsKnownAndKillsUnknownTesseraJobs) {
+  ASSERT_NE(cluster_, nullptr);
+  cluster_->Launch(Spec("known-1", "node1", "sleep 600"));
+  cluster_->Launch(Spec("orphan-1", "node2", "sleep 600"));
+  ASSERT_TRUE(recorder_.WaitStarted("known-1"));
+  ASSERT_TRUE(recorder_.WaitStarted("orphan-1"));
+  const int64_t known_job = cluster_->JobIdOf("known-1").value();
+  const int64_t orphan_job = cluster_->JobIdOf("orphan-1").value();
+  cluster_.reset();  // the agent goes away; its jobs keep running
+
+  Recorder recorder;
+  std::unique_ptr<SlurmCluster> restarted = MakeCluster(recorder);
+  ASSERT_NE(restarted, nullptr);
+  server::KnownLaunch known;
+  known.spec = Spec("known-1", "node1", "sleep 600");
+  known.start_time = TimePoint(Duration(1));
+  server::KnownLaunch lost;
+  lost.spec = Spec("lost-1", "node3", "true");
+  EXPECT_THAT(restarted->Recover({known, lost}), ::testing::ElementsAre("known-1"));
+  EXPECT_EQ(restarted->JobIdOf("known-1"), known_job);
+  std::optional<server::TaskEnd> end = recorder.WaitEnded("lost-1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->reason, "LostOnRestart");
+  EXPECT_TRUE(WaitUntil([&] {
+    absl::StatusOr<std::optional<SlurmJob>> job = rest_->Job(orphan_job);
+    return job.ok() && job->has_value() && PhaseOf((*job)->state) == SlurmJobPhase::kEnded;
+  }));
+  absl::StatusOr<std::optional<SlurmJob>> still = rest_->Job(known_job);
+  ASSERT_TRUE(still.ok() && still->has_value());
+  EXPECT_EQ(PhaseOf((*still)->state), SlurmJobPhase::kRunning);
+
+  restarted->Cancel("known-1", Duration(0));
+  end = recorder.WaitEnded("known-1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kCancelled);
+}
+
+}  // namespace
+}  // namespace tessera::agent
