@@ -1,0 +1,614 @@
+// KubernetesCluster end to end against the fixture API server on loopback: inventory, launch,
+// the pod lifecycle as the observer hears it, cancel, watch recovery, Recover, logs, TLS and
+// credentials.
+#include "agent/kubernetes/kubernetes_cluster.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "agent/kubernetes/pod_manifest.h"
+#include "agent/kubernetes/pod_names.h"
+#include "agent/kubernetes/testing/fake_api_server.h"
+#include "agent/kubernetes/testing/test_certificates.h"
+
+namespace tessera::agent {
+namespace {
+
+using k8s::Json;
+using k8s::testing::FakeApiServer;
+using k8s::testing::FakeApiServerOptions;
+using k8s::testing::FakeNode;
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::UnorderedElementsAre;
+
+constexpr char kNs[] = "tessera";
+// How long a test waits for something that happens in milliseconds; only a hang reaches it.
+constexpr auto kPatience = std::chrono::seconds(30);
+
+// Polls `condition` until it holds (true) or kPatience passes (false).
+bool Eventually(const std::function<bool()>& condition) {
+  const auto deadline = std::chrono::steady_clock::now() + kPatience;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return condition();
+}
+
+class RecordingObserver final : public server::TaskObserver {
+ public:
+  void OnTaskStarted(std::string_view launch_id, TimePoint time) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back("started " + std::string(launch_id));
+  }
+  void OnTaskEnded(const server::TaskEnd& end) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back("ended " + end.launch_id);
+    ends_[end.launch_id] = end;
+  }
+  std::vector<std::string> events() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+  std::optional<server::TaskEnd> End(const std::string& id) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = ends_.find(id);
+    if (it == ends_.end()) return std::nullopt;
+    return it->second;
+  }
+  // Waits for the task's end.
+  std::optional<server::TaskEnd> AwaitEnd(const std::string& id) const {
+    Eventually([&] { return End(id).has_value(); });
+    return End(id);
+  }
+  bool Started(const std::string& id) const {
+    std::vector<std::string> all = events();
+    return std::find(all.begin(), all.end(), "started " + id) != all.end();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::string> events_;
+  std::map<std::string, server::TaskEnd> ends_;
+};
+
+server::TaskLaunchSpec Spec(const std::string& launch_id, const std::string& node,
+                            std::vector<int32_t> gpus = {}) {
+  server::TaskLaunchSpec spec;
+  spec.launch_id = launch_id;
+  spec.job_id = launch_id.substr(0, launch_id.find('-'));
+  spec.task_name = "worker-0";
+  spec.placement.node = node;
+  for (int32_t gpu : gpus) spec.placement.gpus.push_back(gpu);
+  spec.command = {"python", "train.py"};
+  spec.args = {"--epochs", "3"};
+  spec.env = {{"MODE", "test"}};
+  spec.working_dir = "/work";
+  spec.time_limit = std::chrono::minutes(90);
+  spec.termination_grace = std::chrono::seconds(5);
+  return spec;
+}
+
+class KubernetesClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override { StartServer({}); }
+
+  void StartServer(FakeApiServerOptions options) {
+    absl::StatusOr<std::unique_ptr<FakeApiServer>> server = FakeApiServer::Start(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    server_->AddNode({.name = "gpu-1",
+                      .gpus = 4,
+                      .gpu_product = "NVIDIA-A100-SXM4-80GB",
+                      .gpu_memory_mib = 81920,
+                      .labels = {{"tessera.io/pool", "a100"}}});
+    server_->AddNode({.name = "cpu-1", .cpu = "16", .memory = "32Gi"});
+  }
+
+  KubernetesClusterOptions Options() {
+    KubernetesClusterOptions options;
+    options.name = "k8s-test";
+    options.labels = {{"region", "eu"}};
+    options.api.server = server_->url();
+    options.api.token = "test-token";
+    options.default_image = "busybox:1.36";
+    options.retry_backoff = std::chrono::milliseconds(10);
+    options.watch_timeout_seconds = 30;
+    options.log = [this](std::string_view line) {
+      std::lock_guard<std::mutex> lock(log_mu_);
+      log_.emplace_back(line);
+    };
+    return options;
+  }
+
+  void CreateCluster(KubernetesClusterOptions options) {
+    absl::StatusOr<std::unique_ptr<KubernetesCluster>> cluster =
+        KubernetesCluster::Create(std::move(options), &observer_);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = *std::move(cluster);
+  }
+  void CreateCluster() { CreateCluster(Options()); }
+
+  std::optional<Node> FindNode(const std::string& name) const {
+    for (Node& node : cluster_->Inventory()) {
+      if (node.name == name) return node;
+    }
+    return std::nullopt;
+  }
+
+  // Waits until the fixture holds the launch's pod.
+  std::optional<Json> AwaitPod(const std::string& launch_id) {
+    const std::string name = k8s::PodNameForLaunch(launch_id);
+    Eventually([&] { return server_->GetPod(kNs, name).has_value(); });
+    return server_->GetPod(kNs, name);
+  }
+
+  std::vector<std::string> Log() {
+    std::lock_guard<std::mutex> lock(log_mu_);
+    return log_;
+  }
+
+  // A pod as an earlier agent would have created it, in `phase`.
+  Json TesseraPod(const std::string& launch_id, const std::string& phase) {
+    absl::StatusOr<Json> pod = k8s::BuildPod(
+        Spec(launch_id, "gpu-1"),
+        {.kube_namespace = kNs, .default_image = "busybox", .cluster = "k8s-test"}, {});
+    EXPECT_TRUE(pod.ok());
+    (*pod)["status"] = {{"phase", phase}};
+    if (phase == "Succeeded") {
+      (*pod)["status"]["containerStatuses"] =
+          Json::array({{{"name", "task"},
+                        {"state", {{"terminated", {{"exitCode", 0}, {"reason", "Completed"}}}}}}});
+    }
+    return *pod;
+  }
+
+  std::unique_ptr<FakeApiServer> server_;
+  RecordingObserver observer_;
+  std::unique_ptr<KubernetesCluster> cluster_;
+  std::mutex log_mu_;
+  std::vector<std::string> log_;
+};
+
+TEST_F(KubernetesClusterTest, InventoryComesFromTheNodes) {
+  CreateCluster();
+  EXPECT_EQ(cluster_->backend(), "kubernetes");
+  EXPECT_EQ(cluster_->labels().at("tessera.io/cluster"), "k8s-test");
+  std::optional<Node> gpu = FindNode("gpu-1");
+  ASSERT_TRUE(gpu.has_value());
+  EXPECT_EQ(gpu->cluster, "k8s-test");
+  EXPECT_EQ(gpu->pool, "a100");
+  EXPECT_EQ(gpu->labels.at("tessera.io/cluster"), "k8s-test");
+  EXPECT_EQ(gpu->labels.at("region"), "eu");
+  EXPECT_EQ(gpu->labels.at("kubernetes.io/hostname"), "gpu-1");
+  EXPECT_EQ(gpu->condition, NodeCondition::kReady);
+  EXPECT_EQ(gpu->capacity.cpu, 8000);
+  EXPECT_EQ(gpu->capacity.memory, int64_t{64} << 30);
+  EXPECT_EQ(gpu->capacity.gpu, 4000);
+  ASSERT_EQ(gpu->gpus.size(), 4u);
+  EXPECT_EQ(gpu->gpus[3].index, 3);
+  EXPECT_EQ(gpu->gpus[3].model, "NVIDIA-A100-SXM4-80GB");
+  EXPECT_EQ(gpu->gpus[3].memory, int64_t{81920} << 20);
+  std::optional<Node> cpu = FindNode("cpu-1");
+  ASSERT_TRUE(cpu.has_value());
+  EXPECT_EQ(cpu->capacity.cpu, 16000);
+  EXPECT_TRUE(cpu->gpus.empty());
+}
+
+TEST_F(KubernetesClusterTest, InventoryFollowsNodeChanges) {
+  CreateCluster();
+  server_->SetNodeReady("gpu-1", false);
+  EXPECT_TRUE(Eventually([&] { return FindNode("gpu-1")->condition == NodeCondition::kDown; }));
+  server_->SetNodeUnschedulable("cpu-1", true);
+  EXPECT_TRUE(Eventually([&] { return FindNode("cpu-1")->unschedulable; }));
+  server_->AddNode({.name = "cpu-2"});
+  EXPECT_TRUE(Eventually([&] { return FindNode("cpu-2").has_value(); }));
+  server_->DeleteNode("cpu-1");
+  EXPECT_TRUE(Eventually([&] { return !FindNode("cpu-1").has_value(); }));
+  server_->SetNodeReady("gpu-1", true);
+  EXPECT_TRUE(Eventually([&] { return FindNode("gpu-1")->condition == NodeCondition::kReady; }));
+}
+
+TEST_F(KubernetesClusterTest, MalformedNodesAreSkippedAndLogged) {
+  CreateCluster();
+  Json bad = k8s::testing::NodeObject({.name = "bad-1"});
+  bad["status"]["allocatable"]["cpu"] = "lots";
+  server_->PutNode(bad);
+  // A good node added after the bad one shows the bad one's event was handled.
+  server_->AddNode({.name = "cpu-2"});
+  ASSERT_TRUE(Eventually([&] { return FindNode("cpu-2").has_value(); }));
+  EXPECT_FALSE(FindNode("bad-1").has_value());
+  EXPECT_THAT(Log(), Contains(AllOf(HasSubstr("bad-1"), HasSubstr("status.allocatable.cpu"))));
+
+  // A node that turns malformed keeps its last good state.
+  Json broken = k8s::testing::NodeObject({.name = "cpu-1", .cpu = "16"});
+  broken["spec"]["taints"] = "not a list";
+  server_->PutNode(broken);
+  server_->AddNode({.name = "cpu-3"});
+  ASSERT_TRUE(Eventually([&] { return FindNode("cpu-3").has_value(); }));
+  ASSERT_TRUE(FindNode("cpu-1").has_value());
+  EXPECT_EQ(FindNode("cpu-1")->capacity.cpu, 16000);
+}
+
+TEST_F(KubernetesClusterTest, LaunchRunsAPodBoundToTheNode) {
+  CreateCluster();
+  cluster_->Launch(Spec("train7-worker-0-a1", "gpu-1", {0, 2}));
+  std::optional<Json> pod = AwaitPod("train7-worker-0-a1");
+  ASSERT_TRUE(pod.has_value());
+  EXPECT_EQ((*pod)["spec"]["nodeName"], "gpu-1");
+  EXPECT_EQ((*pod)["spec"]["restartPolicy"], "Never");
+  EXPECT_EQ((*pod)["spec"]["activeDeadlineSeconds"], 5400);
+  EXPECT_EQ((*pod)["spec"]["terminationGracePeriodSeconds"], 5);
+  const Json& container = (*pod)["spec"]["containers"][0];
+  EXPECT_EQ(container["image"], "busybox:1.36");
+  EXPECT_EQ(container["command"], Json({"python", "train.py"}));
+  EXPECT_EQ(container["args"], Json({"--epochs", "3"}));
+  EXPECT_EQ(container["workingDir"], "/work");
+  EXPECT_EQ(container["resources"]["limits"]["nvidia.com/gpu"], "2");
+  EXPECT_EQ((*pod)["metadata"]["labels"]["tessera.io/launch-id"], "train7-worker-0-a1");
+  EXPECT_EQ((*pod)["metadata"]["labels"]["tessera.io/cluster"], "k8s-test");
+  EXPECT_EQ((*pod)["metadata"]["annotations"]["tessera.io/launch-id"], "train7-worker-0-a1");
+  EXPECT_FALSE(observer_.Started("train7-worker-0-a1"));
+
+  server_->SetPodRunning(kNs, "train7-worker-0-a1");
+  EXPECT_TRUE(Eventually([&] { return observer_.Started("train7-worker-0-a1"); }));
+  server_->SetPodSucceeded(kNs, "train7-worker-0-a1");
+  std::optional<server::TaskEnd> end = observer_.AwaitEnd("train7-worker-0-a1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kSucceeded);
+  EXPECT_EQ(end->exit_code, 0);
+  EXPECT_THAT(observer_.events(),
+              ElementsAre("started train7-worker-0-a1", "ended train7-worker-0-a1"));
+}
+
+TEST_F(KubernetesClusterTest, PodEndsMapToTaskEnds) {
+  CreateCluster();
+  struct Case {
+    std::string launch_id;
+    std::function<void(const std::string& pod)> kubelet;
+    TaskPhase phase;
+    std::optional<int32_t> exit_code;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {"fail-t-a1", [&](const std::string& p) { server_->SetPodFailed(kNs, p, 3); },
+       TaskPhase::kFailed, 3, "Error"},
+      {"oom-t-a1", [&](const std::string& p) { server_->SetPodFailed(kNs, p, 137, "OOMKilled"); },
+       TaskPhase::kFailed, 137, "Killed"},
+      {"late-t-a1", [&](const std::string& p) { server_->SetPodDeadlineExceeded(kNs, p); },
+       TaskPhase::kFailed, 137, "TimeLimitExceeded"},
+      {"gone-t-a1", [&](const std::string& p) { server_->RemovePod(kNs, p); }, TaskPhase::kFailed,
+       std::nullopt, "Lost"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.launch_id);
+    cluster_->Launch(Spec(c.launch_id, "cpu-1"));
+    ASSERT_TRUE(AwaitPod(c.launch_id).has_value());
+    server_->SetPodRunning(kNs, c.launch_id);
+    ASSERT_TRUE(Eventually([&] { return observer_.Started(c.launch_id); }));
+    c.kubelet(c.launch_id);
+    std::optional<server::TaskEnd> end = observer_.AwaitEnd(c.launch_id);
+    ASSERT_TRUE(end.has_value());
+    EXPECT_EQ(end->phase, c.phase);
+    EXPECT_EQ(end->exit_code, c.exit_code);
+    EXPECT_EQ(end->reason, c.reason);
+  }
+}
+
+TEST_F(KubernetesClusterTest, AnImageThatCannotBePulledIsAStartFailure) {
+  CreateCluster();
+  cluster_->Launch(Spec("img-t-a1", "cpu-1"));
+  ASSERT_TRUE(AwaitPod("img-t-a1").has_value());
+  server_->SetPodWaiting(kNs, "img-t-a1", "InvalidImageName");
+  std::optional<server::TaskEnd> end = observer_.AwaitEnd("img-t-a1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->reason, "StartFailed");
+  EXPECT_THAT(end->message, HasSubstr("InvalidImageName"));
+  EXPECT_TRUE(Eventually([&] { return !server_->GetPod(kNs, "img-t-a1").has_value(); }));
+  EXPECT_FALSE(observer_.Started("img-t-a1"));
+}
+
+TEST_F(KubernetesClusterTest, CancelDeletesThePodWithTheGrace) {
+  CreateCluster();
+  cluster_->Launch(Spec("c1-t-a1", "gpu-1", {1}));
+  ASSERT_TRUE(AwaitPod("c1-t-a1").has_value());
+  server_->SetPodRunning(kNs, "c1-t-a1");
+  ASSERT_TRUE(Eventually([&] { return observer_.Started("c1-t-a1"); }));
+  cluster_->Cancel("c1-t-a1", std::chrono::seconds(7));
+  ASSERT_TRUE(Eventually([&] {
+    std::optional<Json> pod = server_->GetPod(kNs, "c1-t-a1");
+    return pod.has_value() && (*pod)["metadata"].contains("deletionTimestamp");
+  }));
+  EXPECT_THAT(server_->requests(),
+              Contains("DELETE /api/v1/namespaces/tessera/pods/c1-t-a1?gracePeriodSeconds=7"));
+  EXPECT_FALSE(observer_.End("c1-t-a1").has_value());  // the grace runs
+  server_->FinishDeletions();
+  std::optional<server::TaskEnd> end = observer_.AwaitEnd("c1-t-a1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kCancelled);
+}
+
+TEST_F(KubernetesClusterTest, CancelRightAfterLaunchEndsCancelled) {
+  CreateCluster();
+  cluster_->Launch(Spec("c2-t-a1", "cpu-1"));
+  cluster_->Cancel("c2-t-a1", std::chrono::seconds(0));
+  std::optional<server::TaskEnd> end = observer_.AwaitEnd("c2-t-a1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kCancelled);
+  EXPECT_TRUE(Eventually([&] { return !server_->GetPod(kNs, "c2-t-a1").has_value(); }));
+}
+
+TEST_F(KubernetesClusterTest, RejectedCreateIsAStartFailureWithTheApiMessage) {
+  CreateCluster();
+  cluster_->Launch(Spec("r1-t-a1", "no-such-node"));
+  std::optional<server::TaskEnd> end = observer_.AwaitEnd("r1-t-a1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kFailed);
+  EXPECT_EQ(end->reason, "StartFailed");
+  EXPECT_THAT(end->message, AllOf(HasSubstr("422"), HasSubstr("spec.nodeName")));
+}
+
+TEST_F(KubernetesClusterTest, LaunchWithoutAnImageFailsBeforeAnyRequest) {
+  KubernetesClusterOptions options = Options();
+  options.default_image = "";
+  CreateCluster(std::move(options));
+  cluster_->Launch(Spec("i1-t-a1", "cpu-1"));
+  std::optional<server::TaskEnd> end = observer_.AwaitEnd("i1-t-a1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->reason, "StartFailed");
+  EXPECT_THAT(end->message, HasSubstr("TESSERA_IMAGE"));
+  for (const std::string& request : server_->requests()) {
+    EXPECT_THAT(request, Not(HasSubstr("POST")));
+  }
+  // The task's own env names the image.
+  server::TaskLaunchSpec spec = Spec("i2-t-a1", "cpu-1");
+  spec.env["TESSERA_IMAGE"] = "pytorch/pytorch:2.3";
+  cluster_->Launch(spec);
+  std::optional<Json> pod = AwaitPod("i2-t-a1");
+  ASSERT_TRUE(pod.has_value());
+  EXPECT_EQ((*pod)["spec"]["containers"][0]["image"], "pytorch/pytorch:2.3");
+}
+
+TEST_F(KubernetesClusterTest, NodeWatchRelistsAfterGone) {
+  CreateCluster();
+  ASSERT_TRUE(Eventually([&] { return cluster_->node_informer_for_test().watches() >= 1; }));
+  server_->HoldWatchEvents(true);
+  server_->SetNodeReady("gpu-1", false);
+  server_->CompactHistory();
+  server_->CloseWatches();
+  // Only a new list can show the change: the held watch never delivers it.
+  EXPECT_TRUE(Eventually([&] { return FindNode("gpu-1")->condition == NodeCondition::kDown; }));
+  EXPECT_GE(cluster_->node_informer_for_test().lists(), 1);
+  server_->HoldWatchEvents(false);
+}
+
+TEST_F(KubernetesClusterTest, PodDeletedWhileTheWatchWasDownIsLost) {
+  CreateCluster();
+  cluster_->Launch(Spec("w1-t-a1", "cpu-1"));
+  ASSERT_TRUE(AwaitPod("w1-t-a1").has_value());
+  server_->SetPodRunning(kNs, "w1-t-a1");
+  ASSERT_TRUE(Eventually([&] { return observer_.Started("w1-t-a1"); }));
+  server_->HoldWatchEvents(true);
+  server_->RemovePod(kNs, "w1-t-a1");
+  server_->CompactHistory();
+  server_->CloseWatches();
+  std::optional<server::TaskEnd> end = observer_.AwaitEnd("w1-t-a1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->reason, "Lost");
+  EXPECT_GE(cluster_->pod_informer_for_test().lists(), 1);
+  server_->HoldWatchEvents(false);
+}
+
+TEST_F(KubernetesClusterTest, WatchReconnectsAfterTheStreamEnds) {
+  CreateCluster();
+  // A change seen through the watch shows the stream is open.
+  server_->SetNodeUnschedulable("cpu-1", true);
+  ASSERT_TRUE(Eventually([&] { return FindNode("cpu-1")->unschedulable; }));
+  const int64_t watches = cluster_->node_informer_for_test().watches();
+  server_->CloseWatches();
+  ASSERT_TRUE(Eventually([&] { return cluster_->node_informer_for_test().watches() > watches; }));
+  server_->SetNodeUnschedulable("gpu-1", true);
+  EXPECT_TRUE(Eventually([&] { return FindNode("gpu-1")->unschedulable; }));
+  EXPECT_EQ(cluster_->node_informer_for_test().lists(), 0);  // no relist was needed
+}
+
+TEST_F(KubernetesClusterTest, RecoverKeepsKnownEndsFinishedAndDeletesUnknownPods) {
+  server_->PutPod(TesseraPod("a-t-a1", "Running"));    // known, running
+  server_->PutPod(TesseraPod("b-t-a1", "Running"));    // unknown: deleted
+  server_->PutPod(TesseraPod("c-t-a1", "Succeeded"));  // known, ended while the agent was away
+  server_->PutPod(TesseraPod("e-t-a1", "Succeeded"));  // unknown, ended: kept for its logs
+  CreateCluster();
+  std::vector<server::KnownLaunch> known = {
+      {.spec = Spec("a-t-a1", "gpu-1"), .start_time = TimePoint(Duration(1))},
+      {.spec = Spec("c-t-a1", "gpu-1"), .start_time = TimePoint(Duration(1))},
+      {.spec = Spec("d-t-a1", "gpu-1"), .start_time = TimePoint(Duration(1))},  // no pod
+  };
+  EXPECT_THAT(cluster_->Recover(known), ElementsAre("a-t-a1"));
+  std::optional<server::TaskEnd> c = observer_.AwaitEnd("c-t-a1");
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->phase, TaskPhase::kSucceeded);
+  std::optional<server::TaskEnd> d = observer_.AwaitEnd("d-t-a1");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->reason, "LostOnRestart");
+  EXPECT_TRUE(Eventually([&] { return !server_->GetPod(kNs, "b-t-a1").has_value(); }));
+  EXPECT_TRUE(server_->GetPod(kNs, "a-t-a1").has_value());
+  EXPECT_TRUE(server_->GetPod(kNs, "e-t-a1").has_value());
+  EXPECT_FALSE(observer_.Started("a-t-a1"));  // the control plane knew it had started
+
+  // The recovered task is followed like a launched one.
+  server_->SetPodSucceeded(kNs, "a-t-a1");
+  std::optional<server::TaskEnd> a = observer_.AwaitEnd("a-t-a1");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->phase, TaskPhase::kSucceeded);
+}
+
+TEST_F(KubernetesClusterTest, RecoverAfterAReconnectDropsWhatTheControlPlaneForgot) {
+  CreateCluster();
+  cluster_->Launch(Spec("k-t-a1", "cpu-1"));
+  cluster_->Launch(Spec("u-t-a1", "cpu-1"));
+  ASSERT_TRUE(AwaitPod("k-t-a1").has_value());
+  ASSERT_TRUE(AwaitPod("u-t-a1").has_value());
+  server_->SetPodRunning(kNs, "k-t-a1");
+  ASSERT_TRUE(Eventually([&] { return observer_.Started("k-t-a1"); }));
+  EXPECT_THAT(cluster_->Recover({{.spec = Spec("k-t-a1", "cpu-1")}}), ElementsAre("k-t-a1"));
+  EXPECT_TRUE(Eventually([&] { return !server_->GetPod(kNs, "u-t-a1").has_value(); }));
+  EXPECT_FALSE(observer_.End("u-t-a1").has_value());  // unknown to the control plane: no end
+  // A second reconnect after the task ended reports the end again.
+  server_->SetPodFailed(kNs, "k-t-a1", 2);
+  ASSERT_TRUE(observer_.AwaitEnd("k-t-a1").has_value());
+  const size_t events = observer_.events().size();
+  EXPECT_THAT(cluster_->Recover({{.spec = Spec("k-t-a1", "cpu-1")}}), IsEmpty());
+  EXPECT_TRUE(Eventually([&] { return observer_.events().size() == events + 1; }));
+  EXPECT_EQ(observer_.events().back(), "ended k-t-a1");
+}
+
+TEST_F(KubernetesClusterTest, ReadLogReadsThePodLog) {
+  CreateCluster();
+  cluster_->Launch(Spec("l-t-a1", "cpu-1"));
+  ASSERT_TRUE(AwaitPod("l-t-a1").has_value());
+  absl::StatusOr<server::LogChunk> pending =
+      cluster_->ReadLog("l-t-a1", server::LogStream::kStdout, 0, 100);
+  ASSERT_TRUE(pending.ok()) << pending.status();
+  EXPECT_EQ(pending->data, "");
+  EXPECT_FALSE(pending->end);
+
+  server_->SetPodRunning(kNs, "l-t-a1");
+  server_->AppendPodLog(kNs, "l-t-a1", "hello\nworld\n");
+  absl::StatusOr<server::LogChunk> first =
+      cluster_->ReadLog("l-t-a1", server::LogStream::kStdout, 0, 6);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->data, "hello\n");
+  EXPECT_EQ(first->next_offset, 6);
+  EXPECT_FALSE(first->end);
+  server_->SetPodSucceeded(kNs, "l-t-a1");
+  absl::StatusOr<server::LogChunk> rest =
+      cluster_->ReadLog("l-t-a1", server::LogStream::kStdout, 6, 100);
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_EQ(rest->data, "world\n");
+  EXPECT_EQ(rest->next_offset, 12);
+  EXPECT_TRUE(rest->end);
+
+  EXPECT_EQ(cluster_->ReadLog("l-t-a1", server::LogStream::kStderr, 0, 10).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(cluster_->ReadLog("nope-t-a1", server::LogStream::kStdout, 0, 10).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_F(KubernetesClusterTest, EndedPodsOfForgottenTasksAreCollected) {
+  KubernetesClusterOptions options = Options();
+  options.ended_pod_ttl = Duration(0);
+  options.gc_interval = std::chrono::milliseconds(20);
+  CreateCluster(std::move(options));
+  cluster_->Launch(Spec("g-t-a1", "cpu-1"));
+  ASSERT_TRUE(AwaitPod("g-t-a1").has_value());
+  server_->SetPodSucceeded(kNs, "g-t-a1");
+  ASSERT_TRUE(observer_.AwaitEnd("g-t-a1").has_value());
+  // Kept while the control plane may still read its log.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_TRUE(server_->GetPod(kNs, "g-t-a1").has_value());
+  cluster_->Forget("g-t-a1");
+  EXPECT_TRUE(Eventually([&] { return !server_->GetPod(kNs, "g-t-a1").has_value(); }));
+}
+
+TEST_F(KubernetesClusterTest, BadTokenIsAClearError) {
+  KubernetesClusterOptions options = Options();
+  options.api.token = "wrong";
+  absl::StatusOr<std::unique_ptr<KubernetesCluster>> cluster =
+      KubernetesCluster::Create(std::move(options), &observer_);
+  ASSERT_FALSE(cluster.ok());
+  EXPECT_EQ(cluster.status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_THAT(std::string(cluster.status().message()),
+              AllOf(HasSubstr("GET /api/v1/nodes"), HasSubstr("401 Unauthorized"),
+                    HasSubstr("credentials")));
+}
+
+TEST_F(KubernetesClusterTest, BadOptionsAreRefused) {
+  KubernetesClusterOptions options = Options();
+  options.api.kube_namespace = "Not_A_Namespace";
+  EXPECT_EQ(KubernetesCluster::Create(options, &observer_).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options = Options();
+  options.api.server = "";
+  EXPECT_EQ(KubernetesCluster::Create(options, &observer_).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(KubernetesClusterTest, UnreachableServerIsUnavailable) {
+  KubernetesClusterOptions options = Options();
+  const std::string url = server_->url();
+  server_.reset();
+  options.api.server = url;
+  options.timeouts.connect = std::chrono::seconds(2);
+  absl::StatusOr<std::unique_ptr<KubernetesCluster>> cluster =
+      KubernetesCluster::Create(std::move(options), &observer_);
+  EXPECT_EQ(cluster.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(cluster.status().message()), HasSubstr("connection failed"));
+}
+
+class KubernetesClusterTlsTest : public KubernetesClusterTest {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<k8s::testing::TestPki> pki = k8s::testing::MakeTestPki();
+    ASSERT_TRUE(pki.ok()) << pki.status();
+    pki_ = *pki;
+    StartServer({.token = "",
+                 .tls_cert_pem = pki_.server_cert_pem,
+                 .tls_key_pem = pki_.server_key_pem,
+                 .client_ca_pem = pki_.ca_pem});
+  }
+  KubernetesClusterOptions TlsOptions() {
+    KubernetesClusterOptions options = Options();
+    options.api.token = "";
+    options.api.ca_data = pki_.ca_pem;
+    options.api.client_certificate_data = pki_.client_cert_pem;
+    options.api.client_key_data = pki_.client_key_pem;
+    return options;
+  }
+  k8s::testing::TestPki pki_;
+};
+
+TEST_F(KubernetesClusterTlsTest, ClientCertificateOverVerifiedTls) {
+  ASSERT_THAT(server_->url(), HasSubstr("https://"));
+  CreateCluster(TlsOptions());
+  EXPECT_TRUE(FindNode("gpu-1").has_value());
+  cluster_->Launch(Spec("tls-t-a1", "cpu-1"));
+  EXPECT_TRUE(AwaitPod("tls-t-a1").has_value());
+}
+
+TEST_F(KubernetesClusterTlsTest, UntrustedServerCertificateIsRefused) {
+  KubernetesClusterOptions options = TlsOptions();
+  options.api.ca_data = "";
+  absl::StatusOr<std::unique_ptr<KubernetesCluster>> cluster =
+      KubernetesCluster::Create(std::move(options), &observer_);
+  EXPECT_EQ(cluster.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(cluster.status().message()), HasSubstr("certificate"));
+}
+
+TEST_F(KubernetesClusterTlsTest, InsecureSkipVerifyAcceptsTheServer) {
+  KubernetesClusterOptions options = TlsOptions();
+  options.api.ca_data = "";
+  options.api.insecure_skip_verify = true;
+  CreateCluster(std::move(options));
+  EXPECT_TRUE(FindNode("gpu-1").has_value());
+}
+
+TEST_F(KubernetesClusterTlsTest, WithoutAClientCertificateTheServerRefuses) {
+  KubernetesClusterOptions options = TlsOptions();
+  options.api.client_certificate_data = "";
+  options.api.client_key_data = "";
+  EXPECT_FALSE(KubernetesCluster::Create(std::move(options), &observer_).ok());
+}
+
+}  // namespace
+}  // namespace tessera::agent

@@ -1,0 +1,84 @@
+#include "agent/kubernetes/pod_names.h"
+
+#include <cstdint>
+
+#include "absl/strings/ascii.h"
+#include "fmt/format.h"
+
+namespace tessera::agent::k8s {
+namespace {
+
+constexpr size_t kHashSuffix = 13;  // "-" and 12 hex digits
+
+uint64_t Fnv1a(std::string_view text) {
+  uint64_t hash = 14695981039346656037ULL;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  return hash;
+}
+
+bool IsAlnum(char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)); }
+
+// `cleaned` as it is when it equals `original` and fits, else its fitting prefix with the
+// hash of `original`. `cleaned` holds only valid characters.
+std::string WithHashIfChanged(std::string_view original, std::string cleaned,
+                              bool (*valid)(std::string_view)) {
+  if (cleaned == original && valid(cleaned)) return cleaned;
+  // Drop leading characters that may not start a name, then cut to leave room for the hash.
+  size_t start = 0;
+  while (start < cleaned.size() && !IsAlnum(cleaned[start])) ++start;
+  std::string prefix = cleaned.substr(start, kMaxNameLength - kHashSuffix);
+  if (prefix.empty()) prefix = "t";
+  return fmt::format("{}-{:012x}", prefix, Fnv1a(original) & 0xffffffffffffULL);
+}
+
+bool IsLabelValue(std::string_view value) {
+  if (value.empty()) return true;
+  if (value.size() > kMaxNameLength || !IsAlnum(value.front()) || !IsAlnum(value.back())) {
+    return false;
+  }
+  for (char c : value) {
+    if (!IsAlnum(c) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool IsDnsLabel(std::string_view name) {
+  if (name.empty() || name.size() > kMaxNameLength) return false;
+  if (!IsAlnum(name.front()) || !IsAlnum(name.back())) return false;
+  for (char c : name) {
+    if (!(absl::ascii_islower(static_cast<unsigned char>(c)) ||
+          absl::ascii_isdigit(static_cast<unsigned char>(c)) || c == '-')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string PodNameForLaunch(std::string_view launch_id) {
+  std::string cleaned;
+  cleaned.reserve(launch_id.size());
+  for (char c : launch_id) {
+    if (IsAlnum(c)) {
+      cleaned += absl::ascii_tolower(static_cast<unsigned char>(c));
+    } else {
+      cleaned += '-';  // '.', '_' and anything a launch id should not hold
+    }
+  }
+  return WithHashIfChanged(launch_id, std::move(cleaned), IsDnsLabel);
+}
+
+std::string LabelValue(std::string_view text) {
+  std::string cleaned;
+  cleaned.reserve(text.size());
+  for (char c : text) {
+    cleaned += (IsAlnum(c) || c == '-' || c == '_' || c == '.') ? c : '-';
+  }
+  return WithHashIfChanged(text, std::move(cleaned), IsLabelValue);
+}
+
+}  // namespace tessera::agent::k8s
