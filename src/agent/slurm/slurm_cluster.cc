@@ -268,6 +268,14 @@ void SlurmCluster::SendSignals() {
 }
 
 void SlurmCluster::PollJobs() {
+  {
+    // Nothing to follow: the job list (all of Slurm's jobs) is not worth fetching.
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool following = std::any_of(tasks_.begin(), tasks_.end(), [](const auto& entry) {
+      return !entry.second->ended && entry.second->submit_body.empty();
+    });
+    if (!following && !reconcile_pending_) return;
+  }
   absl::StatusOr<SlurmJobList> jobs = client_.Jobs();
   LogChange("jobs", jobs.ok() ? "" : fmt::format("reading the job list: {}",
                                                  std::string(jobs.status().message())));

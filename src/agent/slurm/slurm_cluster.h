@@ -100,7 +100,8 @@ struct SlurmClusterOptions {
   // Model and memory for GRES types whose name is not the model Tessera's jobs ask for.
   std::map<std::string, SlurmGpuType, std::less<>> gpu_types;
   const Clock* clock = nullptr;  // nullptr = the system clock
-  // One line per notable event (poll failures, malformed entries); nullptr = stderr.
+  // One line per notable event (poll failures, malformed entries), from any thread;
+  // nullptr = stderr.
   std::function<void(std::string_view)> log;
   // The REST transport; nullptr = HTTP(S) to `url` (tests inject an in-memory Slurm).
   std::shared_ptr<SlurmTransport> transport;
