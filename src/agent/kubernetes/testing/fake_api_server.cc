@@ -472,7 +472,8 @@ void FakeApiServer::Watch(const std::string& resource, const std::string& ns, co
     }
   }
   res.set_chunked_content_provider(
-      "application/json", [this, state](size_t, httplib::DataSink& sink) {
+      // As a real API server labels a watch; it also keeps httplib from gzip-buffering events.
+      "application/json;stream=watch", [this, state](size_t, httplib::DataSink& sink) {
         std::vector<std::string> lines = std::move(state->pending);
         state->pending.clear();
         bool end = state->end_after_pending;
@@ -559,8 +560,9 @@ void FakeApiServer::CreatePod(const std::string& ns, const Request& req, Respons
   pod["apiVersion"] = "v1";
   pod["kind"] = "Pod";
   pod["metadata"]["namespace"] = ns;
-  pod["metadata"]["uid"] = fmt::format("00000000-0000-4000-8000-{:012d}", ++uid_counter_);
-  pod["metadata"]["creationTimestamp"] = NowText();
+  pod["metadata"].erase("uid");
+  pod["metadata"].erase("creationTimestamp");
+  CreationLocked(pod);
   if (!pod["spec"].contains("terminationGracePeriodSeconds")) {
     pod["spec"]["terminationGracePeriodSeconds"] = 30;
   }
@@ -644,6 +646,16 @@ Json& FakeApiServer::StampLocked(Json& object) {
   return object;
 }
 
+void FakeApiServer::CreationLocked(Json& object) {
+  if (!object.is_object()) return;
+  Json& metadata = object["metadata"];
+  if (!metadata.is_object()) return;
+  if (!metadata.contains("uid")) {
+    metadata["uid"] = fmt::format("00000000-0000-4000-8000-{:012d}", ++uid_counter_);
+  }
+  if (!metadata.contains("creationTimestamp")) metadata["creationTimestamp"] = NowText();
+}
+
 void FakeApiServer::PublishLocked(const std::string& type, const std::string& resource,
                                   const std::string& ns, const Json& object) {
   history_.push_back({.rv = rv_, .type = type, .resource = resource, .ns = ns, .object = object});
@@ -684,6 +696,7 @@ void FakeApiServer::AddNode(const FakeNode& node) { PutNode(NodeObject(node)); }
 void FakeApiServer::PutNode(Json object) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string name = MetaString(object, "name");
+  CreationLocked(object);
   const bool existed = nodes_.contains(name);
   StampLocked(object);
   nodes_[name] = object;
@@ -741,6 +754,7 @@ void FakeApiServer::PutPod(Json object) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string ns = MetaString(object, "namespace");
   const std::string name = MetaString(object, "name");
+  CreationLocked(object);
   const bool existed = pods_.contains({ns, name});
   StampLocked(object);
   pods_[{ns, name}] = object;

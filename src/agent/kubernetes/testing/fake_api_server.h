@@ -154,7 +154,8 @@ class FakeApiServer {
   // REQUIRES: mu_ held for the *Locked methods.
   void PublishLocked(const std::string& type, const std::string& resource, const std::string& ns,
                      const Json& object);
-  Json& StampLocked(Json& object);  // a new resourceVersion
+  Json& StampLocked(Json& object);    // a new resourceVersion
+  void CreationLocked(Json& object);  // uid and creationTimestamp when missing
   void ModifyPodLocked(const std::string& ns, const std::string& name,
                        const std::function<void(Json&)>& change);
   void ModifyNodeLocked(const std::string& name, const std::function<void(Json&)>& change);
