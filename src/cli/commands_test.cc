@@ -483,13 +483,17 @@ TEST_F(CommandsTest, NodesAndClusters) {
   EXPECT_THAT(harness_.out(), HasSubstr("tessera.io/simulated:NoSchedule   rack=r1\n"));
 
   server_.On("GET", "/api/v1/clusters", 200, R"({"items": [{"name": "east", "backend": "sim",
-    "labels": {"tessera.io/cluster": "east"}, "nodes": 2, "readyNodes": 1,
+    "reachable": true, "labels": {"tessera.io/cluster": "east"}, "nodes": 2, "readyNodes": 1,
     "capacity": {"cpu": "96", "memory": "576Gi", "gpu": 8},
-    "allocated": {"cpu": "12", "memory": "64Gi", "gpu": 2.5}}]})");
+    "allocated": {"cpu": "12", "memory": "64Gi", "gpu": 2.5}},
+    {"name": "west", "backend": "slurm", "reachable": false, "nodes": 1, "readyNodes": 0,
+    "capacity": {"cpu": "8", "memory": "64Gi", "gpu": 8},
+    "allocated": {"cpu": "0", "memory": "0", "gpu": 0}}]})");
   ASSERT_EQ(Run(&RunClustersCommand, {"clusters"}), kExitOk) << harness_.err();
   EXPECT_EQ(harness_.out(),
-            "NAME   BACKEND   NODES   READY   CPU     MEMORY       GPU\n"
-            "east   sim       2       1       12/96   64Gi/576Gi   2.5/8\n");
+            "NAME   BACKEND   STATUS        NODES   READY   CPU     MEMORY       GPU\n"
+            "east   sim       Ready         2       1       12/96   64Gi/576Gi   2.5/8\n"
+            "west   slurm     Unreachable   1       0       0/8     0/64Gi       0/8\n");
   ASSERT_EQ(Run(&RunClustersCommand, {"clusters", "-o", "yaml"}), kExitOk);
   EXPECT_THAT(harness_.out(), HasSubstr("items:\n  - name: east\n    backend: sim\n"));
 }

@@ -85,8 +85,17 @@ std::vector<std::string> NodeRow(const Json& node, bool wide) {
   return row;
 }
 
+// Ready, or Unreachable while the cluster's agent is silent.
+std::string ClusterStatus(const Json& cluster) {
+  const auto reachable = cluster.find("reachable");
+  return reachable != cluster.end() && reachable->is_boolean() && !reachable->get<bool>()
+             ? "Unreachable"
+             : "Ready";
+}
+
 std::vector<std::string> ClusterRow(const Json& cluster, bool wide) {
   std::vector<std::string> row = {JsonText(cluster, {"name"}),  JsonText(cluster, {"backend"}),
+                                  ClusterStatus(cluster),
                                   JsonText(cluster, {"nodes"}), JsonText(cluster, {"readyNodes"}),
                                   Usage(cluster, "cpu"),        Usage(cluster, "memory"),
                                   Usage(cluster, "gpu")};
@@ -137,7 +146,7 @@ int RunNodesCommand(int argc, char** argv, const CommandEnv& env) {
 
 int RunClustersCommand(int argc, char** argv, const CommandEnv& env) {
   const Inventory clusters{"/api/v1/clusters",
-                           {"NAME", "BACKEND", "NODES", "READY", "CPU", "MEMORY", "GPU"},
+                           {"NAME", "BACKEND", "STATUS", "NODES", "READY", "CPU", "MEMORY", "GPU"},
                            {"LABELS"},
                            &ClusterRow};
   return RunInventory(argc, argv, env, clusters,

@@ -6,7 +6,7 @@
 //
 //   tessera server ...    the control plane (docs/server.md)
 //
-// The agents (`agent`) come as they are built.
+//   tessera agent ...     connects a cluster to the control plane (docs/agents/)
 #include <iostream>
 #include <string_view>
 
@@ -17,6 +17,7 @@
 #include "cli/replay_command.h"
 #include "cli/server_command.h"
 #include "cli/sim_command.h"
+#include "cli/agent_command.h"
 #include "cli/submit_command.h"
 #include "cli/token_command.h"
 
@@ -62,7 +63,9 @@ void PrintUsage(std::ostream& out) {
          "  replay    submit a real trace's jobs (--pods or --swf) at its arrival times\n\n"
          "control plane:\n"
          "  server    run the control plane: job API (REST, gRPC), scheduling loop, clusters\n"
-         "            (--dev --data-dir DIR [--sim-nodes FILE], or --config FILE)\n\n"
+         "            (--dev --data-dir DIR [--sim-nodes FILE], or --config FILE)\n"
+         "  agent     connect a cluster to a control plane (--server HOST:PORT --cluster NAME\n"
+         "            --backend local|sim|slurm|kubernetes)\n\n"
          "simulation:\n"
          "  sim       run the scheduler core on a simulated cluster: a real trace\n"
          "            (--nodes/--pods) or a scenario file (--scenario)\n\n"
@@ -80,6 +83,7 @@ int main(int argc, char** argv) {
   const std::string_view command = argv[1];
   if (command == "sim") return tessera::cli::RunSimCommand(argc - 1, argv + 1);
   if (command == "server") return tessera::cli::RunServerCommand(argc - 1, argv + 1);
+  if (command == "agent") return tessera::cli::RunAgentCommand(argc - 1, argv + 1);
   for (const Verb& verb : kClientVerbs) {
     if (command == verb.name) return verb.run(argc - 1, argv + 1, tessera::cli::ProcessEnv());
   }

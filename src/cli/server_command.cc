@@ -13,12 +13,14 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_split.h"
 #include "agent/local/system_clock.h"
+#include "api/grpc/agent_service.h"
 #include "api/grpc/grpc_server.h"
 #include "api/rest/rest_server.h"
 #include "core/quantity.h"
 #include "fmt/format.h"
 #include "prometheus/registry.h"
 #include "sched/profile.h"
+#include "server/agent/agent_clusters.h"
 #include "server/auth/authenticator.h"
 #include "server/auth/rate_limiter.h"
 #include "server/job_manager.h"
@@ -131,12 +133,16 @@ struct ControlPlane {
   std::unique_ptr<server::RateLimiter> rate_limiter;
   std::unique_ptr<server::JobManager> manager;
   std::vector<std::unique_ptr<server::Cluster>> clusters;
+  server::NodeNames node_names;
+  std::unique_ptr<server::AgentClusters> agent_clusters;
+  std::unique_ptr<api::AgentService> agent_service;
   std::unique_ptr<api::RestServer> rest;
   std::unique_ptr<api::GrpcServer> grpc;
 
   ~ControlPlane() {
     if (rest) rest->Stop();
     if (grpc) grpc->Stop();
+    if (agent_clusters) agent_clusters->Stop();
     if (manager) manager->Stop();
     clusters.clear();
   }
@@ -164,6 +170,34 @@ absl::Status AddClusters(const ServerConfig& config, ControlPlane& plane) {
           plane.manager.get()));
     }
   }
+  return absl::OkStatus();
+}
+
+// The clusters behind agents: those stored by earlier runs join `clusters`; new ones attach
+// to the job manager when their agent first registers.
+absl::Status StartAgentClusters(const ServerConfig& config, ControlPlane& plane,
+                                std::vector<server::Cluster*>& clusters) {
+  const server::AgentConfig& agents = config.agents;
+  agent::InventoryRules rules;
+  rules.known_gpu_models.insert(agents.gpu_models.begin(), agents.gpu_models.end());
+  server::JobManager* manager = plane.manager.get();
+  plane.agent_clusters = std::make_unique<server::AgentClusters>(server::AgentClustersOptions{
+      .heartbeat_interval = agents.heartbeat_interval,
+      .unreachable_timeout = agents.unreachable_timeout.value_or(3 * agents.heartbeat_interval),
+      .lost_grace = agents.lost_grace,
+      .rules = std::move(rules),
+      .clock = &agent::SystemClock::Get(),
+      .store = plane.store.get(),
+      .node_names = &plane.node_names,
+      .task_observer = manager,
+      .inventory_observer = manager,
+      .attach = [manager](server::Cluster* cluster) { manager->AttachCluster(cluster); }});
+  if (absl::Status s = plane.agent_clusters->Load(); !s.ok()) return s;
+  for (server::Cluster* cluster : plane.agent_clusters->clusters()) clusters.push_back(cluster);
+  plane.agent_service = std::make_unique<api::AgentService>(
+      api::AgentService::Options{.clusters = plane.agent_clusters.get(),
+                                 .auth = plane.auth.get(),
+                                 .metrics = &plane.metrics});
   return absl::OkStatus();
 }
 
@@ -205,8 +239,15 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
   plane.manager = *std::move(manager);
   if (absl::Status s = AddClusters(config, plane); !s.ok()) return s;
   std::vector<server::Cluster*> clusters;
-  for (const auto& cluster : plane.clusters) clusters.push_back(cluster.get());
+  for (const auto& cluster : plane.clusters) {
+    clusters.push_back(cluster.get());
+    for (const Node& node : cluster->Inventory()) {
+      (void)plane.node_names.Claim(node.name, cluster->name());
+    }
+  }
+  if (absl::Status s = StartAgentClusters(config, plane, clusters); !s.ok()) return s;
   if (absl::Status s = plane.manager->Start(clusters); !s.ok()) return s;
+  plane.agent_clusters->Start();
 
   plane.rest = std::make_unique<api::RestServer>(api::RestServer::Options{
       .service = plane.manager.get(),
@@ -221,7 +262,10 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
   plane.grpc = std::make_unique<api::GrpcServer>(api::GrpcServer::Options{
       .service = plane.manager.get(),
       .auth = plane.auth.get(),
-      .rate_limiter = plane.rate_limiter.get()});
+      .rate_limiter = plane.rate_limiter.get(),
+      .more_services = {plane.agent_service.get()},
+      .tls_cert_file = config.grpc_tls.cert_file,
+      .tls_key_file = config.grpc_tls.key_file});
   if (absl::Status s = plane.grpc->Start(config.grpc_addr); !s.ok()) {
     return absl::Status(s.code(), fmt::format("--grpc-addr {}: {}", config.grpc_addr,
                                               std::string(s.message())));
@@ -232,7 +276,7 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
                    "gRPC {2}:{3}\n"
                    "tessera server: {4} cluster(s), {5} node(s); admin token in {6}\n",
                    http.host, plane.rest->port(), grpc.host, plane.grpc->port(),
-                   plane.clusters.size(), plane.manager->Nodes().size(),
+                   plane.manager->Clusters().size(), plane.manager->Nodes().size(),
                    (fs::path(config.data_dir) / "admin.token").string())
             << std::flush;
   return absl::OkStatus();

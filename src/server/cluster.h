@@ -69,6 +69,8 @@ struct TaskEnd {
   TimePoint time{};
 };
 
+class Cluster;
+
 class TaskObserver {
  public:
   virtual ~TaskObserver() = default;
@@ -87,6 +89,17 @@ struct NodeUsage {
   std::optional<double> power_watts;
 };
 
+// Hears of inventory changes that happen while the control plane runs (a cluster behind an
+// agent: nodes added, changed, drained, gone, or NotReady because the agent went silent).
+// Called from any thread with no cluster lock held; must only queue the news and return.
+class InventoryObserver {
+ public:
+  virtual ~InventoryObserver() = default;
+  // `nodes` replace the cluster's nodes of the same name (new names are added); a node with
+  // `removed` set has left the cluster.
+  virtual void OnNodesChanged(const Cluster& cluster, std::vector<Node> nodes) = 0;
+};
+
 // A launch the control plane believes was sent before a restart.
 struct KnownLaunch {
   TaskLaunchSpec spec;
@@ -103,6 +116,8 @@ class Cluster {
   virtual const std::map<std::string, std::string, std::less<>>& labels() const = 0;
   // The nodes, with `cluster` set to name() and the cluster labels merged into their labels.
   virtual std::vector<Node> Inventory() const = 0;
+  // False while the control plane cannot reach the cluster (its agent is silent).
+  virtual bool reachable() const { return true; }
   // What each node uses now; empty when the backend measures nothing.
   virtual std::vector<NodeUsage> Usage() const { return {}; }
   // Runs a task; its start and end arrive through the observer (a task that cannot start

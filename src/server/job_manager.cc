@@ -1,5 +1,6 @@
 #include "server/job_manager.h"
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <utility>
@@ -137,8 +138,11 @@ JobManager::JobManager(JobManagerOptions options)
 JobManager::~JobManager() { Stop(); }
 
 absl::Status JobManager::Start(std::vector<Cluster*> clusters) {
-  clusters_ = std::move(clusters);
-  for (Cluster* cluster : clusters_) {
+  {
+    std::lock_guard<std::mutex> lock(clusters_mu_);
+    clusters_ = clusters;
+  }
+  for (Cluster* cluster : clusters) {
     for (Node& node : cluster->Inventory()) {
       const std::string name = node.name;
       absl::StatusOr<int32_t> added = state_.AddNode(std::move(node));
@@ -146,6 +150,7 @@ absl::Status JobManager::Start(std::vector<Cluster*> clusters) {
         return absl::InvalidArgumentError(fmt::format("cluster {}: node {}: {}", cluster->name(),
                                                       name, std::string(added.status().message())));
       }
+      std::lock_guard<std::mutex> lock(clusters_mu_);
       node_cluster_[name] = cluster;
     }
   }
@@ -159,7 +164,7 @@ absl::Status JobManager::Start(std::vector<Cluster*> clusters) {
     std::lock_guard<std::mutex> state_lock(state_mu_);
     for (auto& [id, record] : jobs_) RestoreJob(record, known, to_launch);
   }
-  for (Cluster* cluster : clusters_) cluster->Recover(known[cluster]);
+  for (Cluster* cluster : clusters) cluster->Recover(known[cluster]);
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [id, record] : jobs_) {
@@ -727,11 +732,17 @@ std::vector<NodeView> JobManager::Nodes() {
 }
 
 std::vector<ClusterView> JobManager::Clusters() {
+  std::vector<Cluster*> clusters;
+  {
+    std::lock_guard<std::mutex> lock(clusters_mu_);
+    clusters = clusters_;
+  }
   std::map<std::string, ClusterView> views;
-  for (Cluster* cluster : clusters_) {
+  for (Cluster* cluster : clusters) {
     ClusterView& view = views[cluster->name()];
     view.name = cluster->name();
     view.backend = std::string(cluster->backend());
+    view.reachable = cluster->reachable();
     for (const auto& [key, value] : cluster->labels()) view.labels[key] = value;
   }
   std::lock_guard<std::mutex> lock(state_mu_);
@@ -757,6 +768,75 @@ void JobManager::OnTaskStarted(std::string_view launch_id, TimePoint time) {
 }
 
 void JobManager::OnTaskEnded(const TaskEnd& end) { Post(TaskEnded{end}); }
+
+void JobManager::OnNodesChanged(const Cluster& cluster, std::vector<Node> nodes) {
+  Post(NodesChanged{&cluster, std::move(nodes)});
+}
+
+void JobManager::AttachCluster(Cluster* cluster) { Post(ClusterAttached{cluster}); }
+
+void JobManager::Handle(ClusterAttached& event) {
+  {
+    std::lock_guard<std::mutex> lock(clusters_mu_);
+    if (std::find(clusters_.begin(), clusters_.end(), event.cluster) != clusters_.end()) return;
+    clusters_.push_back(event.cluster);
+  }
+  std::lock_guard<std::mutex> lock(state_mu_);
+  for (Node& node : event.cluster->Inventory()) UpsertNodeLocked(event.cluster, std::move(node));
+}
+
+void JobManager::Handle(NodesChanged& event) {
+  Cluster* cluster = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(clusters_mu_);
+    for (Cluster* known : clusters_) {
+      if (known == event.cluster) cluster = known;
+    }
+  }
+  if (cluster == nullptr) return;  // its attachment is still queued: it reads the inventory
+  std::lock_guard<std::mutex> lock(state_mu_);
+  for (Node& node : event.nodes) UpsertNodeLocked(cluster, std::move(node));
+}
+
+void JobManager::UpsertNodeLocked(Cluster* cluster, Node node) {
+  const std::optional<int32_t> index = state_.FindNode(node.name);
+  if (!index) {
+    if (node.removed) return;
+    const std::string name = node.name;
+    absl::StatusOr<int32_t> added = state_.AddNode(std::move(node));
+    if (!added.ok()) {
+      fmt::print(stderr, "cluster {}: node {}: {}\n", cluster->name(), name,
+                 std::string(added.status().message()));
+      return;
+    }
+    std::lock_guard<std::mutex> lock(clusters_mu_);
+    node_cluster_[name] = cluster;
+    return;
+  }
+  if (ClusterOf(node.name) != cluster) {
+    fmt::print(stderr, "cluster {} reports node {}, which belongs to another cluster\n",
+               cluster->name(),
+                 node.name);
+    return;
+  }
+  Node& current = state_.MutableNode(*index);
+  current.pool = std::move(node.pool);
+  current.labels = std::move(node.labels);
+  current.taints = std::move(node.taints);
+  current.capacity = node.capacity;
+  current.allocatable = node.allocatable;
+  current.condition = node.condition;
+  current.unschedulable = node.unschedulable;
+  current.removed = node.removed;
+  // Devices keep what placed tasks hold on them; a device that appears starts free.
+  for (size_t d = 0; d < node.gpus.size(); ++d) {
+    if (d < current.gpus.size()) {
+      node.gpus[d].used_milli = current.gpus[d].used_milli;
+      node.gpus[d].used_memory = current.gpus[d].used_memory;
+    }
+  }
+  current.gpus = std::move(node.gpus);
+}
 
 // ---------------------------------------------------------------------------------------------
 // The loop
@@ -1312,6 +1392,7 @@ TaskLaunchSpec JobManager::LaunchSpec(const JobRecord& record, int32_t index) co
 }
 
 Cluster* JobManager::ClusterOf(std::string_view node) const {
+  std::lock_guard<std::mutex> lock(clusters_mu_);
   auto it = node_cluster_.find(node);
   return it == node_cluster_.end() ? nullptr : it->second;
 }

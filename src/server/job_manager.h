@@ -95,7 +95,7 @@ struct JobManagerOptions {
   prometheus::Registry* metrics = nullptr;  // nullable
 };
 
-class JobManager final : public JobService, public TaskObserver {
+class JobManager final : public JobService, public TaskObserver, public InventoryObserver {
  public:
   // Validates the options and builds the scheduler; nothing runs yet and Ready() is false.
   static absl::StatusOr<std::unique_ptr<JobManager>> Create(JobManagerOptions options);
@@ -104,6 +104,10 @@ class JobManager final : public JobService, public TaskObserver {
   // Rebuilds state from the store, reconciles `clusters` (which report to this manager as their
   // TaskObserver and outlive it), then starts the loop; Ready() is true from then on.
   absl::Status Start(std::vector<Cluster*> clusters);
+  // A cluster that joins while the manager runs (an agent registered for the first time): its
+  // nodes join the scheduler's snapshot at the next cycle. Any thread; `cluster` outlives the
+  // manager and reports to it as its TaskObserver and InventoryObserver.
+  void AttachCluster(Cluster* cluster);
   // Stops the loop and ends watch streams. Running tasks keep running (a restarted manager
   // adopts them). Idempotent.
   void Stop();
@@ -132,6 +136,8 @@ class JobManager final : public JobService, public TaskObserver {
   // TaskObserver (any thread): queued for the loop.
   void OnTaskStarted(std::string_view launch_id, TimePoint time) override;
   void OnTaskEnded(const TaskEnd& end) override;
+  // InventoryObserver (any thread): queued for the loop.
+  void OnNodesChanged(const Cluster& cluster, std::vector<Node> nodes) override;
 
  private:
   class Sink;
@@ -150,9 +156,11 @@ class JobManager final : public JobService, public TaskObserver {
     std::function<void(absl::StatusOr<StartEstimate>)> done;
   };
   struct PreemptionStarted { int64_t id; };
+  struct ClusterAttached { Cluster* cluster; };
+  struct NodesChanged { const Cluster* cluster; std::vector<Node> nodes; };
   using LoopEvent = std::variant<JobSubmitted, CancelRequested, BindingsCommitted, LaunchRecorded,
                                  TaskStarted, TaskEnded, QueuesChanged, EstimateRequested,
-                                 PreemptionStarted>;
+                                 PreemptionStarted, ClusterAttached, NodesChanged>;
 
   explicit JobManager(JobManagerOptions options);
 
@@ -179,6 +187,11 @@ class JobManager final : public JobService, public TaskObserver {
   void Handle(QueuesChanged& event);
   void Handle(EstimateRequested& event);
   void Handle(PreemptionStarted& event);
+  void Handle(ClusterAttached& event);
+  void Handle(NodesChanged& event);
+  // Adds `node` to the snapshot, or replaces the node of that name, keeping what placed tasks
+  // hold. A name that another cluster owns is left alone (logged). REQUIRES: state_mu_ held.
+  void UpsertNodeLocked(Cluster* cluster, Node node);
   void RunCycle();
   // Copies the Scheduler's queue statuses for the API threads. Loop thread (or Start).
   void PublishQueueStatuses();
@@ -256,11 +269,15 @@ class JobManager final : public JobService, public TaskObserver {
   // Lock order: only the loop thread (and Start, before the loop runs) ever holds mu_ and
   // state_mu_ together (in either order);
   // an API thread holds at most one of them at a time, so no two threads can wait on each other.
-  std::vector<Cluster*> clusters_;
-  std::map<std::string, Cluster*, std::less<>> node_cluster_;
   mutable std::mutex state_mu_;
   ClusterState state_;
   std::unique_ptr<Scheduler> scheduler_;
+
+  // The clusters and which one owns each node: written by Start and the loop, read by any
+  // thread. clusters_mu_ is taken last: no other lock is taken while it is held.
+  mutable std::mutex clusters_mu_;
+  std::vector<Cluster*> clusters_;
+  std::map<std::string, Cluster*, std::less<>> node_cluster_;
 
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;

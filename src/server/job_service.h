@@ -168,7 +168,8 @@ struct NodeView {
 };
 struct ClusterView {
   std::string name;
-  std::string backend;  // "local", "sim"
+  std::string backend;  // "local", "sim", "slurm", "kubernetes"
+  bool reachable = true;  // false while its agent is silent (its nodes are NotReady)
   std::map<std::string, std::string, std::less<>> labels;  // tessera.io/cluster: <name>, ...
   int32_t nodes = 0;
   int32_t ready_nodes = 0;

@@ -210,11 +210,54 @@ absl::StatusOr<SchedulingPolicy> ParseScheduling(const YAML::Node& node, std::st
   return policy;
 }
 
+absl::Status ParseAgents(const YAML::Node& node, std::string_view source, AgentConfig& agents) {
+  if (absl::Status s = CheckKeys(node, source, "agents",
+                                 {"heartbeatInterval", "unreachableTimeout", "lostGrace",
+                                  "gpuModels"});
+      !s.ok()) {
+    return s;
+  }
+  if (node["heartbeatInterval"]) {
+    absl::StatusOr<Duration> d =
+        DurationValue(node["heartbeatInterval"], source, "agents.heartbeatInterval");
+    if (!d.ok()) return d.status();
+    agents.heartbeat_interval = *d;
+  }
+  if (node["unreachableTimeout"]) {
+    absl::StatusOr<Duration> d =
+        DurationValue(node["unreachableTimeout"], source, "agents.unreachableTimeout");
+    if (!d.ok()) return d.status();
+    agents.unreachable_timeout = *d;
+  }
+  if (node["lostGrace"]) {
+    absl::StatusOr<Duration> d = DurationValue(node["lostGrace"], source, "agents.lostGrace");
+    if (!d.ok()) return d.status();
+    agents.lost_grace = *d;
+  }
+  if (const YAML::Node models = node["gpuModels"]) {
+    if (!models.IsSequence()) return FieldError(source, "agents.gpuModels", "must be a list");
+    for (size_t i = 0; i < models.size(); ++i) {
+      absl::StatusOr<std::string> model =
+          Text(models[i], source, fmt::format("agents.gpuModels[{}]", i));
+      if (!model.ok()) return model.status();
+      agents.gpu_models.push_back(*model);
+    }
+  }
+  if (agents.heartbeat_interval.count() <= 0) {
+    return FieldError(source, "agents.heartbeatInterval", "must be > 0");
+  }
+  if (agents.unreachable_timeout && *agents.unreachable_timeout < agents.heartbeat_interval) {
+    return FieldError(source, "agents.unreachableTimeout",
+                      "must be at least one heartbeat interval");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseTopLevel(const YAML::Node& root, std::string_view source, ServerConfig& config) {
   if (absl::Status s = CheckKeys(root, source, "",
                                  {"dataDir", "httpAddr", "grpcAddr", "profile", "seed",
                                   "cycleInterval", "requeueBackoff", "rateLimit", "clusters",
-                                  "scheduling", "queues"});
+                                  "agents", "grpcTls", "scheduling", "queues"});
       !s.ok()) {
     return s;
   }
@@ -265,6 +308,21 @@ absl::Status ParseTopLevel(const YAML::Node& root, std::string_view source, Serv
           ParseCluster(clusters[i], source, fmt::format("clusters[{}]", i));
       if (!cluster.ok()) return cluster.status();
       config.clusters.push_back(*std::move(cluster));
+    }
+  }
+  if (const YAML::Node agents = root["agents"]) {
+    if (absl::Status s = ParseAgents(agents, source, config.agents); !s.ok()) return s;
+  }
+  if (const YAML::Node tls = root["grpcTls"]) {
+    if (absl::Status s = CheckKeys(tls, source, "grpcTls", {"certFile", "keyFile"}); !s.ok()) {
+      return s;
+    }
+    for (const auto& [key, target] : std::initializer_list<std::pair<const char*, std::string*>>{
+             {"certFile", &config.grpc_tls.cert_file}, {"keyFile", &config.grpc_tls.key_file}}) {
+      if (!tls[key]) return FieldError(source, fmt::format("grpcTls.{}", key), "required");
+      absl::StatusOr<std::string> value = Text(tls[key], source, fmt::format("grpcTls.{}", key));
+      if (!value.ok()) return value.status();
+      *target = *value;
     }
   }
   if (const YAML::Node scheduling = root["scheduling"]) {
@@ -347,9 +405,6 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
   for (const auto& [field, addr] : {std::pair<const char*, const std::string*>{"httpAddr", &config.http_addr},
                                     {"grpcAddr", &config.grpc_addr}}) {
     if (absl::StatusOr<HostPort> hp = ParseHostPort(*addr, field); !hp.ok()) return hp.status();
-  }
-  if (config.clusters.empty()) {
-    return absl::InvalidArgumentError("clusters: at least one cluster is required");
   }
   if (config.cycle_interval.count() <= 0) {
     return absl::InvalidArgumentError("cycleInterval: must be > 0");

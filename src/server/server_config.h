@@ -22,11 +22,20 @@
 //     preemption: false
 //     preemptionRate: {max: 10, per: 1m}   # evictions per preemptor queue
 //     onPreemption: requeue            # requeue | cancel
+//   agents:                            # clusters behind `tessera agent` (docs/agents/)
+//     heartbeatInterval: 1s            # what agents are told to use
+//     unreachableTimeout: 3s           # no heartbeat this long: Unreachable, nodes NotReady;
+//                                      # default 3 heartbeat intervals
+//     lostGrace: 1m                    # Unreachable this long: its tasks are lost
+//     gpuModels: [H100, A100-80GB]     # GPU models agents may report; default: any
+//   grpcTls: {certFile: server.crt, keyFile: server.key}   # TLS for the gRPC port (optional)
 //   queues:                            # the queue tree (queue_document.h); without it, one
 //     - name: org                      # queue "default" without limits
 //       children:
 //         - {name: team-a, guaranteed: {gpu: 8}, borrowingLimit: {gpu: 4}}
 //
+// `clusters` lists the in-process clusters; clusters behind agents register themselves, so
+// a control plane of agents only may list none.
 // Dev mode (DevConfig) is this with dataDir given and one local cluster, plus a simulated
 // cluster "sim" when a node list is given. Unknown keys and bad values are InvalidArgument
 // naming the field ("clusters[1].backend: must be local or sim, not \"k8s\"").
@@ -54,6 +63,18 @@ struct ClusterConfig {
   std::string node_list;                    // sim: an Alibaba-format node list (CSV)
 };
 
+struct AgentConfig {
+  Duration heartbeat_interval{1000};
+  std::optional<Duration> unreachable_timeout;  // nullopt: 3 heartbeat intervals
+  Duration lost_grace{60000};
+  std::vector<std::string> gpu_models;  // empty: any
+};
+
+struct TlsConfig {
+  std::string cert_file;  // PEM; both empty: plaintext
+  std::string key_file;
+};
+
 struct ServerConfig {
   std::string data_dir;
   std::string http_addr = "127.0.0.1:8080";
@@ -64,6 +85,8 @@ struct ServerConfig {
   Duration requeue_backoff{5000};
   RateLimit rate_limit;
   std::vector<ClusterConfig> clusters;
+  AgentConfig agents;
+  TlsConfig grpc_tls;
   SchedulingPolicy scheduling;
   // The queue tree in tree order; nullopt without a `queues:` section. The seed of the tree:
   // once the API changed it, the stored tree is used (JobManagerOptions::queues).

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +15,7 @@
 #include "api/grpc/grpc_status.h"
 #include "api/grpc/proto_convert.h"
 #include "api/jobspec/jobspec.h"
+#include "fmt/format.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
@@ -32,20 +35,14 @@ constexpr std::chrono::milliseconds kWatchPoll{100};
 // How long Stop lets unary calls in flight finish before cancelling them.
 constexpr std::chrono::seconds kStopGrace{5};
 
-// The token of an "authorization" value "Bearer <token>" (the scheme in any case).
-absl::StatusOr<std::string_view> BearerToken(std::string_view value) {
-  constexpr std::string_view kScheme = "bearer ";
-  const bool bearer = value.size() > kScheme.size() &&
-                      std::equal(kScheme.begin(), kScheme.end(), value.begin(),
-                                 [](char a, char b) { return a == absl::ascii_tolower(b); });
-  if (!bearer) {
-    return absl::UnauthenticatedError(
-        "malformed \"authorization\" metadata: want \"Bearer <token>\"");
+// The contents of a PEM file; InvalidArgument naming `field` when it cannot be read.
+absl::StatusOr<std::string> ReadPem(const std::string& path, std::string_view field) {
+  std::ifstream file(path);
+  std::ostringstream text;
+  if (path.empty() || !(text << file.rdbuf())) {
+    return absl::InvalidArgumentError(fmt::format("{}: cannot read \"{}\"", field, path));
   }
-  std::string_view token = value.substr(kScheme.size());
-  while (!token.empty() && absl::ascii_isspace(token.front())) token.remove_prefix(1);
-  while (!token.empty() && absl::ascii_isspace(token.back())) token.remove_suffix(1);
-  return token;
+  return text.str();
 }
 
 absl::Status RequireJobId(const std::string& id) {
@@ -324,9 +321,12 @@ absl::Status GrpcServer::Start(const std::string& address) {
   grpc::ServerBuilder builder;
   // Without SO_REUSEPORT: a second server on a port already in use fails instead of sharing it.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &bound_port);
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = Credentials();
+  if (!credentials.ok()) return credentials.status();
+  builder.AddListeningPort(address, *credentials, &bound_port);
   builder.SetMaxReceiveMessageSize(options_.max_message_bytes);
   builder.RegisterService(service_.get());
+  for (grpc::Service* service : options_.more_services) builder.RegisterService(service);
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || bound_port == 0) {
     server_.reset();
@@ -334,6 +334,19 @@ absl::Status GrpcServer::Start(const std::string& address) {
   }
   port_.store(bound_port);
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> GrpcServer::Credentials() const {
+  if (options_.tls_cert_file.empty() && options_.tls_key_file.empty()) {
+    return grpc::InsecureServerCredentials();
+  }
+  absl::StatusOr<std::string> cert = ReadPem(options_.tls_cert_file, "grpcTls.certFile");
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadPem(options_.tls_key_file, "grpcTls.keyFile");
+  if (!key.ok()) return key.status();
+  grpc::SslServerCredentialsOptions ssl;
+  ssl.pem_key_cert_pairs.push_back({.private_key = *key, .cert_chain = *cert});
+  return grpc::SslServerCredentials(ssl);
 }
 
 void GrpcServer::Stop() {

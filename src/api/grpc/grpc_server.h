@@ -14,8 +14,9 @@
 // so that a client's cancellation and Stop() end it within a fraction of a second
 // (Stop → UNAVAILABLE, the client should reconnect).
 //
-// The listener is plaintext (insecure credentials): bind it to loopback or put a TLS proxy in
-// front of it, since the bearer tokens travel with every call.
+// The listener is plaintext unless Options names a TLS certificate and key; bind a plaintext
+// listener to loopback or put a TLS proxy in front of it, since the bearer tokens travel with
+// every call.
 //
 // Thread-safety: Start, Stop and port may be called from any thread; Start at most once.
 #pragma once
@@ -24,14 +25,18 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "server/auth/authenticator.h"
 #include "server/auth/rate_limiter.h"
 #include "server/job_service.h"
 
 namespace grpc {
 class Server;
+class ServerCredentials;
+class Service;
 }  // namespace grpc
 
 namespace tessera::api {
@@ -43,6 +48,11 @@ class GrpcServer {
     server::Authenticator* auth = nullptr;        // required; outlives the server
     server::RateLimiter* rate_limiter = nullptr;  // nullptr: no rate limit
     int max_message_bytes = 4 << 20;              // largest request message accepted
+    // More services on the same port (the agent protocol's); each outlives the server.
+    std::vector<grpc::Service*> more_services;
+    // PEM files: both set serves TLS, both empty plaintext.
+    std::string tls_cert_file;
+    std::string tls_key_file;
   };
 
   explicit GrpcServer(Options options);
@@ -52,7 +62,8 @@ class GrpcServer {
   GrpcServer& operator=(const GrpcServer&) = delete;
 
   // Listens on `address` ("host:port"; port 0 picks a free one, see port()) and serves until
-  // Stop. InvalidArgument when a required option is missing; FailedPrecondition when already
+  // Stop. InvalidArgument when a required option is missing or a TLS file cannot be read;
+  // FailedPrecondition when already
   // started or stopped; Unavailable when the address cannot be bound.
   absl::Status Start(const std::string& address);
 
@@ -66,6 +77,8 @@ class GrpcServer {
 
  private:
   class Service;
+
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials() const;
 
   const Options options_;
   std::unique_ptr<Service> service_;

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/optional.h"
@@ -28,6 +29,22 @@ grpc::Status ToGrpcStatus(const absl::Status& status, grpc::ServerContext& conte
     context.AddTrailingMetadata(kFieldTrailer, *field);
   }
   return grpc::Status(ToGrpcCode(status.code()), std::string(status.message()));
+}
+
+// The token of an "authorization" value "Bearer <token>" (the scheme in any case).
+absl::StatusOr<std::string_view> BearerToken(std::string_view value) {
+  constexpr std::string_view kScheme = "bearer ";
+  const bool bearer = value.size() > kScheme.size() &&
+                      std::equal(kScheme.begin(), kScheme.end(), value.begin(),
+                                 [](char a, char b) { return a == absl::ascii_tolower(b); });
+  if (!bearer) {
+    return absl::UnauthenticatedError(
+        "malformed \"authorization\" metadata: want \"Bearer <token>\"");
+  }
+  std::string_view token = value.substr(kScheme.size());
+  while (!token.empty() && absl::ascii_isspace(token.front())) token.remove_prefix(1);
+  while (!token.empty() && absl::ascii_isspace(token.back())) token.remove_suffix(1);
+  return token;
 }
 
 }  // namespace tessera::api

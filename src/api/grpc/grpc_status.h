@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "api/errors/request_error.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/status.h"
@@ -28,5 +29,9 @@ grpc::StatusCode ToGrpcCode(absl::StatusCode code);
 
 // `status` as a grpc::Status; adds the "field" trailer to `context` when a field is at fault.
 grpc::Status ToGrpcStatus(const absl::Status& status, grpc::ServerContext& context);
+
+// The token of an "authorization" value "Bearer <token>" (the scheme in any case);
+// Unauthenticated when the value has another form.
+absl::StatusOr<std::string_view> BearerToken(std::string_view value);
 
 }  // namespace tessera::api

@@ -1,0 +1,67 @@
+// The agent protocol's conversions (proto/tessera/agent/v1/agent.proto ↔ the control plane's
+// types), with the checks the server applies to everything an agent sends.
+//
+// An agent is outside input: a node from an inventory is checked field by field and the first
+// fault is returned as InvalidArgument naming the field, as
+//   `inventory.nodes[3] "gpu-7": cpu: must be >= 0, not -8000`.
+// Checks: names ([A-Za-z0-9][A-Za-z0-9._-]{0,252}), quantities >= 0, allocatable <= capacity,
+// GPU devices indexed 0..n-1 in order, a GPU model that is a name and, when the control plane
+// lists its known models, one of them; taint effects; label keys non-empty. A full inventory
+// also refuses duplicate node names and ids; a delta refuses a duplicate within itself.
+//
+// Units: as core/node.h (cpu millicores, memory bytes, milli-GPU); times in the protocol are
+// milliseconds since the Unix epoch, durations milliseconds.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/node.h"
+#include "server/cluster.h"
+#include "tessera/agent/v1/agent.pb.h"
+
+namespace tessera::agent {
+
+// What the control plane accepts from agents.
+struct InventoryRules {
+  // GPU models the fleet may report; empty: any model that is a valid name.
+  std::set<std::string, std::less<>> known_gpu_models;
+};
+
+// `node` as the protocol sends it, named by `id` in heartbeats.
+v1::Node NodeToProto(const Node& node, uint32_t id);
+// The node `proto` describes, for cluster `cluster` whose labels are added (the node's own
+// labels win, except tessera.io/cluster). `field` prefixes errors ("inventory.nodes[3]").
+absl::StatusOr<Node> NodeFromProto(const v1::Node& proto, std::string_view cluster,
+                                   const Labels& cluster_labels, const InventoryRules& rules,
+                                   std::string_view field);
+// Checks a whole inventory message: every node, and duplicate names or ids (within the message,
+// and for a full inventory that is all there is). Returns the nodes in message order.
+absl::StatusOr<std::vector<Node>> InventoryFromProto(const v1::Inventory& inventory,
+                                                     std::string_view cluster,
+                                                     const Labels& cluster_labels,
+                                                     const InventoryRules& rules);
+
+v1::Bind BindFromLaunch(const server::TaskLaunchSpec& spec, uint64_t epoch);
+// InvalidArgument naming the field when the launch id, node or a quantity is malformed.
+absl::StatusOr<server::TaskLaunchSpec> LaunchFromBind(const v1::Bind& bind);
+
+v1::TaskUpdate StartedUpdate(std::string_view launch_id, TimePoint time, uint64_t epoch);
+v1::TaskUpdate EndedUpdate(const server::TaskEnd& end, uint64_t epoch);
+// The end a TaskUpdate reports; InvalidArgument for a state that is not an end.
+absl::StatusOr<server::TaskEnd> EndFromUpdate(const v1::TaskUpdate& update);
+
+// [A-Za-z0-9][A-Za-z0-9._-]{0,252}: node names, launch ids and GPU models.
+bool IsValidName(std::string_view name);
+// [a-z0-9][a-z0-9._-]{0,62}: cluster names.
+bool IsValidClusterName(std::string_view name);
+
+int64_t ToMillis(TimePoint time);
+TimePoint FromMillis(int64_t millis);
+
+}  // namespace tessera::agent

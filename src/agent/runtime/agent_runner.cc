@@ -1,0 +1,290 @@
+#include "agent/runtime/agent_runner.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "agent/protocol/agent_protocol.h"
+#include "fmt/format.h"
+#include "grpcpp/grpcpp.h"
+#include "tessera/agent/v1/agent.grpc.pb.h"
+
+namespace tessera::agent {
+namespace {
+
+constexpr Duration kFirstBackoff{500};
+constexpr Duration kMaxBackoff{10000};
+constexpr char kVersion[] = "tessera-agent/1";
+
+using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>;
+
+absl::Status FromGrpc(const grpc::Status& status) {
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+bool Permanent(absl::StatusCode code) {
+  return code == absl::StatusCode::kUnauthenticated ||
+         code == absl::StatusCode::kPermissionDenied ||
+         code == absl::StatusCode::kInvalidArgument;
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> Credentials(const std::string& ca) {
+  if (ca.empty()) return grpc::InsecureChannelCredentials();
+  std::ifstream file(ca);
+  std::ostringstream pem;
+  if (!(pem << file.rdbuf())) {
+    return absl::InvalidArgumentError(fmt::format("--tls-ca: cannot read \"{}\"", ca));
+  }
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = pem.str();
+  return grpc::SslCredentials(ssl);
+}
+
+}  // namespace
+
+// One connected session: the stream, its epoch, and what the server has been told.
+class AgentRunner::Session {
+ public:
+  Session(Stream* stream, server::Cluster* backend, uint64_t epoch)
+      : stream_(stream), backend_(backend), epoch_(epoch) {}
+
+  uint64_t epoch() const { return epoch_; }
+
+  bool Write(const v1::AgentMessage& message) {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    return stream_->Write(message);
+  }
+
+  // The backend's inventory as a message: full, or what changed since the last one (nullopt
+  // when nothing did).
+  std::optional<v1::AgentMessage> InventoryMessage(bool full) {
+    v1::AgentMessage message;
+    v1::Inventory* inventory = message.mutable_inventory();
+    inventory->set_epoch(epoch_);
+    inventory->set_full(full);
+    std::set<std::string> present;
+    for (const Node& node : backend_->Inventory()) {
+      present.insert(node.name);
+      auto [it, added] = ids_.try_emplace(node.name, next_id_);
+      if (added) ++next_id_;
+      v1::Node proto = NodeToProto(node, it->second);
+      std::string serialized = proto.SerializeAsString();
+      std::string& last = sent_[node.name];
+      if (full || last != serialized) *inventory->add_nodes() = std::move(proto);
+      last = std::move(serialized);
+    }
+    for (auto it = sent_.begin(); it != sent_.end();) {
+      if (present.contains(it->first)) {
+        ++it;
+        continue;
+      }
+      if (!full) inventory->add_removed(ids_.at(it->first));
+      ids_.erase(it->first);
+      it = sent_.erase(it);
+    }
+    if (!full && inventory->nodes_size() == 0 && inventory->removed_size() == 0) {
+      return std::nullopt;
+    }
+    return message;
+  }
+
+  v1::AgentMessage HeartbeatMessage(TimePoint now) {
+    v1::AgentMessage message;
+    v1::Heartbeat* heartbeat = message.mutable_heartbeat();
+    heartbeat->set_epoch(epoch_);
+    heartbeat->set_sequence(++sequence_);
+    heartbeat->set_time_ms(ToMillis(now));
+    std::vector<server::NodeUsage> usage = backend_->Usage();
+    const auto all = [&](auto has) {
+      return std::all_of(usage.begin(), usage.end(), has);
+    };
+    const bool cpu = all([](const server::NodeUsage& u) { return u.cpu.has_value(); });
+    const bool memory = all([](const server::NodeUsage& u) { return u.memory.has_value(); });
+    const bool gpu = all([](const server::NodeUsage& u) { return !u.gpu_utilization.empty(); });
+    const bool power = all([](const server::NodeUsage& u) { return u.power_watts.has_value(); });
+    for (const server::NodeUsage& u : usage) {
+      auto id = ids_.find(u.node);
+      if (id == ids_.end()) continue;
+      heartbeat->add_node_id(id->second);
+      if (cpu) heartbeat->add_cpu(*u.cpu);
+      if (memory) heartbeat->add_memory(*u.memory);
+      if (gpu) {
+        double sum = 0;
+        for (double v : u.gpu_utilization) sum += v;
+        heartbeat->add_gpu_utilization(static_cast<float>(sum / u.gpu_utilization.size()));
+      }
+      if (power) heartbeat->add_power_watts(static_cast<float>(*u.power_watts));
+    }
+    return message;
+  }
+
+ private:
+  Stream* const stream_;
+  server::Cluster* const backend_;
+  const uint64_t epoch_;
+  std::mutex write_mu_;
+  // Inventory state (the heartbeat thread, and the session thread before it starts).
+  std::map<std::string, uint32_t, std::less<>> ids_;
+  std::map<std::string, std::string, std::less<>> sent_;  // node → its last sent proto
+  uint32_t next_id_ = 0;
+  uint64_t sequence_ = 0;
+};
+
+AgentRunner::AgentRunner(AgentOptions options) : options_(std::move(options)) {}
+
+AgentRunner::~AgentRunner() { Stop(); }
+
+void AgentRunner::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+}
+
+bool AgentRunner::Sleep(Duration delay) {
+  std::unique_lock<std::mutex> lock(mu_);
+  wake_.wait_for(lock, delay, [this] { return stopping_; });
+  return !stopping_;
+}
+
+absl::Status AgentRunner::Run() {
+  if (backend_ == nullptr) return absl::FailedPreconditionError("the agent has no backend");
+  Duration backoff = kFirstBackoff;
+  while (true) {
+    const TimePoint start = options_.clock->Now();
+    absl::Status status = RunSession();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return absl::OkStatus();
+    }
+    if (Permanent(status.code())) return status;
+    if (options_.clock->Now() - start > kMaxBackoff) backoff = kFirstBackoff;
+    fmt::print(stderr, "tessera agent: session ended ({}); reconnecting in {} ms\n",
+               status.ToString(), backoff.count());
+    if (!Sleep(backoff)) return absl::OkStatus();
+    backoff = std::min(kMaxBackoff, backoff * 2);
+  }
+}
+
+absl::Status AgentRunner::RunSession() {
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      Credentials(options_.tls_ca_file);
+  if (!credentials.ok()) return credentials.status();
+  std::unique_ptr<v1::AgentService::Stub> stub =
+      v1::AgentService::NewStub(grpc::CreateChannel(options_.server, *credentials));
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Bearer " + options_.token);
+  std::unique_ptr<Stream> stream = stub->Connect(&context);
+
+  v1::AgentMessage hello;
+  v1::Register* request = hello.mutable_register_();
+  request->set_cluster(options_.cluster);
+  request->set_backend(options_.backend);
+  for (const auto& [key, value] : options_.labels) (*request->mutable_labels())[key] = value;
+  request->set_agent_version(kVersion);
+  request->set_previous_epoch(previous_epoch_);
+  v1::ServerMessage reply;
+  if (!stream->Write(hello) || !stream->Read(&reply) || !reply.has_registered()) {
+    stream->WritesDone();
+    return FromGrpc(stream->Finish());
+  }
+  const uint64_t epoch = reply.registered().epoch();
+  const Duration interval(std::max<int64_t>(10, reply.registered().heartbeat_interval_ms()));
+  previous_epoch_ = epoch;
+  epoch_ = epoch;
+  fmt::print(stderr, "tessera agent: cluster {} registered with {} (epoch {})\n",
+             options_.cluster, options_.server, epoch);
+
+  Session session(stream.get(), backend_, epoch);
+  bool writable = session.Write(*session.InventoryMessage(/*full=*/true));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    session_ = &session;
+  }
+  std::atomic<bool> done{false};
+  std::thread heartbeat([&] {
+    while (!done.load() && Sleep(interval)) {
+      if (done.load()) break;
+      if (std::optional<v1::AgentMessage> delta = session.InventoryMessage(false)) {
+        if (!session.Write(*delta)) break;
+      }
+      if (!session.Write(session.HeartbeatMessage(options_.clock->Now()))) break;
+    }
+  });
+  while (writable && stream->Read(&reply)) {
+    if (reply.has_resync()) {
+      if (reply.resync().epoch() != epoch) continue;
+      std::vector<server::KnownLaunch> known;
+      std::set<std::string> unstarted;
+      for (const v1::Bind& bind : reply.resync().launches()) {
+        absl::StatusOr<server::TaskLaunchSpec> spec = LaunchFromBind(bind);
+        if (!spec.ok()) continue;
+        server::KnownLaunch launch{.spec = *std::move(spec)};
+        if (bind.start_time_ms() > 0) {
+          launch.start_time = FromMillis(bind.start_time_ms());
+        } else {
+          unstarted.insert(bind.launch_id());
+        }
+        known.push_back(std::move(launch));
+      }
+      v1::AgentMessage answer;
+      answer.mutable_resync_report()->set_epoch(epoch);
+      for (const std::string& id : backend_->Recover(known)) {
+        answer.mutable_resync_report()->add_running(id);
+      }
+      writable = session.Write(answer);
+      for (const std::string& id : answer.resync_report().running()) {
+        if (!unstarted.contains(id)) continue;
+        v1::AgentMessage started;
+        *started.mutable_task() = StartedUpdate(id, options_.clock->Now(), epoch);
+        writable = writable && session.Write(started);
+      }
+    } else if (reply.has_bind()) {
+      if (reply.bind().epoch() != epoch) continue;  // a lease of another session
+      absl::StatusOr<server::TaskLaunchSpec> spec = LaunchFromBind(reply.bind());
+      if (!spec.ok()) {
+        OnTaskEnded(server::TaskEnd{.launch_id = reply.bind().launch_id(),
+                                    .phase = TaskPhase::kFailed,
+                                    .reason = "StartFailed",
+                                    .message = std::string(spec.status().message()),
+                                    .time = options_.clock->Now()});
+        continue;
+      }
+      backend_->Launch(*spec);
+    } else if (reply.has_cancel()) {
+      if (reply.cancel().epoch() != epoch) continue;
+      backend_->Cancel(reply.cancel().launch_id(), Duration(reply.cancel().grace_ms()));
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    session_ = nullptr;
+  }
+  epoch_ = 0;
+  done = true;
+  wake_.notify_all();
+  context.TryCancel();
+  heartbeat.join();
+  return FromGrpc(stream->Finish());
+}
+
+void AgentRunner::OnTaskStarted(std::string_view launch_id, TimePoint time) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (session_ == nullptr) return;
+  v1::AgentMessage message;
+  *message.mutable_task() = StartedUpdate(launch_id, time, session_->epoch());
+  session_->Write(message);
+}
+
+void AgentRunner::OnTaskEnded(const server::TaskEnd& end) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (session_ == nullptr) return;
+  v1::AgentMessage message;
+  *message.mutable_task() = EndedUpdate(end, session_->epoch());
+  session_->Write(message);
+}
+
+}  // namespace tessera::agent

@@ -1,0 +1,85 @@
+// AgentRunner: the `tessera agent` side of the agent protocol (proto/tessera/agent/v1/
+// agent.proto). It connects one backend — any Cluster: Slurm, Kubernetes, this machine's
+// processes or a simulated fleet — to the control plane over a gRPC bidirectional stream, and
+// keeps it connected.
+//
+// A session: Register → Registered (epoch, heartbeat interval) → the full inventory → the
+// server's Resync, answered after the backend reconciled (Cluster::Recover: unknown tasks
+// killed, ended ones reported) → then every heartbeat interval an inventory delta (when the
+// backend's inventory changed) and a heartbeat with usage; task starts and ends as they happen;
+// Bind and Cancel from the server go to the backend when they name the session's epoch (others
+// are ignored: a stale lease). When a session ends the runner reconnects with a back-off
+// (0.5 s doubling to 10 s), naming its last epoch; news of tasks from while it was away is
+// re-derived by the next resync.
+//
+// Run returns an error, without reconnecting, when the server refuses the agent for good:
+// UNAUTHENTICATED, PERMISSION_DENIED, or INVALID_ARGUMENT (the message names the field the
+// server refused, e.g. `inventory.nodes[3].cpu: must be >= 0, not -8000`).
+//
+// Thread-safety: Stop may be called from any thread; the TaskObserver methods from the
+// backend's threads. Run is called once.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/status/status.h"
+#include "core/node.h"
+#include "server/cluster.h"
+#include "tessera/common/clock.h"
+
+namespace tessera::agent {
+
+struct AgentOptions {
+  std::string server;   // the control plane's gRPC address, host:port
+  std::string cluster;  // [a-z0-9][a-z0-9._-]{0,62}
+  std::string backend;  // "slurm" | "kubernetes" | "local" | "sim"
+  Labels labels;        // cluster labels (region, cost tier, ...)
+  std::string token;    // an admin token
+  // TLS: the PEM file of the CA that signed the server's certificate; "" = plaintext.
+  std::string tls_ca_file;
+  const Clock* clock = nullptr;  // required
+};
+
+class AgentRunner final : public server::TaskObserver {
+ public:
+  explicit AgentRunner(AgentOptions options);
+  ~AgentRunner() override;
+
+  // The backend to relay; it reports to this runner as its TaskObserver. Call before Run.
+  void SetBackend(server::Cluster* backend) { backend_ = backend; }
+
+  // Runs sessions until Stop (then OK) or a refusal for good (its status).
+  absl::Status Run();
+  void Stop();
+
+  // The epoch of the current session; 0 between sessions.
+  uint64_t epoch() const { return epoch_.load(); }
+
+  // TaskObserver: sent to the server in the current session; dropped between sessions.
+  void OnTaskStarted(std::string_view launch_id, TimePoint time) override;
+  void OnTaskEnded(const server::TaskEnd& end) override;
+
+ private:
+  class Session;
+
+  // One session from connect to its end; the status it ended with.
+  absl::Status RunSession();
+  // Waits `delay` or until Stop; false when stopping.
+  bool Sleep(Duration delay);
+
+  const AgentOptions options_;
+  server::Cluster* backend_ = nullptr;
+  std::atomic<uint64_t> epoch_{0};
+  uint64_t previous_epoch_ = 0;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  Session* session_ = nullptr;  // guarded by mu_
+};
+
+}  // namespace tessera::agent

@@ -1,0 +1,206 @@
+#include "cli/agent_command.h"
+
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "agent/local/system_clock.h"
+#include "agent/runtime/agent_runner.h"
+#include "core/quantity.h"
+#include "fmt/format.h"
+#include "server/local_cluster.h"
+#include "server/sim_cluster.h"
+#include "sim/alibaba/alibaba_trace.h"
+
+namespace tessera::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct AgentFlags {
+  std::string server;
+  std::string cluster;
+  std::string backend;
+  std::string token;
+  std::string token_file;
+  std::vector<std::string> labels;
+  std::string tls_ca;
+  // local
+  std::string data_dir;
+  // sim
+  std::string sim_nodes;
+  int32_t sim_node_count = 0;
+  int32_t sim_gpus = 8;
+  std::string sim_gpu_model = "H100";
+  std::string sim_cpu = "64";
+  std::string sim_memory = "512Gi";
+};
+
+std::string SupervisorPath() {
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  if (error) return "";
+  const fs::path supervisor = self.parent_path() / "tessera-task-supervisor";
+  return fs::exists(supervisor) ? supervisor.string() : "";
+}
+
+absl::StatusOr<std::string> Token(const AgentFlags& flags) {
+  if (!flags.token.empty()) return flags.token;
+  if (!flags.token_file.empty()) {
+    std::ifstream in(flags.token_file);
+    std::string token;
+    if (!(in >> token)) {
+      return absl::InvalidArgumentError(
+          fmt::format("--token-file: cannot read a token from \"{}\"", flags.token_file));
+    }
+    return token;
+  }
+  if (const char* env = std::getenv("TESSERA_TOKEN"); env != nullptr && *env != '\0') return env;
+  return absl::InvalidArgumentError("--token, --token-file or TESSERA_TOKEN: an admin token is required");
+}
+
+absl::StatusOr<Labels> ParseLabels(const std::vector<std::string>& labels) {
+  Labels out;
+  for (const std::string& label : labels) {
+    const size_t eq = label.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(
+          fmt::format("--label: \"{}\" is not key=value", label));
+    }
+    out[label.substr(0, eq)] = label.substr(eq + 1);
+  }
+  return out;
+}
+
+// A simulated fleet of identical nodes named <cluster>-n<i>.
+absl::StatusOr<std::vector<Node>> SimNodes(const AgentFlags& flags) {
+  if (!flags.sim_nodes.empty()) {
+    absl::StatusOr<sim::alibaba::NodeList> list = sim::alibaba::LoadNodeList(flags.sim_nodes);
+    if (!list.ok()) return list.status();
+    return std::move(list->nodes);
+  }
+  if (flags.sim_node_count <= 0) {
+    return absl::InvalidArgumentError("--sim-nodes or --sim-node-count: required for --backend sim");
+  }
+  absl::StatusOr<int64_t> cpu = ParseCpuMillis(flags.sim_cpu, "--sim-cpu");
+  if (!cpu.ok()) return cpu.status();
+  absl::StatusOr<int64_t> memory = ParseBytes(flags.sim_memory, "--sim-memory");
+  if (!memory.ok()) return memory.status();
+  std::vector<Node> nodes(flags.sim_node_count);
+  for (int32_t i = 0; i < flags.sim_node_count; ++i) {
+    Node& node = nodes[i];
+    node.name = fmt::format("{}-n{:05d}", flags.cluster, i);
+    node.pool = flags.sim_gpu_model;
+    node.capacity = {.cpu = *cpu, .memory = *memory};
+    for (int32_t g = 0; g < flags.sim_gpus; ++g) {
+      node.gpus.push_back(GpuDevice{.index = g, .model = flags.sim_gpu_model});
+    }
+    node.capacity.gpu = kMilliGpuPerDevice * flags.sim_gpus;
+    node.allocatable = node.capacity;
+  }
+  return nodes;
+}
+
+absl::StatusOr<std::unique_ptr<server::Cluster>> MakeBackend(const AgentFlags& flags,
+                                                              const Labels& labels,
+                                                              server::TaskObserver* observer) {
+  const Clock* clock = &agent::SystemClock::Get();
+  if (flags.backend == "local") {
+    if (flags.data_dir.empty()) {
+      return absl::InvalidArgumentError("--data-dir: required for --backend local");
+    }
+    absl::StatusOr<std::unique_ptr<server::LocalCluster>> local = server::LocalCluster::Create(
+        {.name = flags.cluster,
+         .labels = labels,
+         .task_dir = (fs::path(flags.data_dir) / "tasks").string(),
+         .supervisor = SupervisorPath(),
+         .clock = clock},
+        observer);
+    if (!local.ok()) return local.status();
+    return std::unique_ptr<server::Cluster>(*std::move(local));
+  }
+  if (flags.backend == "sim") {
+    absl::StatusOr<std::vector<Node>> nodes = SimNodes(flags);
+    if (!nodes.ok()) return nodes.status();
+    return std::unique_ptr<server::Cluster>(std::make_unique<server::SimCluster>(
+        server::SimClusterOptions{
+            .name = flags.cluster, .labels = labels, .nodes = *std::move(nodes), .clock = clock},
+        observer));
+  }
+  return absl::InvalidArgumentError(fmt::format(
+      "--backend: must be local, sim, slurm or kubernetes, not \"{}\"", flags.backend));
+}
+
+// Stops the runner on SIGINT or SIGTERM.
+void StopOnSignal(agent::AgentRunner& runner) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::thread([signals, &runner] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    runner.Stop();
+  }).detach();
+}
+
+}  // namespace
+
+int RunAgentCommand(int argc, char** argv) {
+  CLI::App app{"tessera agent: connects a cluster to the control plane"};
+  AgentFlags flags;
+  app.add_option("--server", flags.server, "the control plane's gRPC address, HOST:PORT")
+      ->required();
+  app.add_option("--cluster", flags.cluster, "this cluster's name")->required();
+  app.add_option("--backend", flags.backend, "local | sim | slurm | kubernetes")->required();
+  app.add_option("--token", flags.token, "an admin token (or --token-file, $TESSERA_TOKEN)");
+  app.add_option("--token-file", flags.token_file, "a file holding the admin token");
+  app.add_option("--label", flags.labels, "a cluster label key=value (repeatable)");
+  app.add_option("--tls-ca", flags.tls_ca, "PEM CA of the server's TLS certificate");
+  app.add_option("--data-dir", flags.data_dir, "local: task state and logs");
+  app.add_option("--sim-nodes", flags.sim_nodes, "sim: an Alibaba-format node list (CSV)");
+  app.add_option("--sim-node-count", flags.sim_node_count, "sim: this many identical nodes");
+  app.add_option("--sim-gpus", flags.sim_gpus, "sim: GPUs per node (default 8)");
+  app.add_option("--sim-gpu-model", flags.sim_gpu_model, "sim: GPU model (default H100)");
+  app.add_option("--sim-cpu", flags.sim_cpu, "sim: CPUs per node (default 64)");
+  app.add_option("--sim-memory", flags.sim_memory, "sim: memory per node (default 512Gi)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  const auto fail = [](const absl::Status& status) {
+    std::cerr << "tessera agent: " << status.message() << "\n";
+    return 1;
+  };
+  absl::StatusOr<std::string> token = Token(flags);
+  if (!token.ok()) return fail(token.status());
+  absl::StatusOr<Labels> labels = ParseLabels(flags.labels);
+  if (!labels.ok()) return fail(labels.status());
+
+  agent::AgentRunner runner({.server = flags.server,
+                             .cluster = flags.cluster,
+                             .backend = flags.backend,
+                             .labels = *labels,
+                             .token = *token,
+                             .tls_ca_file = flags.tls_ca,
+                             .clock = &agent::SystemClock::Get()});
+  absl::StatusOr<std::unique_ptr<server::Cluster>> backend =
+      MakeBackend(flags, *labels, &runner);
+  if (!backend.ok()) return fail(backend.status());
+  runner.SetBackend(backend->get());
+  StopOnSignal(runner);
+  absl::Status status = runner.Run();
+  if (!status.ok()) return fail(status);
+  return 0;
+}
+
+}  // namespace tessera::cli

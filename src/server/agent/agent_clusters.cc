@@ -1,0 +1,119 @@
+#include "server/agent/agent_clusters.h"
+
+#include <algorithm>
+
+#include "fmt/format.h"
+
+namespace tessera::server {
+
+AgentClusters::AgentClusters(AgentClustersOptions options) : options_(std::move(options)) {}
+
+AgentClusters::~AgentClusters() { Stop(); }
+
+RemoteClusterOptions AgentClusters::ClusterOptions(const std::string& name) const {
+  return RemoteClusterOptions{.name = name,
+                              .heartbeat_interval = options_.heartbeat_interval,
+                              .unreachable_timeout = options_.unreachable_timeout,
+                              .lost_grace = options_.lost_grace,
+                              .rules = options_.rules,
+                              .clock = options_.clock,
+                              .store = options_.store,
+                              .node_names = options_.node_names,
+                              .task_observer = options_.task_observer,
+                              .inventory_observer = options_.inventory_observer};
+}
+
+absl::Status AgentClusters::Load() {
+  absl::StatusOr<std::map<std::string, RemoteClusterRecord>> records =
+      RemoteCluster::LoadRecords(*options_.store);
+  if (!records.ok()) return records.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [name, record] : *records) {
+    clusters_.emplace(name,
+                      std::make_unique<RemoteCluster>(ClusterOptions(name), std::move(record)));
+    handed_over_.insert(name);  // the job manager gets it from clusters() at its start
+  }
+  return absl::OkStatus();
+}
+
+std::vector<Cluster*> AgentClusters::clusters() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Cluster*> out;
+  for (const auto& [name, cluster] : clusters_) out.push_back(cluster.get());
+  return out;
+}
+
+void AgentClusters::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (monitor_.joinable() || stopping_) return;
+  monitor_ = std::thread([this] { MonitorMain(); });
+}
+
+void AgentClusters::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (monitor_.joinable()) monitor_.join();
+}
+
+absl::StatusOr<std::pair<RemoteCluster*, uint64_t>> AgentClusters::Attach(
+    AgentChannel* channel, const agent::v1::Register& request) {
+  if (!agent::IsValidClusterName(request.cluster())) {
+    return absl::InvalidArgumentError(fmt::format(
+        "register.cluster: \"{}\" is not a cluster name ([a-z0-9][a-z0-9._-]{{0,62}})",
+        request.cluster()));
+  }
+  static constexpr std::string_view kBackends[] = {"slurm", "kubernetes", "local", "sim"};
+  if (std::find(std::begin(kBackends), std::end(kBackends), request.backend()) ==
+      std::end(kBackends)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "register.backend: must be slurm, kubernetes, local or sim, not \"{}\"",
+        request.backend()));
+  }
+  RemoteCluster* cluster = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = clusters_.find(request.cluster());
+    if (it == clusters_.end()) {
+      it = clusters_
+               .emplace(request.cluster(),
+                        std::make_unique<RemoteCluster>(ClusterOptions(request.cluster()),
+                                                        RemoteClusterRecord{}))
+               .first;
+    }
+    cluster = it->second.get();
+  }
+  absl::StatusOr<uint64_t> epoch = cluster->Attach(channel, request);
+  if (!epoch.ok()) return epoch.status();
+  bool hand_over = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    hand_over = handed_over_.insert(request.cluster()).second;
+  }
+  if (hand_over) options_.attach(cluster);
+  return std::make_pair(cluster, *epoch);
+}
+
+uint64_t AgentClusters::node_updates() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t total = 0;
+  for (const auto& [name, cluster] : clusters_) total += cluster->node_updates();
+  return total;
+}
+
+void AgentClusters::MonitorMain() {
+  const Duration period = std::max(Duration(10), options_.heartbeat_interval / 10);
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    std::vector<RemoteCluster*> clusters;
+    for (const auto& [name, cluster] : clusters_) clusters.push_back(cluster.get());
+    lock.unlock();
+    for (RemoteCluster* cluster : clusters) cluster->CheckLiveness();
+    lock.lock();
+    wake_.wait_for(lock, period, [this] { return stopping_; });
+  }
+}
+
+}  // namespace tessera::server

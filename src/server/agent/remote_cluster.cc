@@ -1,0 +1,482 @@
+#include "server/agent/remote_cluster.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "fmt/format.h"
+#include "google/protobuf/util/json_util.h"
+#include "nlohmann/json.hpp"
+
+namespace tessera::server {
+namespace {
+
+namespace v1 = agent::v1;
+
+constexpr std::string_view kClustersPrefix = "/tessera/clusters/";
+constexpr size_t kOpsPerTxn = 5000;  // the store takes at most 10,000 per transaction
+
+std::string ClusterKey(std::string_view cluster) {
+  return fmt::format("{}{}", kClustersPrefix, cluster);
+}
+std::string NodeKey(std::string_view cluster, std::string_view node) {
+  return fmt::format("{}{}/nodes/{}", kClustersPrefix, cluster, node);
+}
+
+std::string NodeJson(const v1::Node& node) {
+  std::string out;
+  (void)google::protobuf::util::MessageToJsonString(node, &out);
+  return out;
+}
+
+std::string Stale(std::string_view what, uint64_t epoch, uint64_t current) {
+  return fmt::format("{}: stale epoch {} (the cluster's session is epoch {})", what, epoch,
+                     current);
+}
+
+}  // namespace
+
+RemoteCluster::RemoteCluster(RemoteClusterOptions options, RemoteClusterRecord record)
+    : options_(std::move(options)),
+      backend_(std::move(record.backend)),
+      labels_(std::move(record.labels)),
+      epoch_(record.epoch),
+      last_heartbeat_(options_.clock->Now()) {
+  labels_[std::string(kClusterLabel)] = options_.name;
+  for (v1::Node& proto : record.nodes) {
+    absl::StatusOr<Node> node = agent::NodeFromProto(proto, options_.name, labels_, {}, "stored");
+    if (!node.ok()) continue;  // stored by this code, so only a newer rule can refuse it
+    (void)options_.node_names->Claim(proto.name(), options_.name);
+    std::string name = proto.name();
+    nodes_.emplace(std::move(name), Reported{std::move(proto), *std::move(node)});
+  }
+}
+
+absl::StatusOr<std::map<std::string, RemoteClusterRecord>> RemoteCluster::LoadRecords(
+    store::Store& store) {
+  absl::StatusOr<store::RangeResult> range =
+      store.Range({.prefix = std::string(kClustersPrefix)});
+  if (!range.ok()) return range.status();
+  std::map<std::string, RemoteClusterRecord> records;
+  for (const store::KeyValue& kv : range->kvs) {
+    std::string_view rest = std::string_view(kv.key).substr(kClustersPrefix.size());
+    const size_t slash = rest.find('/');
+    const std::string cluster(rest.substr(0, slash));
+    RemoteClusterRecord& record = records[cluster];
+    if (slash == std::string_view::npos) {
+      nlohmann::json j = nlohmann::json::parse(kv.value, nullptr, /*allow_exceptions=*/false);
+      if (!j.is_object() || !j["backend"].is_string() || !j["epoch"].is_number_unsigned() ||
+          !j["labels"].is_object()) {
+        return absl::DataLossError(fmt::format("{}: not a cluster record", kv.key));
+      }
+      record.backend = j["backend"].get<std::string>();
+      record.epoch = j["epoch"].get<uint64_t>();
+      for (const auto& [key, value] : j["labels"].items()) {
+        if (value.is_string()) record.labels[key] = value.get<std::string>();
+      }
+      continue;
+    }
+    v1::Node node;
+    if (!google::protobuf::util::JsonStringToMessage(kv.value, &node).ok()) {
+      return absl::DataLossError(fmt::format("{}: not a node record", kv.key));
+    }
+    record.nodes.push_back(std::move(node));
+  }
+  return records;
+}
+
+std::string_view RemoteCluster::backend() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return backend_;  // set once, by the first session, before the cluster is attached
+}
+
+const Labels& RemoteCluster::labels() const { return labels_; }
+
+bool RemoteCluster::reachable() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reachable_;
+}
+
+std::vector<Node> RemoteCluster::Inventory() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return EffectiveNodesLocked();
+}
+
+std::vector<NodeUsage> RemoteCluster::Usage() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<NodeUsage> out;
+  out.reserve(usage_.size());
+  for (const auto& [name, usage] : usage_) out.push_back(usage);
+  return out;
+}
+
+uint64_t RemoteCluster::node_updates() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return node_updates_;
+}
+
+Node RemoteCluster::EffectiveLocked(const Reported& reported) const {
+  Node node = reported.node;
+  if (!reachable_) node.condition = NodeCondition::kDown;
+  return node;
+}
+
+std::vector<Node> RemoteCluster::EffectiveNodesLocked() const {
+  std::vector<Node> out;
+  out.reserve(nodes_.size());
+  for (const auto& [name, reported] : nodes_) out.push_back(EffectiveLocked(reported));
+  return out;
+}
+
+void RemoteCluster::Launch(const TaskLaunchSpec& spec) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Launched& launched = launches_[spec.launch_id];
+  launched.spec = spec;
+  if (session_ && session_->resynced) {
+    v1::ServerMessage message;
+    *message.mutable_bind() = agent::BindFromLaunch(spec, session_->epoch);
+    session_->channel->Send(std::move(message));
+    launched.sent = true;
+  }
+}
+
+void RemoteCluster::Cancel(std::string_view launch_id, Duration grace) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto it = launches_.find(launch_id);
+  if (it == launches_.end()) return;
+  if (!it->second.sent) {
+    // Never reached the agent: it ends here.
+    launches_.erase(it);
+    lock.unlock();
+    options_.task_observer->OnTaskEnded(TaskEnd{.launch_id = std::string(launch_id),
+                                                .phase = TaskPhase::kCancelled,
+                                                .time = options_.clock->Now()});
+    return;
+  }
+  if (!session_) return;  // the resync of the next session ends it
+  v1::ServerMessage message;
+  v1::Cancel* cancel = message.mutable_cancel();
+  cancel->set_epoch(session_->epoch);
+  cancel->set_launch_id(std::string(launch_id));
+  cancel->set_grace_ms(grace.count());
+  session_->channel->Send(std::move(message));
+}
+
+std::vector<std::string> RemoteCluster::Recover(const std::vector<KnownLaunch>& known) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> kept;
+  for (const KnownLaunch& launch : known) {
+    Launched& launched = launches_[launch.spec.launch_id];
+    launched.spec = launch.spec;
+    launched.start_time = launch.start_time;
+    launched.sent = true;  // it was sent before the restart: the next resync settles it
+    kept.push_back(launch.spec.launch_id);
+  }
+  return kept;
+}
+
+void RemoteCluster::Forget(std::string_view launch_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = launches_.find(launch_id); it != launches_.end()) launches_.erase(it);
+}
+
+absl::StatusOr<LogChunk> RemoteCluster::ReadLog(std::string_view, LogStream, int64_t,
+                                                int64_t) const {
+  return absl::FailedPreconditionError(fmt::format(
+      "cluster {} runs behind an agent: read task logs on the cluster itself", options_.name));
+}
+
+absl::Status RemoteCluster::CheckEpochLocked(uint64_t epoch, std::string_view what) const {
+  if (!session_ || session_->epoch != epoch) {
+    return absl::FailedPreconditionError(Stale(what, epoch, epoch_));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> RemoteCluster::Attach(AgentChannel* channel,
+                                               const v1::Register& request) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!backend_.empty() && request.backend() != backend_) {
+    return absl::InvalidArgumentError(fmt::format(
+        "register.backend: cluster {} is a {} cluster, not {}", options_.name, backend_,
+        request.backend()));
+  }
+  if (request.previous_epoch() > epoch_) {
+    return absl::InvalidArgumentError(fmt::format(
+        "register.previousEpoch: {} was never given (the latest epoch is {})",
+        request.previous_epoch(), epoch_));
+  }
+  if (session_) {
+    session_->channel->Close(absl::FailedPreconditionError(fmt::format(
+        "the session of epoch {} was superseded by a new session", session_->epoch)));
+  }
+  if (backend_.empty()) {  // the first registration names the backend and the labels
+    backend_ = request.backend();
+    for (const auto& [key, value] : request.labels()) {
+      if (key != kClusterLabel) labels_[key] = value;
+    }
+  }
+  ++epoch_;
+  session_ = Session{.channel = channel, .epoch = epoch_};
+  if (absl::Status s = PersistClusterLocked(); !s.ok()) {
+    session_.reset();
+    return s;
+  }
+  return epoch_;
+}
+
+void RemoteCluster::Detach(uint64_t epoch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (session_ && session_->epoch == epoch) session_.reset();
+}
+
+absl::Status RemoteCluster::OnInventory(uint64_t epoch, const v1::Inventory& inventory) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (absl::Status s = CheckEpochLocked(inventory.epoch(), "inventory"); !s.ok()) return s;
+  if (absl::Status s = CheckEpochLocked(epoch, "inventory"); !s.ok()) return s;
+  Session& session = *session_;
+  if (!session.inventory_received && !inventory.full()) {
+    return absl::InvalidArgumentError("inventory.full: a session's first inventory must be full");
+  }
+  absl::StatusOr<std::vector<Node>> nodes =
+      agent::InventoryFromProto(inventory, options_.name, labels_, options_.rules);
+  if (!nodes.ok()) return nodes.status();
+  for (int i = 0; i < inventory.nodes_size(); ++i) {
+    absl::Status claimed = options_.node_names->Claim(inventory.nodes(i).name(), options_.name);
+    if (!claimed.ok()) {
+      return absl::InvalidArgumentError(
+          fmt::format("inventory.nodes[{}].name: {}", i, std::string(claimed.message())));
+    }
+  }
+  // Names leaving: those missing from a full inventory, or removed by id.
+  std::vector<std::string> removed;
+  if (inventory.full()) {
+    std::set<std::string_view> present;
+    for (const v1::Node& node : inventory.nodes()) present.insert(node.name());
+    for (const auto& [name, reported] : nodes_) {
+      if (!present.contains(name)) removed.push_back(name);
+    }
+    session.node_by_id.clear();
+  } else {
+    for (uint32_t id : inventory.removed()) {
+      if (id >= session.node_by_id.size() || session.node_by_id[id].empty()) {
+        return absl::InvalidArgumentError(
+            fmt::format("inventory.removed: node id {} is unknown to this session", id));
+      }
+      removed.push_back(session.node_by_id[id]);
+      session.node_by_id[id].clear();
+    }
+  }
+  std::vector<v1::Node> changed;
+  std::vector<Node> notify;
+  for (int i = 0; i < inventory.nodes_size(); ++i) {
+    const v1::Node& proto = inventory.nodes(i);
+    if (proto.id() >= session.node_by_id.size()) session.node_by_id.resize(proto.id() + 1);
+    session.node_by_id[proto.id()] = proto.name();
+    auto it = nodes_.find(proto.name());
+    const bool same = it != nodes_.end() && NodeJson(it->second.proto) == NodeJson(proto);
+    if (same) continue;
+    changed.push_back(proto);
+    Reported reported{proto, (*nodes)[i]};
+    notify.push_back(reported.node);
+    nodes_.insert_or_assign(proto.name(), std::move(reported));
+  }
+  for (const std::string& name : removed) {
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) continue;
+    Node gone = it->second.node;
+    gone.removed = true;
+    gone.condition = NodeCondition::kDown;
+    notify.push_back(std::move(gone));
+    usage_.erase(name);
+    nodes_.erase(it);
+    options_.node_names->Release(name, options_.name);
+  }
+  const bool first = !session.inventory_received;
+  session.inventory_received = true;
+  if (first) {
+    last_heartbeat_ = options_.clock->Now();
+    if (!reachable_) {
+      reachable_ = true;
+      notify = EffectiveNodesLocked();
+      for (const std::string& name : removed) {
+        Node gone;
+        gone.name = name;
+        gone.cluster = options_.name;
+        gone.removed = true;
+        gone.condition = NodeCondition::kDown;
+        notify.push_back(std::move(gone));
+      }
+    }
+    v1::ServerMessage message;
+    v1::Resync* resync = message.mutable_resync();
+    resync->set_epoch(session.epoch);
+    for (const auto& [id, launched] : launches_) {
+      if (!launched.sent) continue;
+      v1::Bind* bind = resync->add_launches();
+      *bind = agent::BindFromLaunch(launched.spec, session.epoch);
+      if (launched.start_time) bind->set_start_time_ms(agent::ToMillis(*launched.start_time));
+    }
+    session.channel->Send(std::move(message));
+  }
+  lock.unlock();
+  absl::Status persisted = PersistNodes(changed, removed);
+  if (!notify.empty()) options_.inventory_observer->OnNodesChanged(*this, std::move(notify));
+  return persisted;
+}
+
+absl::Status RemoteCluster::OnHeartbeat(uint64_t epoch, const v1::Heartbeat& heartbeat) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (absl::Status s = CheckEpochLocked(heartbeat.epoch(), "heartbeat"); !s.ok()) return s;
+  if (absl::Status s = CheckEpochLocked(epoch, "heartbeat"); !s.ok()) return s;
+  const int n = heartbeat.node_id_size();
+  const auto column_ok = [n](int size) { return size == 0 || size == n; };
+  if (!column_ok(heartbeat.cpu_size()) || !column_ok(heartbeat.memory_size()) ||
+      !column_ok(heartbeat.gpu_utilization_size()) || !column_ok(heartbeat.power_watts_size())) {
+    return absl::InvalidArgumentError(fmt::format(
+        "heartbeat: every usage column must have one entry per node id ({}) or none", n));
+  }
+  const std::vector<std::string>& names = session_->node_by_id;
+  for (int i = 0; i < n; ++i) {
+    const uint32_t id = heartbeat.node_id(i);
+    if (id >= names.size() || names[id].empty()) {
+      return absl::InvalidArgumentError(
+          fmt::format("heartbeat.nodeId[{}]: node id {} is not in the inventory", i, id));
+    }
+    NodeUsage& usage = usage_[names[id]];
+    if (usage.node.empty()) usage.node = names[id];
+    if (heartbeat.cpu_size() > 0) usage.cpu = heartbeat.cpu(i);
+    if (heartbeat.memory_size() > 0) usage.memory = heartbeat.memory(i);
+    if (heartbeat.gpu_utilization_size() > 0) {
+      usage.gpu_utilization.assign(1, heartbeat.gpu_utilization(i));
+    }
+    if (heartbeat.power_watts_size() > 0) usage.power_watts = heartbeat.power_watts(i);
+  }
+  node_updates_ += n;
+  last_heartbeat_ = options_.clock->Now();
+  if (reachable_ || !session_->inventory_received) return absl::OkStatus();
+  reachable_ = true;
+  std::vector<Node> notify = EffectiveNodesLocked();
+  absl::Status persisted = PersistClusterLocked();
+  lock.unlock();
+  options_.inventory_observer->OnNodesChanged(*this, std::move(notify));
+  return persisted;
+}
+
+absl::Status RemoteCluster::OnTaskUpdate(uint64_t epoch, const v1::TaskUpdate& update) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (absl::Status s = CheckEpochLocked(update.epoch(), "task"); !s.ok()) return s;
+  if (absl::Status s = CheckEpochLocked(epoch, "task"); !s.ok()) return s;
+  auto it = launches_.find(update.launch_id());
+  if (it == launches_.end()) return absl::OkStatus();  // already ended here (lost, cancelled)
+  if (update.state() == v1::TaskUpdate::STARTED) {
+    const TimePoint time = agent::FromMillis(update.time_ms());
+    it->second.start_time = time;
+    lock.unlock();
+    options_.task_observer->OnTaskStarted(update.launch_id(), time);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<TaskEnd> end = agent::EndFromUpdate(update);
+  if (!end.ok()) return end.status();
+  launches_.erase(it);
+  lock.unlock();
+  options_.task_observer->OnTaskEnded(*end);
+  return absl::OkStatus();
+}
+
+absl::Status RemoteCluster::OnResyncReport(uint64_t epoch, const v1::ResyncReport& report) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (absl::Status s = CheckEpochLocked(report.epoch(), "resyncReport"); !s.ok()) return s;
+  if (absl::Status s = CheckEpochLocked(epoch, "resyncReport"); !s.ok()) return s;
+  if (session_->resynced) {
+    return absl::InvalidArgumentError("resyncReport: the session has already resynced");
+  }
+  std::set<std::string_view> running(report.running().begin(), report.running().end());
+  std::vector<std::string> lost;
+  for (const auto& [id, launched] : launches_) {
+    if (launched.sent && !running.contains(id)) lost.push_back(id);
+  }
+  for (const std::string& id : lost) launches_.erase(id);
+  session_->resynced = true;
+  SendPendingLocked();
+  lock.unlock();
+  EndLost(lost, "its agent did not report it running after reconnecting");
+  return absl::OkStatus();
+}
+
+void RemoteCluster::SendPendingLocked() {
+  for (auto& [id, launched] : launches_) {
+    if (launched.sent) continue;
+    v1::ServerMessage message;
+    *message.mutable_bind() = agent::BindFromLaunch(launched.spec, session_->epoch);
+    session_->channel->Send(std::move(message));
+    launched.sent = true;
+  }
+}
+
+void RemoteCluster::CheckLiveness() {
+  std::unique_lock<std::mutex> lock(mu_);
+  const TimePoint now = options_.clock->Now();
+  const Duration silent = std::chrono::duration_cast<Duration>(now - last_heartbeat_);
+  std::vector<Node> notify;
+  if (reachable_ && silent >= options_.unreachable_timeout) {
+    reachable_ = false;
+    notify = EffectiveNodesLocked();
+    (void)PersistClusterLocked();
+  }
+  std::vector<std::string> lost;
+  if (!reachable_ && silent >= options_.unreachable_timeout + options_.lost_grace) {
+    for (const auto& [id, launched] : launches_) lost.push_back(id);
+    launches_.clear();
+  }
+  lock.unlock();
+  if (!notify.empty()) options_.inventory_observer->OnNodesChanged(*this, std::move(notify));
+  EndLost(lost, fmt::format("no heartbeat from cluster {} for {} ms", options_.name,
+                            silent.count()));
+}
+
+void RemoteCluster::EndLost(const std::vector<std::string>& launch_ids,
+                            const std::string& message) {
+  const TimePoint now = options_.clock->Now();
+  for (const std::string& id : launch_ids) {
+    options_.task_observer->OnTaskEnded(TaskEnd{.launch_id = id,
+                                                .phase = TaskPhase::kFailed,
+                                                .reason = "Lost",
+                                                .message = message,
+                                                .time = now});
+  }
+}
+
+absl::Status RemoteCluster::PersistClusterLocked() {
+  nlohmann::json labels = nlohmann::json::object();
+  for (const auto& [key, value] : labels_) labels[key] = value;
+  const nlohmann::json record = {{"backend", backend_},
+                                 {"epoch", epoch_},
+                                 {"labels", labels},
+                                 {"reachable", reachable_}};
+  absl::StatusOr<store::TxnResult> result = options_.store->Commit(
+      store::Txn::Unconditional({store::Op::Put(ClusterKey(options_.name), record.dump())}));
+  return result.status();
+}
+
+absl::Status RemoteCluster::PersistNodes(const std::vector<v1::Node>& changed,
+                                         const std::vector<std::string>& removed) {
+  std::vector<store::Op> ops;
+  for (const v1::Node& node : changed) {
+    ops.push_back(store::Op::Put(NodeKey(options_.name, node.name()), NodeJson(node)));
+  }
+  for (const std::string& name : removed) {
+    ops.push_back(store::Op::Delete(NodeKey(options_.name, name)));
+  }
+  for (size_t begin = 0; begin < ops.size(); begin += kOpsPerTxn) {
+    const size_t end = std::min(ops.size(), begin + kOpsPerTxn);
+    std::vector<store::Op> chunk(std::make_move_iterator(ops.begin() + begin),
+                                 std::make_move_iterator(ops.begin() + end));
+    absl::StatusOr<store::TxnResult> result =
+        options_.store->Commit(store::Txn::Unconditional(std::move(chunk)));
+    if (!result.ok()) return result.status();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tessera::server

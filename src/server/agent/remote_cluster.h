@@ -1,0 +1,170 @@
+// RemoteCluster: the control plane's side of a cluster behind `tessera agent` (Slurm,
+// Kubernetes, a machine's processes or a simulated fleet). The agent protocol is
+// proto/tessera/agent/v1/agent.proto; AgentService feeds each session's messages in here.
+//
+// Sessions and epochs. Every agent session gets the next epoch of its cluster, stored before
+// the agent hears it; a new session fences the previous one (its stream is closed). A message
+// that names another epoch than the current session's is refused (FailedPrecondition "stale
+// epoch"), and so are bindings: each Bind carries the epoch it is valid for.
+//
+// Resync. After a session's first (full) inventory the server sends Resync: the launches it
+// believes run there. The agent's backend reconciles (Cluster::Recover: unknown tasks killed,
+// ended ones reported) and answers with the launches still running; a believed launch missing
+// from that answer and not reported ended is lost (Failed "Lost"). Launches made while no
+// session was up are sent after the resync.
+//
+// Liveness. Heartbeats are soft state, kept in memory only. When none has come for
+// `unreachable_timeout` (default 3 heartbeat intervals) the cluster is Unreachable and its
+// nodes NotReady, so nothing new is placed there; after `lost_grace` more, its tasks end
+// Failed "Lost" and their jobs follow their restart policy (a gang is requeued whole). The
+// next session's full inventory makes it reachable again. Only transitions are stored
+// (/tessera/clusters/<name>: epoch, labels, reachability; /tessera/clusters/<name>/nodes/<node>:
+// the node as its agent last reported it, written when it changes).
+//
+// The backend kind and the cluster labels come from the first registration (or the stored
+// record); later sessions must name the same backend, and their labels are not applied.
+//
+// Thread-safety: every method may be called from any thread. Observer callbacks are made with
+// no lock held. Errors of the On* methods end that session (AgentService closes its stream with
+// the status); they never affect other clusters.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/protocol/agent_protocol.h"
+#include "server/agent/node_names.h"
+#include "server/cluster.h"
+#include "tessera/agent/v1/agent.pb.h"
+#include "tessera/common/clock.h"
+#include "tessera/store/store.h"
+
+namespace tessera::server {
+
+// The server's end of one agent session's stream.
+class AgentChannel {
+ public:
+  virtual ~AgentChannel() = default;
+  // Queues `message` for the agent; never blocks. Ignored once the session has ended.
+  virtual void Send(agent::v1::ServerMessage message) = 0;
+  // Ends the session; the agent sees `status` as the stream's status.
+  virtual void Close(absl::Status status) = 0;
+};
+
+struct RemoteClusterOptions {
+  std::string name;
+  Duration heartbeat_interval{1000};
+  Duration unreachable_timeout{3000};  // no heartbeat for this long: Unreachable
+  Duration lost_grace{60000};          // Unreachable for this long: its tasks are lost
+  agent::InventoryRules rules;
+  const Clock* clock = nullptr;        // required
+  store::Store* store = nullptr;       // required
+  NodeNames* node_names = nullptr;     // required: node names are unique across clusters
+  TaskObserver* task_observer = nullptr;            // required
+  InventoryObserver* inventory_observer = nullptr;  // required
+};
+
+// What the store holds of a cluster.
+struct RemoteClusterRecord {
+  std::string backend;
+  Labels labels;
+  uint64_t epoch = 0;
+  std::vector<agent::v1::Node> nodes;
+};
+
+class RemoteCluster final : public Cluster {
+ public:
+  // A cluster seen before (a stored record, after a restart: reachable until its timeout runs
+  // out without an agent) or new (an empty record).
+  RemoteCluster(RemoteClusterOptions options, RemoteClusterRecord record);
+
+  // The stored records under /tessera/clusters/, by cluster name. DataLoss for a record that
+  // cannot be decoded.
+  static absl::StatusOr<std::map<std::string, RemoteClusterRecord>> LoadRecords(
+      store::Store& store);
+
+  // Cluster.
+  const std::string& name() const override { return options_.name; }
+  std::string_view backend() const override;
+  const Labels& labels() const override;
+  bool reachable() const override;
+  std::vector<Node> Inventory() const override;
+  std::vector<NodeUsage> Usage() const override;
+  void Launch(const TaskLaunchSpec& spec) override;
+  void Cancel(std::string_view launch_id, Duration grace) override;
+  std::vector<std::string> Recover(const std::vector<KnownLaunch>& known) override;
+  void Forget(std::string_view launch_id) override;
+  absl::StatusOr<LogChunk> ReadLog(std::string_view launch_id, LogStream stream, int64_t offset,
+                                   int64_t limit) const override;
+
+  // Session side. Attach starts a session (fencing the previous one) and returns its epoch,
+  // stored before it returns; InvalidArgument naming the field for a bad Register.
+  absl::StatusOr<uint64_t> Attach(AgentChannel* channel, const agent::v1::Register& request);
+  absl::Status OnInventory(uint64_t epoch, const agent::v1::Inventory& inventory);
+  absl::Status OnHeartbeat(uint64_t epoch, const agent::v1::Heartbeat& heartbeat);
+  absl::Status OnTaskUpdate(uint64_t epoch, const agent::v1::TaskUpdate& update);
+  absl::Status OnResyncReport(uint64_t epoch, const agent::v1::ResyncReport& report);
+  // The session's stream ended (no effect when a newer session exists).
+  void Detach(uint64_t epoch);
+
+  // Marks the cluster Unreachable, or its tasks lost, when their time has come. Called
+  // periodically (AgentService's monitor).
+  void CheckLiveness();
+
+  // Node usages applied from heartbeats so far (for metrics and the scale benchmark).
+  uint64_t node_updates() const;
+
+ private:
+  struct Launched {
+    TaskLaunchSpec spec;
+    std::optional<TimePoint> start_time;
+    bool sent = false;  // to the current session
+  };
+  struct Session {
+    AgentChannel* channel = nullptr;
+    uint64_t epoch = 0;
+    bool inventory_received = false;
+    bool resynced = false;
+    std::vector<std::string> node_by_id;  // session-local node id → name ("" when unused)
+  };
+  struct Reported {  // a node as its agent last reported it
+    agent::v1::Node proto;
+    Node node;
+  };
+
+  // FailedPrecondition unless `epoch` is the current session's. REQUIRES: mu_ held.
+  absl::Status CheckEpochLocked(uint64_t epoch, std::string_view what) const;
+  // The node as the scheduler should see it now (NotReady while unreachable).
+  // REQUIRES: mu_ held.
+  Node EffectiveLocked(const Reported& reported) const;
+  std::vector<Node> EffectiveNodesLocked() const;
+  absl::Status PersistClusterLocked();
+  absl::Status PersistNodes(const std::vector<agent::v1::Node>& changed,
+                            const std::vector<std::string>& removed);
+  // Sends the launches not yet sent to the current session. REQUIRES: mu_ held.
+  void SendPendingLocked();
+  // Ends `launch_ids` as lost (with no lock held).
+  void EndLost(const std::vector<std::string>& launch_ids, const std::string& message);
+
+  const RemoteClusterOptions options_;
+  mutable std::mutex mu_;
+  std::string backend_;
+  Labels labels_;
+  uint64_t epoch_ = 0;
+  std::optional<Session> session_;
+  std::map<std::string, Reported, std::less<>> nodes_;
+  std::map<std::string, Launched, std::less<>> launches_;
+  bool reachable_ = true;
+  TimePoint last_heartbeat_;
+  // Soft state: usage by node name, from the latest heartbeat.
+  std::map<std::string, NodeUsage, std::less<>> usage_;
+  uint64_t node_updates_ = 0;
+};
+
+}  // namespace tessera::server

@@ -1,0 +1,413 @@
+#include "server/agent/remote_cluster.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fmt/format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/agent/agent_clusters.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace tessera::server {
+namespace {
+
+namespace fs = std::filesystem;
+namespace v1 = agent::v1;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+// The agent's end of a session, as the server sees it: what was sent, and the close.
+class RecordingChannel final : public AgentChannel {
+ public:
+  void Send(v1::ServerMessage message) override { sent.push_back(std::move(message)); }
+  void Close(absl::Status status) override { closed = std::move(status); }
+  std::vector<v1::ServerMessage> sent;
+  absl::Status closed;
+};
+
+class RecordingObserver final : public TaskObserver, public InventoryObserver {
+ public:
+  void OnTaskStarted(std::string_view launch_id, TimePoint) override {
+    started.emplace_back(launch_id);
+  }
+  void OnTaskEnded(const TaskEnd& end) override { ended.push_back(end); }
+  void OnNodesChanged(const Cluster&, std::vector<Node> nodes) override {
+    for (Node& node : nodes) changes.push_back(std::move(node));
+  }
+  std::vector<std::string> started;
+  std::vector<TaskEnd> ended;
+  std::vector<Node> changes;
+};
+
+v1::Node ProtoNode(std::string name, uint32_t id, int gpus = 8) {
+  v1::Node node;
+  node.set_id(id);
+  node.set_name(std::move(name));
+  node.set_cpu(64000);
+  node.set_memory(512LL << 30);
+  node.set_allocatable_cpu(64000);
+  node.set_allocatable_memory(512LL << 30);
+  for (int i = 0; i < gpus; ++i) {
+    v1::GpuDevice* gpu = node.add_gpus();
+    gpu->set_index(i);
+    gpu->set_model("H100");
+    gpu->set_healthy(true);
+  }
+  node.set_ready(true);
+  return node;
+}
+
+v1::Inventory FullInventory(uint64_t epoch, int nodes, std::string prefix = "n") {
+  v1::Inventory inventory;
+  inventory.set_epoch(epoch);
+  inventory.set_full(true);
+  for (int i = 0; i < nodes; ++i) *inventory.add_nodes() = ProtoNode(prefix + std::to_string(i), i);
+  return inventory;
+}
+
+v1::Register Hello(std::string cluster, uint64_t previous = 0) {
+  v1::Register request;
+  request.set_cluster(std::move(cluster));
+  request.set_backend("sim");
+  (*request.mutable_labels())["region"] = "east";
+  request.set_previous_epoch(previous);
+  return request;
+}
+
+TaskLaunchSpec Launch(std::string id, std::string node) {
+  TaskLaunchSpec spec;
+  spec.launch_id = std::move(id);
+  spec.job_id = "j";
+  spec.task_name = "worker-0";
+  spec.placement.node = std::move(node);
+  spec.command = {"true"};
+  return spec;
+}
+
+class RemoteClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           fmt::format("remote_cluster_test_{}_{}", ::getpid(),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    OpenStore();
+  }
+  void TearDown() override {
+    clusters_.reset();
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+  void OpenStore() {
+    absl::StatusOr<std::unique_ptr<store::SqliteStore>> store =
+        store::SqliteStore::Open({.data_dir = (dir_ / "store").string()});
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+  }
+  // AgentClusters over the store, with 1 s heartbeats, 3 s timeout, 10 s grace.
+  void MakeClusters() {
+    names_ = std::make_unique<NodeNames>();
+    clusters_ = std::make_unique<AgentClusters>(AgentClustersOptions{
+        .heartbeat_interval = Duration(1000),
+        .unreachable_timeout = Duration(3000),
+        .lost_grace = Duration(10000),
+        .rules = {.known_gpu_models = {"H100"}},
+        .clock = &clock_,
+        .store = store_.get(),
+        .node_names = names_.get(),
+        .task_observer = &observer_,
+        .inventory_observer = &observer_,
+        .attach = [this](Cluster* cluster) { attached_.push_back(cluster); }});
+    ASSERT_TRUE(clusters_->Load().ok());
+  }
+  // Registers `cluster`, sends a full inventory of `nodes` and answers the resync with
+  // `running`; returns the cluster and the epoch.
+  std::pair<RemoteCluster*, uint64_t> Connect(RecordingChannel& channel, std::string cluster,
+                                              int nodes, std::vector<std::string> running = {},
+                                              uint64_t previous = 0) {
+    absl::StatusOr<std::pair<RemoteCluster*, uint64_t>> attached =
+        clusters_->Attach(&channel, Hello(cluster, previous));
+    EXPECT_TRUE(attached.ok()) << attached.status();
+    auto [remote, epoch] = *attached;
+    EXPECT_TRUE(remote->OnInventory(epoch, FullInventory(epoch, nodes, cluster + "-n")).ok());
+    v1::ResyncReport report;
+    report.set_epoch(epoch);
+    for (const std::string& id : running) report.add_running(id);
+    EXPECT_TRUE(remote->OnResyncReport(epoch, report).ok());
+    return {remote, epoch};
+  }
+  v1::Heartbeat Beat(uint64_t epoch, int nodes) {
+    v1::Heartbeat heartbeat;
+    heartbeat.set_epoch(epoch);
+    for (int i = 0; i < nodes; ++i) {
+      heartbeat.add_node_id(i);
+      heartbeat.add_cpu(1000 * i);
+    }
+    return heartbeat;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<store::SqliteStore> store_;
+  ManualClock clock_{TimePoint(Duration(1'000'000))};
+  RecordingObserver observer_;
+  std::unique_ptr<NodeNames> names_;
+  std::unique_ptr<AgentClusters> clusters_;
+  std::vector<Cluster*> attached_;
+};
+
+TEST_F(RemoteClusterTest, RegistrationGivesEpochsAndTheInventoryReachesTheScheduler) {
+  MakeClusters();
+  RecordingChannel first;
+  auto [cluster, epoch] = Connect(first, "east", 3);
+  EXPECT_EQ(epoch, 1u);
+  EXPECT_THAT(attached_, ElementsAre(cluster));
+  EXPECT_EQ(cluster->backend(), "sim");
+  EXPECT_EQ(cluster->labels().at("region"), "east");
+  EXPECT_EQ(cluster->labels().at("tessera.io/cluster"), "east");
+  ASSERT_THAT(observer_.changes, SizeIs(3));
+  EXPECT_EQ(observer_.changes[0].cluster, "east");
+  EXPECT_EQ(observer_.changes[0].labels.at("region"), "east");
+  EXPECT_EQ(observer_.changes[0].capacity.gpu, 8000);
+  ASSERT_THAT(first.sent, SizeIs(1));
+  EXPECT_TRUE(first.sent[0].has_resync());
+  EXPECT_THAT(first.sent[0].resync().launches(), IsEmpty());
+
+  // A second session fences the first; the first one's messages are refused from then on.
+  RecordingChannel second;
+  absl::StatusOr<std::pair<RemoteCluster*, uint64_t>> again =
+      clusters_->Attach(&second, Hello("east", 1));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->second, 2u);
+  EXPECT_EQ(first.closed.code(), absl::StatusCode::kFailedPrecondition);
+  absl::Status stale = cluster->OnHeartbeat(1, Beat(1, 3));
+  EXPECT_EQ(stale.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(stale.message(), HasSubstr("stale epoch 1"));
+  // A message naming an old epoch on the new session is refused too.
+  EXPECT_EQ(cluster->OnHeartbeat(2, Beat(1, 3)).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(attached_, SizeIs(1));  // the job manager is told once
+}
+
+TEST_F(RemoteClusterTest, BindingsAreLeasesOfTheSessionAndWaitForTheResync) {
+  MakeClusters();
+  RecordingChannel channel;
+  absl::StatusOr<std::pair<RemoteCluster*, uint64_t>> attached =
+      clusters_->Attach(&channel, Hello("east"));
+  ASSERT_TRUE(attached.ok());
+  auto [cluster, epoch] = *attached;
+  ASSERT_TRUE(cluster->OnInventory(epoch, FullInventory(epoch, 2, "east-n")).ok());
+  cluster->Launch(Launch("a-w-a1", "east-n0"));
+  ASSERT_THAT(channel.sent, SizeIs(1));  // only the resync: the bind waits for its report
+  v1::ResyncReport report;
+  report.set_epoch(epoch);
+  ASSERT_TRUE(cluster->OnResyncReport(epoch, report).ok());
+  ASSERT_THAT(channel.sent, SizeIs(2));
+  ASSERT_TRUE(channel.sent[1].has_bind());
+  EXPECT_EQ(channel.sent[1].bind().epoch(), epoch);
+  EXPECT_EQ(channel.sent[1].bind().node(), "east-n0");
+
+  v1::TaskUpdate started;
+  started.set_epoch(epoch);
+  started.set_launch_id("a-w-a1");
+  started.set_state(v1::TaskUpdate::STARTED);
+  ASSERT_TRUE(cluster->OnTaskUpdate(epoch, started).ok());
+  EXPECT_THAT(observer_.started, ElementsAre("a-w-a1"));
+  cluster->Cancel("a-w-a1", Duration(5000));
+  ASSERT_THAT(channel.sent, SizeIs(3));
+  EXPECT_EQ(channel.sent[2].cancel().grace_ms(), 5000);
+  v1::TaskUpdate ended = started;
+  ended.set_state(v1::TaskUpdate::CANCELLED);
+  ASSERT_TRUE(cluster->OnTaskUpdate(epoch, ended).ok());
+  ASSERT_THAT(observer_.ended, SizeIs(1));
+  EXPECT_EQ(observer_.ended[0].phase, TaskPhase::kCancelled);
+}
+
+TEST_F(RemoteClusterTest, SilenceMakesTheClusterUnreachableThenItsTasksLost) {
+  MakeClusters();
+  RecordingChannel channel;
+  auto [cluster, epoch] = Connect(channel, "east", 2);
+  cluster->Launch(Launch("a-w-a1", "east-n0"));
+  observer_.changes.clear();
+
+  clock_.Set(clock_.Now() + Duration(2999));
+  cluster->CheckLiveness();
+  EXPECT_TRUE(cluster->reachable());
+  ASSERT_TRUE(cluster->OnHeartbeat(epoch, Beat(epoch, 2)).ok());
+  EXPECT_EQ(cluster->Usage().size(), 2u);
+  EXPECT_EQ(cluster->node_updates(), 2u);
+
+  clock_.Set(clock_.Now() + Duration(3000));
+  cluster->CheckLiveness();
+  EXPECT_FALSE(cluster->reachable());
+  ASSERT_THAT(observer_.changes, SizeIs(2));
+  EXPECT_EQ(observer_.changes[0].condition, NodeCondition::kDown);
+  for (const Node& node : cluster->Inventory()) EXPECT_EQ(node.condition, NodeCondition::kDown);
+  EXPECT_THAT(observer_.ended, IsEmpty());
+
+  clock_.Set(clock_.Now() + Duration(10000));
+  cluster->CheckLiveness();
+  ASSERT_THAT(observer_.ended, SizeIs(1));
+  EXPECT_EQ(observer_.ended[0].launch_id, "a-w-a1");
+  EXPECT_EQ(observer_.ended[0].phase, TaskPhase::kFailed);
+  EXPECT_EQ(observer_.ended[0].reason, "Lost");
+
+  // The agent returns: its resync no longer lists the lost task, so the agent kills it; the
+  // nodes are Ready again.
+  observer_.changes.clear();
+  RecordingChannel back;
+  auto [same, new_epoch] = Connect(back, "east", 2, {}, epoch);
+  EXPECT_EQ(same, cluster);
+  EXPECT_EQ(new_epoch, epoch + 1);
+  ASSERT_TRUE(back.sent[0].has_resync());
+  EXPECT_THAT(back.sent[0].resync().launches(), IsEmpty());
+  EXPECT_TRUE(cluster->reachable());
+  ASSERT_FALSE(observer_.changes.empty());
+  EXPECT_EQ(observer_.changes.back().condition, NodeCondition::kReady);
+}
+
+TEST_F(RemoteClusterTest, ResyncEndsWhatTheAgentNoLongerRuns) {
+  MakeClusters();
+  RecordingChannel channel;
+  auto [cluster, epoch] = Connect(channel, "east", 2);
+  cluster->Launch(Launch("kept-a1", "east-n0"));
+  cluster->Launch(Launch("gone-a1", "east-n1"));
+  cluster->Detach(epoch);
+
+  RecordingChannel back;
+  absl::StatusOr<std::pair<RemoteCluster*, uint64_t>> attached =
+      clusters_->Attach(&back, Hello("east", epoch));
+  ASSERT_TRUE(attached.ok());
+  const uint64_t next = attached->second;
+  ASSERT_TRUE(cluster->OnInventory(next, FullInventory(next, 2, "east-n")).ok());
+  ASSERT_TRUE(back.sent[0].has_resync());
+  EXPECT_THAT(back.sent[0].resync().launches(), SizeIs(2));
+  v1::ResyncReport report;
+  report.set_epoch(next);
+  report.add_running("kept-a1");
+  ASSERT_TRUE(cluster->OnResyncReport(next, report).ok());
+  ASSERT_THAT(observer_.ended, SizeIs(1));
+  EXPECT_EQ(observer_.ended[0].launch_id, "gone-a1");
+  EXPECT_EQ(observer_.ended[0].reason, "Lost");
+  // A second report in one session is bad input.
+  EXPECT_EQ(cluster->OnResyncReport(next, report).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(RemoteClusterTest, BadInputEndsOnlyThatSession) {
+  MakeClusters();
+  RecordingChannel good;
+  auto [east, east_epoch] = Connect(good, "east", 2);
+
+  RecordingChannel bad;
+  absl::StatusOr<std::pair<RemoteCluster*, uint64_t>> west = clusters_->Attach(&bad, Hello("west"));
+  ASSERT_TRUE(west.ok());
+  auto [cluster, epoch] = *west;
+  v1::Inventory negative = FullInventory(epoch, 2, "west-n");
+  negative.mutable_nodes(1)->set_cpu(-8000);
+  absl::Status status = cluster->OnInventory(epoch, negative);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("inventory.nodes[1].cpu: must be >= 0, not -8000"));
+
+  v1::Inventory unknown_model = FullInventory(epoch, 1, "west-n");
+  unknown_model.mutable_nodes(0)->mutable_gpus(0)->set_model("Z9");
+  EXPECT_THAT(cluster->OnInventory(epoch, unknown_model).message(),
+              HasSubstr("unknown GPU model \"Z9\""));
+
+  v1::Inventory duplicate = FullInventory(epoch, 2, "west-n");
+  duplicate.mutable_nodes(1)->set_name("west-n0");
+  EXPECT_THAT(cluster->OnInventory(epoch, duplicate).message(), HasSubstr("duplicate node name"));
+
+  // A node name another cluster owns.
+  v1::Inventory taken = FullInventory(epoch, 1, "east-n");
+  EXPECT_THAT(cluster->OnInventory(epoch, taken).message(),
+              HasSubstr("node name \"east-n0\" belongs to cluster \"east\""));
+
+  v1::Inventory delta;
+  delta.set_epoch(epoch);
+  EXPECT_THAT(cluster->OnInventory(epoch, delta).message(), HasSubstr("must be full"));
+
+  v1::Register wrong_name = Hello("West!");
+  EXPECT_THAT(clusters_->Attach(&bad, wrong_name).status().message(),
+              HasSubstr("register.cluster"));
+  v1::Register wrong_backend = Hello("east");
+  wrong_backend.set_backend("slurm");
+  EXPECT_THAT(clusters_->Attach(&bad, wrong_backend).status().message(),
+              HasSubstr("register.backend: cluster east is a sim cluster"));
+
+  // East is unaffected.
+  EXPECT_TRUE(east->OnHeartbeat(east_epoch, Beat(east_epoch, 2)).ok());
+  EXPECT_THAT(east->Inventory(), SizeIs(2));
+  EXPECT_TRUE(good.closed.ok());
+}
+
+TEST_F(RemoteClusterTest, HeartbeatColumnsMustMatch) {
+  MakeClusters();
+  RecordingChannel channel;
+  auto [cluster, epoch] = Connect(channel, "east", 2);
+  v1::Heartbeat beat = Beat(epoch, 2);
+  beat.add_memory(5);
+  EXPECT_THAT(cluster->OnHeartbeat(epoch, beat).message(), HasSubstr("every usage column"));
+  beat = Beat(epoch, 2);
+  beat.set_node_id(1, 9);
+  EXPECT_THAT(cluster->OnHeartbeat(epoch, beat).message(),
+              HasSubstr("heartbeat.nodeId[1]: node id 9 is not in the inventory"));
+}
+
+TEST_F(RemoteClusterTest, DeltasChangeAndRemoveNodes) {
+  MakeClusters();
+  RecordingChannel channel;
+  auto [cluster, epoch] = Connect(channel, "east", 3);
+  observer_.changes.clear();
+  v1::Inventory delta;
+  delta.set_epoch(epoch);
+  v1::Node drained = ProtoNode("east-n1", 1);
+  drained.set_unschedulable(true);
+  *delta.add_nodes() = drained;
+  delta.add_removed(2);
+  ASSERT_TRUE(cluster->OnInventory(epoch, delta).ok());
+  ASSERT_THAT(observer_.changes, SizeIs(2));
+  EXPECT_TRUE(observer_.changes[0].unschedulable);
+  EXPECT_TRUE(observer_.changes[1].removed);
+  EXPECT_EQ(observer_.changes[1].name, "east-n2");
+  EXPECT_THAT(cluster->Inventory(), SizeIs(2));
+  v1::Inventory again;
+  again.set_epoch(epoch);
+  again.add_removed(2);
+  EXPECT_THAT(cluster->OnInventory(epoch, again).message(), HasSubstr("node id 2 is unknown"));
+}
+
+TEST_F(RemoteClusterTest, TheStoreKeepsEpochsAndNodesAcrossRestarts) {
+  MakeClusters();
+  {
+    RecordingChannel channel;
+    auto [cluster, epoch] = Connect(channel, "east", 2);
+    cluster->Detach(epoch);
+  }
+  clusters_.reset();
+  attached_.clear();
+  MakeClusters();
+  std::vector<Cluster*> loaded = clusters_->clusters();
+  ASSERT_THAT(loaded, SizeIs(1));
+  EXPECT_EQ(loaded[0]->name(), "east");
+  EXPECT_EQ(loaded[0]->backend(), "sim");
+  EXPECT_THAT(loaded[0]->Inventory(), SizeIs(2));
+  EXPECT_EQ(loaded[0]->labels().at("region"), "east");
+  RecordingChannel channel;
+  absl::StatusOr<std::pair<RemoteCluster*, uint64_t>> again =
+      clusters_->Attach(&channel, Hello("east", 1));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->second, 2u);   // epochs never repeat
+  EXPECT_THAT(attached_, IsEmpty());  // the job manager had it from the start
+  // An epoch never given is refused.
+  EXPECT_THAT(clusters_->Attach(&channel, Hello("east", 7)).status().message(),
+              HasSubstr("register.previousEpoch"));
+}
+
+}  // namespace
+}  // namespace tessera::server
