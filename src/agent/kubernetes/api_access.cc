@@ -263,4 +263,26 @@ absl::StatusOr<KubernetesApiAccess> LoadInClusterAccess(const InClusterEnvironme
   return access;
 }
 
+absl::StatusOr<KubernetesApiAccess> ResolveApiAccess(const std::string& kubeconfig,
+                                                     const std::string& kube_namespace,
+                                                     const InClusterEnvironment& env) {
+  absl::StatusOr<KubernetesApiAccess> access;
+  if (!kubeconfig.empty()) {
+    access = LoadKubeconfig(kubeconfig);
+  } else if (IsInCluster(env)) {
+    access = LoadInClusterAccess(env);
+  } else {
+    const std::string path = DefaultKubeconfigPath();
+    access = LoadKubeconfig(path);
+    if (access.status().code() == absl::StatusCode::kNotFound) {
+      return absl::NotFoundError(fmt::format(
+          "no Kubernetes API access: no kubeconfig at {} (pass --kubeconfig or set KUBECONFIG) "
+          "and not running in a pod (KUBERNETES_SERVICE_HOST and the service account token)",
+          path));
+    }
+  }
+  if (access.ok() && !kube_namespace.empty()) access->kube_namespace = kube_namespace;
+  return access;
+}
+
 }  // namespace tessera::agent

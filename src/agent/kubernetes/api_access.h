@@ -63,4 +63,13 @@ bool IsInCluster(const InClusterEnvironment& env);
 
 absl::StatusOr<KubernetesApiAccess> LoadInClusterAccess(const InClusterEnvironment& env);
 
+// What `tessera agent --backend kubernetes` uses, from its flags: the kubeconfig at
+// `kubeconfig` when given (--kubeconfig); else the in-cluster access when `env` is a pod's;
+// else the kubeconfig at DefaultKubeconfigPath(). A non-empty `kube_namespace`
+// (--kube-namespace) replaces the namespace. Errors: the loader's, and NotFound naming both
+// ways when neither a kubeconfig nor a pod's service account is there.
+absl::StatusOr<KubernetesApiAccess> ResolveApiAccess(const std::string& kubeconfig,
+                                                     const std::string& kube_namespace,
+                                                     const InClusterEnvironment& env);
+
 }  // namespace tessera::agent

@@ -178,5 +178,28 @@ TEST(InClusterTest, Errors) {
   EXPECT_THAT(Message(LoadInClusterAccess(env).status()), HasSubstr("service account CA"));
 }
 
+TEST(ResolveApiAccessTest, KubeconfigFlagThenInClusterThenTheDefault) {
+  TempDir dir;
+  const std::string config =
+      dir.Write("config", Kubeconfig("    server: https://from-kubeconfig\n", "    token: t\n"));
+  TempDir root;
+  root.Write(std::string(kServiceAccountDir) + "/token", "tok");
+  root.Write(std::string(kServiceAccountDir) + "/ca.crt", "CA");
+  const InClusterEnvironment pod{
+      .service_host = "10.96.0.1", .service_port = "443", .root = root.path()};
+  const InClusterEnvironment outside{.root = root.path()};
+
+  EXPECT_EQ(ResolveApiAccess(config, "", pod)->server, "https://from-kubeconfig");
+  EXPECT_EQ(ResolveApiAccess("", "", pod)->server, "https://10.96.0.1:443");
+  EXPECT_EQ(ResolveApiAccess("", "gpu", pod)->kube_namespace, "gpu");
+  setenv("KUBECONFIG", config.c_str(), 1);
+  EXPECT_EQ(ResolveApiAccess("", "", outside)->server, "https://from-kubeconfig");
+  setenv("KUBECONFIG", (dir.path() + "/missing").c_str(), 1);
+  absl::StatusOr<KubernetesApiAccess> none = ResolveApiAccess("", "", outside);
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(Message(none.status()), AllOf(HasSubstr("--kubeconfig"), HasSubstr("pod")));
+  unsetenv("KUBECONFIG");
+}
+
 }  // namespace
 }  // namespace tessera::agent
