@@ -38,15 +38,13 @@ void FuzzNodes(std::string_view text, std::string_view input, bool filter) {
     Require(names.insert(node.name).second, "node names are unique", input, node.name);
     Require(node.cluster == "c" && node.labels.at("tessera.io/cluster") == "c",
             "a node carries the cluster", input);
-    Require(node.capacity.cpu >= 0 && node.capacity.memory >= 0, "capacity is not negative",
-            input);
+    Require(node.capacity.cpu >= 0 && node.capacity.memory >= 0, "capacity is not negative", input);
     Require(node.allocatable == node.capacity, "allocatable is the capacity", input);
     Require(node.gpus.size() <= static_cast<size_t>(kMaxGpusPerNode), "GPUs are bounded", input);
     Require(node.capacity.gpu == 1000 * static_cast<int64_t>(node.gpus.size()),
             "capacity.gpu counts the devices", input);
     for (size_t i = 0; i < node.gpus.size(); ++i) {
-      Require(node.gpus[i].index == static_cast<int32_t>(i), "devices are indexed in order",
-              input);
+      Require(node.gpus[i].index == static_cast<int32_t>(i), "devices are indexed in order", input);
     }
     Require(!parsed.address.empty(), "a node has an address", input);
     Require(!parsed.usage.cpu.has_value() || *parsed.usage.cpu >= 0, "cpu usage >= 0", input);

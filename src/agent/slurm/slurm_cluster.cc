@@ -31,10 +31,10 @@ uint32_t Fnv1a(std::string_view text) {
 
 // One launch the cluster follows, from Launch (or Recover) until Forget.
 struct SlurmCluster::Task {
-  std::string submit_body;          // queued for submission; "" once taken
-  std::optional<int64_t> job_id;    // known once submitted (or matched by Recover)
-  bool adopting = false;            // the job id is to be found in Slurm's job list
-  std::string submit_error;         // why an adopted task's submission may have failed
+  std::string submit_body;        // queued for submission; "" once taken
+  std::optional<int64_t> job_id;  // known once submitted (or matched by Recover)
+  bool adopting = false;          // the job id is to be found in Slurm's job list
+  std::string submit_error;       // why an adopted task's submission may have failed
   bool started = false;
   bool ended = false;
   bool cancel_requested = false;
@@ -63,9 +63,11 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
         options, [](std::string_view) { return std::nullopt; });
     if (!checked.ok()) return checked.status();
     options = *std::move(checked);
-    absl::StatusOr<std::unique_ptr<SlurmTransport>> http = NewHttpSlurmTransport(
-        {.url = options.url, .user = options.user, .jwt = options.jwt,
-         .timeout = options.request_timeout});
+    absl::StatusOr<std::unique_ptr<SlurmTransport>> http =
+        NewHttpSlurmTransport({.url = options.url,
+                               .user = options.user,
+                               .jwt = options.jwt,
+                               .timeout = options.request_timeout});
     if (!http.ok()) return http.status();
     transport = *std::move(http);
   }
@@ -166,8 +168,8 @@ absl::Status SlurmCluster::RefreshInventory() {
   }
   absl::StatusOr<SlurmNodeList> list = ParseSlurmNodes(*body, inventory_options_);
   if (!list.ok()) {
-    return absl::Status(list.status().code(),
-                        fmt::format("{} (the last inventory is kept)", std::string(list.status().message())));
+    return absl::Status(list.status().code(), fmt::format("{} (the last inventory is kept)",
+                                                          std::string(list.status().message())));
   }
   LogChange("node entries", absl::StrJoin(list->errors, "\n"));
   std::vector<Node> nodes;
@@ -222,7 +224,8 @@ void SlurmCluster::SubmitQueued() {
                                                  .time = clock_.Now()}});
       }
     }
-    if (!job_id.ok()) Log(fmt::format("task {}: {}", launch_id, std::string(job_id.status().message())));
+    if (!job_id.ok())
+      Log(fmt::format("task {}: {}", launch_id, std::string(job_id.status().message())));
     Deliver(events);
   }
 }
@@ -277,8 +280,9 @@ void SlurmCluster::PollJobs() {
     if (!following && !reconcile_pending_) return;
   }
   absl::StatusOr<SlurmJobList> jobs = client_.Jobs();
-  LogChange("jobs", jobs.ok() ? "" : fmt::format("reading the job list: {}",
-                                                 std::string(jobs.status().message())));
+  LogChange("jobs", jobs.ok() ? ""
+                              : fmt::format("reading the job list: {}",
+                                            std::string(jobs.status().message())));
   if (!jobs.ok()) return;
   LogChange("job entries", absl::StrJoin(jobs->errors, "\n"));
   std::vector<Event> events;
@@ -532,7 +536,8 @@ std::vector<std::string> SlurmCluster::Recover(const std::vector<server::KnownLa
     }
   }
   if (!jobs.ok()) {
-    Log(fmt::format("recovering: reading the job list: {} (the known tasks are kept until it "
+    Log(
+        fmt::format("recovering: reading the job list: {} (the known tasks are kept until it "
                     "can be read)",
                     std::string(jobs.status().message())));
   }
@@ -540,7 +545,8 @@ std::vector<std::string> SlurmCluster::Recover(const std::vector<server::KnownLa
   std::sort(orphans.begin(), orphans.end());
   orphans.erase(std::unique(orphans.begin(), orphans.end()), orphans.end());
   for (int64_t job_id : orphans) {
-    Log(fmt::format("recovering: cancelling Slurm job {}: a Tessera task the control plane does "
+    Log(
+        fmt::format("recovering: cancelling Slurm job {}: a Tessera task the control plane does "
                     "not know",
                     job_id));
     absl::Status cancelled = client_.Signal(job_id, "");
@@ -571,8 +577,8 @@ std::optional<int64_t> SlurmCluster::JobIdOf(std::string_view launch_id) const {
 }
 
 absl::StatusOr<server::LogChunk> SlurmCluster::ReadLog(std::string_view launch_id,
-                                                      server::LogStream stream, int64_t offset,
-                                                      int64_t limit) const {
+                                                       server::LogStream stream, int64_t offset,
+                                                       int64_t limit) const {
   if (offset < 0) return absl::InvalidArgumentError("offset: must be >= 0");
   const std::string path = LogPath(options_.log_dir, launch_id, stream);
   bool followed = false;
@@ -592,10 +598,10 @@ absl::StatusOr<server::LogChunk> SlurmCluster::ReadLog(std::string_view launch_i
     if (error == ENOENT && (!followed || !started)) {
       return absl::NotFoundError(fmt::format("no log for task {} (yet)", launch_id));
     }
-    return absl::FailedPreconditionError(fmt::format(
-        "the log of task {} is not readable on the agent's host: {}: {} (the Slurm log "
-        "directory must be shared between the nodes and the agent)",
-        launch_id, path, std::strerror(error)));
+    return absl::FailedPreconditionError(
+        fmt::format("the log of task {} is not readable on the agent's host: {}: {} (the Slurm log "
+                    "directory must be shared between the nodes and the agent)",
+                    launch_id, path, std::strerror(error)));
   }
   file.seekg(0, std::ios::end);
   const int64_t size = file.tellg();

@@ -183,11 +183,11 @@ class SlurmCluster final : public server::Cluster {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;
-  bool work_ = false;              // a launch or cancel waits for the poll thread
+  bool work_ = false;               // a launch or cancel waits for the poll thread
   bool reconcile_pending_ = false;  // Recover could not list the jobs: kill orphans next poll
   std::vector<Node> nodes_;
   std::vector<server::NodeUsage> usage_;
-  std::map<std::string, std::string, std::less<>> addresses_;  // node → address
+  std::map<std::string, std::string, std::less<>> addresses_;        // node → address
   std::map<std::string, std::unique_ptr<Task>, std::less<>> tasks_;  // by launch id
   std::deque<std::string> submit_queue_;
   std::map<std::string, std::string> last_log_;  // LogChange's memory, by key; rest_mu_

@@ -60,7 +60,8 @@ struct SlurmInstance {
   std::string error;  // why it did not start
 
   std::string Env() const {
-    return fmt::format("TESSERA_SLURM_INSTANCE={} SLURM_CONF={}", Instance(), vars.at("SLURM_CONF"));
+    return fmt::format("TESSERA_SLURM_INSTANCE={} SLURM_CONF={}", Instance(),
+                       vars.at("SLURM_CONF"));
   }
 };
 SlurmInstance* slurm = nullptr;
@@ -75,7 +76,7 @@ class SlurmEnvironment final : public ::testing::Environment {
     }
     std::optional<std::string> exports =
         Shell(fmt::format("TESSERA_SLURM_INSTANCE={} bash {}/start-slurm.sh {} {} --fresh",
-                        Instance(), ScriptDir(), kNodes, kGpusPerNode));
+                          Instance(), ScriptDir(), kNodes, kGpusPerNode));
     if (!exports.has_value()) {
       slurm->error = "scripts/slurm/start-slurm.sh failed (its messages are above)";
       return;
@@ -93,7 +94,7 @@ class SlurmEnvironment final : public ::testing::Environment {
   void TearDown() override {
     if (!slurm->vars.empty()) {
       Shell(fmt::format("TESSERA_SLURM_INSTANCE={} bash {}/stop-slurm.sh --purge", Instance(),
-                      ScriptDir()));
+                        ScriptDir()));
     }
     delete slurm;
     slurm = nullptr;

@@ -23,11 +23,11 @@
 namespace tessera::agent {
 namespace {
 
+using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
-using nlohmann::json;
 
 constexpr auto kDeadline = std::chrono::seconds(30);
 
@@ -76,10 +76,10 @@ class FakeSlurm final : public SlurmTransport {
       }
       int64_t id = 0;
       if (!absl::SimpleAtoi(rest, &id) || !jobs_.contains(id)) {
-        return SlurmHttpReply{500, json{{"errors", {{{"error", "Invalid job id specified"},
-                                                      {"error_number", 2017}}}},
-                                        {"jobs", json::array()}}
-                                       .dump()};
+        return SlurmHttpReply{
+            500, json{{"errors", {{{"error", "Invalid job id specified"}, {"error_number", 2017}}}},
+                      {"jobs", json::array()}}
+                     .dump()};
       }
       if (method == "GET") return Reply(json{{"jobs", json::array({jobs_[id]})}});
       signals_.push_back(fmt::format("{}:{}", id, signal.empty() ? "cancel" : signal));
@@ -118,8 +118,12 @@ class FakeSlurm final : public SlurmTransport {
   int64_t AddJob(std::string name, std::string comment, std::string state) {
     std::lock_guard<std::mutex> lock(mu_);
     const int64_t id = next_id_++;
-    jobs_[id] = {{"job_id", id},       {"name", name},     {"comment", comment},
-                 {"job_state", state}, {"partition", "gpu"}, {"start_time", 1000},
+    jobs_[id] = {{"job_id", id},
+                 {"name", name},
+                 {"comment", comment},
+                 {"job_state", state},
+                 {"partition", "gpu"},
+                 {"start_time", 1000},
                  {"end_time", PhaseOf(state) == SlurmJobPhase::kEnded ? 1010 : 0},
                  {"exit_code", 0}};
     return id;
@@ -155,9 +159,8 @@ class FakeSlurm final : public SlurmTransport {
 };
 
 json Node(std::string name, std::string state = "idle", json flags = json::array()) {
-  return {{"name", name},     {"cpus", 8},           {"real_memory", 65536},
-          {"gres", "gpu:h100:4"}, {"partitions", {"gpu"}}, {"state", state},
-          {"state_flags", flags}};
+  return {{"name", name},          {"cpus", 8},      {"real_memory", 65536}, {"gres", "gpu:h100:4"},
+          {"partitions", {"gpu"}}, {"state", state}, {"state_flags", flags}};
 }
 
 // Records the observer's news and lets the test wait for it.
@@ -217,8 +220,8 @@ class SlurmClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
     slurm_->SetNodes(json::array({Node("node1"), Node("node2")}));
-    log_dir_ = std::filesystem::temp_directory_path() /
-               ("slurm-cluster-test-" + std::to_string(getpid()));
+    log_dir_ =
+        std::filesystem::temp_directory_path() / ("slurm-cluster-test-" + std::to_string(getpid()));
     std::filesystem::create_directories(log_dir_);
   }
   void TearDown() override { std::filesystem::remove_all(log_dir_); }
@@ -382,8 +385,8 @@ TEST_F(SlurmClusterTest, CancelSignalsThenKillsAfterTheGrace) {
   std::optional<server::TaskEnd> end = recorder_.WaitEnded("c1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->phase, TaskPhase::kCancelled);
-  EXPECT_THAT(slurm_->Signals(), ElementsAre(fmt::format("{}:TERM", job),
-                                             fmt::format("{}:cancel", job)));
+  EXPECT_THAT(slurm_->Signals(),
+              ElementsAre(fmt::format("{}:TERM", job), fmt::format("{}:cancel", job)));
 }
 
 TEST_F(SlurmClusterTest, CancelAfterTermEndsCancelledWhateverTheExit) {
@@ -436,8 +439,7 @@ TEST_F(SlurmClusterTest, RecoverReconcilesWithSlurm) {
   const int64_t orphan = slurm_->AddJob("o-1", "tessera:o-1", "RUNNING");
   const int64_t users = slurm_->AddJob("o-1", "", "RUNNING");  // a user's job, same name
   std::unique_ptr<SlurmCluster> cluster = Make();
-  std::vector<std::string> kept =
-      cluster->Recover({Known("r-1"), Known("d-1"), Known("never-1")});
+  std::vector<std::string> kept = cluster->Recover({Known("r-1"), Known("d-1"), Known("never-1")});
   EXPECT_THAT(kept, ElementsAre("r-1"));
   EXPECT_EQ(cluster->JobIdOf("r-1"), running);
   EXPECT_EQ(recorder_.WaitEnded("d-1")->phase, TaskPhase::kSucceeded);
@@ -453,8 +455,8 @@ TEST_F(SlurmClusterTest, RecoverReconcilesWithSlurm) {
   kept = cluster->Recover({Known("n-1")});
   EXPECT_THAT(kept, ElementsAre("n-1"));
   EXPECT_EQ(cluster->JobIdOf("n-1"), fresh);
-  EXPECT_THAT(slurm_->Signals(), ElementsAre(fmt::format("{}:cancel", orphan),
-                                             fmt::format("{}:cancel", running)));
+  EXPECT_THAT(slurm_->Signals(),
+              ElementsAre(fmt::format("{}:cancel", orphan), fmt::format("{}:cancel", running)));
 }
 
 TEST_F(SlurmClusterTest, RecoverWhileSlurmIsDownKeepsTheKnownUntilItAnswers) {
@@ -562,8 +564,7 @@ TEST(SlurmClusterOptionsTest, BadUrl) {
   options.url = "slurm-ctl:6820";
   options.jwt = "t";
   options.user = "u";
-  absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
-      SlurmCluster::Create(options, nullptr);
+  absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster = SlurmCluster::Create(options, nullptr);
   EXPECT_EQ(cluster.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(cluster.status().message(), HasSubstr("http(s)://host[:port]"));
 }

@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -42,9 +41,8 @@ std::vector<std::string_view> GresItems(std::string_view gres) {
 
 absl::StatusOr<GresGpus> ParseGpuItem(std::string_view item, std::vector<std::string_view> parts) {
   GresGpus gpus{.count = 1};
-  const bool last_is_count =
-      parts.size() > 1 && !parts.back().empty() &&
-      parts.back().find_first_not_of("0123456789") == std::string_view::npos;
+  const bool last_is_count = parts.size() > 1 && !parts.back().empty() &&
+                             parts.back().find_first_not_of("0123456789") == std::string_view::npos;
   if (parts.size() > 3) {
     return absl::InvalidArgumentError(
         fmt::format("item \"{}\": expected gpu[:type][:count]", item));
@@ -57,8 +55,8 @@ absl::StatusOr<GresGpus> ParseGpuItem(std::string_view item, std::vector<std::st
     int64_t count = 0;
     if (!absl::SimpleAtoi(absl::string_view(parts.back().data(), parts.back().size()), &count) ||
         count > kMaxGpusPerNode) {
-      return absl::InvalidArgumentError(fmt::format(
-          "item \"{}\": count {} is more than {} GPUs", item, parts.back(), kMaxGpusPerNode));
+      return absl::InvalidArgumentError(fmt::format("item \"{}\": count {} is more than {} GPUs",
+                                                    item, parts.back(), kMaxGpusPerNode));
     }
     gpus.count = static_cast<int32_t>(count);
     parts.pop_back();
@@ -91,11 +89,13 @@ absl::StatusOr<std::set<std::string>> StateWords(const json& entry) {
     TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> state, slurm_json::String(entry, "state"));
     if (!state.has_value()) return absl::InvalidArgumentError("state: missing");
     // Older versions spell flags into the state: "idle+drain", "down*".
-    for (absl::string_view word : absl::StrSplit(*state, absl::ByAnyChar("+*"), absl::SkipEmpty())) {
+    for (absl::string_view word :
+         absl::StrSplit(*state, absl::ByAnyChar("+*"), absl::SkipEmpty())) {
       words.insert(std::string(word));
     }
   }
-  TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> flags, slurm_json::Strings(entry, "state_flags"));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> flags,
+                           slurm_json::Strings(entry, "state_flags"));
   words.insert(flags.begin(), flags.end());
   std::set<std::string> upper;
   for (const std::string& word : words) upper.insert(absl::AsciiStrToUpper(word));
@@ -197,7 +197,8 @@ absl::StatusOr<std::optional<SlurmNode>> ParseNode(const json& entry, std::strin
   }
   node.unschedulable = AnyOf(state, {"DRAIN", "DRAINING", "DRAINED"});
 
-  TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> address, slurm_json::String(entry, "address"));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> address,
+                           slurm_json::String(entry, "address"));
   parsed.address = address.has_value() && !address->empty() ? *address : node.name;
   TESSERA_RETURN_IF_ERROR(AddUsage(entry, parsed));
   return parsed;
@@ -251,8 +252,8 @@ absl::StatusOr<SlurmNodeList> ParseSlurmNodes(std::string_view text,
   auto nodes = reply.find("nodes");
   if (nodes == reply.end() || !nodes->is_array()) {
     const std::string errors = slurm_json::ErrorText(reply);
-    return absl::InvalidArgumentError(fmt::format(
-        "slurm nodes: the reply has no \"nodes\" list{}", errors.empty() ? "" : ": " + errors));
+    return absl::InvalidArgumentError(fmt::format("slurm nodes: the reply has no \"nodes\" list{}",
+                                                  errors.empty() ? "" : ": " + errors));
   }
   SlurmNodeList list;
   std::set<std::string, std::less<>> seen;
@@ -260,7 +261,8 @@ absl::StatusOr<SlurmNodeList> ParseSlurmNodes(std::string_view text,
     const json& entry = (*nodes)[i];
     absl::StatusOr<std::string> name = NodeName(entry);
     if (!name.ok()) {
-      list.errors.push_back(fmt::format("slurm nodes[{}]: {}", i, std::string(name.status().message())));
+      list.errors.push_back(
+          fmt::format("slurm nodes[{}]: {}", i, std::string(name.status().message())));
       continue;
     }
     if (!seen.insert(*name).second) {
@@ -269,7 +271,8 @@ absl::StatusOr<SlurmNodeList> ParseSlurmNodes(std::string_view text,
     }
     absl::StatusOr<std::optional<SlurmNode>> node = ParseNode(entry, *name, options);
     if (!node.ok()) {
-      list.errors.push_back(fmt::format("slurm node {}: {}", *name, std::string(node.status().message())));
+      list.errors.push_back(
+          fmt::format("slurm node {}: {}", *name, std::string(node.status().message())));
     } else if (node->has_value()) {
       list.nodes.push_back(**std::move(node));
     }

@@ -54,8 +54,8 @@ struct SlurmGpuType {
 };
 
 struct SlurmInventoryOptions {
-  std::string cluster;  // Node::cluster
-  Labels labels;        // merged into every node's labels
+  std::string cluster;    // Node::cluster
+  Labels labels;          // merged into every node's labels
   std::string partition;  // "" = every node; else only the nodes of this partition
   std::map<std::string, SlurmGpuType, std::less<>> gpu_types;  // by GRES type, "h100"
 };

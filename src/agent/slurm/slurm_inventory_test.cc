@@ -13,10 +13,10 @@
 namespace tessera::agent {
 namespace {
 
+using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using nlohmann::json;
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
@@ -136,19 +136,27 @@ TEST(SlurmInventoryTest, MalformedNodesAreSkippedAndNamed) {
       {"cpus", uint64_t{1} << 63, "slurm node n1: cpus: 9223372036854775808 is out of range"},
       {"cpus", int64_t{1} << 40, "slurm node n1: cpus: 1099511627776 is out of range"},
       {"real_memory", nullptr, "slurm node n1: real_memory: missing"},
-      {"real_memory", int64_t{1} << 60, "slurm node n1: real_memory: 1152921504606846976 MiB is out of range"},
+      {"real_memory", int64_t{1} << 60,
+       "slurm node n1: real_memory: 1152921504606846976 MiB is out of range"},
       {"real_memory", json::array(), "slurm node n1: real_memory: must be an integer, got []"},
       {"gres", 8, "slurm node n1: gres: must be a string, got 8"},
-      {"gres", "gpu:h100:x", "slurm node n1: gres \"gpu:h100:x\": item \"gpu:h100:x\": count \"x\" is not a number"},
-      {"gres", "gpu:h100:99999", "slurm node n1: gres \"gpu:h100:99999\": item \"gpu:h100:99999\": count 99999 is more than 1024 GPUs"},
-      {"gres", "gpu:a:1000,gpu:b:1000", "slurm node n1: gres \"gpu:a:1000,gpu:b:1000\": more than 1024 GPUs"},
+      {"gres", "gpu:h100:x",
+       "slurm node n1: gres \"gpu:h100:x\": item \"gpu:h100:x\": count \"x\" is not a number"},
+      {"gres", "gpu:h100:99999",
+       "slurm node n1: gres \"gpu:h100:99999\": item \"gpu:h100:99999\": count 99999 is more than "
+       "1024 GPUs"},
+      {"gres", "gpu:a:1000,gpu:b:1000",
+       "slurm node n1: gres \"gpu:a:1000,gpu:b:1000\": more than 1024 GPUs"},
       {"gres", "gpu::2", "slurm node n1: gres \"gpu::2\": item \"gpu::2\": empty GPU type"},
-      {"gres", "gpu:a:b:2", "slurm node n1: gres \"gpu:a:b:2\": item \"gpu:a:b:2\": expected gpu[:type][:count]"},
+      {"gres", "gpu:a:b:2",
+       "slurm node n1: gres \"gpu:a:b:2\": item \"gpu:a:b:2\": expected gpu[:type][:count]"},
       {"partitions", "gpu", "slurm node n1: partitions: must be a list of strings, got \"gpu\""},
       {"partitions", {"gpu", 3}, "slurm node n1: partitions[1]: must be a string, got 3"},
       {"state", nullptr, "slurm node n1: state: missing"},
       {"state", 1, "slurm node n1: state: must be a string, got 1"},
-      {"state_flags", {{{"a", 1}}}, "slurm node n1: state_flags[0]: must be a string, got {\"a\":1}"},
+      {"state_flags",
+       {{{"a", 1}}},
+       "slurm node n1: state_flags[0]: must be a string, got {\"a\":1}"},
       {"cpu_load", -1, "slurm node n1: cpu_load: must be a non-negative integer, got -1"},
       {"address", false, "slurm node n1: address: must be a string, got false"},
   };
@@ -174,17 +182,16 @@ TEST(SlurmInventoryTest, EntriesWithoutANameOrTwiceListed) {
       Parse({42, nameless, GoodNode("n1"), GoodNode("n1"), json{{"name", 7}}});
   ASSERT_TRUE(list.ok()) << list.status();
   ASSERT_EQ(list->nodes.size(), 1u);
-  EXPECT_THAT(list->errors, ElementsAre("slurm nodes[0]: must be an object",
-                                        "slurm nodes[1]: name: missing",
-                                        "slurm node n1: listed twice; the first is kept",
-                                        "slurm nodes[4]: name: must be a string, got 7"));
+  EXPECT_THAT(list->errors,
+              ElementsAre("slurm nodes[0]: must be an object", "slurm nodes[1]: name: missing",
+                          "slurm node n1: listed twice; the first is kept",
+                          "slurm nodes[4]: name: must be a string, got 7"));
 }
 
 TEST(SlurmInventoryTest, MalformedDocuments) {
   const SlurmInventoryOptions options = Options();
   EXPECT_THAT(ParseSlurmNodes("", options).status().message(), HasSubstr("not a JSON object"));
-  EXPECT_THAT(ParseSlurmNodes("[1]", options).status().message(),
-              HasSubstr("not a JSON object"));
+  EXPECT_THAT(ParseSlurmNodes("[1]", options).status().message(), HasSubstr("not a JSON object"));
   EXPECT_THAT(ParseSlurmNodes("{\"nodes\": {}}", options).status().message(),
               HasSubstr("no \"nodes\" list"));
   EXPECT_EQ(ParseSlurmNodes(R"({"errors":[{"error":"Unspecified error","errno":-1}]})", options)

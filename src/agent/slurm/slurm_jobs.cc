@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "agent/slurm/slurm_json.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -74,9 +73,9 @@ server::TaskEnd ByExitStatus(const SlurmJob& job, std::string_view launch_id) {
   const int64_t signal = status & 0x7f;
   const int64_t code = (status >> 8) & 0xff;
   if (signal != 0) {
-    server::TaskEnd end = Failed(launch_id, "Killed",
-                                 fmt::format("Slurm job {} {}: killed by signal {}", job.id,
-                                             job.state, signal));
+    server::TaskEnd end =
+        Failed(launch_id, "Killed",
+               fmt::format("Slurm job {} {}: killed by signal {}", job.id, job.state, signal));
     end.exit_code = static_cast<int32_t>(128 + signal);
     return end;
   }
@@ -90,10 +89,9 @@ server::TaskEnd ByExitStatus(const SlurmJob& job, std::string_view launch_id) {
     return Failed(launch_id, "StartFailed",
                   fmt::format("Slurm job {} could not start its batch script", job.id));
   }
-  server::TaskEnd end = Failed(
-      launch_id, "Error",
-      fmt::format("Slurm job {} {} with exit code {} ({})", job.id, job.state, code,
-                  job.state_reason));
+  server::TaskEnd end = Failed(launch_id, "Error",
+                               fmt::format("Slurm job {} {} with exit code {} ({})", job.id,
+                                           job.state, code, job.state_reason));
   end.exit_code = static_cast<int32_t>(code);
   return end;
 }
@@ -108,8 +106,8 @@ absl::StatusOr<SlurmJobList> ParseSlurmJobs(std::string_view text) {
   auto jobs = reply.find("jobs");
   if (jobs == reply.end() || !jobs->is_array()) {
     const std::string errors = slurm_json::ErrorText(reply);
-    return absl::InvalidArgumentError(fmt::format(
-        "slurm jobs: the reply has no \"jobs\" list{}", errors.empty() ? "" : ": " + errors));
+    return absl::InvalidArgumentError(fmt::format("slurm jobs: the reply has no \"jobs\" list{}",
+                                                  errors.empty() ? "" : ": " + errors));
   }
   SlurmJobList list;
   for (size_t i = 0; i < jobs->size(); ++i) {
@@ -117,7 +115,8 @@ absl::StatusOr<SlurmJobList> ParseSlurmJobs(std::string_view text) {
     if (job.ok()) {
       list.jobs.push_back(*std::move(job));
     } else {
-      list.errors.push_back(fmt::format("slurm jobs[{}]: {}", i, std::string(job.status().message())));
+      list.errors.push_back(
+          fmt::format("slurm jobs[{}]: {}", i, std::string(job.status().message())));
     }
   }
   return list;
@@ -132,7 +131,7 @@ SlurmJobPhase PhaseOf(std::string_view job_state) {
   static const std::set<std::string_view> kRunning = {
       "RUNNING", "COMPLETING", "SUSPENDED", "STAGE_OUT", "SIGNALING", "RESIZING", "STOPPED"};
   static const std::set<std::string_view> kEnded = {
-      "COMPLETED", "FAILED",  "CANCELLED", "TIMEOUT",       "DEADLINE",
+      "COMPLETED", "FAILED",    "CANCELLED", "TIMEOUT",       "DEADLINE",
       "NODE_FAIL", "BOOT_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "REVOKED"};
   if (kRunning.contains(job_state)) return SlurmJobPhase::kRunning;
   if (kEnded.contains(job_state)) return SlurmJobPhase::kEnded;

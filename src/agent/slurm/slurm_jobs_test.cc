@@ -13,10 +13,10 @@
 namespace tessera::agent {
 namespace {
 
+using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using nlohmann::json;
 
 constexpr TimePoint kNow = TimePoint(Duration(5'000'000));
 
@@ -75,8 +75,9 @@ TEST(SlurmJobsTest, MalformedEntriesAreSkipped) {
   bad_time["start_time"] = int64_t{1} << 40;
   json negative = Job("RUNNING");
   negative["exit_code"] = -1;
-  absl::StatusOr<SlurmJobList> list = ParseSlurmJobs(
-      json{{"jobs", json::array({no_id, bad_state, "x", bad_time, negative, Job("PENDING")})}}.dump());
+  absl::StatusOr<SlurmJobList> list = ParseSlurmJobs(json{
+      {"jobs", json::array({no_id, bad_state, "x", bad_time, negative,
+                            Job("PENDING")})}}.dump());
   ASSERT_TRUE(list.ok());
   ASSERT_EQ(list->jobs.size(), 1u);
   EXPECT_THAT(list->errors,
@@ -96,8 +97,8 @@ TEST(SlurmJobsTest, Phases) {
   EXPECT_EQ(PhaseOf("RUNNING"), SlurmJobPhase::kRunning);
   EXPECT_EQ(PhaseOf("COMPLETING"), SlurmJobPhase::kRunning);
   EXPECT_EQ(PhaseOf("SUSPENDED"), SlurmJobPhase::kRunning);
-  for (const char* ended : {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL",
-                            "BOOT_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "DEADLINE"}) {
+  for (const char* ended : {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "BOOT_FAIL",
+                            "PREEMPTED", "OUT_OF_MEMORY", "DEADLINE"}) {
     EXPECT_EQ(PhaseOf(ended), SlurmJobPhase::kEnded) << ended;
   }
 }

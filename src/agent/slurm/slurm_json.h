@@ -27,8 +27,7 @@ absl::StatusOr<std::optional<std::string>> String(const nlohmann::json& object,
 absl::StatusOr<std::optional<int64_t>> NonNegative(const nlohmann::json& object,
                                                    std::string_view key);
 // An integer field of any sign; nullopt when missing or null.
-absl::StatusOr<std::optional<int64_t>> Integer(const nlohmann::json& object,
-                                               std::string_view key);
+absl::StatusOr<std::optional<int64_t>> Integer(const nlohmann::json& object, std::string_view key);
 // An array of strings; empty when missing or null.
 absl::StatusOr<std::vector<std::string>> Strings(const nlohmann::json& object,
                                                  std::string_view key);

@@ -37,8 +37,8 @@ class HttpSlurmTransport final : public SlurmTransport {
     std::lock_guard<std::mutex> lock(mu_);
     httplib::Result result = Request(method, path, body);
     if (!result) {
-      return absl::UnavailableError(fmt::format("slurmrestd at {}: {} {}: {}", options_.url,
-                                                method, path, httplib::to_string(result.error())));
+      return absl::UnavailableError(fmt::format("slurmrestd at {}: {} {}: {}", options_.url, method,
+                                                path, httplib::to_string(result.error())));
     }
     return SlurmHttpReply{.status = result->status, .body = std::move(result->body)};
   }
@@ -125,8 +125,8 @@ absl::StatusOr<std::optional<SlurmJob>> SlurmRestClient::Job(int64_t job_id) {
   if (HasErrorNumber(body, kInvalidJobId)) return std::nullopt;
   if (reply->status != 200) {
     const std::string errors = body.is_discarded() ? "" : slurm_json::ErrorText(body);
-    return absl::UnavailableError(fmt::format("GET {}/job/{}: HTTP {}: {}", prefix_, job_id,
-                                              reply->status, errors));
+    return absl::UnavailableError(
+        fmt::format("GET {}/job/{}: HTTP {}: {}", prefix_, job_id, reply->status, errors));
   }
   absl::StatusOr<SlurmJobList> list = ParseSlurmJobs(reply->body);
   if (!list.ok()) return list.status();
@@ -150,8 +150,8 @@ absl::Status SlurmRestClient::Signal(int64_t job_id, std::string_view signal) {
   const json body = json::parse(reply->body, nullptr, false);
   if (reply->status == 200 || HasErrorNumber(body, kInvalidJobId)) return absl::OkStatus();
   const std::string errors = body.is_discarded() ? "" : slurm_json::ErrorText(body);
-  return absl::UnavailableError(fmt::format("DELETE {}{}: HTTP {}: {}", prefix_, resource,
-                                            reply->status, errors));
+  return absl::UnavailableError(
+      fmt::format("DELETE {}{}: HTTP {}: {}", prefix_, resource, reply->status, errors));
 }
 
 }  // namespace tessera::agent

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "absl/strings/match.h"
 #include "agent/slurm/slurm_jobs.h"
 #include "agent/slurm/slurm_json.h"
 #include "fmt/format.h"
@@ -20,8 +19,8 @@ constexpr int64_t kMaxMinutes = std::numeric_limits<int32_t>::max();
 
 bool IsLaunchId(std::string_view id) {
   return !id.empty() && std::all_of(id.begin(), id.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '.' || c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
   });
 }
 
@@ -59,8 +58,7 @@ absl::StatusOr<json> Environment(const server::TaskLaunchSpec& spec,
   for (const auto* layer : {&options.base_env, &spec.env, &extra_env}) {
     for (const auto& [name, value] : *layer) {
       if (name.empty() || name.find('=') != std::string::npos) {
-        return absl::InvalidArgumentError(
-            fmt::format("env: \"{}\" is not a variable name", name));
+        return absl::InvalidArgumentError(fmt::format("env: \"{}\" is not a variable name", name));
       }
       TESSERA_RETURN_IF_ERROR(NoNul(name, "env"));
       TESSERA_RETURN_IF_ERROR(NoNul(value, fmt::format("env.{}", name)));
@@ -103,9 +101,7 @@ std::string LogPath(std::string_view log_dir, std::string_view launch_id,
                      stream == server::LogStream::kStdout ? "stdout" : "stderr");
 }
 
-int32_t GpuCount(const Placement& placement) {
-  return static_cast<int32_t>(placement.gpus.size());
-}
+int32_t GpuCount(const Placement& placement) { return static_cast<int32_t>(placement.gpus.size()); }
 
 int64_t TimeLimitMinutes(Duration limit) {
   const int64_t ms = limit.count();
@@ -153,7 +149,8 @@ absl::StatusOr<int64_t> ParseSubmitReply(int http_status, std::string_view text)
     return absl::InternalError("slurm submit: the reply is not a JSON object");
   }
   absl::StatusOr<std::optional<int64_t>> id = slurm_json::NonNegative(reply, "job_id");
-  if (!id.ok()) return absl::InternalError(fmt::format("slurm submit: {}", std::string(id.status().message())));
+  if (!id.ok())
+    return absl::InternalError(fmt::format("slurm submit: {}", std::string(id.status().message())));
   if (!id->has_value() || **id == 0) {
     return absl::InternalError("slurm submit: the reply has no job_id");
   }

@@ -36,9 +36,9 @@
 namespace tessera::agent {
 
 struct SlurmSubmitOptions {
-  std::string partition;    // "" = Slurm's default partition
-  std::string log_dir;      // where the task's stdout and stderr files go
-  std::string working_dir;  // the directory of tasks whose spec names none
+  std::string partition;                        // "" = Slurm's default partition
+  std::string log_dir;                          // where the task's stdout and stderr files go
+  std::string working_dir;                      // the directory of tasks whose spec names none
   std::map<std::string, std::string> base_env;  // PATH and the like
 };
 
@@ -49,8 +49,7 @@ std::string ShellQuote(std::string_view word);
 absl::StatusOr<std::string> BatchScript(const server::TaskLaunchSpec& spec);
 
 // "<log_dir>/tessera-<launch id>.stdout.log" (".stderr.log").
-std::string LogPath(std::string_view log_dir, std::string_view launch_id,
-                    server::LogStream stream);
+std::string LogPath(std::string_view log_dir, std::string_view launch_id, server::LogStream stream);
 
 // GPUs to ask Slurm for: the placement's devices.
 int32_t GpuCount(const Placement& placement);

@@ -11,8 +11,8 @@
 namespace tessera::agent {
 namespace {
 
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 server::TaskLaunchSpec Spec() {
   server::TaskLaunchSpec spec;
@@ -48,7 +48,7 @@ std::string ShellEcho(const std::string& words) {
 
 TEST(SlurmSubmitTest, QuotedWordsSurviveTheShell) {
   const std::vector<std::string> words = {"plain", "two words", "it's", "$HOME", "`id`",
-                                          "\"q\"",  "a\\b",      "",     "\n", "*"};
+                                          "\"q\"", "a\\b",      "",     "\n",    "*"};
   std::string line;
   std::string expected;
   for (const std::string& word : words) {
@@ -129,7 +129,10 @@ TEST(SlurmSubmitTest, RefusedSpecs) {
       {[](auto& s) { s.launch_id = "a/b"; }, "launch_id: \"a/b\" is not [A-Za-z0-9._-]+"},
       {[](auto& s) { s.launch_id = ""; }, "launch_id"},
       {[](auto& s) { s.placement.node = ""; }, "placement.node: empty"},
-      {[](auto& s) { s.args = {"a", std::string("b\0c", 3)}; }, "args[1]: contains a NUL byte"},
+      {[](auto& s) {
+         s.args = {"a", std::string("b\0c", 3)};
+       },
+       "args[1]: contains a NUL byte"},
       {[](auto& s) { s.env["A=B"] = "1"; }, "env: \"A=B\" is not a variable name"},
       {[](auto& s) { s.env[""] = "1"; }, "env: \"\" is not a variable name"},
       {[](auto& s) { s.env["X"] = std::string("\0", 1); }, "env.X: contains a NUL byte"},
@@ -146,8 +149,8 @@ TEST(SlurmSubmitTest, RefusedSpecs) {
 
 TEST(SlurmSubmitTest, Replies) {
   EXPECT_EQ(*ParseSubmitReply(200, R"({"errors":[],"job_id":12,"step_id":"BATCH"})"), 12);
-  absl::StatusOr<int64_t> refused = ParseSubmitReply(
-      500, R"({"errors":[{"error":"Requested node configuration is not available",
+  absl::StatusOr<int64_t> refused =
+      ParseSubmitReply(500, R"({"errors":[{"error":"Requested node configuration is not available",
                          "error_number":2014}],"job_id":0})");
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(refused.status().message(),
