@@ -11,8 +11,11 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "agent/kubernetes/api_access.h"
+#include "agent/kubernetes/kubernetes_cluster.h"
 #include "agent/local/system_clock.h"
 #include "agent/runtime/agent_runner.h"
+#include "agent/slurm/slurm_cluster.h"
 #include "core/quantity.h"
 #include "fmt/format.h"
 #include "server/local_cluster.h"
@@ -41,6 +44,17 @@ struct AgentFlags {
   std::string sim_gpu_model = "H100";
   std::string sim_cpu = "64";
   std::string sim_memory = "512Gi";
+  // slurm (empty: from the SLURM_REST_* environment)
+  std::string slurm_url;
+  std::string slurm_jwt;
+  std::string slurm_user;
+  std::string slurm_api_version;
+  std::string slurm_partition;
+  std::string slurm_log_dir = "/tmp";
+  // kubernetes
+  std::string kubeconfig;
+  std::string kube_namespace;
+  std::string kube_image;
 };
 
 std::string SupervisorPath() {
@@ -134,6 +148,37 @@ absl::StatusOr<std::unique_ptr<server::Cluster>> MakeBackend(const AgentFlags& f
             .name = flags.cluster, .labels = labels, .nodes = *std::move(nodes), .clock = clock},
         observer));
   }
+  if (flags.backend == "slurm") {
+    absl::StatusOr<agent::SlurmClusterOptions> options =
+        agent::SlurmClusterOptions::FromEnvironment({.name = flags.cluster,
+                                                     .labels = labels,
+                                                     .url = flags.slurm_url,
+                                                     .jwt = flags.slurm_jwt,
+                                                     .user = flags.slurm_user,
+                                                     .api_version = flags.slurm_api_version,
+                                                     .partition = flags.slurm_partition,
+                                                     .log_dir = flags.slurm_log_dir,
+                                                     .clock = clock});
+    if (!options.ok()) return options.status();
+    absl::StatusOr<std::unique_ptr<agent::SlurmCluster>> slurm =
+        agent::SlurmCluster::Create(*std::move(options), observer);
+    if (!slurm.ok()) return slurm.status();
+    return std::unique_ptr<server::Cluster>(*std::move(slurm));
+  }
+  if (flags.backend == "kubernetes") {
+    absl::StatusOr<agent::KubernetesApiAccess> access = agent::ResolveApiAccess(
+        flags.kubeconfig, flags.kube_namespace, agent::InClusterEnvironmentFromProcess());
+    if (!access.ok()) return access.status();
+    absl::StatusOr<std::unique_ptr<agent::KubernetesCluster>> kubernetes =
+        agent::KubernetesCluster::Create({.name = flags.cluster,
+                                          .labels = labels,
+                                          .api = *std::move(access),
+                                          .default_image = flags.kube_image,
+                                          .clock = clock},
+                                         observer);
+    if (!kubernetes.ok()) return kubernetes.status();
+    return std::unique_ptr<server::Cluster>(*std::move(kubernetes));
+  }
   return absl::InvalidArgumentError(fmt::format(
       "--backend: must be local, sim, slurm or kubernetes, not \"{}\"", flags.backend));
 }
@@ -172,6 +217,20 @@ int RunAgentCommand(int argc, char** argv) {
   app.add_option("--sim-gpu-model", flags.sim_gpu_model, "sim: GPU model (default H100)");
   app.add_option("--sim-cpu", flags.sim_cpu, "sim: CPUs per node (default 64)");
   app.add_option("--sim-memory", flags.sim_memory, "sim: memory per node (default 512Gi)");
+  app.add_option("--slurm-url", flags.slurm_url, "slurm: slurmrestd URL ($SLURM_REST_URL)");
+  app.add_option("--slurm-jwt", flags.slurm_jwt, "slurm: JWT ($SLURM_JWT)");
+  app.add_option("--slurm-user", flags.slurm_user, "slurm: user jobs run as ($SLURM_REST_USER)");
+  app.add_option("--slurm-api-version", flags.slurm_api_version,
+                 "slurm: REST API version ($SLURM_REST_API_VERSION, default v0.0.38)");
+  app.add_option("--slurm-partition", flags.slurm_partition, "slurm: only this partition");
+  app.add_option("--slurm-log-dir", flags.slurm_log_dir,
+                 "slurm: where jobs write their output (default /tmp)");
+  app.add_option("--kubeconfig", flags.kubeconfig,
+                 "kubernetes: kubeconfig (default: in-cluster, else $KUBECONFIG or ~/.kube/config)");
+  app.add_option("--kube-namespace", flags.kube_namespace,
+                 "kubernetes: the namespace of Tessera's pods (default tessera)");
+  app.add_option("--kube-image", flags.kube_image,
+                 "kubernetes: the image of tasks whose env sets no TESSERA_IMAGE");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
