@@ -164,6 +164,47 @@ TEST(ServerConfigTest, ValidationChecksTheWhole) {
   EXPECT_THAT(ValidateServerConfig(bad_addr).message(), HasSubstr("httpAddr"));
 }
 
+TEST(ServerConfigTest, ParsesAgentsAndTls) {
+  absl::StatusOr<ServerConfig> config = ParseServerConfig(R"(
+dataDir: /d
+clusters: []
+agents: {heartbeatInterval: 200ms, unreachableTimeout: 1s, lostGrace: 30s,
+         gpuModels: [H100, A100-80GB]}
+grpcTls: {certFile: s.crt, keyFile: s.key}
+)",
+                                                          "c.yaml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->agents.heartbeat_interval, Duration(200));
+  EXPECT_EQ(config->agents.unreachable_timeout, Duration(1000));
+  EXPECT_EQ(config->agents.lost_grace, Duration(30'000));
+  EXPECT_THAT(config->agents.gpu_models, ::testing::ElementsAre("H100", "A100-80GB"));
+  EXPECT_EQ(config->grpc_tls.cert_file, "s.crt");
+  EXPECT_EQ(config->grpc_tls.key_file, "s.key");
+  // A control plane of agents only lists no in-process cluster.
+  EXPECT_TRUE(config->clusters.empty());
+  EXPECT_TRUE(ValidateServerConfig(*config).ok());
+
+  absl::StatusOr<ServerConfig> defaults = ParseServerConfig("dataDir: /d", "c.yaml");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->agents.heartbeat_interval, Duration(1000));
+  EXPECT_FALSE(defaults->agents.unreachable_timeout.has_value());  // 3 intervals
+  EXPECT_TRUE(defaults->grpc_tls.cert_file.empty());
+
+  for (const auto& [yaml, error] : std::vector<std::pair<const char*, const char*>>{
+           {"agents: {heartbeatInterval: 0s}", "agents.heartbeatInterval: must be > 0"},
+           {"agents: {heartbeatInterval: 1s, unreachableTimeout: 100ms}",
+            "agents.unreachableTimeout: must be at least one heartbeat interval"},
+           {"agents: {lostGrace: soon}", "agents.lostGrace"},
+           {"agents: {gpuModels: H100}", "agents.gpuModels: must be a list"},
+           {"agents: {beat: 1s}", "agents.beat: unknown key"},
+           {"grpcTls: {certFile: a}", "grpcTls.keyFile: required"},
+       }) {
+    absl::StatusOr<ServerConfig> bad = ParseServerConfig(yaml, "c.yaml");
+    ASSERT_FALSE(bad.ok()) << yaml;
+    EXPECT_THAT(bad.status().message(), HasSubstr(error)) << yaml;
+  }
+}
+
 TEST(ServerConfigTest, HostPortParsesStrictly) {
   EXPECT_EQ(ParseHostPort("127.0.0.1:80", "a")->port, 80);
   EXPECT_EQ(ParseHostPort("[::1]:0", "a")->host, "[::1]");
