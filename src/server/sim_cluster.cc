@@ -28,7 +28,9 @@ SimCluster::~SimCluster() {
 }
 
 void SimCluster::Track(const TaskLaunchSpec& spec, TimePoint start) {
-  Running running;
+  Running running{.node = spec.placement.node,
+                  .gpu_milli = spec.placement.gpu_milli *
+                               static_cast<int64_t>(spec.placement.gpus.size())};
   if (spec.duration.has_value()) running.end = start + *spec.duration;
   if (spec.time_limit.has_value() &&
       (!running.end.has_value() || start + *spec.time_limit < *running.end)) {
@@ -39,6 +41,25 @@ void SimCluster::Track(const TaskLaunchSpec& spec, TimePoint start) {
   if (running.end.has_value()) due_.emplace(*running.end, spec.launch_id);
   running_[spec.launch_id] = running;
   wake_.notify_all();
+}
+
+std::vector<NodeUsage> SimCluster::Usage() const {
+  std::map<std::string, int64_t, std::less<>> held;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, running] : running_) held[running.node] += running.gpu_milli;
+  }
+  std::vector<NodeUsage> usage;
+  usage.reserve(options_.nodes.size());
+  for (const Node& node : options_.nodes) {
+    NodeUsage& out = usage.emplace_back(NodeUsage{.node = node.name});
+    if (node.capacity.gpu <= 0) continue;
+    auto it = held.find(node.name);
+    const int64_t busy = it == held.end() ? 0 : it->second;
+    out.gpu_utilization.assign(node.gpus.size(), 100.0 * static_cast<double>(busy) /
+                                                     static_cast<double>(node.capacity.gpu));
+  }
+  return usage;
 }
 
 void SimCluster::Launch(const TaskLaunchSpec& spec) {

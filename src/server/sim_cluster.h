@@ -8,7 +8,7 @@
 // shorter than the duration (or no duration) it ends Failed "TimeLimitExceeded" at the limit;
 // with neither it runs until cancelled. Cancel ends it at once, Cancelled. Tasks have no logs.
 // After a restart, Recover keeps a task whose end lies in the future and ends the others at
-// their due time.
+// their due time. Usage reports each node's GPU utilisation as the share its tasks hold.
 //
 // Time: the injected Clock is read by one timer thread that sleeps in real time, at most
 // `tick` between reads. Thread-safety: as Cluster.
@@ -48,6 +48,8 @@ class SimCluster final : public Cluster {
     return options_.labels;
   }
   std::vector<Node> Inventory() const override { return options_.nodes; }
+  // GPU utilisation as simulated: the share of each node's GPU capacity its tasks hold.
+  std::vector<NodeUsage> Usage() const override;
   void Launch(const TaskLaunchSpec& spec) override;
   void Cancel(std::string_view launch_id, Duration grace) override;
   std::vector<std::string> Recover(const std::vector<KnownLaunch>& known) override;
@@ -59,13 +61,15 @@ class SimCluster final : public Cluster {
   struct Running {
     std::optional<TimePoint> end;  // nullopt: until cancelled
     bool time_limit = false;       // the end is the time limit, not the duration
+    std::string node;
+    int64_t gpu_milli = 0;         // over all its devices
   };
   void Track(const TaskLaunchSpec& spec, TimePoint start);
   void TimerLoop();
 
   SimClusterOptions options_;
   TaskObserver* const observer_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable wake_;
   std::map<std::string, Running, std::less<>> running_;
   std::set<std::pair<TimePoint, std::string>> due_;  // (end, launch id)

@@ -1,0 +1,58 @@
+#include "server/sim_cluster.h"
+
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tessera::server {
+namespace {
+
+class NullObserver final : public TaskObserver {
+ public:
+  void OnTaskStarted(std::string_view, TimePoint) override {}
+  void OnTaskEnded(const TaskEnd&) override {}
+};
+
+Node GpuNode(std::string name, int gpus) {
+  Node node;
+  node.name = std::move(name);
+  for (int i = 0; i < gpus; ++i) node.gpus.push_back(GpuDevice{.index = i, .model = "H100"});
+  node.capacity.gpu = kMilliGpuPerDevice * gpus;
+  node.allocatable = node.capacity;
+  return node;
+}
+
+TEST(SimClusterTest, UsageIsTheShareOfGpusItsTasksHold) {
+  ManualClock clock;
+  NullObserver observer;
+  SimCluster cluster({.name = "sim", .nodes = {GpuNode("a", 8), GpuNode("b", 4), GpuNode("c", 0)},
+                      .clock = &clock},
+                     &observer);
+  TaskLaunchSpec half;
+  half.launch_id = "half-a1";
+  half.placement.node = "a";
+  half.placement.gpus = {0, 1, 2, 3};
+  half.placement.gpu_milli = 1000;
+  cluster.Launch(half);
+  TaskLaunchSpec shared = half;
+  shared.launch_id = "shared-a1";
+  shared.placement.node = "b";
+  shared.placement.gpus = {0};
+  shared.placement.gpu_milli = 500;
+  cluster.Launch(shared);
+
+  std::vector<NodeUsage> usage = cluster.Usage();
+  ASSERT_EQ(usage.size(), 3u);
+  EXPECT_EQ(usage[0].node, "a");
+  EXPECT_THAT(usage[0].gpu_utilization, ::testing::Each(50.0));
+  EXPECT_THAT(usage[1].gpu_utilization, ::testing::Each(12.5));
+  EXPECT_TRUE(usage[2].gpu_utilization.empty());  // no GPUs: nothing measured
+  EXPECT_FALSE(usage[0].cpu.has_value());
+
+  cluster.Cancel("half-a1", Duration(0));
+  EXPECT_THAT(cluster.Usage()[0].gpu_utilization, ::testing::Each(0.0));
+}
+
+}  // namespace
+}  // namespace tessera::server
