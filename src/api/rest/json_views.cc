@@ -126,6 +126,7 @@ Json NodeViewToJson(const server::NodeView& node) {
 Json ClusterViewToJson(const server::ClusterView& cluster) {
   return {{"name", cluster.name},
           {"backend", cluster.backend},
+          {"reachable", cluster.reachable},
           {"labels", StringMapToJson(cluster.labels)},
           {"nodes", cluster.nodes},
           {"readyNodes", cluster.ready_nodes},

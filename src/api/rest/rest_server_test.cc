@@ -552,7 +552,7 @@ TEST_F(RestServerTest, QueuesNodesAndClusters) {
       "tasks": 1}]})"));
   Json clusters = Body(Get("/api/v1/clusters", a_));
   EXPECT_EQ(clusters, Json::parse(R"({"items": [{"name": "local", "backend": "local",
-      "labels": {}, "nodes": 1, "readyNodes": 1,
+      "reachable": true, "labels": {}, "nodes": 1, "readyNodes": 1,
       "capacity": {"cpu": "64", "memory": "512Gi", "gpu": 8},
       "allocated": {"cpu": "0", "memory": "0", "gpu": 0}}]})"));
 }

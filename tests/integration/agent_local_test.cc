@@ -1,0 +1,114 @@
+// This machine's processes behind a real `tessera agent --backend local` process: when the agent
+// dies its task keeps running under its supervisor; the server, hearing nothing, marks the task
+// lost after the grace and requeues the job; when the agent comes back, the resync kills the
+// task the server no longer knows and the job's new attempt runs. Every wait is bounded and
+// generous; nothing asserts on timing.
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent_process.h"
+#include "gtest/gtest.h"
+#include "process_tools.h"
+#include "rest_api.h"
+#include "server_process.h"
+#include "temp_dir.h"
+
+namespace tessera::integration {
+namespace {
+
+constexpr char kCluster[] = "box";
+
+// The pids in `path`, one a line, in order.
+std::vector<pid_t> ReadPids(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<pid_t> pids;
+  int pid = 0;
+  while (in >> pid) pids.push_back(pid);
+  return pids;
+}
+
+class AgentLocalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteAgentServerConfig(dir_.Sub("server.yaml"));
+    server_ = std::make_unique<ServerProcess>(ServerOptions{.data_dir = dir_.Sub("data"),
+                                                            .log_dir = dir_.path(),
+                                                            .config_path = dir_.Sub("server.yaml"),
+                                                            .extra_args = {"--rate-limit", "0"}});
+    const absl::Status started = server_->Start();
+    ASSERT_TRUE(started.ok()) << started;
+    agent_ = std::make_unique<AgentProcess>(AgentProcessOptions{.server = server_->grpc_target(),
+                                                                .cluster = kCluster,
+                                                                .backend = "local",
+                                                                .token = server_->admin_token(),
+                                                                .log_dir = dir_.path(),
+                                                                .data_dir = dir_.Sub("agent")});
+  }
+
+  void TearDown() override {
+    if (!HasFailure()) return;
+    for (const std::string& log : {server_->Log(), agent_->Log()}) {
+      std::cerr << "--- log (tail) ---\n" << log.substr(log.size() > 6000 ? log.size() - 6000 : 0);
+    }
+  }
+
+  RestApi Rest() const {
+    return RestApi(server_->host(), server_->http_port(), server_->admin_token());
+  }
+
+  bool HasEvent(const std::string& id, std::string_view type) const {
+    const HttpAnswer answer = Rest().Get("/api/v1/jobs/" + id + "/events");
+    if (answer.status != 200) return false;
+    for (const Json& event : answer.body["items"]) {
+      if (event.value("type", "") == type) return true;
+    }
+    return false;
+  }
+
+  TempDir dir_{"tessera-agent-local"};
+  std::unique_ptr<ServerProcess> server_;
+  std::unique_ptr<AgentProcess> agent_;
+};
+
+TEST_F(AgentLocalTest, ResyncKillsTheTaskTheServerGaveUpAndTheNewAttemptRuns) {
+  const RestApi api = Rest();
+  ASSERT_TRUE(agent_->Start().ok()) << agent_->Log();
+  ASSERT_TRUE(WaitUntil([&] { return ClusterIs(api, kCluster, true, 1); }))
+      << ClusterItem(api, kCluster).dump();
+
+  const std::string pids = dir_.Sub("pids");
+  Json job = ShellJob("sleeper", "echo $$ >> " + pids + "; exec sleep 600");
+  job["spec"]["clusterSelector"] = {{"tessera.io/cluster", kCluster}};
+  const HttpAnswer submitted = api.Submit(job);
+  ASSERT_EQ(submitted.status, 201) << submitted.text;
+  const std::string id = submitted.body["metadata"]["id"];
+  ASSERT_EQ(api.WaitForPhase(id, {"Running"})["status"]["phase"], "Running");
+  ASSERT_TRUE(WaitUntil([&] { return ReadPids(pids).size() == 1; }));
+  const pid_t first = ReadPids(pids)[0];
+  ASSERT_TRUE(ProcessAlive(first));
+
+  // The agent dies; its task runs on, until the server gives it up and requeues the job.
+  agent_->Kill();
+  ASSERT_TRUE(WaitUntil([&] { return HasEvent(id, "Requeued"); }));
+  const Json requeued = api.Job(id).body;
+  EXPECT_EQ(requeued["status"]["phase"], "Pending") << requeued.dump();
+  EXPECT_TRUE(ProcessAlive(first));
+
+  // The agent comes back: the resync kills the old task, and the new attempt runs.
+  ASSERT_TRUE(agent_->Start().ok()) << agent_->Log();
+  EXPECT_TRUE(WaitUntil([&] { return !ProcessAlive(first); })) << first << " still runs";
+  ASSERT_EQ(api.WaitForPhase(id, {"Running"})["status"]["phase"], "Running");
+  ASSERT_TRUE(WaitUntil([&] { return ReadPids(pids).size() == 2; }));
+  const pid_t second = ReadPids(pids)[1];
+  EXPECT_NE(second, first);
+  EXPECT_TRUE(ProcessAlive(second));
+
+  ASSERT_EQ(api.Post("/api/v1/jobs/" + id + "/cancel", "").status, 200);
+  EXPECT_EQ(api.WaitForEnd(id)["status"]["phase"], "Cancelled");
+  EXPECT_TRUE(WaitUntil([&] { return !ProcessAlive(second); })) << second << " still runs";
+}
+
+}  // namespace
+}  // namespace tessera::integration

@@ -1,0 +1,163 @@
+// A simulated fleet behind a real `tessera agent --backend sim` process, connected to a real
+// `tessera server` that has no cluster of its own: the cluster registers and its nodes appear,
+// a gang job runs there; when the agent dies the nodes go NotReady and the cluster unreachable,
+// after the grace the running job is requeued whole, and when the agent comes back the job runs
+// again. Every wait is bounded and generous; nothing asserts on timing.
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "agent_process.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "rest_api.h"
+#include "server_process.h"
+#include "temp_dir.h"
+
+namespace tessera::integration {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+
+constexpr char kCluster[] = "sim-a";
+
+class AgentSimTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteAgentServerConfig(dir_.Sub("server.yaml"));
+    server_ = std::make_unique<ServerProcess>(ServerOptions{.data_dir = dir_.Sub("data"),
+                                                            .log_dir = dir_.path(),
+                                                            .config_path = dir_.Sub("server.yaml"),
+                                                            .extra_args = {"--rate-limit", "0"}});
+    const absl::Status started = server_->Start();
+    ASSERT_TRUE(started.ok()) << started;
+    agent_ = std::make_unique<AgentProcess>(
+        AgentProcessOptions{.server = server_->grpc_target(),
+                            .cluster = kCluster,
+                            .backend = "sim",
+                            .token = server_->admin_token(),
+                            .log_dir = dir_.path(),
+                            .extra_args = {"--sim-node-count", "4"}});
+  }
+
+  void TearDown() override {
+    if (!HasFailure()) return;
+    for (const std::string& log : {server_->Log(), agent_->Log()}) {
+      std::cerr << "--- log (tail) ---\n" << log.substr(log.size() > 6000 ? log.size() - 6000 : 0);
+    }
+  }
+
+  RestApi Rest() const {
+    return RestApi(server_->host(), server_->http_port(), server_->admin_token());
+  }
+
+  Json Events(const std::string& id) const {
+    const HttpAnswer answer = Rest().Get("/api/v1/jobs/" + id + "/events");
+    return answer.status == 200 ? answer.body["items"] : Json::array();
+  }
+
+  // The events after the last one of type `type` (all of them when there is none).
+  std::vector<Json> EventsAfterLast(const std::string& id, std::string_view type) const {
+    const Json events = Events(id);
+    std::vector<Json> after;
+    for (const Json& event : events) {
+      if (event.value("type", "") == type) {
+        after.clear();
+      } else {
+        after.push_back(event);
+      }
+    }
+    return after;
+  }
+
+  std::string SubmitOk(const Json& job) const {
+    const HttpAnswer answer = Rest().Submit(job);
+    EXPECT_EQ(answer.status, 201) << answer.text;
+    return answer.body["metadata"].value("id", "");
+  }
+
+  TempDir dir_{"tessera-agent-sim"};
+  std::unique_ptr<ServerProcess> server_;
+  std::unique_ptr<AgentProcess> agent_;
+};
+
+TEST_F(AgentSimTest, FleetRegistersRunsGangsAndIsRequeuedWholeWhenItsAgentDies) {
+  const RestApi api = Rest();
+  ASSERT_TRUE(agent_->Start().ok()) << agent_->Log();
+
+  // The cluster and its nodes.
+  ASSERT_TRUE(WaitUntil([&] { return ClusterIs(api, kCluster, true, 4); }))
+      << ClusterItem(api, kCluster).dump();
+  const Json cluster = ClusterItem(api, kCluster);
+  EXPECT_EQ(cluster["backend"], "sim");
+  EXPECT_EQ(cluster["nodes"], 4);
+  EXPECT_EQ(cluster["labels"]["tessera.io/cluster"], kCluster);
+  const std::vector<Json> nodes = ClusterNodes(api, kCluster);
+  ASSERT_EQ(nodes.size(), 4u);
+  for (const Json& node : nodes) {
+    EXPECT_TRUE(node["ready"].get<bool>()) << node.dump();
+    EXPECT_EQ(node["labels"]["tessera.io/cluster"], kCluster) << node.dump();
+    EXPECT_EQ(node["gpus"].size(), 8u) << node.dump();
+  }
+
+  // A gang of two 8-GPU tasks runs there and ends.
+  const std::string short_id = SubmitOk(SimGangJob("short", kCluster, 2, 8, "1s"));
+  const Json done = api.WaitForEnd(short_id);
+  ASSERT_EQ(done["status"]["phase"], "Succeeded") << done.dump();
+  EXPECT_EQ(done["status"]["cluster"], kCluster);
+
+  // A long gang runs; its agent dies.
+  const std::string id = SubmitOk(SimGangJob("long", kCluster, 2, 8, ""));
+  const Json running = api.WaitForPhase(id, {"Running"});
+  ASSERT_EQ(running["status"]["phase"], "Running") << running.dump();
+  EXPECT_EQ(running["status"]["cluster"], kCluster);
+  std::set<std::string> tasks;
+  for (const Json& task : running["status"]["tasks"]) tasks.insert(task["name"]);
+  ASSERT_EQ(tasks.size(), 2u);
+  agent_->Kill();
+
+  // Unreachable: the nodes NotReady, then the tasks lost and the gang requeued whole.
+  ASSERT_TRUE(WaitUntil([&] { return ClusterIs(api, kCluster, false, 0); }))
+      << ClusterItem(api, kCluster).dump();
+  for (const Json& node : ClusterNodes(api, kCluster)) {
+    EXPECT_FALSE(node["ready"].get<bool>()) << node.dump();
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    for (const Json& event : Events(id)) {
+      if (event.value("type", "") == "Requeued") return true;
+    }
+    return false;
+  })) << Events(id).dump();
+  int lost = 0;
+  for (const Json& event : Events(id)) {
+    if (event.value("type", "") == "TaskEnded" && event.value("reason", "") == "Lost") ++lost;
+    if (event.value("type", "") == "Requeued") {
+      EXPECT_EQ(event["reason"], "Lost") << event.dump();
+    }
+  }
+  EXPECT_EQ(lost, 2) << Events(id).dump();
+  const Json requeued = api.Job(id).body;
+  EXPECT_EQ(requeued["status"]["phase"], "Pending") << requeued.dump();
+
+  // The agent comes back: the nodes are Ready and the gang runs again, both tasks bound anew.
+  ASSERT_TRUE(agent_->Start().ok()) << agent_->Log();
+  ASSERT_TRUE(WaitUntil([&] { return ClusterIs(api, kCluster, true, 4); }))
+      << ClusterItem(api, kCluster).dump();
+  const Json again = api.WaitForPhase(id, {"Running"});
+  ASSERT_EQ(again["status"]["phase"], "Running") << again.dump();
+  EXPECT_EQ(again["status"]["cluster"], kCluster);
+  std::vector<std::string> bound;
+  for (const Json& event : EventsAfterLast(id, "Requeued")) {
+    if (event.value("type", "") == "Bound") bound.push_back(event.value("message", ""));
+  }
+  ASSERT_EQ(bound.size(), 1u) << Events(id).dump();
+  for (const std::string& task : tasks) EXPECT_THAT(bound[0], HasSubstr(task + " → "));
+
+  ASSERT_EQ(api.Post("/api/v1/jobs/" + id + "/cancel", "").status, 200);
+  EXPECT_EQ(api.WaitForEnd(id)["status"]["phase"], "Cancelled");
+}
+
+}  // namespace
+}  // namespace tessera::integration
