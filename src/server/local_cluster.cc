@@ -1,5 +1,8 @@
 #include "server/local_cluster.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <fstream>
 #include <utility>
 
@@ -78,9 +81,22 @@ LocalCluster::LocalCluster(LocalClusterOptions options, Node node, TaskObserver*
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : agent::SystemClock::Get()),
       node_(std::move(node)),
-      observer_(observer) {}
+      observer_(observer),
+      cpu_meter_(static_cast<int32_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)))) {}
 
 LocalCluster::~LocalCluster() = default;
+
+std::vector<NodeUsage> LocalCluster::Usage() const {
+  NodeUsage usage{.node = node_.name};
+  {
+    std::lock_guard<std::mutex> lock(usage_mu_);
+    usage.cpu = cpu_meter_.Sample();
+  }
+  if (absl::StatusOr<int64_t> memory = agent::ReadMemoryUsed(); memory.ok()) {
+    usage.memory = *memory;
+  }
+  return {usage};
+}
 
 void LocalCluster::OnOutcome(const agent::TaskOutcome& outcome) {
   observer_->OnTaskEnded(ToTaskEnd(outcome));

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/local/host_usage.h"
 #include "agent/local/local_executor.h"
 #include "agent/local/local_inventory.h"
 #include "server/cluster.h"
@@ -50,6 +51,9 @@ class LocalCluster final : public Cluster {
     return options_.labels;
   }
   std::vector<Node> Inventory() const override { return {node_}; }
+  // The host's CPU (busy since the previous call, in millicores) and memory in use; GPU
+  // utilisation and power are not measured.
+  std::vector<NodeUsage> Usage() const override;
   void Launch(const TaskLaunchSpec& spec) override;
   void Cancel(std::string_view launch_id, Duration grace) override;
   std::vector<std::string> Recover(const std::vector<KnownLaunch>& known) override;
@@ -71,6 +75,8 @@ class LocalCluster final : public Cluster {
 
   std::mutex mu_;
   std::map<std::string, std::vector<int32_t>> job_ports_;
+  mutable std::mutex usage_mu_;
+  mutable agent::HostCpuMeter cpu_meter_;  // guarded by usage_mu_
 };
 
 }  // namespace tessera::server
