@@ -1,5 +1,6 @@
 #include "agent/kubernetes/informer.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "agent/kubernetes/api_status.h"
@@ -43,9 +44,12 @@ Query Informer::WithSelector(Query query) const {
   return query;
 }
 
-void Informer::Backoff() {
+void Informer::Backoff(bool failure) {
+  // Consecutive failures wait longer: 1, 2, 4, ... 32 x retry_backoff.
+  const Duration wait = options_.retry_backoff * (int64_t{1} << std::min(failures_, 5));
+  if (failure) ++failures_;
   std::unique_lock<std::mutex> lock(mu_);
-  wake_.wait_for(lock, options_.retry_backoff, [this] { return stopping_; });
+  wake_.wait_for(lock, wait, [this] { return stopping_; });
 }
 
 std::string Informer::List() {
@@ -68,6 +72,7 @@ std::string Informer::List() {
     options_.log(fmt::format("list {}: the answer has no metadata.resourceVersion", options_.path));
     return "";
   }
+  failures_ = 0;
   handler_.on_list(list->items);
   return list->resource_version;
 }
@@ -83,6 +88,7 @@ bool Informer::WatchFrom(std::string& resource_version) {
                     {"timeoutSeconds", std::to_string(options_.watch_timeout_seconds)}});
   absl::Status status = client_->Watch(options_.path, query, [&](std::string_view line) {
     ++lines;
+    failures_ = 0;
     absl::StatusOr<WatchEvent> event = ParseWatchEvent(line);
     if (!event.ok()) {
       options_.log(
@@ -106,12 +112,12 @@ bool Informer::WatchFrom(std::string& resource_version) {
   if (!status.ok()) {
     if (!IsResourceVersionExpired(status)) {
       options_.log(fmt::format("watch {}: {}", options_.path, std::string(status.message())));
-      Backoff();
+      Backoff(/*failure=*/true);
     }
     return false;
   }
   // A watch the server closed without a line: wait a little rather than spin.
-  if (lines == 0 && !relist) Backoff();
+  if (lines == 0 && !relist) Backoff(/*failure=*/false);
   return !relist;
 }
 
@@ -124,7 +130,7 @@ void Informer::Run(std::string resource_version) {
     if (resource_version.empty()) {
       resource_version = List();
       if (resource_version.empty()) {
-        Backoff();
+        Backoff(/*failure=*/true);
         continue;
       }
     }

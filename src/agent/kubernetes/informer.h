@@ -6,8 +6,8 @@
 // move the resourceVersion on) -> when the watch ends (the server's timeoutSeconds, a broken
 // connection) watch again from where it stopped; when the server says the resourceVersion is
 // too old (HTTP 410 or an ERROR event with code 410) or another error, LIST again. Failed
-// requests are logged and retried after `retry_backoff`. Malformed lines are logged and
-// skipped.
+// requests are logged and retried after `retry_backoff`, doubled after each consecutive
+// failure up to 32 times it. Malformed lines are logged and skipped.
 //
 // Thread-safety: the handler runs on the informer's thread only, one call at a time.
 // Start and Stop are called by the owner (once each).
@@ -65,7 +65,8 @@ class Informer {
   std::string List();
   // One WATCH from `resource_version` (updated as events arrive). False: list again.
   bool WatchFrom(std::string& resource_version);
-  void Backoff();
+  // Waits before the next attempt (longer after each consecutive `failure`), or until Stop().
+  void Backoff(bool failure);
   Query WithSelector(Query query) const;
 
   std::unique_ptr<KubernetesApiClient> client_;
@@ -76,6 +77,7 @@ class Informer {
   std::condition_variable wake_;
   bool stopping_ = false;
   bool done_ = false;
+  int failures_ = 0;  // consecutive failed lists and watches (the informer's thread only)
   std::atomic<int64_t> lists_{0};
   std::atomic<int64_t> watches_{0};
 };
