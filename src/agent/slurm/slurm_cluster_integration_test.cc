@@ -20,6 +20,7 @@
 
 #include "agent/slurm/slurm_cluster.h"
 #include "agent/slurm/slurm_rest_client.h"
+#include "agent/slurm/testing/real_slurm.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -38,78 +39,15 @@ std::string Instance() {
   return instance != nullptr ? instance : "6";
 }
 
-std::string ScriptDir() {
-  const char* root = std::getenv("TESSERA_SOURCE_DIR");
-  return std::string(root != nullptr ? root : TESSERA_SOURCE_DIR_DEFAULT) + "/scripts/slurm";
-}
-
-// Runs a shell command; its stdout, or nullopt when it failed.
-std::optional<std::string> Shell(const std::string& command) {
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return std::nullopt;
-  std::string out;
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) out.append(buffer, n);
-  if (pclose(pipe) != 0) return std::nullopt;
-  return out;
-}
-
-// The Slurm the tests share, with what start-slurm.sh printed (SLURM_REST_URL, SLURM_JWT, ...).
-struct SlurmInstance {
-  std::map<std::string, std::string> vars;
-  std::string error;  // why it did not start
-
-  std::string Env() const {
-    return fmt::format("TESSERA_SLURM_INSTANCE={} SLURM_CONF={}", Instance(),
-                       vars.at("SLURM_CONF"));
-  }
-};
-SlurmInstance* slurm = nullptr;
+// The Slurm the tests share: started before the first test, stopped after the last.
+testing::RealSlurm* slurm = nullptr;
 
 class SlurmEnvironment final : public ::testing::Environment {
  public:
-  void SetUp() override {
-    slurm = new SlurmInstance();
-    if (geteuid() != 0) {
-      slurm->error = "the Slurm integration test needs root (it starts slurmd and slurmctld)";
-      return;
-    }
-    std::optional<std::string> exports =
-        Shell(fmt::format("TESSERA_SLURM_INSTANCE={} bash {}/start-slurm.sh {} {} --fresh",
-                          Instance(), ScriptDir(), kNodes, kGpusPerNode));
-    if (!exports.has_value()) {
-      slurm->error = "scripts/slurm/start-slurm.sh failed (its messages are above)";
-      return;
-    }
-    for (std::string_view line : SplitLines(*exports)) {
-      if (!line.starts_with("export ")) continue;
-      line.remove_prefix(7);
-      const size_t eq = line.find('=');
-      if (eq != std::string_view::npos) {
-        slurm->vars[std::string(line.substr(0, eq))] = std::string(line.substr(eq + 1));
-      }
-    }
-  }
-
+  void SetUp() override { slurm = new testing::RealSlurm(Instance(), kNodes, kGpusPerNode); }
   void TearDown() override {
-    if (!slurm->vars.empty()) {
-      Shell(fmt::format("TESSERA_SLURM_INSTANCE={} bash {}/stop-slurm.sh --purge", Instance(),
-                        ScriptDir()));
-    }
     delete slurm;
     slurm = nullptr;
-  }
-
- private:
-  static std::vector<std::string_view> SplitLines(std::string_view text) {
-    std::vector<std::string_view> lines;
-    while (!text.empty()) {
-      const size_t end = text.find('\n');
-      lines.push_back(text.substr(0, end));
-      if (end == std::string_view::npos) break;
-      text.remove_prefix(end + 1);
-    }
-    return lines;
   }
 };
 
@@ -158,9 +96,9 @@ class SlurmIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_NE(slurm, nullptr);
-    ASSERT_TRUE(slurm->error.empty()) << slurm->error;
+    ASSERT_TRUE(slurm->error().empty()) << slurm->error();
     absl::StatusOr<std::unique_ptr<SlurmTransport>> transport = NewHttpSlurmTransport(
-        {.url = slurm->vars["SLURM_REST_URL"], .user = "root", .jwt = slurm->vars["SLURM_JWT"]});
+        {.url = slurm->Var("SLURM_REST_URL"), .user = "root", .jwt = slurm->Var("SLURM_JWT")});
     ASSERT_TRUE(transport.ok()) << transport.status();
     transport_ = *std::move(transport);
     rest_ = std::make_unique<SlurmRestClient>(transport_.get(), "v0.0.38");
@@ -171,11 +109,11 @@ class SlurmIntegrationTest : public ::testing::Test {
     SlurmClusterOptions flags;
     flags.name = "hpc";
     flags.labels = {{"site", "test"}};
-    flags.url = slurm->vars["SLURM_REST_URL"];
-    flags.jwt = slurm->vars["SLURM_JWT"];
-    flags.user = slurm->vars["SLURM_REST_USER"];
+    flags.url = slurm->Var("SLURM_REST_URL");
+    flags.jwt = slurm->Var("SLURM_JWT");
+    flags.user = slurm->Var("SLURM_REST_USER");
     flags.poll_interval = Duration(200);
-    flags.log_dir = slurm->vars["SLURM_TEST_DIR"] + "/jobs";
+    flags.log_dir = slurm->Var("SLURM_TEST_DIR") + "/jobs";
     absl::StatusOr<SlurmClusterOptions> options =
         SlurmClusterOptions::FromEnvironment(flags, [](std::string_view) { return std::nullopt; });
     EXPECT_TRUE(options.ok()) << options.status();
@@ -212,8 +150,7 @@ class SlurmIntegrationTest : public ::testing::Test {
   }
 
   static void Scontrol(const std::string& args) {
-    ASSERT_TRUE(Shell(fmt::format("env -u SLURM_JWT {} scontrol {}", slurm->Env(), args)))
-        << "scontrol " << args;
+    ASSERT_TRUE(slurm->Scontrol(args)) << "scontrol " << args;
   }
 
   std::shared_ptr<SlurmTransport> transport_;
