@@ -15,8 +15,10 @@
 //                                                   objects as ADDED; rv older than the
 //                                                   compacted history: one ERROR event with a
 //                                                   410 Expired Status, then the stream ends;
-//                                                   timeoutSeconds ends the stream;
-//                                                   allowWatchBookmarks sends a BOOKMARK first
+//                                                   timeoutSeconds ends the stream; with
+//                                                   allowWatchBookmarks=true a BOOKMARK after
+//                                                   each second without events; the stream is
+//                                                   labelled application/json;stream=watch
 //   labelSelector on lists and watches              k=v, k==v, k!=v, k, !k, comma-separated
 //   POST   /api/v1/namespaces/<ns>/pods             201 with the stored pod (uid,
 //                                                   resourceVersion, creationTimestamp,
@@ -35,8 +37,10 @@
 //   GET    /api/v1/namespaces/<ns>/pods/<name>/log  the text given by AppendPodLog
 //                                                   (limitBytes); 400 while the pod is Pending
 // Failures are Status objects ({"kind":"Status","status":"Failure","reason","message",
-// "code"}). Every request needs "Authorization: Bearer <token>" when a token is set (401
-// Unauthorized otherwise). resourceVersions are one counter over every object.
+// "code"}); other paths answer 404 NotFound. Every request needs "Authorization: Bearer
+// <token>" when a token is set (401 Unauthorized otherwise). resourceVersions are one counter
+// over every object. Not served: OpenAPI schemas (kubectl create needs --validate=false),
+// field selectors, PATCH / PUT, other resources and API groups, log following.
 //
 // Thread-safety: every method may be called from any thread while the server runs.
 #pragma once
