@@ -80,6 +80,9 @@ struct SimFlags {
   int32_t backfill_depth = SchedulingPolicy{}.backfill_depth;
   std::optional<int64_t> cpus_per_node;
   std::optional<int64_t> processors;
+  int64_t clusters = 1;
+  std::string site_placement = "any";
+  bool cost_tiers = false;
 };
 
 // Printed on stderr, prefixed with "tessera sim: ".
@@ -209,8 +212,9 @@ absl::StatusOr<std::vector<uint64_t>> ResolveSeeds(const SimFlags& f) {
 constexpr std::string_view kScenarioFlags[] = {"--scenario", "--seed"};
 // --swf takes its own flags, --summary-json and --arrival-speedup.
 constexpr std::string_view kSwfOnlyFlags[] = {
-    "--swf",         "--backfill",   "--fifo",           "--limit",         "--skip",
-    "--queues-from", "--fair-share", "--backfill-depth", "--cpus-per-node", "--processors"};
+    "--swf",         "--backfill",       "--fifo",           "--limit",         "--skip",
+    "--queues-from", "--fair-share",     "--backfill-depth", "--cpus-per-node", "--processors",
+    "--clusters",    "--site-placement", "--cost-tiers"};
 constexpr std::string_view kSwfSharedFlags[] = {"--summary-json", "--arrival-speedup"};
 constexpr std::string_view kPaperOnlyFlags[] = {"--inflate",     "--expected", "--no-expected",
                                                 "--samples-csv", "--threads",  "--no-node-shuffle"};
@@ -519,6 +523,19 @@ absl::StatusOr<sim::swf::SwfWorkloadOptions> SwfOptions(const SimFlags& f) {
   options.cpus_per_node = f.cpus_per_node;
   options.processors = f.processors;
   options.arrival_speedup = f.arrival_speedup;
+  const std::optional<sim::swf::SitePlacement> placement =
+      sim::swf::ParseSitePlacement(f.site_placement);
+  if (!placement) {
+    return absl::InvalidArgumentError(fmt::format(
+        "--site-placement: must be any, preferred or pinned, not '{}'", f.site_placement));
+  }
+  if ((placement != sim::swf::SitePlacement::kAny || f.cost_tiers) && f.clusters < 2) {
+    return absl::InvalidArgumentError(fmt::format(
+        "{}: needs --clusters 2 or more", f.cost_tiers ? "--cost-tiers" : "--site-placement"));
+  }
+  options.clusters = f.clusters;
+  options.site_placement = *placement;
+  options.cost_tiers = f.cost_tiers;
   return options;
 }
 
@@ -528,6 +545,43 @@ std::string SkippedText(const std::map<std::string, int64_t>& skipped) {
     out += fmt::format("{}{} {}", out.empty() ? "" : ", ", count, reason);
   }
   return out;
+}
+
+nlohmann::json SwfClustersJson(const sim::swf::SwfRunResult& r) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const sim::swf::SwfClusterResult& c : r.clusters) {
+    const sim::swf::SwfMetrics& m = c.metrics;
+    out.push_back({{"name", c.cluster.name},
+                   {"processors", c.cluster.processors},
+                   {"nodes", c.cluster.nodes},
+                   {"home_sites", c.cluster.home_sites},
+                   {"home_jobs", c.cluster.home_jobs},
+                   {"jobs_run", c.jobs_run},
+                   {"jobs_away", c.jobs_away},
+                   {"peak_processors", c.peak_processors},
+                   {"completed", m.completed},
+                   {"mean_wait_s", alibaba::Number(m.mean_wait_s, 3)},
+                   {"max_wait_s", alibaba::Number(m.max_wait_s, 3)},
+                   {"mean_bounded_slowdown", alibaba::Number(m.mean_bounded_slowdown, 4)},
+                   {"utilisation", alibaba::Number(m.utilisation, 5)}});
+  }
+  return out;
+}
+
+// With several clusters: one line per cluster under the mode's line.
+void PrintSwfClusters(const sim::swf::SwfRunResult& r) {
+  if (r.clusters.size() < 2) return;
+  for (const sim::swf::SwfClusterResult& c : r.clusters) {
+    const sim::swf::SwfMetrics& m = c.metrics;
+    std::cout << fmt::format(
+        "  {:<16} {:>7} {:>9} {:>14.1f} {:>10.3f} {:>10.2f}%  {} procs, peak {}, home to {} "
+        "sites / {} jobs, {} jobs from other homes\n",
+        c.cluster.name, c.jobs_run, m.completed, m.mean_wait_s, m.mean_bounded_slowdown,
+        100 * m.utilisation, c.cluster.processors, c.peak_processors, c.cluster.home_sites,
+        c.cluster.home_jobs, c.jobs_away);
+  }
+  if (r.split_jobs > 0)
+    std::cout << fmt::format("  {} jobs ran split across clusters\n", r.split_jobs);
 }
 
 nlohmann::json SwfRunJson(const sim::swf::SwfRunResult& r) {
@@ -544,7 +598,9 @@ nlohmann::json SwfRunJson(const sim::swf::SwfRunResult& r) {
           {"utilisation", alibaba::Number(m.utilisation, 5)},
           {"makespan_s", alibaba::Number(m.makespan_s, 3)},
           {"truncated_after", r.truncated_after},
-          {"wall_seconds", alibaba::Number(r.wall_s, 3)}};
+          {"wall_seconds", alibaba::Number(r.wall_s, 3)},
+          {"split_jobs", r.split_jobs},
+          {"clusters", SwfClustersJson(r)}};
 }
 
 // --swf FILE: one line per mode (--backfill, --fifo) with the batch metrics of the run.
@@ -570,13 +626,16 @@ int RunSwfMode(const SimFlags& f) {
       const sim::swf::SwfConversionStats& st = r->stats;
       const std::string skipped = SkippedText(st.skipped);
       std::cout << fmt::format(
-          "{}: {} jobs of {} read{}; {} processors on {} nodes of {} cpu{}; queues from {}; "
+          "{}: {} jobs of {} read{}; {} processors on {} nodes of {} cpu{}{}; queues from {}; "
           "arrivals x{}; {} time limit(s) raised to the run time\n",
           f.swf, st.jobs_kept, st.jobs_read,
           skipped.empty() ? "" : fmt::format(" (skipped: {})", skipped), st.total_processors,
           st.nodes, st.cpus_per_node,
-          st.processors_from_jobs ? " (no MaxProcs/MaxNodes: the largest job)" : "", f.queues_from,
-          f.arrival_speedup, st.time_limit_raised);
+          st.processors_from_jobs ? " (no MaxProcs/MaxNodes: the largest job)" : "",
+          st.clusters.size() > 1 ? fmt::format(" in {} clusters (sites {}{})", st.clusters.size(),
+                                               f.site_placement, f.cost_tiers ? ", cost tiers" : "")
+                                 : "",
+          f.queues_from, f.arrival_speedup, st.time_limit_raised);
       std::cout << fmt::format("{:<18} {:>7} {:>9} {:>14} {:>10} {:>11} {:>12} {:>8}\n", "mode",
                                "jobs", "completed", "mean wait (s)", "mean bsld", "utilisation",
                                "makespan (s)", "wall (s)");
@@ -588,6 +647,8 @@ int RunSwfMode(const SimFlags& f) {
                      100 * m.utilisation, m.makespan_s, r->wall_s,
                      r->truncated_after > 0 ? "  (run stopped early)" : "")
               << std::flush;
+    PrintSwfClusters(*r);
+    std::cout << std::flush;
     runs.push_back(*std::move(r));
   }
   if (!f.summary_json.empty()) {
@@ -605,6 +666,9 @@ int RunSwfMode(const SimFlags& f) {
                               {"arrival_speedup", f.arrival_speedup},
                               {"queues_from", f.queues_from},
                               {"fair_share", f.fair_share},
+                              {"clusters", f.clusters},
+                              {"site_placement", f.site_placement},
+                              {"cost_tiers", f.cost_tiers},
                               {"skip", f.skip},
                               {"limit", f.limit ? nlohmann::json(*f.limit) : nlohmann::json()},
                               {"modes", modes_json}};
@@ -661,6 +725,16 @@ int RunSimCommand(int argc, char** argv) {
                  "SWF: group the log's processors into nodes of this many cpus (default: the "
                  "header's MaxProcs/MaxNodes, else one cpu per node)")
       ->check(CLI::Range(int64_t{1}, int64_t{1'000'000}));
+  app.add_option("--clusters", f.clusters,
+                 "SWF: split the processors across this many clusters (a gang runs in one); each "
+                 "site (the SWF partition) gets a home cluster")
+      ->check(CLI::Range(int64_t{1}, sim::swf::kMaxSwfClusters));
+  app.add_option("--site-placement", f.site_placement,
+                 "SWF with --clusters: what a job's home cluster means: any (default: the "
+                 "scheduler chooses), preferred (cluster affinity) or pinned (cluster selector)");
+  app.add_flag("--cost-tiers", f.cost_tiers,
+               "SWF with --clusters: cluster c carries tessera.io/cost-tier: c (cluster-0 "
+               "cheapest)");
   app.add_option("--seed", f.seed,
                  "Seed of the run, 0 to 2^64-1 (default: 42 for a trace; the file's config.seed, "
                  "else 1, for a scenario)");

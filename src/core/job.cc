@@ -89,7 +89,99 @@ absl::Status ValidateGpu(const TaskRequest& r, std::string_view field) {
   return absl::OkStatus();
 }
 
+void AppendRequirement(std::string* out, const LabelRequirement& r) {
+  AppendString(out, r.key);
+  fmt::format_to(std::back_inserter(*out), "{}", static_cast<int>(r.op));
+  for (const std::string& value : r.values) AppendString(out, value);
+  *out += ',';
+}
+
+void AppendAffinity(std::string* out, std::string_view tag, const ClusterAffinityTerms& terms) {
+  if (terms.empty()) return;
+  *out += tag;
+  for (const LabelRequirement& r : terms.required) AppendRequirement(out, r);
+  *out += '|';
+  for (const PreferredLabelTerm& term : terms.preferred) {
+    fmt::format_to(std::back_inserter(*out), "w{}:", term.weight);
+    for (const LabelRequirement& r : term.match) AppendRequirement(out, r);
+    *out += '|';
+  }
+}
+
+absl::Status ValidateRequirement(const LabelRequirement& r, std::string_view field) {
+  if (r.key.empty()) return FieldError(fmt::format("{}.key", field), "must not be empty");
+  const bool set_based = r.op == LabelOperator::kIn || r.op == LabelOperator::kNotIn;
+  if (set_based && r.values.empty()) {
+    return FieldError(
+        fmt::format("{}.values", field),
+        fmt::format("must list at least one value for operator {}", LabelOperatorName(r.op)));
+  }
+  if (!set_based && !r.values.empty()) {
+    return FieldError(fmt::format("{}.values", field),
+                      fmt::format("must be empty for operator {}", LabelOperatorName(r.op)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+std::string_view LabelOperatorName(LabelOperator op) {
+  switch (op) {
+    case LabelOperator::kIn:
+      return "In";
+    case LabelOperator::kNotIn:
+      return "NotIn";
+    case LabelOperator::kExists:
+      return "Exists";
+    case LabelOperator::kDoesNotExist:
+      return "DoesNotExist";
+  }
+  return "?";
+}
+
+bool LabelRequirement::Matches(const Labels& labels) const {
+  const auto it = labels.find(key);
+  const bool present = it != labels.end();
+  switch (op) {
+    case LabelOperator::kExists:
+      return present;
+    case LabelOperator::kDoesNotExist:
+      return !present;
+    case LabelOperator::kIn:
+    case LabelOperator::kNotIn: {
+      const bool listed =
+          present && std::find(values.begin(), values.end(), it->second) != values.end();
+      return op == LabelOperator::kIn ? listed : !listed;
+    }
+  }
+  return false;
+}
+
+absl::Status ClusterAffinityTerms::Validate(std::string_view field) const {
+  for (size_t i = 0; i < required.size(); ++i) {
+    if (absl::Status s = ValidateRequirement(required[i], fmt::format("{}.required[{}]", field, i));
+        !s.ok()) {
+      return s;
+    }
+  }
+  for (size_t i = 0; i < preferred.size(); ++i) {
+    const std::string term = fmt::format("{}.preferred[{}]", field, i);
+    if (preferred[i].weight < 1 || preferred[i].weight > kMaxPreferredWeight) {
+      return FieldError(term + ".weight", fmt::format("must be 1..{}", kMaxPreferredWeight));
+    }
+    if (preferred[i].match.empty()) {
+      return FieldError(term + ".match", "must list at least one requirement");
+    }
+    for (size_t j = 0; j < preferred[i].match.size(); ++j) {
+      if (absl::Status s =
+              ValidateRequirement(preferred[i].match[j], fmt::format("{}.match[{}]", term, j));
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
 
 bool Toleration::Tolerates(const Taint& taint) const {
   if (effect.has_value() && *effect != taint.effect) return false;
@@ -140,6 +232,17 @@ std::string TaskRequest::EquivalenceKey() const {
   tolerations_keys.erase(std::unique(tolerations_keys.begin(), tolerations_keys.end()),
                          tolerations_keys.end());
   for (const std::string& t : tolerations_keys) AppendString(&key, t);
+  // Cluster constraints are appended only when present, so keys of tasks without them are
+  // unchanged; each section starts with its own tag after the length-prefixed ones above.
+  if (!cluster_selector.empty()) {
+    key += ";csel=";
+    for (const auto& [name, value] : cluster_selector) {
+      AppendString(&key, name);
+      AppendString(&key, value);
+    }
+  }
+  AppendAffinity(&key, ";caff=", cluster_affinity);
+  AppendAffinity(&key, ";canti=", cluster_anti_affinity);
   return key;
 }
 
@@ -210,6 +313,10 @@ absl::Status JobSpec::Validate(std::string_view field) const {
     return s;
   }
   if (absl::Status s = CheckKeysNonEmpty(cluster_selector, path("cluster_selector")); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = cluster_affinity.Validate(path("cluster_affinity")); !s.ok()) return s;
+  if (absl::Status s = cluster_anti_affinity.Validate(path("cluster_anti_affinity")); !s.ok()) {
     return s;
   }
   if (tasks.empty()) return FieldError(path("tasks"), "must have at least one task group");

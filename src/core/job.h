@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -35,6 +36,49 @@ struct Toleration {
   bool Tolerates(const Taint& taint) const;
 };
 
+// A requirement on labels, as Kubernetes' NodeSelectorRequirement: the label `key` is In / NotIn
+// `values`, or Exists / DoesNotExist (then `values` is empty). Used over cluster labels by
+// clusterAffinity and clusterAntiAffinity (sched/plugins/cluster/cluster_affinity.h).
+enum class LabelOperator { kIn, kNotIn, kExists, kDoesNotExist };
+
+// "In", "NotIn", "Exists", "DoesNotExist": the names documents use.
+std::string_view LabelOperatorName(LabelOperator op);
+
+struct LabelRequirement {
+  std::string key;
+  LabelOperator op = LabelOperator::kIn;
+  std::vector<std::string> values;
+
+  // Kubernetes semantics: NotIn and DoesNotExist hold when the label is absent.
+  bool Matches(const Labels& labels) const;
+  friend bool operator==(const LabelRequirement&, const LabelRequirement&) = default;
+};
+
+// A preferred term: `weight` (1..100) counts when every requirement of `match` holds.
+struct PreferredLabelTerm {
+  int32_t weight = 1;
+  std::vector<LabelRequirement> match;
+  friend bool operator==(const PreferredLabelTerm&, const PreferredLabelTerm&) = default;
+};
+
+// Cluster affinity or anti-affinity of a job (JOBSPEC keys clusterAffinity and
+// clusterAntiAffinity). For affinity, every `required` requirement must hold on a cluster's
+// labels and each matching `preferred` term adds its weight; for anti-affinity, a cluster on
+// which any `required` requirement holds is excluded and each matching `preferred` term takes
+// its weight away.
+struct ClusterAffinityTerms {
+  std::vector<LabelRequirement> required;
+  std::vector<PreferredLabelTerm> preferred;
+
+  bool empty() const { return required.empty() && preferred.empty(); }
+  // Checks keys, operators' values and weights; errors name the path under `field`
+  // ("spec.cluster_affinity.preferred[0].weight: must be 1..100").
+  absl::Status Validate(std::string_view field) const;
+  friend bool operator==(const ClusterAffinityTerms&, const ClusterAffinityTerms&) = default;
+};
+
+inline constexpr int32_t kMaxPreferredWeight = 100;
+
 struct TaskRequest {
   int64_t cpu = 0;          // millicores
   int64_t memory = 0;       // bytes
@@ -45,6 +89,11 @@ struct TaskRequest {
   std::map<std::string, int64_t, std::less<>> extended;
   Labels node_selector;                 // every pair must be on the node's labels
   std::vector<Toleration> tolerations;
+  // The job's cluster constraints, copied onto each of its tasks by the Scheduler (Submit):
+  // matched against the cluster labels every node carries (tessera.io/cluster: NAME included).
+  Labels cluster_selector;
+  ClusterAffinityTerms cluster_affinity;
+  ClusterAffinityTerms cluster_anti_affinity;
 
   bool IsSharing() const { return gpu_count == 1 && gpu_milli < kMilliGpuPerDevice; }
   bool NeedsGpu() const { return gpu_count > 0; }
@@ -103,6 +152,8 @@ struct JobSpec {
   Duration termination_grace{0};
   RestartPolicy restart_policy;
   Labels cluster_selector;
+  ClusterAffinityTerms cluster_affinity;  // over cluster labels; see ClusterAffinityTerms
+  ClusterAffinityTerms cluster_anti_affinity;
   std::vector<TaskGroup> tasks;
 
   int32_t TotalTasks() const;

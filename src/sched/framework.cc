@@ -6,6 +6,7 @@
 
 #include "core/device_selection.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "sched/max_tree.h"
 
 namespace tessera {
@@ -70,6 +71,10 @@ struct Framework::ClassCache {
   uint64_t seen_changes = 0;  // ClusterState::change_count() at the last refresh
   bool complete = false;      // every node has been evaluated once
   uint64_t last_used = 0;     // Framework::use_clock_ at the last attempt, for eviction
+  // With several clusters: the totals again, one tree per cluster (leaves in the cluster's node
+  // order), in step with `totals` when cluster_layout is the index's layout.
+  std::vector<MaxTree> cluster_totals;
+  uint64_t cluster_layout = 0;
 };
 
 absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const Profile& profile,
@@ -137,11 +142,51 @@ absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const Profile& prof
 
 Framework::~Framework() = default;
 
+void Framework::IndexClusters(const ClusterState& state) {
+  ClusterIndex& index = clusters_;
+  if (index.state_uid == state.uid() && index.nodes == state.size()) return;
+  if (index.state_uid != state.uid()) {
+    const uint64_t layout = index.layout;
+    index = ClusterIndex{};
+    index.state_uid = state.uid();
+    index.layout = layout;  // keeps growing: caches of an earlier state never look current
+  }
+  for (int32_t i = index.nodes; i < state.size(); ++i) {
+    const std::string& name = state.node(i).cluster;
+    auto it = std::find(index.names.begin(), index.names.end(), name);
+    const auto id = static_cast<int32_t>(it - index.names.begin());
+    if (it == index.names.end()) {
+      index.names.push_back(name);
+      index.members.emplace_back();
+    }
+    index.of_node.push_back(id);
+    index.position.push_back(static_cast<int32_t>(index.members[id].size()));
+    index.members[id].push_back(i);
+  }
+  index.nodes = state.size();
+  ++index.layout;
+}
+
+void Framework::RebuildClusterTotals(ClassCache& cache) const {
+  cache.cluster_totals.resize(clusters_.names.size());
+  for (size_t c = 0; c < clusters_.members.size(); ++c) {
+    MaxTree& tree = cache.cluster_totals[c];
+    const std::vector<int32_t>& members = clusters_.members[c];
+    tree.Resize(static_cast<int32_t>(members.size()));
+    for (size_t k = 0; k < members.size(); ++k) {
+      tree.SetLeaf(static_cast<int32_t>(k), cache.totals.Leaf(members[k]));
+    }
+    tree.Rebuild();
+  }
+  cache.cluster_layout = clusters_.layout;
+}
+
 Framework::ClassCache& Framework::CacheFor(const ClusterState& state, const TaskRequest& task) {
   if (state.uid() != cache_state_uid_) {
     caches_.clear();
     cache_state_uid_ = state.uid();
   }
+  IndexClusters(state);
   std::unique_ptr<ClassCache>& cache = caches_[task.EquivalenceKey()];
   if (cache == nullptr) {
     cache = std::make_unique<ClassCache>();
@@ -227,6 +272,10 @@ SchedStatus Framework::Refresh(ClassCache& cache, const CycleState& cycle,
       !cache.complete || state.change_count() - cache.seen_changes >= kMaxChangesBetweenRefreshes;
   const std::optional<std::span<const int32_t>> changes =
       everything ? std::nullopt : state.ChangesSince(cache.seen_changes);
+  // Per-cluster trees follow node by node when they are current, else are rebuilt below.
+  const bool per_cluster = clusters_.several();
+  const bool cluster_trees_current =
+      per_cluster && changes.has_value() && cache.cluster_layout == clusters_.layout;
   if (changes.has_value()) {
     // The changed nodes' entries of a class not used for a while are cold: fetch a few ahead.
     constexpr size_t kPrefetchDistance = 8;
@@ -237,7 +286,12 @@ SchedStatus Framework::Refresh(ClassCache& cache, const CycleState& cycle,
         cache.totals.PrefetchLeaf(ahead);
       }
       const int32_t index = (*changes)[j];
-      if (evaluate(index, false)) cache.totals.Set(index, total);
+      if (evaluate(index, false)) {
+        cache.totals.Set(index, total);
+        if (cluster_trees_current) {
+          cache.cluster_totals[clusters_.of_node[index]].Set(clusters_.position[index], total);
+        }
+      }
     }
   } else {
     // Every node (first use, or the log does not reach back far enough): set the leaves, then
@@ -251,21 +305,33 @@ SchedStatus Framework::Refresh(ClassCache& cache, const CycleState& cycle,
     cache.complete = false;  // a node may be half-evaluated: start over next time
     return error;
   }
+  if (per_cluster && !cluster_trees_current) RebuildClusterTotals(cache);
   cache.complete = true;
   cache.seen_changes = state.change_count();
   return {};
 }
 
-int32_t Framework::SelectNode(ClassCache& cache, const CycleState& cycle, const TaskRequest& task) {
+int32_t Framework::SelectNode(ClassCache& cache, const CycleState& cycle, const TaskRequest& task,
+                              int32_t cluster) {
   if (!any_normalize_) {
+    if (cluster != kAnyCluster) {
+      const MaxTree& tree = cache.cluster_totals[cluster];
+      if (tree.Best() == kInfeasible) return -1;
+      return clusters_.members[cluster][tree.KthBest(PickTie(tree.BestCount()))];
+    }
     if (cache.totals.Best() == kInfeasible) return -1;
     return cache.totals.KthBest(PickTie(cache.totals.BestCount()));
   }
   // Normalization looks at every feasible node's scores together: rebuild the totals.
-  const auto n = static_cast<int32_t>(cache.nodes.size());
   std::vector<int32_t> feasible;
-  for (int32_t i = 0; i < n; ++i) {
+  auto consider = [&](int32_t i) {
     if (cache.totals.Leaf(i) != kInfeasible) feasible.push_back(i);
+  };
+  if (cluster != kAnyCluster) {
+    for (int32_t i : clusters_.members[cluster]) consider(i);
+  } else {
+    const auto n = static_cast<int32_t>(cache.nodes.size());
+    for (int32_t i = 0; i < n; ++i) consider(i);
   }
   if (feasible.empty()) return -1;
   std::vector<int64_t> totals(feasible.size(), 0);
@@ -298,14 +364,19 @@ int64_t Framework::PickTie(int64_t ties) {
   return static_cast<int64_t>(handle_.rng->Uniform(static_cast<uint64_t>(ties)));
 }
 
-void Framework::Diagnose(const ClassCache& cache, const ClusterState& state,
-                         Diagnosis& diagnosis) const {
+void Framework::Diagnose(const ClassCache& cache, const ClusterState& state, Diagnosis& diagnosis,
+                         int32_t cluster) const {
   int64_t total = 0;
-  for (int32_t i = 0; i < state.size(); ++i) {
-    if (state.node(i).removed) continue;
+  auto count = [&](int32_t i) {
+    if (state.node(i).removed) return;
     ++total;
     const uint16_t reason = cache.nodes[i].reason;
     if (reason != kFeasible) diagnosis.Add(reasons_[reason - 1]);
+  };
+  if (cluster != kAnyCluster) {
+    for (int32_t i : clusters_.members[cluster]) count(i);
+  } else {
+    for (int32_t i = 0; i < state.size(); ++i) count(i);
   }
   diagnosis.set_total_nodes(total);
   if (total == 0) diagnosis.Add(&kNoNodes, 0);
@@ -336,6 +407,11 @@ SchedStatus Framework::RunPreFilter(CycleState& cycle, const TaskRequest& task) 
 TaskAttempt Framework::PlaceTask(const ClusterState& state, const TaskRequest& task,
                                  MatchMode mode) {
   if (mode == MatchMode::kSatisfiability) return PlaceOnEmptyNodes(state, task);
+  return PlaceTaskIn(state, task, kAnyCluster);
+}
+
+TaskAttempt Framework::PlaceTaskIn(const ClusterState& state, const TaskRequest& task,
+                                   int32_t cluster) {
   TaskAttempt attempt;
   CycleState cycle;
   attempt.status = RunPreFilter(cycle, task);
@@ -345,9 +421,9 @@ TaskAttempt Framework::PlaceTask(const ClusterState& state, const TaskRequest& t
   attempt.status = Refresh(cache, cycle, state, task);
   if (!attempt.status.ok()) return attempt;
 
-  const int32_t chosen = SelectNode(cache, cycle, task);
+  const int32_t chosen = SelectNode(cache, cycle, task, cluster);
   if (chosen < 0) {
-    Diagnose(cache, state, attempt.diagnosis);
+    Diagnose(cache, state, attempt.diagnosis, cluster);
     const std::vector<ReasonCount> counts = attempt.diagnosis.Counts();
     attempt.status = SchedStatus::Unschedulable(counts.empty() ? kNoNodes : *counts.front().reason);
     for (PostFilterPlugin* plugin : post_filter_) {
@@ -447,7 +523,114 @@ SchedStatus Framework::Permit(const GangProgress& progress) {
 
 GangAttempt Framework::ScheduleGang(ClusterState& state, std::string_view job,
                                     std::span<const TaskRequest> tasks, int32_t min_available,
-                                    MatchMode mode) {
+                                    MatchMode mode, std::string_view cluster) {
+  IndexClusters(state);
+  int32_t placed = 0;
+  if (!cluster.empty()) {
+    const auto it = std::find(clusters_.names.begin(), clusters_.names.end(), cluster);
+    if (it == clusters_.names.end()) {
+      GangAttempt none;
+      none.status = SchedStatus::Unschedulable(kNoNodes);
+      none.failed_task = 0;
+      none.diagnosis.Add(&kNoNodes, 0);
+      return none;
+    }
+    const int32_t id =
+        clusters_.several() ? static_cast<int32_t>(it - clusters_.names.begin()) : kAnyCluster;
+    return GangIn(state, job, tasks, min_available, mode, id, &placed);
+  }
+  // One task: its best node decides its cluster.
+  if (!clusters_.several() || tasks.size() == 1) {
+    return GangIn(state, job, tasks, min_available, mode, kAnyCluster, &placed);
+  }
+  return ScheduleAcrossClusters(state, job, tasks, min_available, mode);
+}
+
+std::vector<int32_t> Framework::ClusterOrder(const ClusterState& state, const TaskRequest& first,
+                                             Diagnosis& skipped) {
+  CycleState cycle;
+  if (!RunPreFilter(cycle, first).ok()) return {};
+  ClassCache& cache = CacheFor(state, first);
+  if (!Refresh(cache, cycle, state, first).ok()) return {};
+  std::vector<std::pair<int64_t, int32_t>> ranked;  // (best total, cluster)
+  for (size_t c = 0; c < clusters_.names.size(); ++c) {
+    const auto id = static_cast<int32_t>(c);
+    const int64_t best = cache.cluster_totals[c].Best();
+    if (best == kInfeasible) {
+      Diagnose(cache, state, skipped, id);
+      continue;
+    }
+    ranked.emplace_back(best, id);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<int32_t> order;
+  for (size_t begin = 0; begin < ranked.size();) {
+    size_t end = begin;
+    while (end < ranked.size() && ranked[end].first == ranked[begin].first) ++end;
+    // Equal clusters are drawn one by one as equal nodes are (PickTie), else kept in order.
+    std::vector<int32_t> tied;
+    for (size_t k = begin; k < end; ++k) tied.push_back(ranked[k].second);
+    while (!tied.empty()) {
+      const auto pick = static_cast<size_t>(PickTie(static_cast<int64_t>(tied.size())));
+      order.push_back(tied[pick]);
+      tied.erase(tied.begin() + static_cast<ptrdiff_t>(pick));
+    }
+    begin = end;
+  }
+  return order;
+}
+
+GangAttempt Framework::ScheduleAcrossClusters(ClusterState& state, std::string_view job,
+                                              std::span<const TaskRequest> tasks,
+                                              int32_t min_available, MatchMode mode) {
+  Diagnosis merged;
+  const std::vector<int32_t> order = ClusterOrder(state, tasks.front(), merged);
+  int32_t placed = 0;
+  // No cluster takes the first task (or it failed before any node was looked at): the plain
+  // attempt gives the usual answer.
+  if (order.empty()) return GangIn(state, job, tasks, min_available, mode, kAnyCluster, &placed);
+  int64_t total_nodes = merged.total_nodes();
+  GangAttempt closest;
+  int32_t closest_placed = -1;
+  std::vector<std::pair<int32_t, int32_t>> progress;  // (placed, cluster) per cluster tried
+  for (int32_t cluster : order) {
+    GangAttempt attempt = GangIn(state, job, tasks, min_available, mode, cluster, &placed);
+    if (attempt.status.ok() || attempt.status.code() == SchedStatus::Code::kError) return attempt;
+    progress.emplace_back(placed, cluster);
+    total_nodes += attempt.diagnosis.total_nodes();
+    for (const ReasonCount& count : attempt.diagnosis.Counts()) {
+      if (count.nodes > 0) merged.Add(count.reason, count.nodes);
+    }
+    if (placed > closest_placed) {
+      closest_placed = placed;
+      closest = std::move(attempt);
+    }
+  }
+  merged.set_total_nodes(total_nodes);
+  closest.diagnosis = std::move(merged);
+  int64_t across = 0;
+  for (const auto& [n, cluster] : progress) across += n;
+  if (across >= min_available) {
+    std::stable_sort(progress.begin(), progress.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    constexpr size_t kNamed = 4;
+    std::vector<std::string> parts;
+    for (size_t k = 0; k < progress.size() && k < kNamed; ++k) {
+      parts.push_back(fmt::format("{} {}", clusters_.names[progress[k].second], progress[k].first));
+    }
+    if (progress.size() > kNamed) parts.push_back(fmt::format("{} more", progress.size() - kNamed));
+    closest.note = fmt::format(
+        "the gang fits no single cluster (a gang runs within one cluster; gang tasks that fit: "
+        "{} of {})",
+        fmt::join(parts, ", "), min_available);
+  }
+  return closest;
+}
+
+GangAttempt Framework::GangIn(ClusterState& state, std::string_view job,
+                              std::span<const TaskRequest> tasks, int32_t min_available,
+                              MatchMode mode, int32_t cluster, int32_t* placed) {
   GangAttempt gang;
   std::vector<int32_t> placed_tasks;  // task index of each entry of gang.placements
   auto rollback = [&] {
@@ -462,8 +645,9 @@ GangAttempt Framework::ScheduleGang(ClusterState& state, std::string_view job,
 
   const auto n = static_cast<int32_t>(tasks.size());
   bool permitted = false;
+  *placed = 0;
   for (int32_t i = 0; i < n; ++i) {
-    TaskAttempt attempt = PlaceTask(state, tasks[i], MatchMode::kAllocate);
+    TaskAttempt attempt = PlaceTaskIn(state, tasks[i], cluster);
     if (attempt.status.code() == SchedStatus::Code::kError) {
       rollback();
       gang.status = attempt.status;
@@ -478,6 +662,7 @@ GangAttempt Framework::ScheduleGang(ClusterState& state, std::string_view job,
       }
       gang.placements.push_back(*std::move(attempt.placement));
       placed_tasks.push_back(i);
+      ++*placed;
     } else if (gang.failed_task < 0) {
       gang.failed_task = i;
       gang.diagnosis = std::move(attempt.diagnosis);

@@ -17,6 +17,18 @@
 // asks Permit after each, and binds the gang only once permitted; on any failure every task
 // reserved in the attempt is forgotten and unreserved: a waiting gang never holds capacity.
 //
+// A gang stays inside one cluster (Node::cluster). When the state's nodes belong to several
+// clusters, ScheduleGang tries the clusters as units: those where the gang's first task fits
+// some node, best first by that node's weighted total (so cluster-level scorers — ClusterScore's
+// cost tiers, ClusterAffinity's preferred terms — and the load of each cluster's best node
+// decide; ties broken as the profile breaks ties between nodes), each attempt restricted to the
+// nodes of one cluster, until one permits the gang. A job of a single task needs no such loop:
+// its best node decides its cluster. Backfill reservations and victim searches place gangs
+// through ScheduleGang, so they too keep each gang in one cluster. With one cluster (the common
+// single-cluster deployment) nothing of this runs: the attempt is exactly the single-cluster one.
+// Per-cluster best totals come from one extra MaxTree per cluster in each class cache, kept only
+// while the state has several clusters. A node's cluster must not change once it is added.
+//
 // Match modes (one entry point for the live scheduler, the API's explain/estimate and the
 // simulator): kAllocate places and binds; kWithoutAllocating answers "where would it go now"
 // and leaves the state as it was; kSatisfiability asks "could it ever run" against every node's
@@ -70,7 +82,13 @@ struct GangAttempt {
   std::vector<Placement> placements;  // one per task placed, in task order; empty on failure
   std::vector<int32_t> task_indices;  // the task index of each placement
   int32_t failed_task = -1;           // the first task that found no node, when any
-  Diagnosis diagnosis;                // that task's diagnosis
+  // That task's diagnosis. When several clusters were tried, each cluster's nodes are counted
+  // under the reasons of its own attempt (the failed task reported is that of the cluster that
+  // placed the most gang tasks).
+  Diagnosis diagnosis;
+  // When no cluster fits a gang whose tasks would fit across several: "the gang fits no single
+  // cluster (…: east 2, west 2 of 4)"; empty otherwise.
+  std::string note;
 };
 
 class Framework {
@@ -94,10 +112,12 @@ class Framework {
   // Places `tasks` all-or-nothing for their first `min_available` (the gang; tasks beyond it are
   // placed as capacity allows), assuming each into `state`. With kAllocate the placed tasks are
   // bound and stay assumed; with kWithoutAllocating they are forgotten again before returning.
+  // The tasks are kept in one cluster (see above); `cluster`, when not empty, is that cluster
+  // (the tasks beyond a running gang join its cluster): no node of another is considered.
   // REQUIRES: 1 <= min_available <= tasks.size().
   GangAttempt ScheduleGang(ClusterState& state, std::string_view job,
                            std::span<const TaskRequest> tasks, int32_t min_available,
-                           MatchMode mode = MatchMode::kAllocate);
+                           MatchMode mode = MatchMode::kAllocate, std::string_view cluster = {});
 
   // The profile's QueueSort order.
   bool Less(const QueuedJobInfo& a, const QueuedJobInfo& b) const {
@@ -107,7 +127,38 @@ class Framework {
  private:
   struct ClassCache;  // per equivalence class: cached verdicts and scores per node
 
+  // Restricts an attempt to no cluster (every node) — the only value with a single cluster.
+  static constexpr int32_t kAnyCluster = -1;
+
+  // The state's clusters, indexed as nodes are added (node indices and clusters never change).
+  struct ClusterIndex {
+    uint64_t state_uid = 0;
+    int32_t nodes = 0;                          // nodes indexed so far
+    uint64_t layout = 0;                        // changes whenever nodes are indexed
+    std::vector<std::string> names;             // by cluster id, in order of first node
+    std::vector<int32_t> of_node;               // cluster id of each node
+    std::vector<int32_t> position;              // each node's position among its cluster's
+    std::vector<std::vector<int32_t>> members;  // node indices of each cluster, ascending
+    bool several() const { return names.size() > 1; }
+  };
+
   Framework() = default;
+  // Brings clusters_ up to date with the state's nodes.
+  void IndexClusters(const ClusterState& state);
+  // Rebuilds the class cache's per-cluster trees from its totals.
+  void RebuildClusterTotals(ClassCache& cache) const;
+  TaskAttempt PlaceTaskIn(const ClusterState& state, const TaskRequest& task, int32_t cluster);
+  // One gang attempt restricted to `cluster`; *placed receives how many tasks it placed before
+  // it succeeded or gave up.
+  GangAttempt GangIn(ClusterState& state, std::string_view job, std::span<const TaskRequest> tasks,
+                     int32_t min_available, MatchMode mode, int32_t cluster, int32_t* placed);
+  // The clusters tried for a gang, as described in the class comment; the diagnosis of the
+  // clusters left out (its first task fits no node there) is added to `skipped`.
+  std::vector<int32_t> ClusterOrder(const ClusterState& state, const TaskRequest& first,
+                                    Diagnosis& skipped);
+  GangAttempt ScheduleAcrossClusters(ClusterState& state, std::string_view job,
+                                     std::span<const TaskRequest> tasks, int32_t min_available,
+                                     MatchMode mode);
   ClassCache& CacheFor(const ClusterState& state, const TaskRequest& task);
   // Runs PreFilter and PreScore; marks the filters whose PreFilter returned Skip.
   SchedStatus RunPreFilter(CycleState& cycle, const TaskRequest& task);
@@ -123,11 +174,13 @@ class Framework {
   // A small id for a rejection reason (1-based; reasons are few and static).
   uint16_t ReasonId(const Reason* reason);
   // The highest-scoring feasible node (ties broken with the Rng), or -1 when none is feasible.
-  int32_t SelectNode(ClassCache& cache, const CycleState& cycle, const TaskRequest& task);
+  int32_t SelectNode(ClassCache& cache, const CycleState& cycle, const TaskRequest& task,
+                     int32_t cluster);
   // Which of `ties` equal best nodes to take (in node order): the first, or one drawn uniformly
   // with the Handle's Rng, as the profile says (no draw when there is one candidate).
   int64_t PickTie(int64_t ties);
-  void Diagnose(const ClassCache& cache, const ClusterState& state, Diagnosis& diagnosis) const;
+  void Diagnose(const ClassCache& cache, const ClusterState& state, Diagnosis& diagnosis,
+                int32_t cluster) const;
   TaskAttempt PlaceOnEmptyNodes(const ClusterState& state, const TaskRequest& task);
   void UnreserveAll(CycleState& cycle, const TaskRequest& task, const Placement& placement);
   SchedStatus Permit(const GangProgress& progress);
@@ -154,6 +207,7 @@ class Framework {
   uint64_t use_clock_ = 0;
   uint64_t cache_state_uid_ = 0;
   std::unordered_map<std::string, std::unique_ptr<ClassCache>> caches_;
+  ClusterIndex clusters_;
 };
 
 }  // namespace tessera

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -312,6 +313,156 @@ TEST_F(FrameworkTest, CreateRejectsBadProfiles) {
   Profile stray_args = profile_;
   stray_args.plugin_args["Other"] = {};
   EXPECT_FALSE(Framework::Create(stray_args, registry_, handle).ok());
+}
+
+// Nodes of two clusters: east (a, b) and west (c, d), 2000 millicores each; west scores higher.
+class FrameworkClustersTest : public FrameworkTest {
+ protected:
+  void AddClusters(ClusterState& state, const std::string& west_score = "90") {
+    AddIn(state, "a", "east", "50");
+    AddIn(state, "b", "east", "50");
+    AddIn(state, "c", "west", west_score);
+    AddIn(state, "d", "west", west_score);
+  }
+  void AddIn(ClusterState& state, std::string name, std::string cluster, std::string score) {
+    Node node = MakeNode(std::move(name), 2000, {{"score", std::move(score)}});
+    node.cluster = std::move(cluster);
+    ASSERT_TRUE(state.AddNode(std::move(node)).ok());
+  }
+  static std::set<std::string> ClustersOf(const ClusterState& state, const GangAttempt& gang) {
+    std::set<std::string> clusters;
+    for (const Placement& p : gang.placements) clusters.insert(state.node(p.node_index).cluster);
+    return clusters;
+  }
+};
+
+TEST_F(FrameworkClustersTest, GangGoesToTheBestClusterWhole) {
+  ClusterState state;
+  AddClusters(state);
+  auto fw = Build();
+  std::vector<TaskRequest> two(2, CpuTask(2000));
+  GangAttempt gang = fw->ScheduleGang(state, "pair", two, 2);
+  ASSERT_TRUE(gang.status.ok());
+  EXPECT_EQ(ClustersOf(state, gang), (std::set<std::string>{"west"}));
+  // West is full now: the next pair takes east as a whole.
+  GangAttempt next = fw->ScheduleGang(state, "pair-2", two, 2);
+  ASSERT_TRUE(next.status.ok());
+  EXPECT_EQ(ClustersOf(state, next), (std::set<std::string>{"east"}));
+}
+
+TEST_F(FrameworkClustersTest, GangThatFitsOnlySplitWaitsAndSaysWhy) {
+  ClusterState state;
+  AddClusters(state);
+  auto fw = Build();
+  std::vector<TaskRequest> three(3, CpuTask(2000));
+  GangAttempt gang = fw->ScheduleGang(state, "big", three, 3);
+  EXPECT_FALSE(gang.status.ok());
+  EXPECT_TRUE(gang.placements.empty());
+  EXPECT_TRUE(sink_.bound.empty());
+  for (int32_t i = 0; i < state.size(); ++i) EXPECT_EQ(state.node(i).allocated.cpu, 0);
+  EXPECT_EQ(gang.failed_task, 2);
+  EXPECT_EQ(gang.diagnosis.ToString(), "0/4 nodes: 4 insufficient cpu");
+  EXPECT_EQ(gang.note,
+            "the gang fits no single cluster (a gang runs within one cluster; gang tasks that "
+            "fit: west 2, east 2 of 3)");
+}
+
+TEST_F(FrameworkClustersTest, NoNoteWhenTheGangWouldNotFitSplitEither) {
+  ClusterState state;
+  AddClusters(state);
+  auto fw = Build();
+  std::vector<TaskRequest> five(5, CpuTask(2000));
+  GangAttempt gang = fw->ScheduleGang(state, "huge", five, 5);
+  EXPECT_FALSE(gang.status.ok());
+  EXPECT_TRUE(gang.note.empty());
+}
+
+TEST_F(FrameworkClustersTest, ClusterWhereTheFirstTaskFitsNowhereIsSkippedAndCounted) {
+  ClusterState state;
+  AddIn(state, "a", "east", "50");
+  AddIn(state, "b", "east", "50");
+  Node rejected = MakeNode("c", 4000, {{"score", "90"}, {"reject", "1"}});
+  rejected.cluster = "west";
+  ASSERT_TRUE(state.AddNode(std::move(rejected)).ok());
+  auto fw = Build();
+  std::vector<TaskRequest> three(3, CpuTask(2000));
+  GangAttempt gang = fw->ScheduleGang(state, "big", three, 3);
+  EXPECT_FALSE(gang.status.ok());
+  EXPECT_EQ(gang.diagnosis.ToString(), "0/3 nodes: 2 insufficient cpu, 1 node labelled reject");
+  EXPECT_TRUE(gang.note.empty()) << "2 tasks fit in all: not a split";
+}
+
+TEST_F(FrameworkClustersTest, ANamedClusterIsTheOnlyOneConsidered) {
+  ClusterState state;
+  AddClusters(state);
+  auto fw = Build();
+  std::vector<TaskRequest> one(1, CpuTask(1000));
+  GangAttempt east = fw->ScheduleGang(state, "j", one, 1, MatchMode::kAllocate, "east");
+  ASSERT_TRUE(east.status.ok());
+  EXPECT_EQ(ClustersOf(state, east), (std::set<std::string>{"east"}));
+  GangAttempt nowhere = fw->ScheduleGang(state, "j", one, 1, MatchMode::kAllocate, "north");
+  EXPECT_FALSE(nowhere.status.ok());
+  EXPECT_EQ(nowhere.failed_task, 0);
+}
+
+TEST_F(FrameworkClustersTest, ASingleTaskTakesTheBestNodeOfAnyCluster) {
+  ClusterState state;
+  AddClusters(state);
+  auto fw = Build();
+  std::vector<TaskRequest> one(1, CpuTask(1000));
+  GangAttempt gang = fw->ScheduleGang(state, "j", one, 1);
+  ASSERT_TRUE(gang.status.ok());
+  EXPECT_EQ(ClustersOf(state, gang), (std::set<std::string>{"west"}));
+}
+
+TEST_F(FrameworkClustersTest, PerClusterTreesFollowChangesAndNewNodes) {
+  ClusterState state;
+  AddClusters(state, "10");  // east is better now
+  auto fw = Build();
+  std::vector<TaskRequest> two(2, CpuTask(2000));
+  GangAttempt dry = fw->ScheduleGang(state, "p", two, 2, MatchMode::kWithoutAllocating);
+  ASSERT_TRUE(dry.status.ok());
+  EXPECT_EQ(ClustersOf(state, dry), (std::set<std::string>{"east"}));
+  // Half of east is taken: the pair goes west.
+  Placement on_a;
+  on_a.node_index = 0;
+  on_a.node = "a";
+  ASSERT_TRUE(state.Assume(CpuTask(1000), on_a).ok());
+  GangAttempt west = fw->ScheduleGang(state, "p", two, 2, MatchMode::kWithoutAllocating);
+  ASSERT_TRUE(west.status.ok());
+  EXPECT_EQ(ClustersOf(state, west), (std::set<std::string>{"west"}));
+  // A third cluster appears with the best nodes.
+  AddIn(state, "e", "north", "99");
+  AddIn(state, "f", "north", "99");
+  GangAttempt north = fw->ScheduleGang(state, "p", two, 2, MatchMode::kWithoutAllocating);
+  ASSERT_TRUE(north.status.ok());
+  EXPECT_EQ(ClustersOf(state, north), (std::set<std::string>{"north"}));
+  state.Forget(CpuTask(1000), on_a);
+  state.MutableNode(4).labels["reject"] = "1";
+  GangAttempt east = fw->ScheduleGang(state, "p", two, 2, MatchMode::kWithoutAllocating);
+  ASSERT_TRUE(east.status.ok());
+  EXPECT_EQ(ClustersOf(state, east), (std::set<std::string>{"east"}));
+}
+
+TEST_F(FrameworkClustersTest, EqualClustersAreDrawnByTheTieBreak) {
+  ClusterState state;
+  AddClusters(state, "50");
+  std::vector<TaskRequest> two(2, CpuTask(2000));
+  std::map<std::string, int> picks;
+  auto fw = Build(7);
+  for (int k = 0; k < 200; ++k) {
+    GangAttempt gang = fw->ScheduleGang(state, "p", two, 2, MatchMode::kWithoutAllocating);
+    ASSERT_TRUE(gang.status.ok());
+    ASSERT_EQ(ClustersOf(state, gang).size(), 1u);
+    ++picks[*ClustersOf(state, gang).begin()];
+  }
+  EXPECT_EQ(picks.size(), 2u) << "random tie-break: both clusters are drawn";
+  profile_.tie_break = TieBreak::kFirst;
+  auto first = Build(7);
+  for (int k = 0; k < 10; ++k) {
+    GangAttempt gang = first->ScheduleGang(state, "p", two, 2, MatchMode::kWithoutAllocating);
+    EXPECT_EQ(ClustersOf(state, gang), (std::set<std::string>{"east"}));
+  }
 }
 
 }  // namespace

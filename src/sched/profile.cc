@@ -13,10 +13,15 @@ namespace {
 // The built-in profiles, one per placement policy. The FGD paper's policies run only their own
 // scorer (the paper's artifact turns every default Kubernetes scorer off), choose the GPU
 // devices in their Reserve, and take the first of tied nodes as the artifact's scheduler does.
+// Every profile filters by the job's cluster constraints (before the node-level filters, so a
+// node of a cluster the job may not use says so); default and mostallocated also rank clusters
+// by preferred cluster affinity and cost tier, each weighted 10 so that they decide between
+// clusters and the allocation score decides within one (docs/policies/cluster-selection.md).
 constexpr std::string_view kFilters =
     "queueSort: PrioritySort\n"
     "preFilter: [NodeResourcesFit]\n"
-    "filter: [NodeUnschedulable, NodeResourcesFit, TaintToleration, NodeAffinity]\n"
+    "filter: [NodeUnschedulable, ClusterSelector, ClusterAffinity, NodeResourcesFit, "
+    "TaintToleration, NodeAffinity]\n"
     "permit: [Gang]\n"
     "bind: [DefaultBinder]\n";
 
@@ -26,9 +31,12 @@ struct BuiltinSpec {
 };
 
 constexpr std::array<BuiltinSpec, 8> kBuiltins = {{
-    {"default", "score: [{name: LeastAllocated, weight: 1}, {name: TaintToleration, weight: 1}]\n"},
+    {"default",
+     "score: [{name: LeastAllocated, weight: 1}, {name: TaintToleration, weight: 1}, "
+     "{name: ClusterAffinity, weight: 10}, {name: ClusterScore, weight: 10}]\n"},
     {"mostallocated",
-     "score: [{name: MostAllocated, weight: 1}, {name: TaintToleration, weight: 1}]\n"},
+     "score: [{name: MostAllocated, weight: 1}, {name: TaintToleration, weight: 1}, "
+     "{name: ClusterAffinity, weight: 10}, {name: ClusterScore, weight: 10}]\n"},
     {"random", "tieBreak: first\nscore: [Random]\nreserve: [Random]\n"},
     {"dotprod", "tieBreak: first\nscore: [DotProduct]\nreserve: [DotProduct]\n"},
     {"packing", "tieBreak: first\nscore: [GpuPacking]\nreserve: [GpuPacking]\n"},

@@ -22,7 +22,10 @@
 //
 // Unknown keys are errors naming the key. The built-in profiles are one per placement policy:
 // "default" (LeastAllocated), "mostallocated", and the FGD paper's six: "random", "dotprod",
-// "packing", "clustering", "bestfit", "fgd". A value type.
+// "packing", "clustering", "bestfit", "fgd". Every built-in profile runs the cluster filters
+// (ClusterSelector, ClusterAffinity); "default" and "mostallocated" also score clusters
+// (ClusterAffinity, ClusterScore). A profile of one's own that leaves them out ignores
+// clusterAffinity (clusterSelector still holds through the node selector). A value type.
 #pragma once
 
 #include <map>

@@ -187,8 +187,13 @@ absl::Status Scheduler::Submit(std::string_view job, const JobSpec& spec) {
   entry->spec = spec;
   entry->leaf = leaf;
   for (const TaskGroup& group : spec.tasks) {
+    // The job's cluster constraints hold for each of its tasks (the cluster plugins read them).
+    TaskRequest request = group.request;
+    request.cluster_selector = spec.cluster_selector;
+    request.cluster_affinity = spec.cluster_affinity;
+    request.cluster_anti_affinity = spec.cluster_anti_affinity;
     for (int32_t r = 0; r < group.replicas; ++r) {
-      entry->tasks.push_back(group.request);
+      entry->tasks.push_back(request);
       entry->task_names.push_back(fmt::format("{}-{}", group.name, r));
     }
   }
@@ -596,8 +601,16 @@ void Scheduler::PlaceRemaining(CycleContext& cycle, Entry& entry) {
     if (!entry.placed[i]) remaining.push_back(static_cast<int32_t>(i));
   }
   if (remaining.empty()) return;
+  // They join the gang's cluster.
+  std::string_view cluster;
+  for (const std::optional<Placement>& p : entry.placements) {
+    if (p.has_value()) {
+      cluster = cycle.state.node(p->node_index).cluster;
+      break;
+    }
+  }
   PendingReason ignored;
-  std::vector<TaskBinding> bound = Attempt(cycle.state, entry, remaining, 1, &ignored);
+  std::vector<TaskBinding> bound = Attempt(cycle.state, entry, remaining, 1, &ignored, cluster);
   if (bound.empty()) return;
   const TimePoint end =
       entry.spec.time_limit ? entry.start_time + *entry.spec.time_limit : TimePoint::max();
@@ -646,11 +659,13 @@ bool Scheduler::DelaysReservations(CycleContext& cycle, Entry& entry,
 
 std::vector<TaskBinding> Scheduler::Attempt(ClusterState& state, Entry& entry,
                                             const std::vector<int32_t>& indices,
-                                            int32_t min_available, PendingReason* failure) {
+                                            int32_t min_available, PendingReason* failure,
+                                            std::string_view cluster) {
   std::vector<TaskRequest> tasks;
   tasks.reserve(indices.size());
   for (int32_t i : indices) tasks.push_back(entry.tasks[i]);
-  GangAttempt gang = framework_->ScheduleGang(state, entry.name, tasks, min_available);
+  GangAttempt gang = framework_->ScheduleGang(state, entry.name, tasks, min_available,
+                                              MatchMode::kAllocate, cluster);
   if (gang.status.ok() && static_cast<int32_t>(gang.placements.size()) < min_available) {
     // A profile without a Gang permit plugin binds partial gangs; the job contract does not.
     for (size_t k = 0; k < gang.placements.size(); ++k) {
@@ -669,6 +684,7 @@ std::vector<TaskBinding> Scheduler::Attempt(ClusterState& state, Entry& entry,
       *failure = {std::string(code.empty() ? kReasonGangIncomplete : code),
                   fmt::format("task {}: {}", entry.task_names[indices[gang.failed_task]],
                               gang.diagnosis.ToString())};
+      if (!gang.note.empty()) failure->message += "; " + gang.note;
       failure->total_nodes = gang.diagnosis.total_nodes();
       for (const ReasonCount& count : gang.diagnosis.Counts()) {
         failure->rejections.emplace_back(count.reason->detail, count.nodes);

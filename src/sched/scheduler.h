@@ -15,9 +15,11 @@
 //      preempted for it;
 //   4. running jobs place their tasks beyond the gang as capacity allows.
 // A gang — the first `min_available` tasks in task-group order — is placed all-or-nothing with
-// Framework::ScheduleGang and holds nothing while it waits. A gang that does not fit may preempt
-// (when the policy allows): lower-priority jobs of its own queue and jobs of queues above their
-// guarantee, chosen by preemption/victim_search.h, whole gangs only, never before their
+// Framework::ScheduleGang, inside one cluster, and holds nothing while it waits; the tasks beyond
+// it join the gang's cluster. Each task carries its job's cluster constraints (clusterSelector,
+// clusterAffinity, clusterAntiAffinity) for the cluster plugins. A gang that does not fit may
+// preempt (when the policy allows): lower-priority jobs of its own queue and jobs of queues above
+// their guarantee, chosen by preemption/victim_search.h, whole gangs only, never before their
 // min_runtime, within the preemptor queue's rate limit, and only when the victims make it fit.
 // A preemptor waits for its victims to be released before it preempts again. Otherwise, with
 // backfill on (backfill/backfill_planner.h), the first blocked job (EASY) or the first
@@ -272,11 +274,12 @@ class Scheduler {
   std::string ReservationsText(const CycleContext& cycle) const;
   bool DelaysReservations(CycleContext& cycle, Entry& entry,
                           const std::vector<TaskBinding>& bound, TimePoint end);
-  // Places tasks[indices] with the first `min_available` all-or-nothing; maps the result back
-  // to job task indices. Empty on failure, with `failure` set.
+  // Places tasks[indices] with the first `min_available` all-or-nothing, in one cluster (in
+  // `cluster` when given); maps the result back to job task indices. Empty on failure, with
+  // `failure` set.
   std::vector<TaskBinding> Attempt(ClusterState& state, Entry& entry,
                                    const std::vector<int32_t>& indices, int32_t min_available,
-                                   PendingReason* failure);
+                                   PendingReason* failure, std::string_view cluster = {});
   void Started(Entry& entry, std::vector<TaskBinding> bound, SchedulerSink& sink);
   void Evict(CycleContext& cycle, Entry& victim, const Entry& preemptor, std::string_view why);
   void SetPending(Entry& entry, PendingReason reason, SchedulerSink& sink);

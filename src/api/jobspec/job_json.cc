@@ -93,6 +93,29 @@ Json Task(const TaskGroup& group, bool with_placement) {
   return out;
 }
 
+Json Requirements(const std::vector<LabelRequirement>& requirements) {
+  Json out = Json::array();
+  for (const LabelRequirement& r : requirements) {
+    Json item = {{"key", r.key}, {"operator", LabelOperatorName(r.op)}};
+    if (!r.values.empty()) item["values"] = r.values;
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+Json Affinity(const ClusterAffinityTerms& terms) {
+  Json out = Json::object();
+  if (!terms.required.empty()) out["required"] = Requirements(terms.required);
+  if (!terms.preferred.empty()) {
+    Json preferred = Json::array();
+    for (const PreferredLabelTerm& term : terms.preferred) {
+      preferred.push_back({{"weight", term.weight}, {"match", Requirements(term.match)}});
+    }
+    out["preferred"] = std::move(preferred);
+  }
+  return out;
+}
+
 Json Spec(const JobSpec& spec) {
   Json out = Json::object();
   out["queue"] = spec.queue;
@@ -112,6 +135,10 @@ Json Spec(const JobSpec& spec) {
   }
   if (shared_placement && !spec.tasks.empty()) AddPlacement(spec.tasks[0].request, out);
   if (!spec.cluster_selector.empty()) out["clusterSelector"] = StringMapToJson(spec.cluster_selector);
+  if (!spec.cluster_affinity.empty()) out["clusterAffinity"] = Affinity(spec.cluster_affinity);
+  if (!spec.cluster_anti_affinity.empty()) {
+    out["clusterAntiAffinity"] = Affinity(spec.cluster_anti_affinity);
+  }
   Json tasks = Json::array();
   for (const TaskGroup& group : spec.tasks) tasks.push_back(Task(group, !shared_placement));
   out["tasks"] = std::move(tasks);

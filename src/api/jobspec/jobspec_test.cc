@@ -371,6 +371,102 @@ TEST(ParseJobDocumentTest, Errors) {
   }
 }
 
+constexpr std::string_view kAffinitySpec = R"(  clusterAffinity:
+    required: [{key: region, operator: In, values: [east, west]}]
+    preferred:
+    - {weight: 10, match: [{key: tier, operator: In, values: [cheap]}]}
+    - {weight: 100, match: [{key: gpu, operator: Exists}, {key: spot, operator: DoesNotExist}]}
+  clusterAntiAffinity:
+    required: [{key: tessera.io/cluster, operator: NotIn, values: [lab]}]
+    preferred: [{weight: 5, match: [{key: region, operator: In, values: [west]}]}]
+  tasks: [{name: w}]
+)";
+
+TEST(ParseJobDocumentTest, ClusterAffinity) {
+  const JobDocument job = ParseOk(Doc(kAffinitySpec));
+  const ClusterAffinityTerms& affinity = job.spec.cluster_affinity;
+  ASSERT_EQ(affinity.required.size(), 1u);
+  EXPECT_EQ(affinity.required[0],
+            (LabelRequirement{"region", LabelOperator::kIn, {"east", "west"}}));
+  ASSERT_EQ(affinity.preferred.size(), 2u);
+  EXPECT_EQ(affinity.preferred[0].weight, 10);
+  EXPECT_EQ(affinity.preferred[1].weight, 100);
+  EXPECT_EQ(affinity.preferred[1].match,
+            (std::vector<LabelRequirement>{{"gpu", LabelOperator::kExists, {}},
+                                           {"spot", LabelOperator::kDoesNotExist, {}}}));
+  const ClusterAffinityTerms& anti = job.spec.cluster_anti_affinity;
+  ASSERT_EQ(anti.required.size(), 1u);
+  EXPECT_EQ(anti.required[0].op, LabelOperator::kNotIn);
+  ASSERT_EQ(anti.preferred.size(), 1u);
+  EXPECT_EQ(anti.preferred[0].weight, 5);
+  // Empty mappings and lists are no constraint.
+  const JobDocument empty =
+      ParseOk(Doc("  clusterAffinity: {}\n  clusterAntiAffinity: {required: []}\n"
+                  "  tasks: [{name: w}]\n"));
+  EXPECT_TRUE(empty.spec.cluster_affinity.empty());
+  EXPECT_TRUE(empty.spec.cluster_anti_affinity.empty());
+}
+
+TEST(ParseJobDocumentTest, ClusterAffinityErrors) {
+  struct Case {
+    std::string name;
+    std::string spec;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"weight above 100",
+       "  clusterAffinity: {preferred: [{weight: 101, match: [{key: a, operator: Exists}]}]}\n",
+       "5:42: spec.clusterAffinity.preferred[0].weight: must be 1..100"},
+      {"weight zero",
+       "  clusterAntiAffinity: {preferred: [{weight: 0, match: [{key: a, operator: Exists}]}]}\n",
+       "5:46: spec.clusterAntiAffinity.preferred[0].weight: must be 1..100"},
+      {"weight not an integer",
+       "  clusterAffinity: {preferred: [{weight: x, match: [{key: a, operator: Exists}]}]}\n",
+       "5:42: spec.clusterAffinity.preferred[0].weight: must be an integer 1..100"},
+      {"weight missing",
+       "  clusterAffinity: {preferred: [{match: [{key: a, operator: Exists}]}]}\n",
+       "5:33: spec.clusterAffinity.preferred[0].weight: required (1..100)"},
+      {"match missing", "  clusterAffinity: {preferred: [{weight: 1}]}\n",
+       "5:33: spec.clusterAffinity.preferred[0].match: must list at least one requirement"},
+      {"unknown operator",
+       "  clusterAffinity: {required: [{key: a, operator: Equals, values: [x]}]}\n",
+       "5:51: spec.clusterAffinity.required[0].operator: must be one of In, NotIn, Exists, "
+       "DoesNotExist, not \"Equals\""},
+      {"operator missing", "  clusterAffinity: {required: [{key: a, values: [x]}]}\n",
+       "5:32: spec.clusterAffinity.required[0].operator: required (In, NotIn, Exists or "
+       "DoesNotExist)"},
+      {"key missing", "  clusterAffinity: {required: [{operator: Exists}]}\n",
+       "5:32: spec.clusterAffinity.required[0].key: required"},
+      {"In without values", "  clusterAffinity: {required: [{key: a, operator: In}]}\n",
+       "5:32: spec.clusterAffinity.required[0].values: must list at least one value for operator "
+       "In"},
+      {"Exists with values",
+       "  clusterAffinity: {required: [{key: a, operator: Exists, values: [x]}]}\n",
+       "5:67: spec.clusterAffinity.required[0].values: must be empty for operator Exists"},
+      {"unknown key", "  clusterAffinity: {require: []}\n",
+       "5:21: spec.clusterAffinity.require: unknown key (did you mean \"required\"?)"},
+      {"not a mapping", "  clusterAffinity: [a]\n",
+       "5:20: spec.clusterAffinity: must be a mapping (required, preferred), not a list"},
+      {"required not a list", "  clusterAntiAffinity: {required: {key: a}}\n",
+       "5:35: spec.clusterAntiAffinity.required: must be a list of {key, operator, values} "
+       "requirements, not a mapping"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(ParseError(Doc(c.spec + "  tasks: [{name: w}]\n")), c.message);
+  }
+}
+
+TEST(RenderTest, ClusterAffinityRoundTrips) {
+  const JobDocument job = ParseOk(Doc(kAffinitySpec));
+  for (const std::string& text : {RenderJobYaml(job), RenderJobJson(job)}) {
+    SCOPED_TRACE(text);
+    const JobDocument back = ParseOk(text);
+    EXPECT_EQ(back.spec.cluster_affinity, job.spec.cluster_affinity);
+    EXPECT_EQ(back.spec.cluster_anti_affinity, job.spec.cluster_anti_affinity);
+  }
+}
+
 TEST(ParseJobDocumentTest, ErrorPartsAndSource) {
   ParseOptions options;
   options.source = "job.yaml";

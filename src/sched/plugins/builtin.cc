@@ -9,6 +9,9 @@
 #include "sched/plugins/basic/node_unschedulable.h"
 #include "sched/plugins/basic/priority_sort.h"
 #include "sched/plugins/basic/taint_toleration.h"
+#include "sched/plugins/cluster/cluster_affinity.h"
+#include "sched/plugins/cluster/cluster_score.h"
+#include "sched/plugins/cluster/cluster_selector.h"
 #include "sched/plugins/gpushare/best_fit.h"
 #include "sched/plugins/gpushare/dot_product.h"
 #include "sched/plugins/gpushare/fgd.h"
@@ -35,6 +38,10 @@ Registry BuiltinPlugins() {
   Add<NodeResourcesFit>(r);
   Add<TaintToleration>(r);
   Add<NodeAffinity>(r);
+  // Cluster-level filters and scorers (which cluster a gang may use and prefers).
+  Add<ClusterSelector>(r);
+  Add<ClusterAffinity>(r);
+  Add<ClusterScore>(r);
   // Generic scorers.
   Add<LeastAllocated>(r);
   Add<MostAllocated>(r);

@@ -134,6 +134,10 @@ class Parser {
   absl::Status ParseJob(const YAML::Node& n, const std::string& path);
   absl::Status ParseTaskGroup(const YAML::Node& n, const std::string& path, TaskGroup& group);
   absl::StatusOr<Toleration> ParseToleration(const YAML::Node& n, const std::string& path);
+  absl::StatusOr<ClusterAffinityTerms> ParseClusterAffinity(const YAML::Node& n,
+                                                            const std::string& path);
+  absl::StatusOr<std::vector<LabelRequirement>> ParseRequirements(const YAML::Node& n,
+                                                                  const std::string& path);
   absl::Status ParseEvent(const YAML::Node& n, const std::string& path);
   absl::Status CheckEventTarget(const ScenarioEvent& event, const YAML::Node& n,
                                 const std::string& path, bool has_gpu, bool has_taint);
@@ -650,6 +654,98 @@ absl::Status Parser::CheckQueueTree() const {
   return absl::InvalidArgumentError(Cat(r_.file(), ":", line, ": ", source.path, rest));
 }
 
+// {required: [REQUIREMENT...], preferred: [{weight: 1..100, match: [REQUIREMENT...]}...]}, a
+// REQUIREMENT being {key, operator: In | NotIn | Exists | DoesNotExist, values: [...]}.
+absl::StatusOr<ClusterAffinityTerms> Parser::ParseClusterAffinity(const YAML::Node& n,
+                                                                  const std::string& path) {
+  ClusterAffinityTerms terms;
+  TESSERA_RETURN_IF_ERROR(r_.ForEach(
+      n, path, {"required", "preferred"},
+      [&](std::string_view key, const YAML::Node& v, const std::string& field) -> absl::Status {
+        if (key == "required") {
+          TESSERA_ASSIGN_OR_RETURN(terms.required, ParseRequirements(v, field));
+          return absl::OkStatus();
+        }
+        return r_.ForEachItem(v, field, [&](const YAML::Node& t, const std::string& tp) {
+          PreferredLabelTerm term;
+          bool has_weight = false;
+          TESSERA_RETURN_IF_ERROR(r_.ForEach(
+              t, tp, {"weight", "match"},
+              [&](std::string_view k, const YAML::Node& tv, const std::string& f) -> absl::Status {
+                if (k == "weight") {
+                  has_weight = true;
+                  TESSERA_ASSIGN_OR_RETURN(int64_t w, r_.Int(tv, f, INT64_MIN));
+                  if (w < 1 || w > kMaxPreferredWeight) {
+                    return r_.Error(tv, f, Cat("must be 1..", kMaxPreferredWeight));
+                  }
+                  term.weight = static_cast<int32_t>(w);
+                } else {
+                  TESSERA_ASSIGN_OR_RETURN(term.match, ParseRequirements(tv, f));
+                  if (term.match.empty()) {
+                    return r_.Error(tv, f, "must list at least one requirement");
+                  }
+                }
+                return absl::OkStatus();
+              }));
+          if (!has_weight) {
+            return r_.Error(t, Field(tp, "weight"), Cat("required (1..", kMaxPreferredWeight, ")"));
+          }
+          if (term.match.empty()) return r_.Error(t, Field(tp, "match"), "required");
+          terms.preferred.push_back(std::move(term));
+          return absl::OkStatus();
+        });
+      }));
+  return terms;
+}
+
+absl::StatusOr<std::vector<LabelRequirement>> Parser::ParseRequirements(const YAML::Node& n,
+                                                                        const std::string& path) {
+  std::vector<LabelRequirement> out;
+  TESSERA_RETURN_IF_ERROR(
+      r_.ForEachItem(n, path, [&](const YAML::Node& item, const std::string& ip) -> absl::Status {
+        LabelRequirement r;
+        bool has_operator = false;
+        int values_line = 0;
+        TESSERA_RETURN_IF_ERROR(r_.ForEach(
+            item, ip, {"key", "operator", "values"},
+            [&](std::string_view k, const YAML::Node& v, const std::string& f) -> absl::Status {
+              if (k == "key") {
+                TESSERA_ASSIGN_OR_RETURN(r.key, r_.Name(v, f));
+              } else if (k == "operator") {
+                has_operator = true;
+                TESSERA_ASSIGN_OR_RETURN(
+                    std::string op, r_.Choice(v, f, {"In", "NotIn", "Exists", "DoesNotExist"}));
+                r.op = op == "In"       ? LabelOperator::kIn
+                       : op == "NotIn"  ? LabelOperator::kNotIn
+                       : op == "Exists" ? LabelOperator::kExists
+                                        : LabelOperator::kDoesNotExist;
+              } else {
+                values_line = YamlReader::Line(v);
+                TESSERA_ASSIGN_OR_RETURN(r.values, r_.StringList(v, f));
+              }
+              return absl::OkStatus();
+            }));
+        if (r.key.empty()) return r_.Error(item, Field(ip, "key"), "required");
+        if (!has_operator) {
+          return r_.Error(item, Field(ip, "operator"),
+                          "required (In, NotIn, Exists or DoesNotExist)");
+        }
+        const bool set_based = r.op == LabelOperator::kIn || r.op == LabelOperator::kNotIn;
+        if (set_based && r.values.empty()) {
+          return r_.Error(
+              item, Field(ip, "values"),
+              Cat("must list at least one value for operator ", LabelOperatorName(r.op)));
+        }
+        if (!set_based && !r.values.empty()) {
+          return r_.ErrorAtLine(values_line, Field(ip, "values"),
+                                Cat("must be empty for operator ", LabelOperatorName(r.op)));
+        }
+        out.push_back(std::move(r));
+        return absl::OkStatus();
+      }));
+  return out;
+}
+
 absl::StatusOr<Toleration> Parser::ParseToleration(const YAML::Node& n, const std::string& path) {
   Toleration t;
   int value_line = 0;
@@ -697,7 +793,8 @@ absl::Status Parser::ParseJob(const YAML::Node& n, const std::string& path) {
       n, path,
       {"name", "at", "queue", "priority", "min_available", "tasks", "duration", "outcome",
        "time_limit", "preemptible", "min_runtime", "termination_grace", "restart_policy",
-       "node_selector", "tolerations", "cluster_selector", "labels"},
+       "node_selector", "tolerations", "cluster_selector", "cluster_affinity",
+       "cluster_anti_affinity", "labels"},
       [&](std::string_view key, const YAML::Node& v, const std::string& field) -> absl::Status {
         if (key == "name") {
           named = true;
@@ -762,6 +859,10 @@ absl::Status Parser::ParseJob(const YAML::Node& n, const std::string& path) {
         } else if (key == "cluster_selector") {
           selector_line = YamlReader::Line(v);
           TESSERA_ASSIGN_OR_RETURN(spec.cluster_selector, r_.LabelMap(v, field));
+        } else if (key == "cluster_affinity") {
+          TESSERA_ASSIGN_OR_RETURN(spec.cluster_affinity, ParseClusterAffinity(v, field));
+        } else if (key == "cluster_anti_affinity") {
+          TESSERA_ASSIGN_OR_RETURN(spec.cluster_anti_affinity, ParseClusterAffinity(v, field));
         } else {
           TESSERA_ASSIGN_OR_RETURN(spec.labels, r_.LabelMap(v, field));
         }

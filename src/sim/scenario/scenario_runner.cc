@@ -237,13 +237,18 @@ RunReport Runner::Run() {
   }
   report.results = std::move(results_);
   for (const JobRun& job : state_.jobs) {
+    std::set<std::string> clusters;
+    for (const std::optional<Placement>& p : job.last) {
+      if (p) clusters.insert(state_.cluster.node(p->node_index).cluster);
+    }
     report.jobs.push_back(JobOutcome{.name = job.name(),
                                      .submit = At(job.def->at),
                                      .first_start = job.first_start,
                                      .end = job.end,
                                      .phase = std::string(PhaseName(job.phase)),
                                      .preemptions = job.preemptions,
-                                     .restarts = job.restarts});
+                                     .restarts = job.restarts,
+                                     .clusters = {clusters.begin(), clusters.end()}});
   }
   report.end = last;
   report.seed = rng_.seed();

@@ -48,6 +48,9 @@ struct JobOutcome {
   std::string phase;                     // "Succeeded", "Failed", "Pending", ...
   int32_t preemptions = 0;
   int32_t restarts = 0;
+  // The clusters of its tasks' latest placements (every task ever placed), sorted, without
+  // duplicates; empty when it never ran. One entry for a gang (gangs stay in one cluster).
+  std::vector<std::string> clusters;
 };
 
 struct RunReport {

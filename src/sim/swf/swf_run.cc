@@ -39,6 +39,60 @@ SwfMode Named(std::string_view name, BackfillMode backfill, bool fifo) {
   return mode;
 }
 
+// The most processors held at one instant by `jobs` (releases before starts at one instant).
+int64_t PeakProcessors(const std::vector<JobTimes>& jobs) {
+  std::vector<std::pair<TimePoint, int64_t>> steps;
+  for (const JobTimes& j : jobs) {
+    if (!j.start) continue;
+    steps.emplace_back(*j.start, j.processors);
+    if (j.end) steps.emplace_back(*j.end, -j.processors);
+  }
+  std::sort(steps.begin(), steps.end());  // at one instant, negative steps sort first
+  int64_t now = 0;
+  int64_t peak = 0;
+  for (const auto& [t, delta] : steps) {
+    now += delta;
+    peak = std::max(peak, now);
+  }
+  return peak;
+}
+
+// Splits the run's jobs by the cluster they ran in.
+std::vector<SwfClusterResult> PerCluster(const RunReport& report, const SwfWorkload& workload,
+                                         const std::vector<JobTimes>& jobs, const SwfMetrics& whole,
+                                         int64_t* split_jobs) {
+  const std::vector<SwfCluster>& clusters = workload.stats.clusters;
+  std::vector<SwfClusterResult> out(clusters.size());
+  std::vector<std::vector<JobTimes>> ran(clusters.size());
+  for (size_t c = 0; c < clusters.size(); ++c) out[c].cluster = clusters[c];
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const std::vector<std::string>& where = report.jobs[i].clusters;
+    if (where.empty()) continue;
+    if (where.size() > 1) ++*split_jobs;
+    const auto it = std::find_if(clusters.begin(), clusters.end(),
+                                 [&](const SwfCluster& c) { return c.name == where.front(); });
+    if (it == clusters.end()) continue;
+    const auto c = static_cast<size_t>(it - clusters.begin());
+    ran[c].push_back(jobs[i]);
+    ++out[c].jobs_run;
+    if (workload.home[i] != static_cast<int32_t>(c)) ++out[c].jobs_away;
+  }
+  for (size_t c = 0; c < clusters.size(); ++c) {
+    out[c].metrics = ComputeSwfMetrics(ran[c], clusters[c].processors);
+    out[c].peak_processors = PeakProcessors(ran[c]);
+    double work = 0;
+    for (const JobTimes& j : ran[c]) {
+      if (j.start && j.end) {
+        work += std::chrono::duration<double>(*j.end - *j.start).count() *
+                static_cast<double>(j.processors);
+      }
+    }
+    const double capacity = static_cast<double>(clusters[c].processors) * whole.makespan_s;
+    out[c].metrics.utilisation = capacity > 0 ? work / capacity : 0;
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<SwfMode>> ParseSwfModes(std::string_view backfill, bool fifo) {
@@ -102,6 +156,7 @@ absl::StatusOr<SwfRunResult> RunSwfMode(const SwfTrace& trace, std::string_view 
   result.starts_after_submit = std::all_of(jobs->begin(), jobs->end(), [](const JobTimes& j) {
     return !j.start || *j.start >= j.submit;
   });
+  result.clusters = PerCluster(*report, *workload, *jobs, result.metrics, &result.split_jobs);
   return result;
 }
 

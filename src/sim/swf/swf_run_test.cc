@@ -141,5 +141,60 @@ TEST(SwfRunTest, ModesOrderAndBackfillAsDefined) {
   }
 }
 
+// 4 one-processor nodes in two clusters of 2. job-1 and job-2 (2 procs, 100 s) are of site 1,
+// job-4 (1 proc, 50 s) of site 2; job-3 (3 procs) is larger than either cluster.
+constexpr std::string_view kTwoSites =
+    "; MaxNodes: 4\n; MaxProcs: 4\n"
+    "1  0 -1 100 2 -1 -1 -1 -1 -1 1 1 1 -1 -1 1 -1 -1\n"
+    "2 10 -1 100 2 -1 -1 -1 -1 -1 1 1 1 -1 -1 1 -1 -1\n"
+    "3 20 -1  50 3 -1 -1 -1 -1 -1 1 1 1 -1 -1 2 -1 -1\n"
+    "4 30 -1  50 1 -1 -1 -1 -1 -1 1 1 1 -1 -1 2 -1 -1\n";
+
+TEST(SwfRunTest, SeveralClustersKeepGangsWholeAndReportPerCluster) {
+  absl::StatusOr<SwfTrace> trace = ParseSwfTrace(kTwoSites, "t.swf");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  absl::StatusOr<std::vector<SwfMode>> easy = ParseSwfModes("easy", false);
+  ASSERT_TRUE(easy.ok());
+  struct Case {
+    SitePlacement placement;
+    double mean_wait_s;
+  };
+  // Pinned: site 1's jobs share cluster-0 (job-2 waits 90 s), job-4 runs at once in cluster-1.
+  // Any: job-2 takes the other cluster at once and job-4 waits for job-1 (70 s).
+  for (const Case& c : {Case{SitePlacement::kPinned, 30}, Case{SitePlacement::kAny, 70.0 / 3},
+                        Case{SitePlacement::kPreferred, 70.0 / 3}}) {
+    SCOPED_TRACE(SitePlacementName(c.placement));
+    SwfWorkloadOptions options;
+    options.clusters = 2;
+    options.site_placement = c.placement;
+    absl::StatusOr<SwfRunResult> r = RunSwfMode(*trace, "t.swf", options, easy->front());
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->stats.skipped.at("more processors than the largest cluster"), 1);
+    EXPECT_EQ(r->metrics.completed, 3);
+    EXPECT_DOUBLE_EQ(r->metrics.mean_wait_s, c.mean_wait_s);
+    EXPECT_EQ(r->split_jobs, 0);
+    ASSERT_EQ(r->clusters.size(), 2u);
+    int64_t ran = 0;
+    int64_t away = 0;
+    for (const SwfClusterResult& cluster : r->clusters) {
+      EXPECT_EQ(cluster.cluster.processors, 2);
+      EXPECT_LE(cluster.peak_processors, cluster.cluster.processors);
+      ran += cluster.jobs_run;
+      away += cluster.jobs_away;
+    }
+    EXPECT_EQ(ran, 3);
+    EXPECT_EQ(r->clusters[0].cluster.home_jobs, 2);
+    EXPECT_EQ(r->clusters[1].cluster.home_jobs, 1);
+    if (c.placement == SitePlacement::kPinned) {
+      EXPECT_EQ(away, 0);
+      EXPECT_EQ(r->clusters[0].jobs_run, 2);
+      EXPECT_DOUBLE_EQ(r->clusters[0].metrics.utilisation, 400.0 / (2 * 200.0));
+    } else {
+      // Site 1's two jobs ran side by side, so at least one of them away from home.
+      EXPECT_GE(away, 1);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::sim::swf

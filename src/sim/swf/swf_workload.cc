@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -14,6 +15,9 @@ namespace tessera::sim::swf {
 namespace {
 
 constexpr std::string_view kRootQueue = "swf";
+constexpr std::string_view kClusterLabel = "tessera.io/cluster";
+constexpr std::string_view kCostTierLabel = "tessera.io/cost-tier";
+constexpr int32_t kHomeWeight = 100;
 constexpr int64_t kMilliPerCpu = 1000;
 constexpr int64_t kBytesPerKb = 1024;
 
@@ -73,37 +77,103 @@ std::string QueueOf(const SwfJob& job, QueuesFrom from) {
   return fmt::format("{}-{}", QueuesFromName(from), value);
 }
 
-// Why a job cannot be part of the scenario; nullopt when it can.
-std::optional<std::string> SkipReason(const SwfJob& job, int64_t total_processors) {
+// Why a job cannot be part of the scenario; nullopt when it can. `largest` is the processors of
+// the largest cluster (a gang runs in one).
+std::optional<std::string> SkipReason(const SwfJob& job, int64_t largest, bool several) {
   if (job.submit_time < 0) return "submit time unknown";
   if (job.run_time <= 0) return "run time <= 0 or unknown";
   const std::optional<int64_t> procs = JobProcessors(job);
   if (!procs) return "processors unknown";
-  if (*procs > total_processors) return "more processors than the cluster";
+  if (*procs > largest) {
+    return several ? "more processors than the largest cluster"
+                   : "more processors than the cluster";
+  }
   if (*procs > kMaxTasksPerJob) {
     return fmt::format("more than {} processors (tasks per job)", kMaxTasksPerJob);
   }
   return std::nullopt;
 }
 
-std::vector<ScenarioNode> Nodes(const SwfHeader& h, const ClusterShape& shape,
-                                const SwfWorkloadOptions& options) {
+// The nodes of one cluster of `processors` processors: node-<i>, or CLUSTER-node-<i> with several
+// clusters (then labelled tessera.io/cluster: CLUSTER).
+void AddNodes(const SwfHeader& h, const ClusterShape& shape, int64_t processors, bool several,
+              const ScenarioCluster& cluster, const SwfWorkloadOptions& options,
+              std::vector<ScenarioNode>& nodes) {
   const int64_t memory_per_cpu =
       h.max_memory && *h.max_memory > 0 ? *h.max_memory * kBytesPerKb : options.node_memory_per_cpu;
-  const int64_t count = shape.nodes();
+  const int64_t count = (processors + shape.cpus_per_node - 1) / shape.cpus_per_node;
   const int width = static_cast<int>(fmt::format("{}", count - 1).size());
-  std::vector<ScenarioNode> nodes;
-  nodes.reserve(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) {
-    const int64_t cpus = std::min(shape.cpus_per_node, shape.processors - i * shape.cpus_per_node);
+    const int64_t cpus = std::min(shape.cpus_per_node, processors - i * shape.cpus_per_node);
     ScenarioNode n;
-    n.node.name = fmt::format("node-{:0{}}", i, width);
+    n.node.name = several ? fmt::format("{}-node-{:0{}}", cluster.name, i, width)
+                          : fmt::format("node-{:0{}}", i, width);
+    n.node.cluster = cluster.name;
+    n.node.labels = cluster.labels;
+    if (several) n.node.labels[std::string(kClusterLabel)] = cluster.name;
     n.node.capacity.cpu = cpus * kMilliPerCpu;
     n.node.capacity.memory = cpus * memory_per_cpu;
     n.node.allocatable = n.node.capacity;
     nodes.push_back(std::move(n));
   }
-  return nodes;
+}
+
+// Splits the processors across `count` clusters, the first (processors mod count) one more.
+std::vector<SwfCluster> SplitClusters(int64_t processors, int64_t count, int64_t cpus_per_node) {
+  std::vector<SwfCluster> clusters;
+  for (int64_t c = 0; c < count; ++c) {
+    SwfCluster cluster;
+    cluster.name = count == 1 ? "default" : fmt::format("cluster-{}", c);
+    cluster.processors = processors / count + (c < processors % count ? 1 : 0);
+    cluster.nodes = (cluster.processors + cpus_per_node - 1) / cpus_per_node;
+    clusters.push_back(std::move(cluster));
+  }
+  return clusters;
+}
+
+// The home cluster of every site (SWF partition): longest processing time first, by work per
+// processor of each cluster.
+std::map<int64_t, int32_t> HomesOfSites(const std::vector<const SwfJob*>& jobs,
+                                        std::vector<SwfCluster>& clusters) {
+  std::map<int64_t, double> work;  // site -> run time x processors
+  for (const SwfJob* job : jobs) {
+    work[job->partition] +=
+        static_cast<double>(job->run_time) * static_cast<double>(*JobProcessors(*job));
+  }
+  std::vector<std::pair<double, int64_t>> sites;
+  for (const auto& [site, w] : work) sites.emplace_back(w, site);
+  std::stable_sort(sites.begin(), sites.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<double> load(clusters.size(), 0);
+  std::map<int64_t, int32_t> home;
+  for (const auto& [w, site] : sites) {
+    size_t best = 0;
+    for (size_t c = 1; c < clusters.size(); ++c) {
+      if (load[c] / static_cast<double>(clusters[c].processors) <
+          load[best] / static_cast<double>(clusters[best].processors)) {
+        best = c;
+      }
+    }
+    load[best] += w;
+    home[site] = static_cast<int32_t>(best);
+    ++clusters[best].home_sites;
+  }
+  return home;
+}
+
+// The job's constraints for its home cluster.
+void PlaceAtHome(SitePlacement placement, const std::string& home, JobSpec& spec) {
+  switch (placement) {
+    case SitePlacement::kAny:
+      return;
+    case SitePlacement::kPreferred:
+      spec.cluster_affinity.preferred.push_back(PreferredLabelTerm{
+          kHomeWeight, {LabelRequirement{std::string(kClusterLabel), LabelOperator::kIn, {home}}}});
+      return;
+    case SitePlacement::kPinned:
+      spec.cluster_selector[std::string(kClusterLabel)] = home;
+      return;
+  }
 }
 
 std::vector<ScenarioQueue> Queues(const std::set<std::string>& leaves, QueuesFrom from,
@@ -164,6 +234,25 @@ std::string_view QueuesFromName(QueuesFrom from) {
   return "single";
 }
 
+std::string_view SitePlacementName(SitePlacement placement) {
+  switch (placement) {
+    case SitePlacement::kAny:
+      return "any";
+    case SitePlacement::kPreferred:
+      return "preferred";
+    case SitePlacement::kPinned:
+      return "pinned";
+  }
+  return "any";
+}
+
+std::optional<SitePlacement> ParseSitePlacement(std::string_view text) {
+  for (SitePlacement p : {SitePlacement::kAny, SitePlacement::kPreferred, SitePlacement::kPinned}) {
+    if (SitePlacementName(p) == text) return p;
+  }
+  return std::nullopt;
+}
+
 std::optional<QueuesFrom> ParseQueuesFrom(std::string_view text) {
   for (QueuesFrom from :
        {QueuesFrom::kSingle, QueuesFrom::kQueue, QueuesFrom::kPartition, QueuesFrom::kGroup}) {
@@ -195,6 +284,10 @@ absl::StatusOr<SwfWorkload> BuildSwfWorkload(const SwfTrace& trace, std::string_
         fmt::format("{}: arrival_speedup: must be a finite number > 0, got {}", source,
                     options.arrival_speedup));
   }
+  if (options.clusters < 1 || options.clusters > kMaxSwfClusters) {
+    return absl::InvalidArgumentError(fmt::format("{}: clusters: must be 1..{}, got {}", source,
+                                                  kMaxSwfClusters, options.clusters));
+  }
   std::vector<const SwfJob*> window;
   const int64_t total = static_cast<int64_t>(trace.jobs.size());
   const int64_t first = std::min(options.skip, total);
@@ -209,14 +302,33 @@ absl::StatusOr<SwfWorkload> BuildSwfWorkload(const SwfTrace& trace, std::string_
   stats.cpus_per_node = shape.cpus_per_node;
   stats.total_processors = shape.processors;
   stats.processors_from_jobs = shape.from_jobs;
+  if (options.clusters > shape.processors) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: clusters: must be at most the processors ({}), got {}", source,
+                    shape.processors, options.clusters));
+  }
+  stats.clusters = SplitClusters(shape.processors, options.clusters, shape.cpus_per_node);
+  const bool several = stats.clusters.size() > 1;
+  stats.nodes = 0;
+  for (const SwfCluster& cluster : stats.clusters) stats.nodes += cluster.nodes;
 
   std::vector<const SwfJob*> kept;
   for (const SwfJob* job : window) {
-    if (std::optional<std::string> why = SkipReason(*job, stats.total_processors)) {
+    if (std::optional<std::string> why =
+            SkipReason(*job, stats.clusters.front().processors, several)) {
       ++stats.skipped[*why];
     } else {
       kept.push_back(job);
     }
+  }
+  std::map<int64_t, int32_t> home_of_site = HomesOfSites(kept, stats.clusters);
+  if (several && options.site_placement == SitePlacement::kPinned) {
+    std::erase_if(kept, [&](const SwfJob* job) {
+      const SwfCluster& home = stats.clusters[home_of_site.at(job->partition)];
+      if (*JobProcessors(*job) <= home.processors) return false;
+      ++stats.skipped["more processors than its home cluster"];
+      return true;
+    });
   }
   if (kept.empty()) {
     std::string why;
@@ -240,8 +352,14 @@ absl::StatusOr<SwfWorkload> BuildSwfWorkload(const SwfTrace& trace, std::string_
   s.config.profile = *std::move(profile);
   s.config.policy = options.policy;
   s.config.policy.preemption = false;
-  s.clusters.push_back(ScenarioCluster{.name = "default"});
-  s.nodes = Nodes(trace.header, shape, options);
+  for (size_t c = 0; c < stats.clusters.size(); ++c) {
+    ScenarioCluster cluster{.name = stats.clusters[c].name};
+    if (several && options.cost_tiers) {
+      cluster.labels[std::string(kCostTierLabel)] = fmt::format("{}", c);
+    }
+    AddNodes(trace.header, shape, stats.clusters[c].processors, several, cluster, options, s.nodes);
+    s.clusters.push_back(std::move(cluster));
+  }
 
   std::set<std::string> leaves;
   std::set<std::string> names;
@@ -257,8 +375,12 @@ absl::StatusOr<SwfWorkload> BuildSwfWorkload(const SwfTrace& trace, std::string_
     bool raised = false;
     s.jobs.push_back(JobOf(*job, procs, stats.origin_s, options.arrival_speedup, std::move(name),
                            std::move(queue), &raised));
+    const int32_t home = home_of_site.at(job->partition);
+    if (several) PlaceAtHome(options.site_placement, stats.clusters[home].name, s.jobs.back().spec);
+    ++stats.clusters[home].home_jobs;
     stats.time_limit_raised += raised ? 1 : 0;
     out.processors.push_back(procs);
+    out.home.push_back(home);
   }
   s.queues = Queues(leaves, options.queues_from, options.ordering);
   stats.jobs_kept = static_cast<int64_t>(s.jobs.size());

@@ -38,6 +38,24 @@
 // the jobs behind it in its queue), kBestEffortFifo lets later jobs start around it.
 // The policy (backfill mode, fair share) is options.policy, with preemption forced off.
 //
+// Several clusters (options.clusters = N > 1): the processors are split across N clusters
+// "cluster-0" … "cluster-<N-1>" (the first P mod N clusters one processor more), each grouped
+// into its own nodes of cpus_per_node cpus (named "cluster-<c>-node-<i>"); every node carries
+// `tessera.io/cluster: cluster-<c>` and, with options.cost_tiers, `tessera.io/cost-tier: <c>`
+// (cluster-0 cheapest). A job's gang then runs in one cluster (the framework's rule), so a job
+// larger than the largest cluster is skipped. Each job has a HOME cluster: its site (the SWF
+// partition, LCG's 170 sites; "unknown" counts as one more site) is given to a cluster by
+// longest-processing-time-first balancing — sites in decreasing order of their work (run time x
+// processors over the kept jobs), each to the cluster with the least work per processor so far
+// (lowest index on ties) — so every cluster is home to about the same share of the work.
+// options.site_placement says what the home means:
+//   kAny        nothing: the scheduler may put the job in any cluster (a grid meta-scheduler)
+//   kPreferred  clusterAffinity.preferred {weight 100, tessera.io/cluster In [home]}: home first,
+//               elsewhere when home is full
+//   kPinned     clusterSelector {tessera.io/cluster: home}: home only (the grid as it ran: each
+//               site its own batch system); a job larger than its home is skipped
+// With N = 1 the scenario is exactly the single-cluster one described above.
+//
 // Errors: InvalidArgument "SOURCE: field: problem" for bad options (skip < 0, limit < 1,
 // processors < 1, cpus_per_node < 1, arrival_speedup not a finite number > 0) or when no job is
 // left to run.
@@ -61,6 +79,16 @@ namespace tessera::sim::swf {
 
 enum class QueuesFrom { kSingle, kQueue, kPartition, kGroup };
 
+// What a job's home cluster means when the processors are split across clusters.
+enum class SitePlacement { kAny, kPreferred, kPinned };
+
+// "any", "preferred", "pinned".
+std::string_view SitePlacementName(SitePlacement placement);
+// The inverse of SitePlacementName; nullopt for any other text.
+std::optional<SitePlacement> ParseSitePlacement(std::string_view text);
+
+inline constexpr int64_t kMaxSwfClusters = 1000;
+
 // "single", "queue", "partition", "group".
 std::string_view QueuesFromName(QueuesFrom from);
 // The inverse of QueuesFromName; nullopt for any other text.
@@ -76,6 +104,18 @@ struct SwfWorkloadOptions {
   std::optional<int64_t> cpus_per_node;  // groups the processors into nodes of this many cpus
   double arrival_speedup = 1;            // submit times are divided by this
   int64_t node_memory_per_cpu = int64_t{1} << 30;  // bytes, when the header has no MaxMemory
+  int64_t clusters = 1;                            // 1..kMaxSwfClusters; see above
+  SitePlacement site_placement = SitePlacement::kAny;
+  bool cost_tiers = false;  // cluster c carries tessera.io/cost-tier: c
+};
+
+// One simulated cluster of a multi-cluster run.
+struct SwfCluster {
+  std::string name;
+  int64_t processors = 0;
+  int64_t nodes = 0;
+  int64_t home_sites = 0;  // sites whose home it is
+  int64_t home_jobs = 0;   // kept jobs whose home it is
 };
 
 struct SwfConversionStats {
@@ -88,12 +128,15 @@ struct SwfConversionStats {
   int64_t total_processors = 0;
   bool processors_from_jobs = false;  // the header gave neither MaxProcs nor MaxNodes
   int64_t origin_s = 0;               // the SWF submit time that became t=0
+  std::vector<SwfCluster> clusters;   // one entry ("default") with a single cluster
 };
 
 struct SwfWorkload {
   Scenario scenario;
   // Per scenario job (same order): the processors it holds while it runs.
   std::vector<int64_t> processors;
+  // Per scenario job (same order): its home cluster, an index into stats.clusters.
+  std::vector<int32_t> home;
   SwfConversionStats stats;
 };
 

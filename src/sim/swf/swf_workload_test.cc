@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -273,6 +274,85 @@ TEST(SwfWorkloadTest, BadOptionsAndEmptyWorkloadsAreErrors) {
     EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(w.status().message(), HasSubstr(message));
   }
+}
+
+TEST(SwfWorkloadTest, SeveralClustersSplitTheProcessorsAndGiveSitesAHome) {
+  SwfWorkloadOptions options;
+  options.clusters = 2;
+  options.cost_tiers = true;
+  absl::StatusOr<SwfWorkload> w = BuildSwfWorkload(Parse(kLog), "test.swf", options);
+  ASSERT_TRUE(w.ok()) << w.status();
+  const SwfConversionStats& st = w->stats;
+  ASSERT_EQ(st.clusters.size(), 2u);
+  EXPECT_EQ(st.nodes, 8);
+  // Site -1 (unknown: job-1, 200 processor-seconds) is the heaviest: cluster-0; site 5
+  // (job-2 and job-6, 130) goes to the cluster with the least work so far: cluster-1.
+  for (int c = 0; c < 2; ++c) {
+    EXPECT_EQ(st.clusters[c].name, fmt::format("cluster-{}", c));
+    EXPECT_EQ(st.clusters[c].processors, 8);
+    EXPECT_EQ(st.clusters[c].nodes, 4);
+    EXPECT_EQ(st.clusters[c].home_sites, 1);
+  }
+  EXPECT_EQ(st.clusters[0].home_jobs, 1);
+  EXPECT_EQ(st.clusters[1].home_jobs, 2);
+  EXPECT_THAT(w->home, ElementsAre(0, 1, 1));
+  const Scenario& s = w->scenario;
+  ASSERT_EQ(s.clusters.size(), 2u);
+  ASSERT_EQ(s.nodes.size(), 8u);
+  EXPECT_EQ(s.nodes[0].node.name, "cluster-0-node-0");
+  EXPECT_EQ(s.nodes[4].node.name, "cluster-1-node-0");
+  EXPECT_EQ(s.nodes[4].node.cluster, "cluster-1");
+  EXPECT_THAT(s.nodes[4].node.labels, ElementsAre(Pair("tessera.io/cluster", "cluster-1"),
+                                                  Pair("tessera.io/cost-tier", "1")));
+  // Sites place nothing by default.
+  for (const ScenarioJob& job : s.jobs) {
+    EXPECT_TRUE(job.spec.cluster_selector.empty());
+    EXPECT_TRUE(job.spec.cluster_affinity.empty());
+  }
+
+  options.site_placement = SitePlacement::kPinned;
+  w = BuildSwfWorkload(Parse(kLog), "test.swf", options);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_THAT(w->scenario.jobs[1].spec.cluster_selector,
+              ElementsAre(Pair("tessera.io/cluster", "cluster-1")));
+  options.site_placement = SitePlacement::kPreferred;
+  w = BuildSwfWorkload(Parse(kLog), "test.swf", options);
+  ASSERT_TRUE(w.ok()) << w.status();
+  const ClusterAffinityTerms& affinity = w->scenario.jobs[0].spec.cluster_affinity;
+  ASSERT_EQ(affinity.preferred.size(), 1u);
+  EXPECT_EQ(affinity.preferred[0].weight, 100);
+  EXPECT_EQ(
+      affinity.preferred[0].match,
+      (std::vector<LabelRequirement>{{"tessera.io/cluster", LabelOperator::kIn, {"cluster-0"}}}));
+}
+
+TEST(SwfWorkloadTest, AGangLargerThanEveryClusterIsSkipped) {
+  SwfWorkloadOptions options;
+  options.clusters = 5;  // 16 processors: 4, 3, 3, 3, 3
+  absl::StatusOr<SwfWorkload> w = BuildSwfWorkload(Parse(kLog), "test.swf", options);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->stats.clusters[0].processors, 4);
+  EXPECT_EQ(w->stats.clusters[4].processors, 3);
+  EXPECT_EQ(w->stats.jobs_kept, 3);
+  options.clusters = 6;  // 3, 3, 3, 3, 2, 2: job-1 (4 processors) fits none
+  w = BuildSwfWorkload(Parse(kLog), "test.swf", options);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->stats.skipped.at("more processors than the largest cluster"), 2);
+  EXPECT_EQ(w->stats.jobs_kept, 2);
+
+  options.clusters = 0;
+  EXPECT_EQ(BuildSwfWorkload(Parse(kLog), "test.swf", options).status().message(),
+            "test.swf: clusters: must be 1..1000, got 0");
+  options.clusters = 17;
+  EXPECT_EQ(BuildSwfWorkload(Parse(kLog), "test.swf", options).status().message(),
+            "test.swf: clusters: must be at most the processors (16), got 17");
+}
+
+TEST(SwfWorkloadTest, SitePlacementNamesRoundTrip) {
+  for (SitePlacement p : {SitePlacement::kAny, SitePlacement::kPreferred, SitePlacement::kPinned}) {
+    EXPECT_EQ(ParseSitePlacement(SitePlacementName(p)), p);
+  }
+  EXPECT_EQ(ParseSitePlacement("home"), std::nullopt);
 }
 
 TEST(SwfWorkloadTest, QueuesFromNamesRoundTrip) {

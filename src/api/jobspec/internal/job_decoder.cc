@@ -132,6 +132,8 @@ std::string ApiPath(std::string_view core_path) {
           {"restart_policy", "restartPolicy"},
           {"max_restarts", "maxRestarts"},
           {"cluster_selector", "clusterSelector"},
+          {"cluster_affinity", "clusterAffinity"},
+          {"cluster_anti_affinity", "clusterAntiAffinity"},
           {"node_selector", "nodeSelector"},
           {"gpu_memory", "gpuMemory"},
           {"gpu_models", "resources.gpuModel"},
@@ -199,6 +201,12 @@ class Decoder {
                                                             const std::string& path);
   absl::StatusOr<Toleration> DecodeToleration(const DocNode& n, const std::string& path);
   absl::StatusOr<TaskDraft> DecodeTask(const DocNode& n, const std::string& path);
+  absl::StatusOr<ClusterAffinityTerms> DecodeClusterAffinity(const DocNode& n,
+                                                             const std::string& path);
+  absl::StatusOr<std::vector<LabelRequirement>> DecodeRequirements(const DocNode& n,
+                                                                   const std::string& path);
+  absl::StatusOr<LabelRequirement> DecodeRequirement(const DocNode& n, const std::string& path);
+  absl::StatusOr<PreferredLabelTerm> DecodePreferredTerm(const DocNode& n, const std::string& path);
   absl::Status DecodeResources(const DocNode& n, const std::string& path, TaskRequest& request);
   absl::Status MergeJobPlacement(const Labels& node_selector,
                                  const std::vector<Toleration>& tolerations,
@@ -415,7 +423,7 @@ absl::Status Decoder::DecodeSpec(const DocNode& n, const std::string& path) {
       n, path,
       {"queue", "priority", "priorityClass", "minAvailable", "timeLimit", "duration", "preemptible",
        "minRuntime", "terminationGracePeriod", "restartPolicy", "nodeSelector", "tolerations",
-       "clusterSelector", "tasks"},
+       "clusterSelector", "clusterAffinity", "clusterAntiAffinity", "tasks"},
       [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
         if (key == "queue") {
           TESSERA_ASSIGN_OR_RETURN(spec.queue, Text(v, field));
@@ -458,6 +466,10 @@ absl::Status Decoder::DecodeSpec(const DocNode& n, const std::string& path) {
           TESSERA_ASSIGN_OR_RETURN(tolerations, DecodeTolerations(v, field));
         } else if (key == "clusterSelector") {
           TESSERA_ASSIGN_OR_RETURN(spec.cluster_selector, StringMap(v, field));
+        } else if (key == "clusterAffinity") {
+          TESSERA_ASSIGN_OR_RETURN(spec.cluster_affinity, DecodeClusterAffinity(v, field));
+        } else if (key == "clusterAntiAffinity") {
+          TESSERA_ASSIGN_OR_RETURN(spec.cluster_anti_affinity, DecodeClusterAffinity(v, field));
         } else {
           has_tasks = true;
           if (!v.IsSequence()) {
@@ -482,6 +494,142 @@ absl::Status Decoder::DecodeSpec(const DocNode& n, const std::string& path) {
   TESSERA_RETURN_IF_ERROR(MergeJobPlacement(node_selector, tolerations, drafts));
   for (TaskDraft& draft : drafts) spec.tasks.push_back(std::move(draft.group));
   return absl::OkStatus();
+}
+
+absl::StatusOr<ClusterAffinityTerms> Decoder::DecodeClusterAffinity(const DocNode& n,
+                                                                    const std::string& path) {
+  ClusterAffinityTerms terms;
+  if (!n.IsMapping() && !n.IsNull()) {
+    return Error(n, path,
+                 fmt::format("must be a mapping (required, preferred), not {}", Describe(n)));
+  }
+  TESSERA_RETURN_IF_ERROR(ForEachEntry(
+      n, path, {"required", "preferred"},
+      [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
+        if (key == "required") {
+          TESSERA_ASSIGN_OR_RETURN(terms.required, DecodeRequirements(v, field));
+          return absl::OkStatus();
+        }
+        if (v.IsNull()) return absl::OkStatus();
+        if (!v.IsSequence()) {
+          return Error(
+              v, field,
+              fmt::format("must be a list of {{weight, match}} terms, not {}", Describe(v)));
+        }
+        for (size_t i = 0; i < v.items.size(); ++i) {
+          const std::string item = Item(field, i);
+          positions_[item] = v.items[i]->position;
+          TESSERA_ASSIGN_OR_RETURN(PreferredLabelTerm term, DecodePreferredTerm(*v.items[i], item));
+          terms.preferred.push_back(std::move(term));
+        }
+        return absl::OkStatus();
+      }));
+  return terms;
+}
+
+absl::StatusOr<std::vector<LabelRequirement>> Decoder::DecodeRequirements(const DocNode& n,
+                                                                          const std::string& path) {
+  std::vector<LabelRequirement> requirements;
+  if (n.IsNull()) return requirements;
+  if (!n.IsSequence()) {
+    return Error(n, path,
+                 fmt::format("must be a list of {{key, operator, values}} requirements, not {}",
+                             Describe(n)));
+  }
+  for (size_t i = 0; i < n.items.size(); ++i) {
+    const std::string item = Item(path, i);
+    positions_[item] = n.items[i]->position;
+    TESSERA_ASSIGN_OR_RETURN(LabelRequirement r, DecodeRequirement(*n.items[i], item));
+    requirements.push_back(std::move(r));
+  }
+  return requirements;
+}
+
+absl::StatusOr<LabelRequirement> Decoder::DecodeRequirement(const DocNode& n,
+                                                            const std::string& path) {
+  if (!n.IsMapping()) {
+    return Error(n, path,
+                 fmt::format("must be a mapping (key, operator, values), not {}", Describe(n)));
+  }
+  LabelRequirement requirement;
+  bool has_key = false;
+  bool has_operator = false;
+  const DocNode* values_node = nullptr;
+  TESSERA_RETURN_IF_ERROR(ForEachEntry(
+      n, path, {"key", "operator", "values"},
+      [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
+        if (key == "key") {
+          has_key = true;
+          TESSERA_ASSIGN_OR_RETURN(requirement.key, Text(v, field));
+          if (requirement.key.empty()) return Error(v, field, "must not be empty");
+        } else if (key == "operator") {
+          has_operator = true;
+          TESSERA_ASSIGN_OR_RETURN(const std::string op,
+                                   Choice(v, field, {"In", "NotIn", "Exists", "DoesNotExist"}));
+          requirement.op = op == "In"       ? LabelOperator::kIn
+                           : op == "NotIn"  ? LabelOperator::kNotIn
+                           : op == "Exists" ? LabelOperator::kExists
+                                            : LabelOperator::kDoesNotExist;
+        } else {
+          values_node = &v;
+          TESSERA_ASSIGN_OR_RETURN(requirement.values,
+                                   StringList(v, field, /*allow_one=*/false, /*non_empty=*/false));
+        }
+        return absl::OkStatus();
+      }));
+  if (!has_key) return Error(n, Child(path, "key"), "required");
+  if (!has_operator) {
+    return Error(n, Child(path, "operator"), "required (In, NotIn, Exists or DoesNotExist)");
+  }
+  const bool set_based =
+      requirement.op == LabelOperator::kIn || requirement.op == LabelOperator::kNotIn;
+  if (set_based && requirement.values.empty()) {
+    return Error(values_node != nullptr ? *values_node : n, Child(path, "values"),
+                 fmt::format("must list at least one value for operator {}",
+                             LabelOperatorName(requirement.op)));
+  }
+  if (!set_based && !requirement.values.empty()) {
+    return Error(*values_node, Child(path, "values"),
+                 fmt::format("must be empty for operator {}", LabelOperatorName(requirement.op)));
+  }
+  return requirement;
+}
+
+absl::StatusOr<PreferredLabelTerm> Decoder::DecodePreferredTerm(const DocNode& n,
+                                                                const std::string& path) {
+  if (!n.IsMapping()) {
+    return Error(n, path, fmt::format("must be a mapping (weight, match), not {}", Describe(n)));
+  }
+  PreferredLabelTerm term;
+  bool has_weight = false;
+  const DocNode* match_node = nullptr;
+  TESSERA_RETURN_IF_ERROR(ForEachEntry(
+      n, path, {"weight", "match"},
+      [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
+        if (key == "weight") {
+          has_weight = true;
+          absl::StatusOr<int64_t> weight = Int(v, field, kInt32Min, kInt32Max);
+          if (!weight.ok()) {
+            return Error(v, field, fmt::format("must be an integer 1..{}", kMaxPreferredWeight));
+          }
+          if (*weight < 1 || *weight > kMaxPreferredWeight) {
+            return Error(v, field, fmt::format("must be 1..{}", kMaxPreferredWeight));
+          }
+          term.weight = static_cast<int32_t>(*weight);
+        } else {
+          match_node = &v;
+          TESSERA_ASSIGN_OR_RETURN(term.match, DecodeRequirements(v, field));
+        }
+        return absl::OkStatus();
+      }));
+  if (!has_weight) {
+    return Error(n, Child(path, "weight"), fmt::format("required (1..{})", kMaxPreferredWeight));
+  }
+  if (term.match.empty()) {
+    return Error(match_node != nullptr ? *match_node : n, Child(path, "match"),
+                 "must list at least one requirement");
+  }
+  return term;
 }
 
 absl::Status Decoder::DecodeRestartPolicy(const DocNode& n, const std::string& path) {

@@ -1,0 +1,43 @@
+// ClusterSelector: keeps a task in the clusters its job's clusterSelector names.
+//
+// A Filter. Every key=value pair of TaskRequest::cluster_selector (the job's clusterSelector,
+// copied onto each task by the Scheduler) must be among the node's labels, which carry the labels
+// of the node's cluster and `tessera.io/cluster: NAME`; an empty selector matches every node. A
+// mismatch is UnschedulableAndUnresolvable (labels do not change by evicting tasks), code
+// "NodeSelectorMismatch" (the contract's code for label mismatches), detail "cluster not
+// selected": "0/12 nodes: 8 cluster not selected, 4 insufficient gpu".
+//
+// The server and the scenario parser also merge the clusterSelector into the node selector, so a
+// profile without this plugin still honours it (NodeAffinity then says "node selector
+// mismatch"); listed before NodeAffinity, this filter gives the cluster-level reason.
+//
+// Arguments: none. Thread-safe: Filter is const and reads only its inputs.
+// Source: Karmada's ClusterAffinity (clusterNames / labelSelector), Kueue's ResourceFlavor
+// nodeLabels, Armada's per-cluster node selectors.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "tessera/sched/filter_plugin.h"
+#include "tessera/sched/handle.h"
+#include "tessera/sched/registry.h"
+
+namespace tessera {
+
+class ClusterSelector final : public FilterPlugin {
+ public:
+  static constexpr std::string_view kName = "ClusterSelector";
+
+  static constexpr Reason kNotSelected{"NodeSelectorMismatch", "cluster not selected"};
+
+  // InvalidArgument on any argument.
+  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);
+
+  std::string_view name() const override { return kName; }
+  SchedStatus Filter(const CycleState& state, const TaskRequest& task,
+                     const Node& node) const override;
+};
+
+}  // namespace tessera
