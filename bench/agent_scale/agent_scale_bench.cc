@@ -151,7 +151,7 @@ class SimAgent {
     if (!cancelled_.exchange(true)) context_.TryCancel();
     if (beater_.joinable()) beater_.join();
     if (reader_.joinable()) reader_.join();
-    if (stream_ != nullptr && end_status_.empty()) end_status_ = Finish();
+    if (stream_ != nullptr && end_status_.empty()) Finish();
   }
 
   uint64_t node_updates() const { return node_updates_.load(); }
@@ -298,9 +298,14 @@ class SimAgent {
     }
   }
 
+  // The stream's status, read once ("code message"); kept in end_status_.
   std::string Finish() {
-    const grpc::Status status = stream_->Finish();
-    return fmt::format("{} {}", static_cast<int>(status.error_code()), status.error_message());
+    if (end_status_.empty()) {
+      const grpc::Status status = stream_->Finish();
+      end_status_ =
+          fmt::format("{} {}", static_cast<int>(status.error_code()), status.error_message());
+    }
+    return end_status_;
   }
 
   const int index_;
