@@ -29,7 +29,7 @@ std::string WithHashIfChanged(std::string_view original, std::string cleaned,
   // Drop leading characters that may not start a name, then cut to leave room for the hash.
   size_t start = 0;
   while (start < cleaned.size() && !IsAlnum(cleaned[start])) ++start;
-  std::string prefix = cleaned.substr(start, kMaxNameLength - kHashSuffix);
+  std::string_view prefix = std::string_view(cleaned).substr(start, kMaxNameLength - kHashSuffix);
   if (prefix.empty()) prefix = "t";
   return fmt::format("{}-{:012x}", prefix, Fnv1a(original) & 0xffffffffffffULL);
 }
