@@ -188,14 +188,14 @@ TEST_F(AgentSessionTest, NewerSessionFencesTheOlderAndStaleEpochsAreRefused) {
   ASSERT_TRUE(WaitUntil([&] { return ClusterNodes(api, "raw").size() == 1; }))
       << ClusterItem(api, "raw").dump();
 
-  // Session 2 fences session 1: its next message is refused and its stream ends.
+  // Session 2 fences session 1: its stream ends at its next message.
   std::unique_ptr<RawSession> second = Raw();
   const uint64_t epoch2 = second->Register("raw", epoch1);
   ASSERT_EQ(epoch2, 2u);
   first->Send(Heartbeat(epoch1, 2));
   const grpc::Status fenced = first->End();
   EXPECT_EQ(fenced.error_code(), grpc::FAILED_PRECONDITION) << fenced.error_message();
-  EXPECT_THAT(fenced.error_message(), HasSubstr("stale epoch 1"));
+  EXPECT_THAT(fenced.error_message(), HasSubstr("the session of epoch 1 was superseded"));
 
   // A message of session 2 that names epoch 1 is refused.
   ASSERT_TRUE(second->Send(Heartbeat(epoch1, 1)));

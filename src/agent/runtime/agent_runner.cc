@@ -17,6 +17,11 @@ namespace {
 constexpr Duration kFirstBackoff{500};
 constexpr Duration kMaxBackoff{10000};
 constexpr char kVersion[] = "tessera-agent/1";
+// HTTP/2 pings on an idle connection, so that a peer that vanished without closing it is noticed.
+constexpr Duration kKeepalive{20000};
+constexpr Duration kKeepaliveTimeout{10000};
+// Nodes per inventory message: about 0.5 MB, well under gRPC's 4 MiB message limit.
+constexpr int kNodesPerMessage = 2000;
 
 using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>;
 
@@ -24,10 +29,13 @@ absl::Status FromGrpc(const grpc::Status& status) {
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
+// Refusals for good: a bad token, bad input, or another agent's newer session of the cluster
+// (FAILED_PRECONDITION: this one is fenced; two agents must not fight over one cluster).
 bool Permanent(absl::StatusCode code) {
   return code == absl::StatusCode::kUnauthenticated ||
          code == absl::StatusCode::kPermissionDenied ||
-         code == absl::StatusCode::kInvalidArgument;
+         code == absl::StatusCode::kInvalidArgument ||
+         code == absl::StatusCode::kFailedPrecondition;
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> Credentials(const std::string& ca) {
@@ -40,6 +48,27 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> Credentials(const std:
   grpc::SslCredentialsOptions ssl;
   ssl.pem_root_certs = pem.str();
   return grpc::SslCredentials(ssl);
+}
+
+// `message` (an inventory) as parts of at most kNodesPerMessage nodes: a full inventory's parts
+// carry `more` on all but the last; a delta's parts are deltas themselves.
+std::vector<v1::AgentMessage> SplitInventory(const v1::AgentMessage& message) {
+  const v1::Inventory& whole = message.inventory();
+  std::vector<v1::AgentMessage> parts;
+  for (int begin = 0; begin == 0 || begin < whole.nodes_size(); begin += kNodesPerMessage) {
+    v1::AgentMessage part;
+    v1::Inventory* inventory = part.mutable_inventory();
+    inventory->set_epoch(whole.epoch());
+    inventory->set_full(whole.full());
+    const int end = std::min(whole.nodes_size(), begin + kNodesPerMessage);
+    for (int i = begin; i < end; ++i) *inventory->add_nodes() = whole.nodes(i);
+    if (begin == 0) *inventory->mutable_removed() = whole.removed();
+    parts.push_back(std::move(part));
+  }
+  if (whole.full()) {
+    for (size_t i = 0; i + 1 < parts.size(); ++i) parts[i].mutable_inventory()->set_more(true);
+  }
+  return parts;
 }
 
 }  // namespace
@@ -55,6 +84,14 @@ class AgentRunner::Session {
   bool Write(const v1::AgentMessage& message) {
     std::lock_guard<std::mutex> lock(write_mu_);
     return stream_->Write(message);
+  }
+
+  // An inventory, in parts small enough for one message each.
+  bool WriteInventory(const v1::AgentMessage& message) {
+    for (const v1::AgentMessage& part : SplitInventory(message)) {
+      if (!Write(part)) return false;
+    }
+    return true;
   }
 
   // The backend's inventory as a message: full, or what changed since the last one (nullopt
@@ -173,8 +210,11 @@ absl::Status AgentRunner::RunSession() {
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       Credentials(options_.tls_ca_file);
   if (!credentials.ok()) return credentials.status();
-  std::unique_ptr<v1::AgentService::Stub> stub =
-      v1::AgentService::NewStub(grpc::CreateChannel(options_.server, *credentials));
+  grpc::ChannelArguments arguments;
+  arguments.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepalive.count());
+  arguments.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeout.count());
+  std::unique_ptr<v1::AgentService::Stub> stub = v1::AgentService::NewStub(
+      grpc::CreateCustomChannel(options_.server, *credentials, arguments));
   grpc::ClientContext context;
   context.AddMetadata("authorization", "Bearer " + options_.token);
   std::unique_ptr<Stream> stream = stub->Connect(&context);
@@ -199,7 +239,7 @@ absl::Status AgentRunner::RunSession() {
              options_.cluster, options_.server, epoch);
 
   Session session(stream.get(), backend_, epoch);
-  bool writable = session.Write(*session.InventoryMessage(/*full=*/true));
+  bool writable = session.WriteInventory(*session.InventoryMessage(/*full=*/true));
   {
     std::lock_guard<std::mutex> lock(mu_);
     session_ = &session;
@@ -209,7 +249,7 @@ absl::Status AgentRunner::RunSession() {
     while (!done.load() && Sleep(interval)) {
       if (done.load()) break;
       if (std::optional<v1::AgentMessage> delta = session.InventoryMessage(false)) {
-        if (!session.Write(*delta)) break;
+        if (!session.WriteInventory(*delta)) break;
       }
       if (!session.Write(session.HeartbeatMessage(options_.clock->Now()))) break;
     }
@@ -266,7 +306,9 @@ absl::Status AgentRunner::RunSession() {
   epoch_ = 0;
   done = true;
   wake_.notify_all();
-  context.TryCancel();
+  // A write failed while the server may still hold the call open: end it. (When the read
+  // ended, the server has finished the call, and its status must reach Finish unchanged.)
+  if (!writable) context.TryCancel();
   heartbeat.join();
   return FromGrpc(stream->Finish());
 }

@@ -13,8 +13,12 @@
 // re-derived by the next resync.
 //
 // Run returns an error, without reconnecting, when the server refuses the agent for good:
-// UNAUTHENTICATED, PERMISSION_DENIED, or INVALID_ARGUMENT (the message names the field the
-// server refused, e.g. `inventory.nodes[3].cpu: must be >= 0, not -8000`).
+// UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT (the message names the field the server
+// refused, e.g. `inventory.nodes[3].cpu: must be >= 0, not -8000`), or FAILED_PRECONDITION
+// (another agent opened a newer session of the same cluster: this one is fenced).
+//
+// A full inventory larger than 2,000 nodes is sent in parts (Inventory.more), each well under
+// gRPC's 4 MiB message limit. Idle connections are pinged every 20 s.
 //
 // Thread-safety: Stop may be called from any thread; the TaskObserver methods from the
 // backend's threads. Run is called once.

@@ -143,6 +143,7 @@ grpc::Status AgentService::Connect(grpc::ServerContext* context, Stream* stream)
 
   absl::Status status;
   while (status.ok() && session.closed().ok() && stream->Read(&message)) {
+    if (status = session.closed(); !status.ok()) break;  // fenced while waiting to read
     switch (message.body_case()) {
       case v1::AgentMessage::kInventory:
         status = cluster->OnInventory(epoch, message.inventory());

@@ -321,6 +321,11 @@ absl::Status GrpcServer::Start(const std::string& address) {
   grpc::ServerBuilder builder;
   // Without SO_REUSEPORT: a second server on a port already in use fails instead of sharing it.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // Pings idle connections (agent streams wait on them), and lets clients ping as often.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 20000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = Credentials();
   if (!credentials.ok()) return credentials.status();
   builder.AddListeningPort(address, *credentials, &bound_port);

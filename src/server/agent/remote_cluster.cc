@@ -201,11 +201,6 @@ absl::StatusOr<uint64_t> RemoteCluster::Attach(AgentChannel* channel,
         "register.backend: cluster {} is a {} cluster, not {}", options_.name, backend_,
         request.backend()));
   }
-  if (request.previous_epoch() > epoch_) {
-    return absl::InvalidArgumentError(fmt::format(
-        "register.previousEpoch: {} was never given (the latest epoch is {})",
-        request.previous_epoch(), epoch_));
-  }
   if (session_) {
     session_->channel->Close(absl::FailedPreconditionError(fmt::format(
         "the session of epoch {} was superseded by a new session", session_->epoch)));
@@ -237,6 +232,24 @@ absl::Status RemoteCluster::OnInventory(uint64_t epoch, const v1::Inventory& inv
   Session& session = *session_;
   if (!session.inventory_received && !inventory.full()) {
     return absl::InvalidArgumentError("inventory.full: a session's first inventory must be full");
+  }
+  if (inventory.more() && !inventory.full()) {
+    return absl::InvalidArgumentError("inventory.more: only a full inventory is split");
+  }
+  if (session.partial && !inventory.full()) {
+    return absl::InvalidArgumentError(
+        "inventory.full: a delta came before the last part of a split full inventory");
+  }
+  if (inventory.more() || session.partial) {
+    if (!session.partial) session.partial.emplace();
+    session.partial->mutable_nodes()->MergeFrom(inventory.nodes());
+    if (inventory.more()) return absl::OkStatus();
+    v1::Inventory whole = *std::move(session.partial);
+    session.partial.reset();
+    whole.set_epoch(inventory.epoch());
+    whole.set_full(true);
+    lock.unlock();
+    return OnInventory(epoch, whole);
   }
   absl::StatusOr<std::vector<Node>> nodes =
       agent::InventoryFromProto(inventory, options_.name, labels_, options_.rules);

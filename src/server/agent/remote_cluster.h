@@ -131,6 +131,7 @@ class RemoteCluster final : public Cluster {
     uint64_t epoch = 0;
     bool inventory_received = false;
     bool resynced = false;
+    std::optional<agent::v1::Inventory> partial;  // the parts so far of a split full inventory
     std::vector<std::string> node_by_id;  // session-local node id → name ("" when unused)
   };
   struct Reported {  // a node as its agent last reported it

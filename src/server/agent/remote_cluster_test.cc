@@ -382,6 +382,39 @@ TEST_F(RemoteClusterTest, DeltasChangeAndRemoveNodes) {
   EXPECT_THAT(cluster->OnInventory(epoch, again).message(), HasSubstr("node id 2 is unknown"));
 }
 
+TEST_F(RemoteClusterTest, AFullInventoryMayComeInParts) {
+  MakeClusters();
+  RecordingChannel channel;
+  absl::StatusOr<std::pair<RemoteCluster*, uint64_t>> attached =
+      clusters_->Attach(&channel, Hello("east"));
+  ASSERT_TRUE(attached.ok());
+  auto [cluster, epoch] = *attached;
+  v1::Inventory whole = FullInventory(epoch, 5, "east-n");
+  v1::Inventory first = whole;
+  first.mutable_nodes()->DeleteSubrange(3, 2);
+  first.set_more(true);
+  v1::Inventory last = whole;
+  last.mutable_nodes()->DeleteSubrange(0, 3);
+  ASSERT_TRUE(cluster->OnInventory(epoch, first).ok());
+  EXPECT_THAT(observer_.changes, IsEmpty());  // nothing applies before the last part
+  EXPECT_THAT(channel.sent, IsEmpty());
+  ASSERT_TRUE(cluster->OnInventory(epoch, last).ok());
+  EXPECT_THAT(observer_.changes, SizeIs(5));
+  EXPECT_THAT(cluster->Inventory(), SizeIs(5));
+  ASSERT_THAT(channel.sent, SizeIs(1));
+  EXPECT_TRUE(channel.sent[0].has_resync());
+
+  // A delta between the parts, or a delta marked `more`, is bad input.
+  ASSERT_TRUE(cluster->OnInventory(epoch, first).ok());
+  v1::Inventory delta;
+  delta.set_epoch(epoch);
+  EXPECT_THAT(cluster->OnInventory(epoch, delta).message(),
+              HasSubstr("a delta came before the last part"));
+  delta.set_more(true);
+  EXPECT_THAT(cluster->OnInventory(epoch, delta).message(),
+              HasSubstr("inventory.more: only a full inventory is split"));
+}
+
 TEST_F(RemoteClusterTest, TheStoreKeepsEpochsAndNodesAcrossRestarts) {
   MakeClusters();
   {
@@ -404,9 +437,13 @@ TEST_F(RemoteClusterTest, TheStoreKeepsEpochsAndNodesAcrossRestarts) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->second, 2u);   // epochs never repeat
   EXPECT_THAT(attached_, IsEmpty());  // the job manager had it from the start
-  // An epoch never given is refused.
-  EXPECT_THAT(clusters_->Attach(&channel, Hello("east", 7)).status().message(),
-              HasSubstr("register.previousEpoch"));
+  // An agent that remembers an epoch this store never gave (its control plane started afresh)
+  // still gets the next one.
+  RecordingChannel other;
+  absl::StatusOr<std::pair<RemoteCluster*, uint64_t>> fresh =
+      clusters_->Attach(&other, Hello("east", 7));
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ(fresh->second, 3u);
 }
 
 }  // namespace
