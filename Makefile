@@ -76,6 +76,7 @@ bench: build
 	$(BUILD)/src/sched/preemption/victim_search_benchmark 500
 	$(BUILD)/src/sched/backfill/backfill_benchmark
 	$(BUILD)/bench/scheduler_cycle_benchmark
+	$(BUILD)/bench/agent_scale/agent_scale_bench --agents 10 --nodes-per-agent 1000 --rate-hz 100 --seconds 30
 	bash scripts/bench-reproduction.sh $(BUILD) $(TRACE_DIR)
 
 clean:
