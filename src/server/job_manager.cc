@@ -1254,13 +1254,20 @@ void JobManager::EndTask(JobRecord& record, int32_t index, TaskPhase phase,
 void JobManager::Resolve(JobRecord& record, std::vector<JobEvent>& events) {
   if (IsTerminal(record.status().phase)) return;
   const TaskRuntime* failed = nullptr;
+  const TaskRuntime* cancelled_outside = nullptr;  // ended Cancelled with no cancel of ours
   bool active = false;
   bool all_succeeded = true;
   for (const TaskRuntime& task : record.tasks) {
     if (IsActive(task)) active = true;
     if (task.ended && task.phase == TaskPhase::kFailed && failed == nullptr) failed = &task;
+    if (task.ended && task.phase == TaskPhase::kCancelled && cancelled_outside == nullptr) {
+      cancelled_outside = &task;
+    }
     if (task.phase != TaskPhase::kSucceeded) all_succeeded = false;
   }
+  // A task cancelled on its cluster (scancel, a pod deleted) while the job was not being torn
+  // down counts as a failure: the job follows its restart policy.
+  if (failed == nullptr && !Stopping(record)) failed = cancelled_outside;
   if (Stopping(record) || failed != nullptr) {
     const std::string job = FormatJobId(record.id);
     if (active) {

@@ -391,6 +391,41 @@ TEST_F(JobManagerTest, UnsatisfiableJobIsRefusedAndTimeLimitFailsWithoutRequeue)
   EXPECT_EQ(failed.document.status->reason, "TimeLimitExceeded");
 }
 
+TEST_F(JobManagerTest, TaskCancelledOnItsClusterFollowsTheRestartPolicy) {
+  StartManager();
+  // Cancelled outside Tessera (scancel, a deleted pod): requeued like a failure.
+  const std::string id =
+      Submit(SimJob(2, 1, "1h", "  restartPolicy: {onFailure: requeue, maxRestarts: 1}\n"));
+  const JobView running = WaitFor(id, JobPhase::kRunning);
+  const std::string first = fmt::format("{}-{}-a0", id, running.document.status->tasks[0].name);
+  manager_->OnTaskEnded(TaskEnd{.launch_id = first,
+                                .phase = TaskPhase::kCancelled,
+                                .message = "Slurm job 11 CANCELLED",
+                                .time = clock_.Now()});
+  // Requeued (it may be running again by now: the back-off is over at once).
+  bool requeued = false;
+  for (int i = 0; i < 4000 && !requeued; ++i) {
+    absl::StatusOr<std::vector<JobEvent>> events = manager_->Events(kAdmin, id);
+    ASSERT_TRUE(events.ok());
+    for (const JobEvent& event : *events) {
+      if (event.type != "Requeued") continue;
+      requeued = true;
+      EXPECT_THAT(event.message, HasSubstr("Slurm job 11 CANCELLED"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(requeued);
+
+  // With no restart left, the job fails.
+  const std::string once = Submit(SimJob(1, 1, "1h", "  restartPolicy: {onFailure: fail}\n"));
+  const JobView alone = WaitFor(once, JobPhase::kRunning);
+  manager_->OnTaskEnded(TaskEnd{
+      .launch_id = fmt::format("{}-{}-a0", once, alone.document.status->tasks[0].name),
+      .phase = TaskPhase::kCancelled,
+      .time = clock_.Now()});
+  EXPECT_EQ(WaitFor(once, JobPhase::kFailed).document.status->phase, JobPhase::kFailed);
+}
+
 TEST_F(JobManagerTest, RestartKeepsRunningTasksAndQueuedJobs) {
   StartManager(/*nodes=*/1);
   const std::string running = Submit(SimJob(1, 8, "10m"));

@@ -116,6 +116,52 @@ bool IsValidClusterName(std::string_view name) {
   return true;
 }
 
+namespace {
+
+bool LabelName(std::string_view name) {
+  if (name.empty() || name.size() > 63) return false;
+  const auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  if (!alnum(name.front()) || !alnum(name.back())) return false;
+  for (char c : name) {
+    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return true;
+}
+
+bool LabelPrefix(std::string_view prefix) {
+  if (prefix.empty() || prefix.size() > 253) return false;
+  for (char c : prefix) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) return false;
+  }
+  return prefix.front() != '.' && prefix.front() != '-' && prefix.back() != '.' &&
+         prefix.back() != '-';
+}
+
+}  // namespace
+
+absl::Status CheckClusterLabels(const google::protobuf::Map<std::string, std::string>& labels,
+                                std::string_view field) {
+  for (const auto& [key, value] : labels) {
+    const size_t slash = key.find('/');
+    const bool key_ok = slash == std::string::npos
+                            ? LabelName(key)
+                            : LabelPrefix(std::string_view(key).substr(0, slash)) &&
+                                  LabelName(std::string_view(key).substr(slash + 1));
+    if (!key_ok) {
+      return Fault(field, fmt::format("\"{}\" is not a label key ([prefix/]name)", key));
+    }
+    if (key == server::kClusterLabel) {
+      return Fault(field, fmt::format("{} is set by the cluster's name", key));
+    }
+    if (!value.empty() && !LabelName(value)) {
+      return Fault(field, fmt::format("{}: \"{}\" is not a label value", key, value));
+    }
+  }
+  return absl::OkStatus();
+}
+
 int64_t ToMillis(TimePoint time) { return time.time_since_epoch().count(); }
 TimePoint FromMillis(int64_t millis) { return TimePoint(Duration(millis)); }
 

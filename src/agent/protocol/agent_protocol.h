@@ -61,6 +61,13 @@ bool IsValidName(std::string_view name);
 // [a-z0-9][a-z0-9._-]{0,62}: cluster names.
 bool IsValidClusterName(std::string_view name);
 
+// Cluster labels as Kubernetes writes labels: a key is [prefix/]name, the prefix a DNS
+// subdomain, the name (and a non-empty value) [A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])? of at
+// most 63 characters. tessera.io/cluster is refused: the cluster's name sets it.
+// InvalidArgument naming `field` and the label.
+absl::Status CheckClusterLabels(const google::protobuf::Map<std::string, std::string>& labels,
+                                std::string_view field);
+
 int64_t ToMillis(TimePoint time);
 TimePoint FromMillis(int64_t millis);
 

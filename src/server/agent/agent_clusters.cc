@@ -20,7 +20,10 @@ RemoteClusterOptions AgentClusters::ClusterOptions(const std::string& name) cons
                               .store = options_.store,
                               .node_names = options_.node_names,
                               .task_observer = options_.task_observer,
-                              .inventory_observer = options_.inventory_observer};
+                              .inventory_observer = options_.inventory_observer,
+                              .on_established = [this](RemoteCluster* cluster) {
+                                options_.attach(cluster);
+                              }};
 }
 
 absl::Status AgentClusters::Load() {
@@ -31,7 +34,6 @@ absl::Status AgentClusters::Load() {
   for (auto& [name, record] : *records) {
     clusters_.emplace(name,
                       std::make_unique<RemoteCluster>(ClusterOptions(name), std::move(record)));
-    handed_over_.insert(name);  // the job manager gets it from clusters() at its start
   }
   return absl::OkStatus();
 }
@@ -40,7 +42,7 @@ std::vector<Cluster*> AgentClusters::clusters() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Cluster*> out;
   for (const auto& [name, cluster] : clusters_) out.push_back(cluster.get());
-  return out;
+  return out;  // all of them stored, so established
 }
 
 void AgentClusters::Start() {
@@ -65,6 +67,9 @@ absl::StatusOr<std::pair<RemoteCluster*, uint64_t>> AgentClusters::Attach(
         "register.cluster: \"{}\" is not a cluster name ([a-z0-9][a-z0-9._-]{{0,62}})",
         request.cluster()));
   }
+  if (absl::Status s = agent::CheckClusterLabels(request.labels(), "register.labels"); !s.ok()) {
+    return s;
+  }
   static constexpr std::string_view kBackends[] = {"slurm", "kubernetes", "local", "sim"};
   if (std::find(std::begin(kBackends), std::end(kBackends), request.backend()) ==
       std::end(kBackends)) {
@@ -87,12 +92,6 @@ absl::StatusOr<std::pair<RemoteCluster*, uint64_t>> AgentClusters::Attach(
   }
   absl::StatusOr<uint64_t> epoch = cluster->Attach(channel, request);
   if (!epoch.ok()) return epoch.status();
-  bool hand_over = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    hand_over = handed_over_.insert(request.cluster()).second;
-  }
-  if (hand_over) options_.attach(cluster);
   return std::make_pair(cluster, *epoch);
 }
 

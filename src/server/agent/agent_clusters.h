@@ -13,7 +13,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,8 +33,8 @@ struct AgentClustersOptions {
   NodeNames* node_names = nullptr;  // required
   TaskObserver* task_observer = nullptr;            // required
   InventoryObserver* inventory_observer = nullptr;  // required
-  // Hands a cluster registered for the first time to the job manager; called once per cluster,
-  // after its first session is attached.
+  // Hands a new cluster to the job manager: called once per cluster, when it is established
+  // (its first inventory accepted; RemoteCluster).
   std::function<void(Cluster*)> attach;
 };
 
@@ -46,7 +45,7 @@ class AgentClusters {
 
   // Loads the stored clusters. Call once, before Start. DataLoss for an undecodable record.
   absl::Status Load();
-  // The clusters known now (for JobManager::Start).
+  // The clusters loaded from the store (for JobManager::Start). Call before the first Attach.
   std::vector<Cluster*> clusters() const;
   // Starts the liveness monitor.
   void Start();
@@ -68,7 +67,6 @@ class AgentClusters {
   const AgentClustersOptions options_;
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<RemoteCluster>, std::less<>> clusters_;
-  std::set<std::string, std::less<>> handed_over_;  // clusters the job manager has
   std::condition_variable wake_;
   bool stopping_ = false;
   std::thread monitor_;

@@ -41,6 +41,7 @@ RemoteCluster::RemoteCluster(RemoteClusterOptions options, RemoteClusterRecord r
       backend_(std::move(record.backend)),
       labels_(std::move(record.labels)),
       epoch_(record.epoch),
+      established_(!backend_.empty()),
       last_heartbeat_(options_.clock->Now()) {
   labels_[std::string(kClusterLabel)] = options_.name;
   for (v1::Node& proto : record.nodes) {
@@ -153,7 +154,11 @@ void RemoteCluster::Cancel(std::string_view launch_id, Duration grace) {
                                                 .time = options_.clock->Now()});
     return;
   }
-  if (!session_) return;  // the resync of the next session ends it
+  it->second.cancel_grace = grace;
+  if (session_ && session_->resynced) SendCancelLocked(launch_id, grace);
+}
+
+void RemoteCluster::SendCancelLocked(std::string_view launch_id, Duration grace) {
   v1::ServerMessage message;
   v1::Cancel* cancel = message.mutable_cancel();
   cancel->set_epoch(session_->epoch);
@@ -196,7 +201,7 @@ absl::Status RemoteCluster::CheckEpochLocked(uint64_t epoch, std::string_view wh
 absl::StatusOr<uint64_t> RemoteCluster::Attach(AgentChannel* channel,
                                                const v1::Register& request) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!backend_.empty() && request.backend() != backend_) {
+  if (established_ && request.backend() != backend_) {
     return absl::InvalidArgumentError(fmt::format(
         "register.backend: cluster {} is a {} cluster, not {}", options_.name, backend_,
         request.backend()));
@@ -205,11 +210,11 @@ absl::StatusOr<uint64_t> RemoteCluster::Attach(AgentChannel* channel,
     session_->channel->Close(absl::FailedPreconditionError(fmt::format(
         "the session of epoch {} was superseded by a new session", session_->epoch)));
   }
-  if (backend_.empty()) {  // the first registration names the backend and the labels
+  if (!established_) {  // the registration that establishes it names the backend and labels
     backend_ = request.backend();
-    for (const auto& [key, value] : request.labels()) {
-      if (key != kClusterLabel) labels_[key] = value;
-    }
+    labels_.clear();
+    for (const auto& [key, value] : request.labels()) labels_[key] = value;
+    labels_[std::string(kClusterLabel)] = options_.name;
   }
   ++epoch_;
   session_ = Session{.channel = channel, .epoch = epoch_};
@@ -294,7 +299,17 @@ absl::Status RemoteCluster::OnInventory(uint64_t epoch, const v1::Inventory& inv
     notify.push_back(reported.node);
     nodes_.insert_or_assign(proto.name(), std::move(reported));
   }
+  std::vector<std::string> lost_with_nodes;
   for (const std::string& name : removed) {
+    for (auto launch = launches_.begin(); launch != launches_.end();) {
+      if (launch->second.spec.placement.node != name) {
+        ++launch;
+        continue;
+      }
+      if (launch->second.sent && session.resynced) SendCancelLocked(launch->first, Duration(0));
+      lost_with_nodes.push_back(launch->first);
+      launch = launches_.erase(launch);
+    }
     auto it = nodes_.find(name);
     if (it == nodes_.end()) continue;
     Node gone = it->second.node;
@@ -307,6 +322,8 @@ absl::Status RemoteCluster::OnInventory(uint64_t epoch, const v1::Inventory& inv
   }
   const bool first = !session.inventory_received;
   session.inventory_received = true;
+  const bool establishes = !established_;
+  established_ = true;
   if (first) {
     last_heartbeat_ = options_.clock->Now();
     if (!reachable_) {
@@ -332,9 +349,12 @@ absl::Status RemoteCluster::OnInventory(uint64_t epoch, const v1::Inventory& inv
     }
     session.channel->Send(std::move(message));
   }
+  absl::Status persisted = establishes ? PersistClusterLocked() : absl::OkStatus();
   lock.unlock();
-  absl::Status persisted = PersistNodes(changed, removed);
+  if (persisted.ok()) persisted = PersistNodes(changed, removed);
+  if (establishes && options_.on_established) options_.on_established(this);
   if (!notify.empty()) options_.inventory_observer->OnNodesChanged(*this, std::move(notify));
+  EndLost(lost_with_nodes, "its node left the cluster's inventory");
   return persisted;
 }
 
@@ -419,6 +439,7 @@ absl::Status RemoteCluster::OnResyncReport(uint64_t epoch, const v1::ResyncRepor
 
 void RemoteCluster::SendPendingLocked() {
   for (auto& [id, launched] : launches_) {
+    if (launched.sent && launched.cancel_grace) SendCancelLocked(id, *launched.cancel_grace);
     if (launched.sent) continue;
     v1::ServerMessage message;
     *message.mutable_bind() = agent::BindFromLaunch(launched.spec, session_->epoch);
@@ -461,6 +482,7 @@ void RemoteCluster::EndLost(const std::vector<std::string>& launch_ids,
 }
 
 absl::Status RemoteCluster::PersistClusterLocked() {
+  if (!established_) return absl::OkStatus();  // nothing is stored before the first inventory
   nlohmann::json labels = nlohmann::json::object();
   for (const auto& [key, value] : labels_) labels[key] = value;
   const nlohmann::json record = {{"backend", backend_},

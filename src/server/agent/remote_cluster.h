@@ -21,8 +21,12 @@
 // (/tessera/clusters/<name>: epoch, labels, reachability; /tessera/clusters/<name>/nodes/<node>:
 // the node as its agent last reported it, written when it changes).
 //
-// The backend kind and the cluster labels come from the first registration (or the stored
-// record); later sessions must name the same backend, and their labels are not applied.
+// A cluster is established — stored, and handed to the scheduler — by the first inventory it
+// accepts: a registration that fails before that (a refused inventory) leaves nothing behind.
+// The backend kind and the cluster labels come from the registration that established it (or
+// the stored record); later sessions must name the same backend, and their labels are not
+// applied. A node that leaves the inventory takes its tasks with it (Failed "Lost"); a cancel
+// made while no session is up is sent to the next one after its resync.
 //
 // Thread-safety: every method may be called from any thread. Observer callbacks are made with
 // no lock held. Errors of the On* methods end that session (AgentService closes its stream with
@@ -30,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -57,6 +62,8 @@ class AgentChannel {
   virtual void Close(absl::Status status) = 0;
 };
 
+class RemoteCluster;
+
 struct RemoteClusterOptions {
   std::string name;
   Duration heartbeat_interval{1000};
@@ -68,6 +75,9 @@ struct RemoteClusterOptions {
   NodeNames* node_names = nullptr;     // required: node names are unique across clusters
   TaskObserver* task_observer = nullptr;            // required
   InventoryObserver* inventory_observer = nullptr;  // required
+  // Called once, with no lock held, after the first inventory a cluster seen for the first time
+  // accepted: from then on it is stored and the control plane schedules on it.
+  std::function<void(RemoteCluster*)> on_established;
 };
 
 // What the store holds of a cluster.
@@ -124,7 +134,8 @@ class RemoteCluster final : public Cluster {
   struct Launched {
     TaskLaunchSpec spec;
     std::optional<TimePoint> start_time;
-    bool sent = false;  // to the current session
+    bool sent = false;                    // to the current session
+    std::optional<Duration> cancel_grace;  // cancelled: sent again to every new session
   };
   struct Session {
     AgentChannel* channel = nullptr;
@@ -148,8 +159,10 @@ class RemoteCluster final : public Cluster {
   absl::Status PersistClusterLocked();
   absl::Status PersistNodes(const std::vector<agent::v1::Node>& changed,
                             const std::vector<std::string>& removed);
-  // Sends the launches not yet sent to the current session. REQUIRES: mu_ held.
+  // Sends the launches not yet sent to the current session, and the cancels of those being
+  // cancelled. REQUIRES: mu_ held, a resynced session.
   void SendPendingLocked();
+  void SendCancelLocked(std::string_view launch_id, Duration grace);
   // Ends `launch_ids` as lost (with no lock held).
   void EndLost(const std::vector<std::string>& launch_ids, const std::string& message);
 
@@ -162,6 +175,9 @@ class RemoteCluster final : public Cluster {
   std::map<std::string, Reported, std::less<>> nodes_;
   std::map<std::string, Launched, std::less<>> launches_;
   bool reachable_ = true;
+  // Accepted an inventory once (or was stored by an earlier run). Until then nothing is stored
+  // and a later registration may name another backend and labels.
+  bool established_ = false;
   TimePoint last_heartbeat_;
   // Soft state: usage by node name, from the latest heartbeat.
   std::map<std::string, NodeUsage, std::less<>> usage_;

@@ -340,10 +340,62 @@ TEST_F(RemoteClusterTest, BadInputEndsOnlyThatSession) {
   EXPECT_THAT(clusters_->Attach(&bad, wrong_backend).status().message(),
               HasSubstr("register.backend: cluster east is a sim cluster"));
 
+  // West never got an inventory accepted: nothing of it is stored or scheduled on, and a later
+  // registration may name another backend.
+  EXPECT_THAT(attached_, ElementsAre(east));
+  v1::Register as_slurm = Hello("west");
+  as_slurm.set_backend("slurm");
+  EXPECT_TRUE(clusters_->Attach(&bad, as_slurm).ok());
+  // Cluster labels are checked.
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"bad key", "v"}, {"region", "a b"}, {"tessera.io/cluster", "other"}, {"-x", "1"}}) {
+    v1::Register labelled = Hello("south");
+    (*labelled.mutable_labels())[key] = value;
+    EXPECT_THAT(clusters_->Attach(&bad, labelled).status().message(),
+                HasSubstr("register.labels")) << key << "=" << value;
+  }
+  v1::Register fine = Hello("south");
+  (*fine.mutable_labels())["tessera.io/cost-tier"] = "1";
+  (*fine.mutable_labels())["empty"] = "";
+  EXPECT_TRUE(clusters_->Attach(&bad, fine).ok());
+
   // East is unaffected.
   EXPECT_TRUE(east->OnHeartbeat(east_epoch, Beat(east_epoch, 2)).ok());
   EXPECT_THAT(east->Inventory(), SizeIs(2));
   EXPECT_TRUE(good.closed.ok());
+}
+
+TEST_F(RemoteClusterTest, ACancelMadeWhileTheAgentIsAwayReachesTheNextSession) {
+  MakeClusters();
+  RecordingChannel channel;
+  auto [cluster, epoch] = Connect(channel, "east", 2);
+  cluster->Launch(Launch("a-w-a1", "east-n0"));
+  cluster->Detach(epoch);
+  cluster->Cancel("a-w-a1", Duration(7000));
+  EXPECT_THAT(observer_.ended, IsEmpty());  // it still runs there
+
+  RecordingChannel back;
+  auto [same, next] = Connect(back, "east", 2, {"a-w-a1"}, epoch);
+  ASSERT_THAT(back.sent, SizeIs(2));
+  EXPECT_TRUE(back.sent[0].has_resync());
+  ASSERT_TRUE(back.sent[1].has_cancel());
+  EXPECT_EQ(back.sent[1].cancel().launch_id(), "a-w-a1");
+  EXPECT_EQ(back.sent[1].cancel().epoch(), next);
+  EXPECT_EQ(back.sent[1].cancel().grace_ms(), 7000);
+}
+
+TEST_F(RemoteClusterTest, ANodeThatLeavesTakesItsTasks) {
+  MakeClusters();
+  RecordingChannel channel;
+  auto [cluster, epoch] = Connect(channel, "east", 3);
+  cluster->Launch(Launch("on-n2-a1", "east-n2"));
+  cluster->Launch(Launch("on-n0-a1", "east-n0"));
+  ASSERT_TRUE(cluster->OnInventory(epoch, FullInventory(epoch, 2, "east-n")).ok());
+  ASSERT_THAT(observer_.ended, SizeIs(1));
+  EXPECT_EQ(observer_.ended[0].launch_id, "on-n2-a1");
+  EXPECT_EQ(observer_.ended[0].reason, "Lost");
+  ASSERT_TRUE(channel.sent.back().has_cancel());  // in case it still runs somewhere
+  EXPECT_EQ(channel.sent.back().cancel().launch_id(), "on-n2-a1");
 }
 
 TEST_F(RemoteClusterTest, HeartbeatColumnsMustMatch) {
