@@ -8,6 +8,7 @@
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "sched/max_tree.h"
+#include "tessera/sched/cluster_count.h"
 
 namespace tessera {
 namespace {
@@ -145,6 +146,7 @@ Framework::~Framework() = default;
 void Framework::IndexClusters(const ClusterState& state) {
   ClusterIndex& index = clusters_;
   if (index.state_uid == state.uid() && index.nodes == state.size()) return;
+  const bool several = index.several();
   if (index.state_uid != state.uid()) {
     const uint64_t layout = index.layout;
     index = ClusterIndex{};
@@ -165,6 +167,9 @@ void Framework::IndexClusters(const ClusterState& state) {
   }
   index.nodes = state.size();
   ++index.layout;
+  // Plugins may skip with one cluster (cluster_count.h): scores cached before a second cluster
+  // appeared lack theirs.
+  if (index.several() != several) caches_.clear();
 }
 
 void Framework::RebuildClusterTotals(ClassCache& cache) const {
@@ -228,10 +233,9 @@ SchedStatus Framework::Evaluate(ClassCache& cache, const CycleState& cycle,
   entry.reason = kFeasible;
   *total = kInfeasible;
   if (node.removed) return {};
-  for (size_t f = 0; f < filter_.size(); ++f) {
-    if (skipped_filters_[f]) continue;
-    SchedStatus verdict = filter_[f]->Filter(cycle, task, node);
-    if (verdict.code() == SchedStatus::Code::kError) return verdict.WithPlugin(filter_[f]->name());
+  for (FilterPlugin* filter : active_filters_) {
+    SchedStatus verdict = filter->Filter(cycle, task, node);
+    if (verdict.code() == SchedStatus::Code::kError) return verdict.WithPlugin(filter->name());
     if (!verdict.ok()) {
       entry.reason = ReasonId(verdict.reason());
       return {};
@@ -239,12 +243,13 @@ SchedStatus Framework::Evaluate(ClassCache& cache, const CycleState& cycle,
   }
   const size_t plugins = score_.size();
   int64_t sum = 0;
-  for (size_t p = 0; p < plugins; ++p) {
+  for (const ActiveScore& active : active_scores_) {
     int64_t score = 0;
-    SchedStatus s = score_[p]->Score(cycle, task, node, &score);
-    if (!s.ok()) return s.WithPlugin(score_[p]->name());
-    if (any_normalize_) cache.raw[index * plugins + p] = score;
-    sum += score_weights_[p] * score;
+    SchedStatus s = score_[active.index]->Score(cycle, task, node, &score);
+    if (!s.ok()) return s.WithPlugin(score_[active.index]->name());
+    // A skipped scorer's raw score stays 0: skips are fixed per class (cluster_count.h).
+    if (any_normalize_) cache.raw[index * plugins + active.index] = score;
+    sum += active.weight * score;
   }
   *total = sum;
   return {};
@@ -338,6 +343,7 @@ int32_t Framework::SelectNode(ClassCache& cache, const CycleState& cycle, const 
   std::vector<int64_t> scores(feasible.size());
   const size_t plugins = score_.size();
   for (size_t p = 0; p < plugins; ++p) {
+    if (skipped_scores_[p]) continue;
     for (size_t k = 0; k < feasible.size(); ++k) scores[k] = cache.raw[feasible[k] * plugins + p];
     if (score_[p]->HasNormalizeScore()) score_[p]->NormalizeScore(cycle, task, scores);
     for (size_t k = 0; k < feasible.size(); ++k) totals[k] += score_weights_[p] * scores[k];
@@ -384,6 +390,10 @@ void Framework::Diagnose(const ClassCache& cache, const ClusterState& state, Dia
 
 SchedStatus Framework::RunPreFilter(CycleState& cycle, const TaskRequest& task) {
   skipped_filters_.assign(filter_.size(), false);
+  skipped_scores_.assign(score_.size(), false);
+  if (clusters_.several()) {
+    cycle.Write(kClusterCountKey, ClusterCount{static_cast<int32_t>(clusters_.names.size())});
+  }
   for (PreFilterPlugin* plugin : pre_filter_) {
     SchedStatus s = plugin->PreFilter(cycle, task);
     if (s.code() == SchedStatus::Code::kSkip) {
@@ -398,8 +408,24 @@ SchedStatus Framework::RunPreFilter(CycleState& cycle, const TaskRequest& task) 
   }
   for (PreScorePlugin* plugin : pre_score_) {
     SchedStatus s = plugin->PreScore(cycle, task);
-    if (s.code() == SchedStatus::Code::kSkip) continue;
+    if (s.code() == SchedStatus::Code::kSkip) {
+      for (size_t p = 0; p < score_.size(); ++p) {
+        if (static_cast<Plugin*>(score_[p]) == static_cast<Plugin*>(plugin)) {
+          skipped_scores_[p] = true;
+        }
+      }
+      continue;
+    }
     if (!s.ok()) return s.WithPlugin(plugin->name());
+  }
+  // The filters and scorers that run for this attempt, so that the per-node loops skip nothing.
+  active_filters_.clear();
+  for (size_t f = 0; f < filter_.size(); ++f) {
+    if (!skipped_filters_[f]) active_filters_.push_back(filter_[f]);
+  }
+  active_scores_.clear();
+  for (size_t p = 0; p < score_.size(); ++p) {
+    if (!skipped_scores_[p]) active_scores_.push_back({p, score_weights_[p]});
   }
   return {};
 }
@@ -412,6 +438,7 @@ TaskAttempt Framework::PlaceTask(const ClusterState& state, const TaskRequest& t
 
 TaskAttempt Framework::PlaceTaskIn(const ClusterState& state, const TaskRequest& task,
                                    int32_t cluster) {
+  IndexClusters(state);
   TaskAttempt attempt;
   CycleState cycle;
   attempt.status = RunPreFilter(cycle, task);
@@ -463,6 +490,7 @@ TaskAttempt Framework::PlaceTaskIn(const ClusterState& state, const TaskRequest&
 }
 
 TaskAttempt Framework::PlaceOnEmptyNodes(const ClusterState& state, const TaskRequest& task) {
+  IndexClusters(state);
   TaskAttempt attempt;
   CycleState cycle;
   attempt.status = RunPreFilter(cycle, task);
@@ -482,11 +510,10 @@ TaskAttempt Framework::PlaceOnEmptyNodes(const ClusterState& state, const TaskRe
       d.healthy = true;
     }
     const Reason* rejection = nullptr;
-    for (size_t f = 0; f < filter_.size() && rejection == nullptr; ++f) {
-      if (skipped_filters_[f]) continue;
-      SchedStatus verdict = filter_[f]->Filter(cycle, task, empty);
+    for (size_t f = 0; f < active_filters_.size() && rejection == nullptr; ++f) {
+      SchedStatus verdict = active_filters_[f]->Filter(cycle, task, empty);
       if (verdict.code() == SchedStatus::Code::kError) {
-        attempt.status = verdict.WithPlugin(filter_[f]->name());
+        attempt.status = verdict.WithPlugin(active_filters_[f]->name());
         return attempt;
       }
       if (!verdict.ok()) rejection = verdict.reason();

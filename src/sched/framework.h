@@ -12,6 +12,9 @@
 // Filter verdicts and raw scores are cached per task equivalence class and node version
 // (ClusterState), so identical tasks — a gang's replicas, a burst of inference replicas, the
 // common classes of a trace — reuse each other's work and only changed nodes are re-evaluated.
+// A PreFilter that returns Skip turns its plugin's Filter off for the attempt, a PreScore that
+// returns Skip its Score (the cluster plugins step aside so for jobs without cluster constraints
+// and, ClusterScore, with a single cluster: tessera/sched/cluster_count.h).
 //
 // A gang attempt (ScheduleGang) places a job's tasks one by one, assuming each into the state,
 // asks Permit after each, and binds the gang only once permitted; on any failure every task
@@ -202,6 +205,14 @@ class Framework {
   std::vector<BindPlugin*> bind_;
 
   std::vector<bool> skipped_filters_;  // this attempt's filters skipped by their PreFilter
+  std::vector<bool> skipped_scores_;   // this attempt's scorers skipped by their PreScore
+  // This attempt's filters and scorers that were not skipped, for the per-node loops.
+  struct ActiveScore {
+    size_t index = 0;  // into score_
+    int64_t weight = 1;
+  };
+  std::vector<FilterPlugin*> active_filters_;
+  std::vector<ActiveScore> active_scores_;
 
   std::vector<const Reason*> reasons_;  // interned by ReasonId
   uint64_t use_clock_ = 0;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tessera/sched/cluster_count.h"
 
 namespace tessera {
 namespace {
@@ -313,6 +314,50 @@ TEST_F(FrameworkTest, CreateRejectsBadProfiles) {
   Profile stray_args = profile_;
   stray_args.plugin_args["Other"] = {};
   EXPECT_FALSE(Framework::Create(stray_args, registry_, handle).ok());
+}
+
+// Scores 100 on nodes labelled cheap; steps aside (PreScore Skip) while there is one cluster.
+class ClusterLevelScore : public PreScorePlugin, public ScorePlugin {
+ public:
+  explicit ClusterLevelScore(int* calls) : calls_(calls) {}
+  std::string_view name() const override { return "ClusterLevelScore"; }
+  SchedStatus PreScore(CycleState& state, const TaskRequest&) override {
+    return state.Read(kClusterCountKey) == nullptr ? SchedStatus::Skip() : SchedStatus();
+  }
+  SchedStatus Score(const CycleState&, const TaskRequest&, const Node& node,
+                    int64_t* score) const override {
+    ++*calls_;
+    *score = node.labels.contains("cheap") ? 100 : 0;
+    return {};
+  }
+
+ private:
+  int* calls_;
+};
+
+TEST_F(FrameworkTest, AScorerWhosePreScoreSkipsIsNotCalledAndCachesFollowTheClusterCount) {
+  int calls = 0;
+  ASSERT_TRUE(registry_
+                  .Register("ClusterLevelScore",
+                            [&calls](const PluginArgs&, const Handle&) {
+                              return absl::StatusOr<std::unique_ptr<Plugin>>(
+                                  std::make_unique<ClusterLevelScore>(&calls));
+                            })
+                  .ok());
+  profile_.pre_score = {"ClusterLevelScore"};
+  profile_.score = {{"FakeScore", 1}, {"ClusterLevelScore", 10}};
+  ClusterState state;
+  ASSERT_TRUE(state.AddNode(MakeNode("a", 4000, {{"score", "90"}})).ok());
+  ASSERT_TRUE(state.AddNode(MakeNode("b", 4000, {{"score", "10"}, {"cheap", "1"}})).ok());
+  auto fw = Build();
+  EXPECT_EQ(fw->PlaceTask(state, CpuTask(1)).placement->node, "a");
+  EXPECT_EQ(calls, 0) << "one cluster: the cluster-level scorer is skipped";
+  Node other = MakeNode("c", 4000, {{"score", "10"}});
+  other.cluster = "elsewhere";
+  ASSERT_TRUE(state.AddNode(std::move(other)).ok());
+  EXPECT_EQ(fw->PlaceTask(state, CpuTask(1)).placement->node, "b")
+      << "two clusters: cached totals without the scorer were dropped";
+  EXPECT_EQ(calls, 3);
 }
 
 // Nodes of two clusters: east (a, b) and west (c, d), 2000 millicores each; west scores higher.

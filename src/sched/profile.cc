@@ -17,9 +17,11 @@ namespace {
 // node of a cluster the job may not use says so); default and mostallocated also rank clusters
 // by preferred cluster affinity and cost tier, each weighted 10 so that they decide between
 // clusters and the allocation score decides within one (docs/policies/cluster-selection.md).
+// Their PreFilter/PreScore turn them off for jobs without cluster constraints and, cost tiers,
+// for a single cluster, so a single-cluster fleet does not pay for them per node.
 constexpr std::string_view kFilters =
     "queueSort: PrioritySort\n"
-    "preFilter: [NodeResourcesFit]\n"
+    "preFilter: [NodeResourcesFit, ClusterSelector, ClusterAffinity]\n"
     "filter: [NodeUnschedulable, ClusterSelector, ClusterAffinity, NodeResourcesFit, "
     "TaintToleration, NodeAffinity]\n"
     "permit: [Gang]\n"
@@ -32,9 +34,11 @@ struct BuiltinSpec {
 
 constexpr std::array<BuiltinSpec, 8> kBuiltins = {{
     {"default",
+     "preScore: [ClusterAffinity, ClusterScore]\n"
      "score: [{name: LeastAllocated, weight: 1}, {name: TaintToleration, weight: 1}, "
      "{name: ClusterAffinity, weight: 10}, {name: ClusterScore, weight: 10}]\n"},
     {"mostallocated",
+     "preScore: [ClusterAffinity, ClusterScore]\n"
      "score: [{name: MostAllocated, weight: 1}, {name: TaintToleration, weight: 1}, "
      "{name: ClusterAffinity, weight: 10}, {name: ClusterScore, weight: 10}]\n"},
     {"random", "tieBreak: first\nscore: [Random]\nreserve: [Random]\n"},

@@ -17,11 +17,25 @@ bool AllHold(const std::vector<LabelRequirement>& requirements, const Labels& la
 
 static_assert(std::derived_from<ClusterAffinity, FilterPlugin>);
 static_assert(std::derived_from<ClusterAffinity, ScorePlugin>);
+static_assert(std::derived_from<ClusterAffinity, PreFilterPlugin>);
+static_assert(std::derived_from<ClusterAffinity, PreScorePlugin>);
 
 absl::StatusOr<std::unique_ptr<Plugin>> ClusterAffinity::New(const PluginArgs& args,
                                                              const Handle& handle) {
   if (absl::Status s = CheckKnownArgs(kName, args, {}); !s.ok()) return s;
   return std::make_unique<ClusterAffinity>();
+}
+
+SchedStatus ClusterAffinity::PreFilter(CycleState& state, const TaskRequest& task) {
+  const bool none =
+      task.cluster_affinity.required.empty() && task.cluster_anti_affinity.required.empty();
+  return none ? SchedStatus::Skip() : SchedStatus();
+}
+
+SchedStatus ClusterAffinity::PreScore(CycleState& state, const TaskRequest& task) {
+  const bool none =
+      task.cluster_affinity.preferred.empty() && task.cluster_anti_affinity.preferred.empty();
+  return none ? SchedStatus::Skip() : SchedStatus();
 }
 
 SchedStatus ClusterAffinity::Filter(const CycleState& state, const TaskRequest& task,

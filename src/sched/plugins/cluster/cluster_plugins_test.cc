@@ -6,6 +6,7 @@
 #include "sched/plugins/cluster/cluster_score.h"
 #include "sched/plugins/cluster/cluster_selector.h"
 #include "sched/testing/test_nodes.h"
+#include "tessera/sched/cluster_count.h"
 
 namespace tessera {
 namespace {
@@ -225,6 +226,31 @@ TEST(ClusterScoreTest, FactoryRejectsBadArguments) {
     EXPECT_EQ(ClusterScore::New(args, Handle{}).status().code(),
               absl::StatusCode::kInvalidArgument);
   }
+}
+
+// --- Stepping aside ------------------------------------------------------------------------------
+
+TEST(ClusterPluginsTest, PreFilterAndPreScoreSkipWhenThereIsNothingToDo) {
+  ClusterSelector selector;
+  ClusterAffinity affinity;
+  ClusterScore score(std::string(ClusterScore::kCostTierLabel), ClusterScore::kDefaultMaxTier);
+  CycleState state;
+  TaskRequest plain = CpuTask(100);
+  EXPECT_EQ(selector.PreFilter(state, plain).code(), SchedStatus::Code::kSkip);
+  EXPECT_EQ(affinity.PreFilter(state, plain).code(), SchedStatus::Code::kSkip);
+  EXPECT_EQ(affinity.PreScore(state, plain).code(), SchedStatus::Code::kSkip);
+  EXPECT_EQ(score.PreScore(state, plain).code(), SchedStatus::Code::kSkip) << "one cluster";
+
+  TaskRequest constrained = plain;
+  constrained.cluster_selector = {{"region", "east"}};
+  constrained.cluster_anti_affinity.required = {Req("tier", LabelOperator::kExists)};
+  EXPECT_TRUE(selector.PreFilter(state, constrained).ok());
+  EXPECT_TRUE(affinity.PreFilter(state, constrained).ok());
+  EXPECT_EQ(affinity.PreScore(state, constrained).code(), SchedStatus::Code::kSkip);
+  constrained.cluster_affinity.preferred = {kPreferEast};
+  EXPECT_TRUE(affinity.PreScore(state, constrained).ok());
+  state.Write(kClusterCountKey, ClusterCount{2});
+  EXPECT_TRUE(score.PreScore(state, plain).ok()) << "two clusters";
 }
 
 }  // namespace

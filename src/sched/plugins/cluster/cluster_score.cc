@@ -6,10 +6,12 @@
 
 #include "fmt/format.h"
 #include "sched/plugins/basic/plugin_args.h"
+#include "tessera/sched/cluster_count.h"
 
 namespace tessera {
 
 static_assert(std::derived_from<ClusterScore, ScorePlugin>);
+static_assert(std::derived_from<ClusterScore, PreScorePlugin>);
 
 absl::StatusOr<std::unique_ptr<Plugin>> ClusterScore::New(const PluginArgs& args,
                                                           const Handle& handle) {
@@ -43,6 +45,11 @@ int64_t ClusterScore::TierOf(const Node& node) const {
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), tier);
   if (ec != std::errc() || ptr != text.data() + text.size() || tier < 0) return max_tier_;
   return std::min(tier, max_tier_);
+}
+
+SchedStatus ClusterScore::PreScore(CycleState& state, const TaskRequest& task) {
+  const ClusterCount* count = state.Read(kClusterCountKey);
+  return count == nullptr || count->clusters <= 1 ? SchedStatus::Skip() : SchedStatus();
 }
 
 SchedStatus ClusterScore::Score(const CycleState& state, const TaskRequest& task, const Node& node,

@@ -1,8 +1,9 @@
 // ClusterScore: prefers cheaper clusters, by the cost tier in their labels.
 //
-// A Score. A cluster says what its capacity costs with the label `tessera.io/cost-tier`: an
-// integer tier 0..maxTier, lower is cheaper (for example 0 owned hardware, 1 reserved cloud
-// capacity, 2 on-demand cloud, …). A node scores
+// A Score (with a PreScore that skips it while the inventory has a single cluster: tiers are
+// cluster labels, and one cluster has nothing to compare). A cluster says what its capacity costs
+// with the label `tessera.io/cost-tier`: an integer tier 0..maxTier, lower is cheaper (for example
+// 0 owned hardware, 1 reserved cloud capacity, 2 on-demand cloud, …). A node scores
 //     (maxTier - tier) x 100 / maxTier
 // so tier 0 scores 100 and tier maxTier (or above) 0. A node without the label, or whose value is
 // not an integer >= 0, counts as tier maxTier: unlabelled capacity is taken last. Every node of a
@@ -24,12 +25,13 @@
 
 #include "absl/status/statusor.h"
 #include "tessera/sched/handle.h"
+#include "tessera/sched/pre_score_plugin.h"
 #include "tessera/sched/registry.h"
 #include "tessera/sched/score_plugin.h"
 
 namespace tessera {
 
-class ClusterScore final : public ScorePlugin {
+class ClusterScore final : public PreScorePlugin, public ScorePlugin {
  public:
   static constexpr std::string_view kName = "ClusterScore";
   static constexpr std::string_view kCostTierLabel = "tessera.io/cost-tier";
@@ -45,6 +47,9 @@ class ClusterScore final : public ScorePlugin {
       : label_(std::move(label)), max_tier_(max_tier) {}
 
   std::string_view name() const override { return kName; }
+  // Skip (no Score calls) when the nodes belong to one cluster (tessera/sched/cluster_count.h):
+  // there is no cluster to prefer, and a single-cluster fleet pays nothing for this plugin.
+  SchedStatus PreScore(CycleState& state, const TaskRequest& task) override;
   SchedStatus Score(const CycleState& state, const TaskRequest& task, const Node& node,
                     int64_t* score) const override;
 

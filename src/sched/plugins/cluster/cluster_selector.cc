@@ -7,11 +7,16 @@
 namespace tessera {
 
 static_assert(std::derived_from<ClusterSelector, FilterPlugin>);
+static_assert(std::derived_from<ClusterSelector, PreFilterPlugin>);
 
 absl::StatusOr<std::unique_ptr<Plugin>> ClusterSelector::New(const PluginArgs& args,
                                                              const Handle& handle) {
   if (absl::Status s = CheckKnownArgs(kName, args, {}); !s.ok()) return s;
   return std::make_unique<ClusterSelector>();
+}
+
+SchedStatus ClusterSelector::PreFilter(CycleState& state, const TaskRequest& task) {
+  return task.cluster_selector.empty() ? SchedStatus::Skip() : SchedStatus();
 }
 
 SchedStatus ClusterSelector::Filter(const CycleState& state, const TaskRequest& task,

@@ -1,9 +1,10 @@
 // ClusterSelector: keeps a task in the clusters its job's clusterSelector names.
 //
-// A Filter. Every key=value pair of TaskRequest::cluster_selector (the job's clusterSelector,
-// copied onto each task by the Scheduler) must be among the node's labels, which carry the labels
-// of the node's cluster and `tessera.io/cluster: NAME`; an empty selector matches every node. A
-// mismatch is UnschedulableAndUnresolvable (labels do not change by evicting tasks), code
+// A Filter (and a PreFilter that turns it off for jobs without a selector). Every key=value pair of
+// TaskRequest::cluster_selector (the job's clusterSelector, copied onto each task by the Scheduler)
+// must be among the node's labels, which carry the labels of the node's cluster and
+// `tessera.io/cluster: NAME`; an empty selector matches every node. A mismatch is
+// UnschedulableAndUnresolvable (labels do not change by evicting tasks), code
 // "NodeSelectorMismatch" (the contract's code for label mismatches), detail "cluster not
 // selected": "0/12 nodes: 8 cluster not selected, 4 insufficient gpu".
 //
@@ -22,11 +23,12 @@
 #include "absl/status/statusor.h"
 #include "tessera/sched/filter_plugin.h"
 #include "tessera/sched/handle.h"
+#include "tessera/sched/pre_filter_plugin.h"
 #include "tessera/sched/registry.h"
 
 namespace tessera {
 
-class ClusterSelector final : public FilterPlugin {
+class ClusterSelector final : public PreFilterPlugin, public FilterPlugin {
  public:
   static constexpr std::string_view kName = "ClusterSelector";
 
@@ -36,6 +38,8 @@ class ClusterSelector final : public FilterPlugin {
   static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);
 
   std::string_view name() const override { return kName; }
+  // Skip (its Filter is then not called) when the task has no cluster selector.
+  SchedStatus PreFilter(CycleState& state, const TaskRequest& task) override;
   SchedStatus Filter(const CycleState& state, const TaskRequest& task,
                      const Node& node) const override;
 };
