@@ -80,6 +80,7 @@ absl::StatusOr<std::string> Token(const AgentFlags& flags) {
   return absl::InvalidArgumentError("--token, --token-file or TESSERA_TOKEN: an admin token is required");
 }
 
+// key=value pairs; the server checks keys and values (docs/agents/README.md).
 absl::StatusOr<Labels> ParseLabels(const std::vector<std::string>& labels) {
   Labels out;
   for (const std::string& label : labels) {
@@ -88,7 +89,10 @@ absl::StatusOr<Labels> ParseLabels(const std::vector<std::string>& labels) {
       return absl::InvalidArgumentError(
           fmt::format("--label: \"{}\" is not key=value", label));
     }
-    out[label.substr(0, eq)] = label.substr(eq + 1);
+    if (!out.emplace(label.substr(0, eq), label.substr(eq + 1)).second) {
+      return absl::InvalidArgumentError(
+          fmt::format("--label: key \"{}\" given twice", label.substr(0, eq)));
+    }
   }
   return out;
 }
@@ -234,12 +238,17 @@ int RunAgentCommand(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return app.exit(e) == 0 ? 0 : 2;  // help is 0; every usage error is 2
   }
   const auto fail = [](const absl::Status& status) {
     std::cerr << "tessera agent: " << status.message() << "\n";
     return 1;
   };
+  // A URL is a common slip: gRPC would take "http" for a host name and retry forever.
+  if (flags.server.find("://") != std::string::npos) {
+    return fail(absl::InvalidArgumentError(fmt::format(
+        "--server: \"{}\" is a URL; give the gRPC address as HOST:PORT", flags.server)));
+  }
   absl::StatusOr<std::string> token = Token(flags);
   if (!token.ok()) return fail(token.status());
   absl::StatusOr<Labels> labels = ParseLabels(flags.labels);

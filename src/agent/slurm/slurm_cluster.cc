@@ -295,6 +295,11 @@ void SlurmCluster::PollJobs() {
     missing = ApplyJobsLocked(jobs->jobs, events);
   }
   ApplyMissing(missing, events);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    orphans.insert(orphans.end(), requeued_.begin(), requeued_.end());
+    requeued_.clear();
+  }
   for (int64_t job_id : orphans) {
     Log(fmt::format("cancelling Slurm job {}: a Tessera task the control plane does not know",
                     job_id));
@@ -376,6 +381,21 @@ std::vector<int64_t> SlurmCluster::ApplyJobsLocked(const std::vector<SlurmJob>& 
     if (!task->started && ran) {
       task->started = true;
       event.started = job.start_time.value_or(now);
+    }
+    if (task->started && phase == SlurmJobPhase::kWaiting && !task->cancel_requested) {
+      // Slurm put a started job back in its queue (its node failed; the REST API of 22.05
+      // ignores requeue: false): the task is lost, and Tessera's restart policy decides, for
+      // the whole gang. The requeued Slurm job is cancelled so that it does not run again.
+      event.end = server::TaskEnd{
+          .launch_id = launch_id,
+          .phase = TaskPhase::kFailed,
+          .reason = "Lost",
+          .message = fmt::format("Slurm requeued job {} ({})", job.id, job.state),
+          .time = now};
+      task->ended = true;
+      requeued_.push_back(job.id);
+      events.push_back(std::move(event));
+      continue;
     }
     event.end = TaskEndOf(job, launch_id, task->cancel_requested, now);
     if (event.end.has_value()) task->ended = true;

@@ -185,6 +185,7 @@ class SlurmCluster final : public server::Cluster {
   bool stopping_ = false;
   bool work_ = false;               // a launch or cancel waits for the poll thread
   bool reconcile_pending_ = false;  // Recover could not list the jobs: kill orphans next poll
+  std::vector<int64_t> requeued_;  // Slurm jobs requeued after they started: to cancel
   std::vector<Node> nodes_;
   std::vector<server::NodeUsage> usage_;
   std::map<std::string, std::string, std::less<>> addresses_;        // node → address

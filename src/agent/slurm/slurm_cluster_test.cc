@@ -375,6 +375,22 @@ TEST_F(SlurmClusterTest, UnrunnableSpecIsStartFailedAtOnce) {
   EXPECT_THAT(slurm_->Submissions(), IsEmpty());
 }
 
+TEST_F(SlurmClusterTest, AStartedJobThatSlurmRequeuesIsLostAndCancelled) {
+  std::unique_ptr<SlurmCluster> cluster = Make();
+  cluster->Launch(Spec("r1"));
+  const int64_t job = WaitSubmitted(*cluster, "r1");
+  slurm_->SetJob(job, "RUNNING");
+  ASSERT_TRUE(recorder_.WaitStarted("r1").has_value());
+  slurm_->SetJob(job, "PENDING");  // its node failed: Slurm queued it again
+  std::optional<server::TaskEnd> end = recorder_.WaitEnded("r1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kFailed);
+  EXPECT_EQ(end->reason, "Lost");
+  EXPECT_THAT(end->message, HasSubstr("Slurm requeued job"));
+  ASSERT_TRUE(WaitUntil([&] { return !slurm_->Signals().empty(); }));
+  EXPECT_THAT(slurm_->Signals(), ElementsAre(fmt::format("{}:cancel", job)));
+}
+
 TEST_F(SlurmClusterTest, CancelSignalsThenKillsAfterTheGrace) {
   std::unique_ptr<SlurmCluster> cluster = Make();
   cluster->Launch(Spec("c1"));
