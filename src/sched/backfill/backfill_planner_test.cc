@@ -229,6 +229,25 @@ TEST_F(BackfillTest, ReservationStartsAtTheEarliestEndThatFreesEnough) {
   EXPECT_EQ(plan[0].tasks[0].gpu_count, 8);
 }
 
+// A gang runs inside one cluster, so its reservation waits for one cluster to hold all of it.
+// East (nodes 0, 1) frees node 0 at 10 s; west (nodes 2, 3, 4) frees node 2 at 20 s. At 10 s
+// three nodes are free, but split across the clusters: the gang of three starts at 20 s, in west.
+TEST_F(BackfillTest, ReservationKeepsTheGangInOneCluster) {
+  for (int32_t i = 0; i < 5; ++i) {
+    Node node = GpuNode("node-" + std::to_string(i), 8);
+    node.cluster = i < 2 ? "east" : "west";
+    ASSERT_TRUE(state_.AddNode(std::move(node)).ok());
+  }
+  Run(1, At(10), {0}, 8);
+  Run(2, At(30), {1}, 8);
+  Run(3, At(20), {2}, 8);
+  const std::vector<Reservation> plan = Plan({Blocked(9, 3, 8, Seconds(100))});
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan[0].start, At(20));
+  EXPECT_THAT(Nodes(plan[0]), ElementsAre(2, 3, 4));
+  ExpectConsistent(state_, now_, running_, plan);
+}
+
 TEST_F(BackfillTest, PartialReleasesAddUp) {
   // Four 2-GPU jobs on one node end one after the other; an 8-GPU task needs them all gone.
   AddNodes(1, 8);

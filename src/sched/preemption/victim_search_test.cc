@@ -120,6 +120,26 @@ class VictimSearchTest : public ::testing::Test {
   std::vector<VictimCandidate> candidates_;
 };
 
+// A gang runs inside one cluster. East has a free node and one running gang (old); west runs
+// two (one of them the youngest, the usual first victim). A gang of two whole nodes can take
+// east's free node only with east's running gang evicted: one victim, none in west.
+TEST_F(VictimSearchTest, VictimsComeFromTheOneClusterTheGangRunsIn) {
+  for (int32_t i = 0; i < 4; ++i) {
+    Node node = GpuNode("n" + std::to_string(i), 8);
+    node.cluster = i < 2 ? "east" : "west";
+    ASSERT_TRUE(state_.AddNode(std::move(node)).ok());
+  }
+  const int32_t east_old = Run(0, At(0), {{1, GpuTask(8)}});
+  Run(0, At(50), {{2, GpuTask(8)}});  // west, the youngest
+  Run(0, At(0), {{3, GpuTask(8)}});
+  std::optional<VictimChoice> choice = Find({GpuTask(8), GpuTask(8)}, 2);
+  ASSERT_TRUE(choice.has_value());
+  EXPECT_THAT(choice->victims, ElementsAre(east_old));
+  for (const Placement& p : choice->placements) {
+    EXPECT_EQ(state_.node(p.node_index).cluster, "east") << p.node;
+  }
+}
+
 TEST_F(VictimSearchTest, EvictsTheTwoLowestOfThreeJobs) {
   AddNodes(1, 3);
   Run(1, At(10), {{0, GpuTask(1)}});
