@@ -44,6 +44,19 @@ expect_in "1 jobs of 2 read" "$out/stdout"
   fail "--processors exited $?"
 expect_in "2 jobs of 4 read (skipped: 1 more processors than the cluster, 1 run time" "$out/stdout"
 
+# Two clusters of 2 processors: jobs 1 and 2 (3 and 4 processors) fit neither; one line per
+# cluster.
+"$tessera" sim --swf "$out/t.swf" --backfill easy --clusters 2 --site-placement pinned \
+  --cost-tiers --summary-json "$out/mc.json" > "$out/stdout" || fail "--clusters exited $?"
+expect_in "1 jobs of 4 read (skipped: 2 more processors than the largest cluster" "$out/stdout"
+expect_in "in 2 clusters (sites pinned, cost tiers)" "$out/stdout"
+expect_in "^  cluster-0 " "$out/stdout"
+expect_in "^  cluster-1 " "$out/stdout"
+for key in '"clusters": 2' '"site_placement": "pinned"' '"name": "cluster-1"' \
+           '"peak_processors":' '"jobs_away": 0' '"split_jobs": 0'; do
+  expect_in "$key" "$out/mc.json"
+done
+
 # Bad input: exit status 2 and a message naming the flag.
 bad() {
   local want="$1"
@@ -72,5 +85,12 @@ bad "--summary-json: directory" --swf "$out/t.swf" --summary-json "$out/missing/
 printf '1 0 -1 10 1 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 -2\n' > "$out/bad.swf"
 bad "bad.swf:1: think_time" --swf "$out/bad.swf"
 bad "none of the 1 jobs read can run" --swf "$out/t.swf" --skip 3
+bad "--site-placement: must be any, preferred or pinned, not 'home'" \
+  --swf "$out/t.swf" --clusters 2 --site-placement home
+bad "--site-placement: needs --clusters 2 or more" --swf "$out/t.swf" --site-placement pinned
+bad "--cost-tiers: needs --clusters 2 or more" --swf "$out/t.swf" --cost-tiers
+bad "clusters: must be at most the processors (4), got 5" --swf "$out/t.swf" --clusters 5
+bad "--clusters" --swf "$out/t.swf" --clusters 0
+bad "--clusters applies to --swf only" --scenario x.yaml --clusters 2
 
 echo "swf_cli_test: ok"
