@@ -249,6 +249,9 @@ int RunAgentCommand(int argc, char** argv) {
     return fail(absl::InvalidArgumentError(fmt::format(
         "--server: \"{}\" is a URL; give the gRPC address as HOST:PORT", flags.server)));
   }
+  if (app.count("--token") > 0 && flags.token.empty()) {
+    return fail(absl::InvalidArgumentError("--token: empty"));
+  }
   absl::StatusOr<std::string> token = Token(flags);
   if (!token.ok()) return fail(token.status());
   absl::StatusOr<Labels> labels = ParseLabels(flags.labels);
