@@ -57,14 +57,6 @@ struct AgentFlags {
   std::string kube_image;
 };
 
-std::string SupervisorPath() {
-  std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  if (error) return "";
-  const fs::path supervisor = self.parent_path() / "tessera-task-supervisor";
-  return fs::exists(supervisor) ? supervisor.string() : "";
-}
-
 absl::StatusOr<std::string> Token(const AgentFlags& flags) {
   if (!flags.token.empty()) return flags.token;
   if (!flags.token_file.empty()) {
@@ -138,7 +130,7 @@ absl::StatusOr<std::unique_ptr<server::Cluster>> MakeBackend(const AgentFlags& f
         {.name = flags.cluster,
          .labels = labels,
          .task_dir = (fs::path(flags.data_dir) / "tasks").string(),
-         .supervisor = SupervisorPath(),
+         .supervisor = server::LocalCluster::SupervisorBesideBinary(),
          .clock = clock},
         observer);
     if (!local.ok()) return local.status();

@@ -97,15 +97,6 @@ absl::StatusOr<ServerConfig> BuildConfig(const Flags& flags) {
   return config;
 }
 
-// The task supervisor is installed next to the tessera binary.
-std::string SupervisorPath() {
-  std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  if (error) return "";
-  const fs::path supervisor = self.parent_path() / "tessera-task-supervisor";
-  return fs::exists(supervisor) ? supervisor.string() : "";
-}
-
 // The admin token of this data directory: the one in admin.token while it is valid, or a new
 // one written there (mode 0600).
 absl::StatusOr<std::string> AdminToken(server::Authenticator& auth, const fs::path& path) {
@@ -156,7 +147,7 @@ absl::Status AddClusters(const ServerConfig& config, ControlPlane& plane) {
           {.name = cluster.name,
            .inventory = inventory,
            .task_dir = (fs::path(config.data_dir) / "tasks" / cluster.name).string(),
-           .supervisor = SupervisorPath()},
+           .supervisor = server::LocalCluster::SupervisorBesideBinary()},
           plane.manager.get());
       if (!local.ok()) return local.status();
       plane.clusters.push_back(*std::move(local));

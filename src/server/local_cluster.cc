@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <utility>
 
@@ -85,6 +86,14 @@ LocalCluster::LocalCluster(LocalClusterOptions options, Node node, TaskObserver*
       cpu_meter_(static_cast<int32_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)))) {}
 
 LocalCluster::~LocalCluster() = default;
+
+std::string LocalCluster::SupervisorBesideBinary() {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return "";
+  const std::filesystem::path supervisor = self.parent_path() / "tessera-task-supervisor";
+  return std::filesystem::exists(supervisor, error) ? supervisor.string() : "";
+}
 
 std::vector<NodeUsage> LocalCluster::Usage() const {
   NodeUsage usage{.node = node_.name};

@@ -45,6 +45,10 @@ class LocalCluster final : public Cluster {
                                                               TaskObserver* observer);
   ~LocalCluster() override;
 
+  // The tessera-task-supervisor installed beside the running binary (bin/ holds both); ""
+  // when there is none, and tasks then run directly.
+  static std::string SupervisorBesideBinary();
+
   const std::string& name() const override { return options_.name; }
   std::string_view backend() const override { return "local"; }
   const std::map<std::string, std::string, std::less<>>& labels() const override {

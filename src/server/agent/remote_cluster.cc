@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "fmt/format.h"
 #include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "nlohmann/json.hpp"
 
 namespace tessera::server {
@@ -292,7 +293,8 @@ absl::Status RemoteCluster::OnInventory(uint64_t epoch, const v1::Inventory& inv
     if (proto.id() >= session.node_by_id.size()) session.node_by_id.resize(proto.id() + 1);
     session.node_by_id[proto.id()] = proto.name();
     auto it = nodes_.find(proto.name());
-    const bool same = it != nodes_.end() && NodeJson(it->second.proto) == NodeJson(proto);
+    const bool same = it != nodes_.end() &&
+                      google::protobuf::util::MessageDifferencer::Equals(it->second.proto, proto);
     if (same) continue;
     changed.push_back(proto);
     Reported reported{proto, (*nodes)[i]};
