@@ -16,14 +16,17 @@
 //     buckets, and the mean;
 //   - whether every stream stayed healthy (no write failed, no stream ended);
 //   - the benchmark's own CPU (the agents and the job stream share the machine with the server);
-// then the loss detection time: agent 0's stream is cancelled and GET /api/v1/clusters is polled
-// (every 20 ms) until it shows that cluster unreachable — reported from the cancel and from the
-// agent's last heartbeat (the server's timeout counts from the latter).
+// then the loss detection time, twice: agent 0's stream is cancelled (an agent that exits or
+// whose connection breaks: the server sees the stream end), and agent 1 stops heartbeating with
+// its stream left open (a hung agent, or a network that drops packets: only the server's
+// unreachableTimeout notices). GET /api/v1/clusters is polled (every 20 ms) until it shows the
+// cluster unreachable — reported from the moment the agent went away and from its last
+// heartbeat (the server's timeout counts from the latter).
 //
 // Usage:
 //   agent_scale_bench [--agents 10] [--nodes-per-agent 1000] [--rate-hz 1] [--seconds 60]
 //                     [--warmup 10] [--jobs-per-second 2] [--heartbeat-interval 1s]
-//                     [--unreachable-timeout 2s]
+//                     [--unreachable-timeout 3s]
 //   agent_scale_bench --grpc HOST:PORT --http HOST:PORT --token T [--server-pid PID] ...
 // Without --grpc it starts `tessera server --config` (clusters: [], agents: {heartbeatInterval,
 // unreachableTimeout}) on loopback in a temporary directory; the binary is $TESSERA_BINARY or the
@@ -75,7 +78,7 @@ struct Flags {
   int warmup = 10;
   double jobs_per_second = 2;
   std::string heartbeat_interval = "1s";
-  std::string unreachable_timeout = "2s";
+  std::string unreachable_timeout = "3s";
   std::string grpc;  // an existing server
   std::string http;
   std::string token;
@@ -144,6 +147,13 @@ class SimAgent {
   void Cancel() {
     cancelled_ = true;
     context_.TryCancel();
+  }
+
+  // Stops heartbeating but keeps the stream open: an agent that hangs, or a network that
+  // drops its packets without closing the connection.
+  void Silence() {
+    silenced_ = true;
+    if (beater_.joinable()) beater_.join();  // its last heartbeat is then known
   }
 
   void Stop() {
@@ -276,7 +286,7 @@ class SimAgent {
         std::chrono::duration<double>(1.0 / flags_.rate_hz));
     auto next = SteadyClock::now();
     uint64_t sequence = 0;
-    while (!stopping_.load() && !cancelled_.load()) {
+    while (!stopping_.load() && !cancelled_.load() && !silenced_.load()) {
       next += period;
       std::this_thread::sleep_until(next);
       const auto now = SteadyClock::now();
@@ -284,7 +294,7 @@ class SimAgent {
         late_ticks_ += static_cast<uint64_t>((now - next) / period);
         next = now;
       }
-      if (stopping_.load() || cancelled_.load()) break;
+      if (stopping_.load() || cancelled_.load() || silenced_.load()) break;
       v1::Heartbeat* heartbeat = heartbeat_.mutable_heartbeat();
       heartbeat->set_sequence(++sequence);
       heartbeat->set_time_ms(NowMillis());
@@ -320,6 +330,7 @@ class SimAgent {
   std::multimap<SteadyClock::time_point, std::string> ends_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> cancelled_{false};
+  std::atomic<bool> silenced_{false};
   std::atomic<bool> broken_{false};
   std::atomic<uint64_t> node_updates_{0};
   std::atomic<uint64_t> heartbeats_{0};
@@ -496,6 +507,48 @@ bool ClusterReachable(const RestApi& api, const std::string& name, bool* listed)
   return true;
 }
 
+// One loss: how long after the agent went away (and after its last heartbeat) the server showed
+// its cluster unreachable.
+struct LossSample {
+  std::optional<double> detected;  // seconds after the agent went away; none within 60 s
+  double silent_before = 0;        // seconds from its last heartbeat to going away
+};
+
+// Agent `agent` goes away — its stream cancelled, or (silence) its heartbeats stopped with the
+// stream left open — and GET /api/v1/clusters is polled every 20 ms until `cluster` shows
+// unreachable.
+LossSample MeasureLoss(const RestApi& api, SimAgent& agent, const std::string& cluster,
+                       bool silence) {
+  if (silence) {
+    agent.Silence();
+  } else {
+    agent.Cancel();
+  }
+  const auto gone_at = SteadyClock::now();
+  LossSample sample;
+  sample.silent_before = std::chrono::duration<double>(gone_at - agent.last_heartbeat()).count();
+  const auto deadline = gone_at + std::chrono::seconds(60);
+  while (SteadyClock::now() < deadline) {
+    bool listed = false;
+    if (!ClusterReachable(api, cluster, &listed) && listed) {
+      sample.detected = std::chrono::duration<double>(SteadyClock::now() - gone_at).count();
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return sample;
+}
+
+void PrintLoss(std::string_view how, const LossSample& sample, const std::string& timeout) {
+  if (!sample.detected) {
+    fmt::print("loss ({}) detected    not within 60 s\n", how);
+    return;
+  }
+  fmt::print("loss ({}) detected    {:.2f} s after it, {:.2f} s after the last heartbeat "
+             "(unreachableTimeout {})\n",
+             how, *sample.detected, *sample.detected + sample.silent_before, timeout);
+}
+
 int ReadyNodes(const RestApi& api) {
   const integration::HttpAnswer answer = api.Get("/api/v1/clusters");
   if (answer.status != 200 || !answer.body.contains("items")) return -1;
@@ -599,22 +652,10 @@ int Run(const Flags& flags) {
   }
   const int broken = static_cast<int>(broken_agents.size());
 
-  // Loss detection: agent 0 goes away.
-  const std::string lost = ClusterName(0);
-  agents[0]->Cancel();
-  const auto lost_at = SteadyClock::now();
-  const double silent_before =
-      std::chrono::duration<double>(lost_at - agents[0]->last_heartbeat()).count();
-  std::optional<double> detected;
-  const auto poll_deadline = lost_at + std::chrono::seconds(60);
-  while (SteadyClock::now() < poll_deadline) {
-    bool listed = false;
-    if (!ClusterReachable(api, lost, &listed) && listed) {
-      detected = std::chrono::duration<double>(SteadyClock::now() - lost_at).count();
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  // Loss detection: agent 0's stream ends; agent 1 (when there is one) goes silent.
+  const LossSample ended = MeasureLoss(api, *agents[0], ClusterName(0), /*silence=*/false);
+  std::optional<LossSample> silent;
+  if (flags.agents > 1) silent = MeasureLoss(api, *agents[1], ClusterName(1), /*silence=*/true);
   for (auto& agent : agents) agent->Stop();
   for (int i : broken_agents) {
     fmt::print(stderr, "agent {}: stream ended: {}\n", i, agents[i]->end_status());
@@ -653,16 +694,11 @@ int Run(const Flags& flags) {
              jobs.refused(), binds);
   fmt::print("streams healthy            {}\n",
              broken == 0 ? "all" : fmt::format("{} of {} broke", broken, flags.agents));
-  if (detected) {
-    fmt::print(
-        "loss detected after        {:.2f} s after the stream was cancelled, {:.2f} s after its "
-        "last heartbeat (unreachableTimeout {})\n",
-        *detected, *detected + silent_before,
-        flags.grpc.empty() ? flags.unreachable_timeout : "of the server");
-  } else {
-    fmt::print("loss detected after        not within 60 s\n");
-  }
-  return broken == 0 && detected.has_value() ? 0 : 1;
+  const std::string timeout = flags.grpc.empty() ? flags.unreachable_timeout : "of the server";
+  PrintLoss("stream ended", ended, timeout);
+  if (silent) PrintLoss("agent silent", *silent, timeout);
+  const bool detected = ended.detected && (!silent || silent->detected);
+  return broken == 0 && detected ? 0 : 1;
 }
 
 }  // namespace

@@ -103,7 +103,7 @@ uint64_t AgentClusters::node_updates() const {
 }
 
 void AgentClusters::MonitorMain() {
-  const Duration period = std::max(Duration(10), options_.heartbeat_interval / 10);
+  const Duration period = std::max(Duration(5), options_.heartbeat_interval / 50);
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
     std::vector<RemoteCluster*> clusters;

@@ -2,8 +2,8 @@
 // earlier runs (loaded before the job manager starts, so the placements of their running tasks
 // can be restored) and those whose agent registers for the first time (created then, and
 // handed to the job manager). It also runs the liveness monitor that turns silent clusters
-// Unreachable and their tasks lost (RemoteCluster::CheckLiveness), every tenth of the
-// heartbeat interval.
+// Unreachable and their tasks lost (RemoteCluster::CheckLiveness), every fiftieth of the
+// heartbeat interval (at least every 5 ms).
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once

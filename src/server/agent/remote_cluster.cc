@@ -227,8 +227,12 @@ absl::StatusOr<uint64_t> RemoteCluster::Attach(AgentChannel* channel,
 }
 
 void RemoteCluster::Detach(uint64_t epoch) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (session_ && session_->epoch == epoch) session_.reset();
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!session_ || session_->epoch != epoch) return;
+  session_.reset();
+  std::vector<Node> notify = MarkUnreachableLocked();
+  lock.unlock();
+  if (!notify.empty()) options_.inventory_observer->OnNodesChanged(*this, std::move(notify));
 }
 
 absl::Status RemoteCluster::OnInventory(uint64_t epoch, const v1::Inventory& inventory) {
@@ -455,11 +459,7 @@ void RemoteCluster::CheckLiveness() {
   const TimePoint now = options_.clock->Now();
   const Duration silent = std::chrono::duration_cast<Duration>(now - last_heartbeat_);
   std::vector<Node> notify;
-  if (reachable_ && silent >= options_.unreachable_timeout) {
-    reachable_ = false;
-    notify = EffectiveNodesLocked();
-    (void)PersistClusterLocked();
-  }
+  if (silent >= options_.unreachable_timeout) notify = MarkUnreachableLocked();
   std::vector<std::string> lost;
   if (!reachable_ && silent >= options_.unreachable_timeout + options_.lost_grace) {
     for (const auto& [id, launched] : launches_) lost.push_back(id);
@@ -481,6 +481,13 @@ void RemoteCluster::EndLost(const std::vector<std::string>& launch_ids,
                                                 .message = message,
                                                 .time = now});
   }
+}
+
+std::vector<Node> RemoteCluster::MarkUnreachableLocked() {
+  if (!reachable_) return {};
+  reachable_ = false;
+  (void)PersistClusterLocked();  // a failed write only loses the stored flag, never read back
+  return EffectiveNodesLocked();
 }
 
 absl::Status RemoteCluster::PersistClusterLocked() {

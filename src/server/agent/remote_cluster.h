@@ -13,9 +13,11 @@
 // from that answer and not reported ended is lost (Failed "Lost"). Launches made while no
 // session was up are sent after the resync.
 //
-// Liveness. Heartbeats are soft state, kept in memory only. When none has come for
-// `unreachable_timeout` (default 3 heartbeat intervals) the cluster is Unreachable and its
-// nodes NotReady, so nothing new is placed there; after `lost_grace` more, its tasks end
+// Liveness. Heartbeats are soft state, kept in memory only. When the session's stream ends
+// (the agent exited, or its connection broke) or no heartbeat has come for
+// `unreachable_timeout` (default 3 heartbeat intervals, for an agent that is silent but still
+// connected) the cluster is Unreachable and its nodes NotReady, so nothing new is placed
+// there; when no heartbeat has come for `lost_grace` beyond the timeout, its tasks end
 // Failed "Lost" and their jobs follow their restart policy (a gang is requeued whole). The
 // next session's full inventory makes it reachable again. Only transitions are stored
 // (/tessera/clusters/<name>: epoch, labels, reachability; /tessera/clusters/<name>/nodes/<node>:
@@ -120,7 +122,8 @@ class RemoteCluster final : public Cluster {
   absl::Status OnHeartbeat(uint64_t epoch, const agent::v1::Heartbeat& heartbeat);
   absl::Status OnTaskUpdate(uint64_t epoch, const agent::v1::TaskUpdate& update);
   absl::Status OnResyncReport(uint64_t epoch, const agent::v1::ResyncReport& report);
-  // The session's stream ended (no effect when a newer session exists).
+  // The session's stream ended: the cluster is Unreachable until a new session's inventory
+  // (no effect when a newer session exists).
   void Detach(uint64_t epoch);
 
   // Marks the cluster Unreachable, or its tasks lost, when their time has come. Called
@@ -156,6 +159,9 @@ class RemoteCluster final : public Cluster {
   // REQUIRES: mu_ held.
   Node EffectiveLocked(const Reported& reported) const;
   std::vector<Node> EffectiveNodesLocked() const;
+  // Turns the cluster Unreachable (stored) and returns its nodes as the scheduler should now
+  // see them; empty when it already was.
+  std::vector<Node> MarkUnreachableLocked();
   absl::Status PersistClusterLocked();
   absl::Status PersistNodes(const std::vector<agent::v1::Node>& changed,
                             const std::vector<std::string>& removed);

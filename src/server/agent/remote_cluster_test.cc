@@ -272,6 +272,42 @@ TEST_F(RemoteClusterTest, SilenceMakesTheClusterUnreachableThenItsTasksLost) {
   EXPECT_EQ(observer_.changes.back().condition, NodeCondition::kReady);
 }
 
+TEST_F(RemoteClusterTest, AnEndedStreamMakesTheClusterUnreachableAtOnceButTasksWaitTheGrace) {
+  MakeClusters();
+  RecordingChannel channel;
+  auto [cluster, epoch] = Connect(channel, "east", 2);
+  cluster->Launch(Launch("a-w-a1", "east-n0"));
+  observer_.changes.clear();
+
+  cluster->Detach(epoch + 1);  // not this session's epoch: nothing happens
+  EXPECT_TRUE(cluster->reachable());
+  cluster->Detach(epoch);
+  EXPECT_FALSE(cluster->reachable());
+  ASSERT_THAT(observer_.changes, SizeIs(2));
+  for (const Node& node : observer_.changes) EXPECT_EQ(node.condition, NodeCondition::kDown);
+  EXPECT_THAT(observer_.ended, IsEmpty());
+
+  // Lost only when the heartbeats have been missing for the timeout and the grace.
+  clock_.Set(clock_.Now() + Duration(3000 + 10000 - 1));
+  cluster->CheckLiveness();
+  EXPECT_THAT(observer_.ended, IsEmpty());
+  clock_.Set(clock_.Now() + Duration(1));
+  cluster->CheckLiveness();
+  ASSERT_THAT(observer_.ended, SizeIs(1));
+  EXPECT_EQ(observer_.ended[0].reason, "Lost");
+}
+
+TEST_F(RemoteClusterTest, ASupersededSessionsEndLeavesTheClusterReachable) {
+  MakeClusters();
+  RecordingChannel first;
+  auto [cluster, epoch] = Connect(first, "east", 2);
+  RecordingChannel second;
+  auto [same, next] = Connect(second, "east", 2, {}, epoch);
+  EXPECT_EQ(same, cluster);
+  cluster->Detach(epoch);
+  EXPECT_TRUE(cluster->reachable());
+}
+
 TEST_F(RemoteClusterTest, ResyncEndsWhatTheAgentNoLongerRuns) {
   MakeClusters();
   RecordingChannel channel;
