@@ -32,6 +32,7 @@ std::string_view Diagnosis::TopCode() const {
 
 std::string Diagnosis::ToString() const {
   std::string out = fmt::format("{}/{} nodes", feasible_nodes_, total_nodes_);
+  if (total_nodes_ == 0) return out + ": no nodes in the inventory";
   std::vector<ReasonCount> sorted = Counts();
   for (size_t i = 0; i < sorted.size(); ++i) {
     out += fmt::format("{}{} {}", i == 0 ? ": " : ", ", sorted[i].nodes, sorted[i].reason->detail);

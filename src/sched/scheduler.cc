@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <span>
 #include <utility>
 
 #include "core/duration.h"
@@ -513,6 +514,12 @@ void Scheduler::MarkUntried(CycleContext& cycle) {
 }
 
 bool Scheduler::RefuseIfUnsatisfiable(CycleContext& cycle, Entry& entry) {
+  // No node at all (a control plane whose clusters have not registered yet): nothing can be
+  // judged, so the job waits and is checked at the first cycle that has a node.
+  const std::span<const Node> nodes = cycle.state.nodes();
+  if (std::none_of(nodes.begin(), nodes.end(), [](const Node& n) { return !n.removed; })) {
+    return false;
+  }
   entry.satisfiability_checked = true;
   std::optional<PendingReason> refusal;
   if (QueueTree::Verdict verdict = tree_->CanEverAdmit(entry.leaf, entry.charge); !verdict.fits) {

@@ -33,8 +33,9 @@
 // "InsufficientResources", with "task worker-1: 0/4 nodes: 3 insufficient gpu, ..."),
 // GangIncomplete, Priority, Reservation or Backoff. A job that fits no node even on an empty
 // cluster (MatchMode::kSatisfiability), or whose charge exceeds its queue's limits with nothing
-// else admitted, is refused at its first cycle (OnRefused, reason "Refused"). The check is not
-// repeated when the job is requeued. A job naming an unknown or non-leaf queue is refused at
+// else admitted, is refused at its first cycle (OnRefused, reason "Refused"); while the state has
+// no node at all (clusters not registered yet) the check waits for the first cycle with one. The
+// check is not repeated when the job is requeued. A job naming an unknown or non-leaf queue is refused at
 // Submit.
 //
 // The Scheduler emits decisions to a SchedulerSink and never does I/O; time comes from the

@@ -137,6 +137,22 @@ TEST_F(SchedulerTest, RefusesAJobThatFitsNoNodeEvenWhenEmpty) {
   EXPECT_EQ(scheduler_->Tasks("huge"), nullptr);
 }
 
+TEST_F(SchedulerTest, WithNoNodeYetAJobWaitsAndIsJudgedWhenNodesArrive) {
+  ASSERT_TRUE(scheduler_->Submit("fits", GpuJob("fits", 1, 8)).ok());
+  ASSERT_TRUE(scheduler_->Submit("huge", GpuJob("huge", 1, 16)).ok());
+  Cycle();
+  EXPECT_TRUE(sink_.refused.empty());
+  EXPECT_TRUE(sink_.placed.empty());
+  ASSERT_NE(scheduler_->Reason("fits"), nullptr);
+  EXPECT_THAT(scheduler_->Reason("fits")->message, HasSubstr("0/0 nodes: no nodes in the inventory"));
+
+  AddNodes(1, 8);
+  Cycle();
+  ASSERT_EQ(sink_.placed.size(), 1u);
+  EXPECT_EQ(sink_.placed[0].job, "fits");
+  EXPECT_THAT(sink_.refused, ElementsAre("huge: Refused"));
+}
+
 TEST_F(SchedulerTest, BusyOrCordonedNodesDoNotMakeAJobRefused) {
   AddNodes(1, 8);
   state_.MutableNode(0).unschedulable = true;

@@ -1,6 +1,6 @@
 // A simulated fleet behind a real `tessera agent --backend sim` process, connected to a real
-// `tessera server` that has no cluster of its own: the cluster registers and its nodes appear,
-// a gang job runs there; when the agent dies the nodes go NotReady and the cluster unreachable,
+// `tessera server` that has no cluster of its own: a job submitted before the cluster registers
+// waits for it; the cluster registers and its nodes appear, a gang job runs there; when the agent dies the nodes go NotReady and the cluster unreachable,
 // after the grace the running job is requeued whole, and when the agent comes back the job runs
 // again. Every wait is bounded and generous; nothing asserts on timing.
 #include <memory>
@@ -85,7 +85,18 @@ class AgentSimTest : public ::testing::Test {
 
 TEST_F(AgentSimTest, FleetRegistersRunsGangsAndIsRequeuedWholeWhenItsAgentDies) {
   const RestApi api = Rest();
+  // A job submitted before any cluster has registered waits for one.
+  const std::string early_id = SubmitOk(SimGangJob("early", kCluster, 2, 8, "1s"));
+  Json early;
+  ASSERT_TRUE(WaitUntil([&] {  // a scheduling cycle has judged it
+    early = api.Get("/api/v1/jobs/" + early_id).body;
+    return !early["status"].value("reason", "").empty();
+  })) << early.dump();
+  ASSERT_EQ(early["status"]["phase"], "Pending") << early.dump();
+  EXPECT_EQ(early["status"]["reason"], "InsufficientResources") << early.dump();
   ASSERT_TRUE(agent_->Start().ok()) << agent_->Log();
+  const Json early_done = api.WaitForEnd(early_id);
+  EXPECT_EQ(early_done["status"]["phase"], "Succeeded") << early_done.dump();
 
   // The cluster and its nodes.
   ASSERT_TRUE(WaitUntil([&] { return ClusterIs(api, kCluster, true, 4); }))

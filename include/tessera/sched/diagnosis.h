@@ -31,7 +31,8 @@ class Diagnosis {
   std::vector<ReasonCount> Counts() const;
   // The code of the most common reason ("InsufficientResources"); empty when none.
   std::string_view TopCode() const;
-  // "0/1213 nodes: 1100 insufficient gpu, 113 gpu model not allowed".
+  // "0/1213 nodes: 1100 insufficient gpu, 113 gpu model not allowed"; "0/0 nodes: no nodes in
+  // the inventory" when there are none.
   std::string ToString() const;
 
  private:
