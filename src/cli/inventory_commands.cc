@@ -85,7 +85,7 @@ std::vector<std::string> NodeRow(const Json& node, bool wide) {
   return row;
 }
 
-// Ready, or Unreachable while the cluster's agent is silent.
+// Ready, or Unreachable while the cluster's agent is away or silent.
 std::string ClusterStatus(const Json& cluster) {
   const auto reachable = cluster.find("reachable");
   return reachable != cluster.end() && reachable->is_boolean() && !reachable->get<bool>()

@@ -22,7 +22,7 @@ namespace {
 constexpr std::string_view kFilters =
     "queueSort: PrioritySort\n"
     "preFilter: [NodeResourcesFit, ClusterSelector, ClusterAffinity]\n"
-    "filter: [NodeUnschedulable, ClusterSelector, ClusterAffinity, NodeResourcesFit, "
+    "filter: [ClusterSelector, ClusterAffinity, NodeUnschedulable, NodeResourcesFit, "
     "TaintToleration, NodeAffinity]\n"
     "permit: [Gang]\n"
     "bind: [DefaultBinder]\n";

@@ -13,6 +13,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr int64_t kGi = int64_t{1} << 30;
 
@@ -151,6 +152,23 @@ TEST_F(SchedulerTest, WithNoNodeYetAJobWaitsAndIsJudgedWhenNodesArrive) {
   ASSERT_EQ(sink_.placed.size(), 1u);
   EXPECT_EQ(sink_.placed[0].job, "fits");
   EXPECT_THAT(sink_.refused, ElementsAre("huge: Refused"));
+}
+
+TEST_F(SchedulerTest, ANodeOfAnotherClusterCountsAsNotSelectedEvenWhenDown) {
+  for (const std::string cluster : {"a", "b"}) {
+    Node node = GpuNode(cluster + "-n0", 8);
+    node.cluster = cluster;
+    node.labels["tessera.io/cluster"] = cluster;
+    if (cluster == "b") node.condition = NodeCondition::kDown;
+    ASSERT_TRUE(state_.AddNode(std::move(node)).ok());
+  }
+  JobSpec spec = GpuJob("pinned", 2, 8);
+  spec.cluster_selector["tessera.io/cluster"] = "a";
+  ASSERT_TRUE(scheduler_->Submit("pinned", spec).ok());
+  Cycle();
+  ASSERT_NE(scheduler_->Reason("pinned"), nullptr);
+  EXPECT_THAT(scheduler_->Reason("pinned")->message, HasSubstr("1 cluster not selected"));
+  EXPECT_THAT(scheduler_->Reason("pinned")->message, Not(HasSubstr("node is down")));
 }
 
 TEST_F(SchedulerTest, BusyOrCordonedNodesDoNotMakeAJobRefused) {

@@ -59,6 +59,26 @@ absl::StatusOr<double> Number(const YAML::Node& node, std::string_view source,
   return value;
 }
 
+// One cluster's own rules (not those across clusters); InvalidArgument naming `field`.
+absl::Status CheckCluster(const ClusterConfig& cluster, const std::string& field) {
+  if (cluster.name.empty()) return absl::InvalidArgumentError(field + ".name: required");
+  if (cluster.backend == "sim") {
+    if (cluster.node_list.empty()) {
+      return absl::InvalidArgumentError(field + ".nodeList: required for a sim cluster");
+    }
+  } else if (cluster.backend == "local") {
+    if (!cluster.node_list.empty()) {
+      return absl::InvalidArgumentError(field + ".nodeList: only for sim clusters");
+    }
+  } else {
+    return absl::InvalidArgumentError(fmt::format(
+        "{}.backend: must be local or sim (clusters of other kinds join through `tessera agent`), "
+        "not \"{}\"",
+        field, cluster.backend));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ClusterConfig> ParseCluster(const YAML::Node& node, std::string_view source,
                                            const std::string& field) {
   if (absl::Status s = CheckKeys(node, source, field, {"name", "backend", "gpus", "nodeList"});
@@ -102,6 +122,9 @@ absl::StatusOr<ClusterConfig> ParseCluster(const YAML::Node& node, std::string_v
     if (*n > 64) return FieldError(source, gpus_field + ".count", "must be at most 64");
     declared.count = static_cast<int32_t>(*n);
     cluster.gpus = declared;
+  }
+  if (absl::Status s = CheckCluster(cluster, field); !s.ok()) {
+    return absl::InvalidArgumentError(fmt::format("{}: {}", source, std::string(s.message())));
   }
   return cluster;
 }
@@ -413,22 +436,10 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
   for (size_t i = 0; i < config.clusters.size(); ++i) {
     const ClusterConfig& cluster = config.clusters[i];
     const std::string field = fmt::format("clusters[{}]", i);
-    if (cluster.name.empty()) return absl::InvalidArgumentError(field + ".name: required");
+    if (absl::Status s = CheckCluster(cluster, field); !s.ok()) return s;
     if (!names.insert(cluster.name).second) {
       return absl::InvalidArgumentError(
           fmt::format("{}.name: \"{}\" names another cluster too", field, cluster.name));
-    }
-    if (cluster.backend == "sim") {
-      if (cluster.node_list.empty()) {
-        return absl::InvalidArgumentError(field + ".nodeList: required for a sim cluster");
-      }
-    } else if (cluster.backend == "local") {
-      if (!cluster.node_list.empty()) {
-        return absl::InvalidArgumentError(field + ".nodeList: only for sim clusters");
-      }
-    } else {
-      return absl::InvalidArgumentError(
-          fmt::format("{}.backend: must be local or sim, not \"{}\"", field, cluster.backend));
     }
   }
   return absl::OkStatus();
