@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "agent/protocol/agent_protocol.h"
 #include "fmt/format.h"
 #include "grpcpp/grpcpp.h"
@@ -36,6 +37,16 @@ bool Permanent(absl::StatusCode code) {
          code == absl::StatusCode::kPermissionDenied ||
          code == absl::StatusCode::kInvalidArgument ||
          code == absl::StatusCode::kFailedPrecondition;
+}
+
+// What to try when a session ends so: a plaintext agent at a TLS port sees its connection
+// closed before any answer.
+std::string Hint(const absl::Status& status, bool plaintext) {
+  if (plaintext && status.code() == absl::StatusCode::kUnavailable &&
+      absl::StrContains(status.message(), "Socket closed")) {
+    return "; if the server's gRPC port serves TLS (grpcTls), give --tls-ca";
+  }
+  return "";
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> Credentials(const std::string& ca) {
@@ -199,8 +210,8 @@ absl::Status AgentRunner::Run() {
     }
     if (Permanent(status.code())) return status;
     if (options_.clock->Now() - start > kMaxBackoff) backoff = kFirstBackoff;
-    fmt::print(stderr, "tessera agent: session ended ({}); reconnecting in {} ms\n",
-               status.ToString(), backoff.count());
+    fmt::print(stderr, "tessera agent: session ended ({}{}); reconnecting in {} ms\n",
+               status.ToString(), Hint(status, options_.tls_ca_file.empty()), backoff.count());
     if (!Sleep(backoff)) return absl::OkStatus();
     backoff = std::min(kMaxBackoff, backoff * 2);
   }

@@ -138,7 +138,9 @@ void SlurmCluster::Run() {
         SubmitQueued();
         SendSignals();
         if (poll_due) {
-          LogChange("nodes", std::string(RefreshInventory().message()));
+          const absl::Status s = RefreshInventory();
+          LogChange("nodes", s.ok() ? "" : fmt::format("{} (the last inventory is kept)",
+                                                        std::string(s.message())));
           PollJobs();
         }
       }
@@ -162,15 +164,11 @@ void SlurmCluster::Run() {
 absl::Status SlurmCluster::RefreshInventory() {
   absl::StatusOr<std::string> body = client_.Nodes();
   if (!body.ok()) {
-    return absl::Status(body.status().code(),
-                        fmt::format("reading the node list: {} (the last inventory is kept)",
-                                    std::string(body.status().message())));
+    return absl::Status(body.status().code(), fmt::format("reading the node list: {}",
+                                                          std::string(body.status().message())));
   }
   absl::StatusOr<SlurmNodeList> list = ParseSlurmNodes(*body, inventory_options_);
-  if (!list.ok()) {
-    return absl::Status(list.status().code(), fmt::format("{} (the last inventory is kept)",
-                                                          std::string(list.status().message())));
-  }
+  if (!list.ok()) return list.status();
   LogChange("node entries", absl::StrJoin(list->errors, "\n"));
   std::vector<Node> nodes;
   std::vector<server::NodeUsage> usage;
