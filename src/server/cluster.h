@@ -44,6 +44,8 @@ struct TaskLaunchSpec {
   std::string job_id;
   std::string task_name;   // "worker-0"
   Placement placement;     // a node of this cluster and its GPU devices
+  int64_t cpu = 0;         // millicores the task requested (0: none)
+  int64_t memory = 0;      // bytes the task requested (0: none)
   std::vector<std::string> command;
   std::vector<std::string> args;
   std::map<std::string, std::string> env;

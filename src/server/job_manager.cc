@@ -1382,6 +1382,8 @@ TaskLaunchSpec JobManager::LaunchSpec(const JobRecord& record, int32_t index) co
                         .job_id = FormatJobId(record.id),
                         .task_name = task.name,
                         .placement = task.placement,
+                        .cpu = group->request.cpu,
+                        .memory = group->request.memory,
                         .command = group->command,
                         .args = group->args,
                         .env = group->env,

@@ -40,9 +40,13 @@ Json Container(const server::TaskLaunchSpec& spec, const std::string& image) {
   if (!spec.command.empty()) container["command"] = StringList(spec.command);
   if (!spec.args.empty()) container["args"] = StringList(spec.args);
   if (!spec.working_dir.empty()) container["workingDir"] = spec.working_dir;
+  Json requests = Json::object();
+  if (spec.cpu > 0) requests["cpu"] = fmt::format("{}m", spec.cpu);
+  if (spec.memory > 0) requests["memory"] = std::to_string(spec.memory);
+  if (!requests.empty()) container["resources"]["requests"] = std::move(requests);
   if (!spec.placement.gpus.empty()) {
-    container["resources"] = {
-        {"limits", {{std::string(kGpuResource), std::to_string(spec.placement.gpus.size())}}}};
+    container["resources"]["limits"] = {
+        {std::string(kGpuResource), std::to_string(spec.placement.gpus.size())}};
   }
   return container;
 }

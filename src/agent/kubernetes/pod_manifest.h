@@ -10,6 +10,8 @@
 //   placement.gpus              containers[0].resources.limits["nvidia.com/gpu"] = the number of
 //                               devices (the device plugin picks which physical devices; a
 //                               sharing placement asks for one whole device)
+//   cpu, memory                 containers[0].resources.requests.cpu ("<millicores>m") and
+//                               .memory (bytes), when not 0: the kubelet admits the pod by them
 //   command, args               containers[0].command, .args (empty: the image's entrypoint)
 //   env                         containers[0].env, plus TESSERA_TASK_ID = launch_id
 //   working_dir                 containers[0].workingDir

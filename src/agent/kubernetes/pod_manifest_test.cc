@@ -20,6 +20,8 @@ server::TaskLaunchSpec Spec() {
   spec.task_name = "worker-1";
   spec.placement.node = "n1";
   spec.placement.gpus = {0, 3, 5};
+  spec.cpu = 2500;
+  spec.memory = int64_t{8} << 30;
   spec.command = {"torchrun"};
   spec.args = {"train.py"};
   spec.env = {{"B", "2"}, {"A", "1"}, {"TESSERA_TASK_ID", "spoofed"}};
@@ -55,6 +57,8 @@ TEST(BuildPodTest, MapsTheSpec) {
   EXPECT_EQ(container["args"], Json({"train.py"}));
   EXPECT_EQ(container["workingDir"], "/w");
   EXPECT_EQ(container["resources"]["limits"]["nvidia.com/gpu"], "3");
+  EXPECT_EQ(container["resources"]["requests"]["cpu"], "2500m");
+  EXPECT_EQ(container["resources"]["requests"]["memory"], "8589934592");
   EXPECT_EQ(container["env"], Json::parse(R"([{"name":"A","value":"1"},{"name":"B","value":"2"},
                                              {"name":"TESSERA_TASK_ID",
                                               "value":"J7_x-worker-1-a2"}])"));
@@ -63,6 +67,8 @@ TEST(BuildPodTest, MapsTheSpec) {
 TEST(BuildPodTest, OptionalPartsAreLeftOut) {
   server::TaskLaunchSpec spec = Spec();
   spec.placement.gpus.clear();
+  spec.cpu = 0;
+  spec.memory = 0;
   spec.command.clear();
   spec.args.clear();
   spec.working_dir.clear();

@@ -266,6 +266,8 @@ v1::Bind BindFromLaunch(const server::TaskLaunchSpec& spec, uint64_t epoch) {
   for (int32_t device : spec.placement.gpus) bind.add_devices(device);
   bind.set_gpu_milli(spec.placement.gpu_milli);
   bind.set_gpu_memory(spec.placement.gpu_memory);
+  bind.set_cpu(spec.cpu);
+  bind.set_memory(spec.memory);
   for (const std::string& word : spec.command) bind.add_command(word);
   for (const std::string& word : spec.args) bind.add_args(word);
   for (const auto& [key, value] : spec.env) (*bind.mutable_env())[key] = value;
@@ -288,6 +290,8 @@ absl::StatusOr<server::TaskLaunchSpec> LaunchFromBind(const v1::Bind& bind) {
   const std::pair<const char*, int64_t> quantities[] = {
       {"bind.gpuMilli", bind.gpu_milli()},
       {"bind.gpuMemory", bind.gpu_memory()},
+      {"bind.cpu", bind.cpu()},
+      {"bind.memory", bind.memory()},
       {"bind.timeLimitMs", bind.time_limit_ms()},
       {"bind.terminationGraceMs", bind.termination_grace_ms()},
       {"bind.durationMs", bind.duration_ms()}};
@@ -305,6 +309,8 @@ absl::StatusOr<server::TaskLaunchSpec> LaunchFromBind(const v1::Bind& bind) {
   }
   spec.placement.gpu_milli = bind.gpu_milli();
   spec.placement.gpu_memory = bind.gpu_memory();
+  spec.cpu = bind.cpu();
+  spec.memory = bind.memory();
   spec.command.assign(bind.command().begin(), bind.command().end());
   spec.args.assign(bind.args().begin(), bind.args().end());
   spec.env.insert(bind.env().begin(), bind.env().end());

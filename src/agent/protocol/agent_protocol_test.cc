@@ -124,6 +124,8 @@ TEST(AgentProtocolTest, LaunchRoundTrip) {
   spec.placement.node = "gpu-1";
   spec.placement.gpus = {0, 1};
   spec.placement.gpu_milli = 1000;
+  spec.cpu = 4000;
+  spec.memory = int64_t{16} << 30;
   spec.command = {"python", "train.py"};
   spec.args = {"--epochs", "3"};
   spec.env = {{"A", "1"}};
@@ -137,6 +139,8 @@ TEST(AgentProtocolTest, LaunchRoundTrip) {
   EXPECT_EQ(back->launch_id, spec.launch_id);
   EXPECT_EQ(back->placement.node, "gpu-1");
   EXPECT_THAT(back->placement.gpus, ::testing::ElementsAre(0, 1));
+  EXPECT_EQ(back->cpu, 4000);
+  EXPECT_EQ(back->memory, int64_t{16} << 30);
   EXPECT_EQ(back->command, spec.command);
   EXPECT_EQ(back->args, spec.args);
   EXPECT_EQ(back->env, spec.env);
@@ -151,6 +155,9 @@ TEST(AgentProtocolTest, LaunchRoundTrip) {
   bad = BindFromLaunch(spec, 3);
   bad.set_time_limit_ms(-1);
   EXPECT_THAT(LaunchFromBind(bad).status().message(), HasSubstr("bind.timeLimitMs"));
+  bad = BindFromLaunch(spec, 3);
+  bad.set_memory(-1);
+  EXPECT_THAT(LaunchFromBind(bad).status().message(), HasSubstr("bind.memory"));
 }
 
 TEST(AgentProtocolTest, TaskEndRoundTrip) {

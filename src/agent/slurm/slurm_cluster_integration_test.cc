@@ -205,9 +205,12 @@ TEST_F(SlurmIntegrationTest, TaskGetsItsGpusAndEnvironment) {
   server::TaskLaunchSpec spec =
       Spec("env-1", "node2",
            "echo \"$SLURMD_NODENAME $CUDA_VISIBLE_DEVICES $TESSERA_TASK_ID $GREETING\"; "
+           "echo \"cpus $SLURM_JOB_CPUS_PER_NODE memory $SLURM_MEM_PER_NODE\"; "
            "echo oops >&2; exit 3",
            {5, 6});
   spec.env = {{"GREETING", "it's me"}};
+  spec.cpu = 1500;                // two CPUs, rounded up
+  spec.memory = int64_t{1} << 30;  // 1024 MiB
   cluster_->Launch(spec);
   std::optional<server::TaskEnd> end = recorder_.WaitEnded("env-1");
   ASSERT_TRUE(end.has_value());
@@ -218,7 +221,7 @@ TEST_F(SlurmIntegrationTest, TaskGetsItsGpusAndEnvironment) {
       cluster_->ReadLog("env-1", server::LogStream::kStdout, 0, 1 << 20);
   ASSERT_TRUE(out.ok()) << out.status();
   // Slurm numbers the devices it hands out itself: two of them.
-  EXPECT_EQ(out->data, "node2 0,1 env-1 it's me\n");
+  EXPECT_EQ(out->data, "node2 0,1 env-1 it's me\ncpus 2 memory 1024\n");
   absl::StatusOr<server::LogChunk> err =
       cluster_->ReadLog("env-1", server::LogStream::kStderr, 0, 1 << 20);
   ASSERT_TRUE(err.ok()) << err.status();

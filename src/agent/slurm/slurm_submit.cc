@@ -103,6 +103,13 @@ std::string LogPath(std::string_view log_dir, std::string_view launch_id,
 
 int32_t GpuCount(const Placement& placement) { return static_cast<int32_t>(placement.gpus.size()); }
 
+int64_t CpusPerTask(int64_t millicores) { return (millicores + 999) / 1000; }
+
+int64_t MemoryMebibytes(int64_t bytes) {
+  constexpr int64_t kMebibyte = int64_t{1} << 20;
+  return bytes / kMebibyte + (bytes % kMebibyte != 0 ? 1 : 0);
+}
+
 int64_t TimeLimitMinutes(Duration limit) {
   const int64_t ms = limit.count();
   if (ms <= 0) return 1;
@@ -130,6 +137,8 @@ absl::StatusOr<std::string> SubmitBody(const server::TaskLaunchSpec& spec,
   if (const int32_t gpus = GpuCount(spec.placement); gpus > 0) {
     job["gres"] = fmt::format("gpu:{}", gpus);
   }
+  if (spec.cpu > 0) job["cpus_per_task"] = CpusPerTask(spec.cpu);
+  if (spec.memory > 0) job["memory_per_node"] = MemoryMebibytes(spec.memory);
   if (spec.time_limit.has_value()) job["time_limit"] = TimeLimitMinutes(*spec.time_limit);
   const json body = {{"script", std::move(script)}, {"job", std::move(job)}};
   return body.dump(-1, ' ', false, json::error_handler_t::replace);

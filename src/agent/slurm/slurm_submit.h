@@ -9,6 +9,8 @@
 //   partition                  SlurmSubmitOptions::partition, when set
 //   gres                       "gpu:<n>" per node, n = the placement's devices (a GPU share
 //                              counts as one device); left out for CPU-only tasks
+//   cpus_per_task              spec.cpu in whole CPUs, rounded up; left out when 0
+//   memory_per_node            spec.memory in MiB (Slurm's unit), rounded up; left out when 0
 //   time_limit                 spec.time_limit in minutes, rounded up (at least 1); left out
 //                              without a limit (the partition's default applies)
 //   current_working_directory  spec.working_dir, else SlurmSubmitOptions::working_dir
@@ -56,6 +58,11 @@ int32_t GpuCount(const Placement& placement);
 
 // Minutes, rounded up, at least 1.
 int64_t TimeLimitMinutes(Duration limit);
+
+// A request in millicores as whole CPUs, rounded up (1500 → 2).
+int64_t CpusPerTask(int64_t millicores);
+// A request in bytes as MiB, rounded up.
+int64_t MemoryMebibytes(int64_t bytes);
 
 // The JSON request body.
 absl::StatusOr<std::string> SubmitBody(const server::TaskLaunchSpec& spec,

@@ -25,6 +25,8 @@ server::TaskLaunchSpec Spec() {
   spec.args = {"echo 'hi' $HOME"};
   spec.env = {{"A", "1"}, {"PATH", "/opt/bin"}};
   spec.time_limit = Duration(90'000);
+  spec.cpu = 1500;
+  spec.memory = (int64_t{3} << 30) + 1;
   return spec;
 }
 
@@ -79,6 +81,8 @@ TEST(SlurmSubmitTest, Body) {
   EXPECT_EQ(job["partition"], "gpu");
   EXPECT_EQ(job["gres"], "gpu:2");
   EXPECT_EQ(job["time_limit"], 2);
+  EXPECT_EQ(job["cpus_per_task"], 2);
+  EXPECT_EQ(job["memory_per_node"], 3 * 1024 + 1);
   EXPECT_EQ(job["current_working_directory"], "/tmp");
   EXPECT_EQ(job["standard_output"], "/shared/logs/tessera-j1-w-0-a1.stdout.log");
   EXPECT_EQ(job["standard_error"], "/shared/logs/tessera-j1-w-0-a1.stderr.log");
@@ -94,6 +98,8 @@ TEST(SlurmSubmitTest, OptionalFields) {
   server::TaskLaunchSpec spec = Spec();
   spec.placement.gpus.clear();
   spec.time_limit.reset();
+  spec.cpu = 0;
+  spec.memory = 0;
   spec.working_dir = "/work";
   SlurmSubmitOptions options = Options();
   options.partition = "";
@@ -101,11 +107,22 @@ TEST(SlurmSubmitTest, OptionalFields) {
   EXPECT_FALSE(job.contains("gres"));
   EXPECT_FALSE(job.contains("time_limit"));
   EXPECT_FALSE(job.contains("partition"));
+  EXPECT_FALSE(job.contains("cpus_per_task"));
+  EXPECT_FALSE(job.contains("memory_per_node"));
   EXPECT_EQ(job["current_working_directory"], "/work");
 
   spec.placement.gpus = {3};
   spec.placement.gpu_milli = 250;  // a share of one device: Slurm gives a whole one
   EXPECT_EQ(json::parse(*SubmitBody(spec, options, {}))["job"]["gres"], "gpu:1");
+}
+
+TEST(SlurmSubmitTest, RequestsRoundUpToSlurmsUnits) {
+  EXPECT_EQ(CpusPerTask(1), 1);
+  EXPECT_EQ(CpusPerTask(1000), 1);
+  EXPECT_EQ(CpusPerTask(1001), 2);
+  EXPECT_EQ(MemoryMebibytes(1), 1);
+  EXPECT_EQ(MemoryMebibytes(int64_t{1} << 20), 1);
+  EXPECT_EQ(MemoryMebibytes((int64_t{1} << 20) + 1), 2);
 }
 
 TEST(SlurmSubmitTest, TimeLimits) {
