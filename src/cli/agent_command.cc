@@ -47,6 +47,7 @@ struct AgentFlags {
   // slurm (empty: from the SLURM_REST_* environment)
   std::string slurm_url;
   std::string slurm_jwt;
+  std::string slurm_jwt_file;
   std::string slurm_user;
   std::string slurm_api_version;
   std::string slurm_partition;
@@ -150,6 +151,7 @@ absl::StatusOr<std::unique_ptr<server::Cluster>> MakeBackend(const AgentFlags& f
                                                      .labels = labels,
                                                      .url = flags.slurm_url,
                                                      .jwt = flags.slurm_jwt,
+                                                     .jwt_file = flags.slurm_jwt_file,
                                                      .user = flags.slurm_user,
                                                      .api_version = flags.slurm_api_version,
                                                      .partition = flags.slurm_partition,
@@ -215,6 +217,8 @@ int RunAgentCommand(int argc, char** argv) {
   app.add_option("--sim-memory", flags.sim_memory, "sim: memory per node (default 512Gi)");
   app.add_option("--slurm-url", flags.slurm_url, "slurm: slurmrestd URL ($SLURM_REST_URL)");
   app.add_option("--slurm-jwt", flags.slurm_jwt, "slurm: JWT ($SLURM_JWT)");
+  app.add_option("--slurm-jwt-file", flags.slurm_jwt_file,
+                 "slurm: a file holding the JWT, read again when it changes ($SLURM_JWT_FILE)");
   app.add_option("--slurm-user", flags.slurm_user, "slurm: user jobs run as ($SLURM_REST_USER)");
   app.add_option("--slurm-api-version", flags.slurm_api_version,
                  "slurm: REST API version ($SLURM_REST_API_VERSION, default v0.0.38)");

@@ -67,6 +67,7 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
         NewHttpSlurmTransport({.url = options.url,
                                .user = options.user,
                                .jwt = options.jwt,
+                               .jwt_file = options.jwt_file,
                                .timeout = options.request_timeout});
     if (!http.ok()) return http.status();
     transport = *std::move(http);

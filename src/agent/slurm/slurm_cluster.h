@@ -85,6 +85,7 @@ struct SlurmClusterOptions {
   Labels labels;               // cluster labels; tessera.io/cluster is added
   std::string url;             // slurmrestd: "http://slurm-ctl:6820"
   std::string jwt;             // token for X-SLURM-USER-TOKEN (scontrol token)
+  std::string jwt_file;        // or: a file holding it, read again whenever it changes
   std::string user;            // X-SLURM-USER-NAME: the jobs run as this user
   std::string api_version;     // "" = v0.0.38
   std::string partition;       // only this partition's nodes, jobs go there; "" = all
@@ -107,7 +108,9 @@ struct SlurmClusterOptions {
   std::shared_ptr<SlurmTransport> transport;
 
   // `flags` completed from the environment: SLURM_REST_URL, SLURM_JWT, SLURM_REST_USER and
-  // SLURM_REST_API_VERSION fill the fields the flags left empty (flags win). A missing user is
+  // SLURM_REST_API_VERSION fill the fields the flags left empty (flags win). The token comes
+  // from the first of: jwt_file, jwt, SLURM_JWT_FILE, SLURM_JWT (a file given leaves jwt
+  // empty); a file that cannot be read fails at Create, naming it. A missing user is
   // the agent's own user name; a missing version v0.0.38. InvalidArgument when the URL or the
   // token is missing ("slurm url: missing: pass --slurm-url or set SLURM_REST_URL") or the
   // version is not "v<major>.<minor>.<patch>". `env` = nullptr reads the process environment.

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -158,6 +159,27 @@ class SlurmIntegrationTest : public ::testing::Test {
   Recorder recorder_;
   std::unique_ptr<SlurmCluster> cluster_;
 };
+
+TEST_F(SlurmIntegrationTest, ATokenFileIsReadAgainWhenItChanges) {
+  const std::string path = slurm->Var("SLURM_TEST_DIR") + "/token-file-test.jwt";
+  const auto write = [&](const std::string& token) { std::ofstream(path) << token << "\n"; };
+  write(slurm->Var("SLURM_JWT"));
+  absl::StatusOr<std::unique_ptr<SlurmTransport>> transport = NewHttpSlurmTransport(
+      {.url = slurm->Var("SLURM_REST_URL"), .user = "root", .jwt_file = path});
+  ASSERT_TRUE(transport.ok()) << transport.status();
+  SlurmRestClient rest(transport->get(), "v0.0.38");
+  EXPECT_TRUE(rest.Nodes().ok());
+
+  write("not-a-token");  // rotated to a bad token: slurmrestd closes the connection
+  EXPECT_FALSE(rest.Nodes().ok());
+  write(slurm->Var("SLURM_JWT"));  // and back
+  EXPECT_TRUE(rest.Nodes().ok());
+
+  std::remove(path.c_str());
+  const absl::Status missing = rest.Nodes().status();
+  EXPECT_EQ(missing.code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_THAT(missing.message(), HasSubstr(path));
+}
 
 TEST_F(SlurmIntegrationTest, InventoryShowsTheNodesAndTheirGpus) {
   ASSERT_NE(cluster_, nullptr);

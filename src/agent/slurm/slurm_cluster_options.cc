@@ -39,7 +39,11 @@ absl::StatusOr<SlurmClusterOptions> SlurmClusterOptions::FromEnvironment(SlurmCl
                                                                          const EnvLookup& env) {
   const EnvLookup& lookup = env ? env : EnvLookup(ProcessEnv);
   Fill(flags.url, lookup, "SLURM_REST_URL");
-  Fill(flags.jwt, lookup, "SLURM_JWT");
+  if (flags.jwt_file.empty() && flags.jwt.empty()) {
+    Fill(flags.jwt_file, lookup, "SLURM_JWT_FILE");
+    Fill(flags.jwt, lookup, "SLURM_JWT");
+  }
+  if (!flags.jwt_file.empty()) flags.jwt.clear();
   Fill(flags.user, lookup, "SLURM_REST_USER");
   Fill(flags.api_version, lookup, "SLURM_REST_API_VERSION");
   if (flags.url.empty()) {
@@ -47,9 +51,10 @@ absl::StatusOr<SlurmClusterOptions> SlurmClusterOptions::FromEnvironment(SlurmCl
         "slurm url: missing: pass --slurm-url or set SLURM_REST_URL (slurmrestd's address, "
         "http://host:6820)");
   }
-  if (flags.jwt.empty()) {
+  if (flags.jwt.empty() && flags.jwt_file.empty()) {
     return absl::InvalidArgumentError(
-        "slurm jwt: missing: pass --slurm-jwt or set SLURM_JWT (a token from `scontrol token`)");
+        "slurm jwt: missing: pass --slurm-jwt or --slurm-jwt-file, or set SLURM_JWT or "
+        "SLURM_JWT_FILE (a token from `scontrol token`)");
   }
   if (flags.user.empty()) flags.user = CurrentUser();
   if (flags.user.empty()) {

@@ -554,6 +554,35 @@ TEST(SlurmClusterOptionsTest, FlagsOverrideTheEnvironment) {
   EXPECT_EQ(merged->api_version, "v0.0.38");
 }
 
+TEST(SlurmClusterOptionsTest, ATokenFileWinsAndFlagsWinOverTheEnvironment) {
+  std::map<std::string, std::string, std::less<>> env = {
+      {"SLURM_REST_URL", "http://env:6820"}, {"SLURM_JWT", "env-token"}};
+  const EnvLookup lookup = [&](std::string_view name) -> std::optional<std::string> {
+    auto it = env.find(name);
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  };
+  SlurmClusterOptions flags;
+  flags.jwt_file = "/etc/tessera/slurm.jwt";
+  absl::StatusOr<SlurmClusterOptions> merged = SlurmClusterOptions::FromEnvironment(flags, lookup);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ(merged->jwt_file, "/etc/tessera/slurm.jwt");
+  EXPECT_EQ(merged->jwt, "");
+
+  env["SLURM_JWT_FILE"] = "/run/env.jwt";
+  merged = SlurmClusterOptions::FromEnvironment(SlurmClusterOptions{}, lookup);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ(merged->jwt_file, "/run/env.jwt");
+  EXPECT_EQ(merged->jwt, "");
+
+  flags = SlurmClusterOptions{};
+  flags.jwt = "flag-token";  // a flag's token wins over the environment's file
+  merged = SlurmClusterOptions::FromEnvironment(flags, lookup);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ(merged->jwt, "flag-token");
+  EXPECT_EQ(merged->jwt_file, "");
+}
+
 TEST(SlurmClusterOptionsTest, MissingOrBadSettings) {
   const EnvLookup empty = [](std::string_view) { return std::nullopt; };
   SlurmClusterOptions flags;

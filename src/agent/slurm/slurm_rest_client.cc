@@ -2,8 +2,13 @@
 
 #include <httplib.h>
 
+#include <filesystem>
+#include <fstream>
 #include <regex>
+#include <sstream>
 #include <utility>
+
+#include "absl/strings/ascii.h"
 
 #include "agent/slurm/slurm_json.h"
 #include "agent/slurm/slurm_submit.h"
@@ -27,14 +32,13 @@ class HttpSlurmTransport final : public SlurmTransport {
     client_.set_read_timeout(std::max<int64_t>(1, seconds.count()), 0);
     client_.set_write_timeout(std::max<int64_t>(1, seconds.count()), 0);
     client_.set_keep_alive(true);
-    client_.set_default_headers({{"X-SLURM-USER-NAME", options_.user},
-                                 {"X-SLURM-USER-TOKEN", options_.jwt},
-                                 {"Accept", "application/json"}});
+    SetToken(options_.jwt);
   }
 
   absl::StatusOr<SlurmHttpReply> Send(std::string_view method, const std::string& path,
                                       const std::string& body) override {
     std::lock_guard<std::mutex> lock(mu_);
+    if (absl::Status s = RefreshTokenFile(); !s.ok()) return s;
     httplib::Result result = Request(method, path, body);
     if (!result) {
       return absl::UnavailableError(fmt::format("slurmrestd at {}: {} {}: {}", options_.url, method,
@@ -51,9 +55,44 @@ class HttpSlurmTransport final : public SlurmTransport {
     return client_.Get(path);
   }
 
+  void SetToken(const std::string& token) {
+    client_.set_default_headers({{"X-SLURM-USER-NAME", options_.user},
+                                 {"X-SLURM-USER-TOKEN", token},
+                                 {"Accept", "application/json"}});
+  }
+
+  // Reads options_.jwt_file again when its modification time or size changed. REQUIRES mu_.
+  absl::Status RefreshTokenFile() {
+    if (options_.jwt_file.empty()) return absl::OkStatus();
+    std::error_code error;
+    const auto mtime = std::filesystem::last_write_time(options_.jwt_file, error);
+    const auto size = error ? 0 : std::filesystem::file_size(options_.jwt_file, error);
+    if (error) {
+      return absl::UnauthenticatedError(fmt::format("slurm jwt file {}: {}", options_.jwt_file,
+                                                    error.message()));
+    }
+    if (token_read_ && mtime == token_mtime_ && size == token_size_) return absl::OkStatus();
+    std::ifstream in(options_.jwt_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string token(absl::StripAsciiWhitespace(text.str()));
+    if (!in || token.empty()) {
+      return absl::UnauthenticatedError(
+          fmt::format("slurm jwt file {}: empty or unreadable", options_.jwt_file));
+    }
+    SetToken(token);
+    token_read_ = true;
+    token_mtime_ = mtime;
+    token_size_ = size;
+    return absl::OkStatus();
+  }
+
   const SlurmHttpOptions options_;
   std::mutex mu_;
   httplib::Client client_;
+  bool token_read_ = false;  // the token file's last read: mu_
+  std::filesystem::file_time_type token_mtime_;
+  uintmax_t token_size_ = 0;
 };
 
 bool HasErrorNumber(const json& reply, int64_t number) {

@@ -2,10 +2,14 @@
 //
 // SlurmTransport is one HTTP exchange (method, path, JSON body → status, body); the real one
 // speaks HTTP or HTTPS to slurmrestd and sends the JWT headers X-SLURM-USER-NAME and
-// X-SLURM-USER-TOKEN with every request; tests substitute an in-memory Slurm.
+// X-SLURM-USER-TOKEN with every request; tests substitute an in-memory Slurm. A token given as
+// a file is read again before a request whenever the file's modification time or size changed,
+// so a refresher that rewrites it (`scontrol token` from cron) keeps a long-running agent
+// working; surrounding whitespace is dropped.
 //
 // Errors: Unavailable when slurmrestd cannot be reached or does not answer in time;
-// Unauthenticated for HTTP 401 (a missing or refused user name or token); otherwise the status
+// Unauthenticated for HTTP 401 (a missing or refused user name or token) and for a token file
+// that cannot be read or is empty (naming the file); otherwise the status
 // carries slurmrestd's own error text ("GET /slurm/v0.0.38/nodes: HTTP 500: Unspecified
 // error"). Replies are parsed by slurm_inventory.h and slurm_jobs.h.
 //
@@ -43,7 +47,8 @@ class SlurmTransport {
 struct SlurmHttpOptions {
   std::string url;   // "http://host:6820" or "https://..."
   std::string user;  // X-SLURM-USER-NAME
-  std::string jwt;   // X-SLURM-USER-TOKEN
+  std::string jwt;       // X-SLURM-USER-TOKEN
+  std::string jwt_file;  // or: a file holding it, read again when it changes; wins over `jwt`
   Duration timeout{10000};
 };
 
