@@ -498,6 +498,19 @@ TEST_F(CommandsTest, NodesAndClusters) {
   EXPECT_THAT(harness_.out(), HasSubstr("items:\n  - name: east\n    backend: sim\n"));
 }
 
+TEST_F(CommandsTest, ClusterDelete) {
+  server_.On("DELETE", "/api/v1/clusters/west", 200, R"({"items": []})");
+  ASSERT_EQ(Run(&RunClusterCommand, {"cluster", "delete", "west"}), kExitOk) << harness_.err();
+  EXPECT_EQ(harness_.out(), "cluster west deleted\n");
+  ASSERT_EQ(server_.Requests("DELETE", "/api/v1/clusters/west").size(), 1u);
+
+  server_.On("DELETE", "/api/v1/clusters/east", 409,
+             R"({"error": {"code": "FAILED_PRECONDITION", "message": "cluster east: its agent is connected (session epoch 3): stop the agent first"}})");
+  EXPECT_EQ(Run(&RunClusterCommand, {"cluster", "delete", "east"}), kExitServerError);
+  EXPECT_THAT(harness_.err(), HasSubstr("stop the agent first"));
+  EXPECT_EQ(Run(&RunClusterCommand, {"cluster", "delete"}), kExitUsage);
+}
+
 TEST_F(CommandsTest, TokenCreate) {
   server_.On("POST", "/api/v1/tokens", 201,
              R"({"token": "tsr_abc", "tenant": "team-a", "role": "tenant"})");

@@ -154,4 +154,25 @@ int RunClustersCommand(int argc, char** argv, const CommandEnv& env) {
                       "Example:\n  tessera clusters");
 }
 
+int RunClusterCommand(int argc, char** argv, const CommandEnv& env) {
+  ClientFlags client_flags;
+  std::string name;
+  CLI::App app{"Change the clusters (admin tokens only).", "tessera cluster"};
+  app.require_subcommand(1);
+  CLI::App* remove = app.add_subcommand(
+      "delete",
+      "Delete a cluster behind an agent (a decommissioned one): its nodes leave the inventory "
+      "and the tasks still counted there end Lost. Its agent must be stopped first.\n\n"
+      "Example:\n  tessera cluster delete hpc-old");
+  remove->add_option("name", name, "The cluster's name")->required();
+  AddClientFlags(*remove, &client_flags);
+  if (std::optional<int> rc = ParseVerbFlags(app, argc, argv, env)) return *rc;
+  std::unique_ptr<RestClient> client = ConnectOrReport(client_flags, env);
+  if (client == nullptr) return kExitUsage;
+  absl::StatusOr<Json> left = client->DeleteJson("/api/v1/clusters/" + PercentEncode(name));
+  if (!left.ok()) return ReportApiError(left.status(), *env.err);
+  *env.out << fmt::format("cluster {} deleted\n", name);
+  return kExitOk;
+}
+
 }  // namespace tessera::cli

@@ -5,8 +5,10 @@
 //       wide adds TAINTS and LABELS. STATUS is Ready or NotReady, with ",SchedulingDisabled"
 //       for a cordoned node.
 //   tessera clusters [-o table|wide|json|yaml]
-//       NAME BACKEND NODES READY CPU MEMORY GPU; wide adds LABELS.
-// -o json|yaml print the server's {"items": [...]}. Both take --server and --token.
+//       NAME BACKEND STATUS NODES READY CPU MEMORY GPU; wide adds LABELS.
+//   tessera cluster delete NAME
+//       deletes a cluster behind an agent whose agent is not connected; admins only.
+// -o json|yaml print the server's {"items": [...]}. All take --server and --token.
 // Exit statuses: exit_status.h.
 #pragma once
 
@@ -17,5 +19,6 @@ namespace tessera::cli {
 // `argv[0]` is the verb's name.
 int RunNodesCommand(int argc, char** argv, const CommandEnv& env);
 int RunClustersCommand(int argc, char** argv, const CommandEnv& env);
+int RunClusterCommand(int argc, char** argv, const CommandEnv& env);
 
 }  // namespace tessera::cli

@@ -39,6 +39,7 @@ constexpr Verb kClientVerbs[] = {
     {"logs", &tessera::cli::RunLogsCommand},
     {"nodes", &tessera::cli::RunNodesCommand},
     {"clusters", &tessera::cli::RunClustersCommand},
+    {"cluster", &tessera::cli::RunClusterCommand},
     {"queues", &tessera::cli::RunQueuesCommand},
     {"queue", &tessera::cli::RunQueueCommand},
     {"token", &tessera::cli::RunTokenCommand},
@@ -57,6 +58,7 @@ void PrintUsage(std::ostream& out) {
          "  logs      print a task's output (-f to follow)\n"
          "  nodes     list the nodes\n"
          "  clusters  list the clusters\n"
+         "  cluster   delete a cluster whose agent is gone (cluster delete NAME)\n"
          "  queues    list the queue tree with quotas, usage and jobs\n"
          "  queue     change the queue tree (queue apply -f tree.yaml, queue delete NAME)\n"
          "  token     create API tokens (token create --tenant T)\n"

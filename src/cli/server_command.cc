@@ -225,7 +225,10 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
                                   .seed = config.seed,
                                   .cycle_interval = config.cycle_interval,
                                   .requeue_backoff = config.requeue_backoff,
-                                  .metrics = &plane.metrics});
+                                  .metrics = &plane.metrics,
+                                  .delete_cluster = [&plane](std::string_view name) {
+                                    return plane.agent_clusters->Delete(name);
+                                  }});
   if (!manager.ok()) return manager.status();
   plane.manager = *std::move(manager);
   if (absl::Status s = AddClusters(config, plane); !s.ok()) return s;

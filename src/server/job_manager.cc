@@ -785,6 +785,37 @@ void JobManager::Handle(ClusterAttached& event) {
   for (Node& node : event.cluster->Inventory()) UpsertNodeLocked(event.cluster, std::move(node));
 }
 
+absl::Status JobManager::DeleteCluster(const Caller& caller, std::string_view name) {
+  if (!caller.admin) return absl::PermissionDeniedError("only admins may delete clusters");
+  if (!Ready()) return absl::UnavailableError("the control plane is starting");
+  Cluster* cluster = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(clusters_mu_);
+    for (Cluster* known : clusters_) {
+      if (known->name() == name) cluster = known;
+    }
+  }
+  if (cluster == nullptr) return absl::NotFoundError(fmt::format("no cluster named {}", name));
+  absl::Status deleted = options_.delete_cluster ? options_.delete_cluster(name)
+                                                 : absl::NotFoundError("");
+  if (absl::IsNotFound(deleted)) {
+    return absl::FailedPreconditionError(fmt::format(
+        "cluster {} is configured in the server's config file (clusters:): remove it there",
+        name));
+  }
+  if (absl::IsFailedPrecondition(deleted)) return deleted;
+  // Posted after the removed nodes and lost tasks that the deletion reported.
+  Post(ClusterDetached{cluster});
+  return deleted;
+}
+
+void JobManager::Handle(ClusterDetached& event) {
+  std::lock_guard<std::mutex> lock(clusters_mu_);
+  std::erase(clusters_, event.cluster);
+  // node_cluster_ keeps the removed nodes' entries: the deleted cluster object stays valid, and
+  // a cluster that reports one of those names later takes it over (UpsertNodeLocked).
+}
+
 void JobManager::Handle(NodesChanged& event) {
   Cluster* cluster = nullptr;
   {
@@ -814,12 +845,17 @@ void JobManager::UpsertNodeLocked(Cluster* cluster, Node node) {
     return;
   }
   if (ClusterOf(node.name) != cluster) {
-    fmt::print(stderr, "cluster {} reports node {}, which belongs to another cluster\n",
-               cluster->name(),
-                 node.name);
-    return;
+    if (!state_.node(*index).removed) {
+      fmt::print(stderr, "cluster {} reports node {}, which belongs to another cluster\n",
+                 cluster->name(), node.name);
+      return;
+    }
+    // A removed node's name, reported again by another cluster (or one registered anew).
+    std::lock_guard<std::mutex> lock(clusters_mu_);
+    node_cluster_[node.name] = cluster;
   }
   Node& current = state_.MutableNode(*index);
+  current.cluster = node.cluster;
   current.pool = std::move(node.pool);
   current.labels = std::move(node.labels);
   current.taints = std::move(node.taints);

@@ -93,6 +93,9 @@ struct JobManagerOptions {
   Duration cycle_interval{1000};   // longest wait between cycles while jobs are pending
   Duration requeue_backoff{5000};  // before a requeued job is tried again
   prometheus::Registry* metrics = nullptr;  // nullable
+  // Deletes a cluster behind an agent (AgentClusters::Delete): NotFound for a cluster that is
+  // not behind an agent. nullptr: no cluster can be deleted.
+  std::function<absl::Status(std::string_view)> delete_cluster;
 };
 
 class JobManager final : public JobService, public TaskObserver, public InventoryObserver {
@@ -131,6 +134,7 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   absl::Status DeleteQueue(const Caller& caller, std::string_view name) override;
   std::vector<NodeView> Nodes() override;
   std::vector<ClusterView> Clusters() override;
+  absl::Status DeleteCluster(const Caller& caller, std::string_view name) override;
   bool Ready() const override { return ready_.load(); }
 
   // TaskObserver (any thread): queued for the loop.
@@ -157,10 +161,12 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   };
   struct PreemptionStarted { int64_t id; };
   struct ClusterAttached { Cluster* cluster; };
+  struct ClusterDetached { Cluster* cluster; };
   struct NodesChanged { const Cluster* cluster; std::vector<Node> nodes; };
   using LoopEvent = std::variant<JobSubmitted, CancelRequested, BindingsCommitted, LaunchRecorded,
                                  TaskStarted, TaskEnded, QueuesChanged, EstimateRequested,
-                                 PreemptionStarted, ClusterAttached, NodesChanged>;
+                                 PreemptionStarted, ClusterAttached, ClusterDetached,
+                                 NodesChanged>;
 
   explicit JobManager(JobManagerOptions options);
 
@@ -188,6 +194,7 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   void Handle(EstimateRequested& event);
   void Handle(PreemptionStarted& event);
   void Handle(ClusterAttached& event);
+  void Handle(ClusterDetached& event);
   void Handle(NodesChanged& event);
   // Adds `node` to the snapshot, or replaces the node of that name, keeping what placed tasks
   // hold. A name that another cluster owns is left alone (logged). REQUIRES: state_mu_ held.

@@ -232,6 +232,13 @@ class JobService {
   virtual absl::Status DeleteQueue(const Caller& caller, std::string_view name) = 0;
   virtual std::vector<NodeView> Nodes() = 0;
   virtual std::vector<ClusterView> Clusters() = 0;
+  // Admins only. Deletes a cluster behind an agent whose agent is not connected (a
+  // decommissioned cluster): its nodes leave the inventory, the tasks still counted there end
+  // Failed "Lost" (their jobs follow their restart policy), and its stored record is removed; an
+  // agent that registers the name later starts a new cluster. Errors: PermissionDenied;
+  // NotFound for an unknown cluster; FailedPrecondition while its agent is connected, or for a
+  // cluster of the server's config file.
+  virtual absl::Status DeleteCluster(const Caller& caller, std::string_view name) = 0;
 
   // Whether the service has rebuilt its state from the store and serves requests (/readyz).
   virtual bool Ready() const = 0;

@@ -170,5 +170,50 @@ TEST_F(AgentSimTest, FleetRegistersRunsGangsAndIsRequeuedWholeWhenItsAgentDies) 
   EXPECT_EQ(api.WaitForEnd(id)["status"]["phase"], "Cancelled");
 }
 
+TEST_F(AgentSimTest, ADecommissionedClusterIsDeletedAndItsNameStartsAfresh) {
+  const RestApi api = Rest();
+  ASSERT_TRUE(agent_->Start().ok()) << agent_->Log();
+  ASSERT_TRUE(WaitUntil([&] { return ClusterIs(api, kCluster, true, 4); }))
+      << ClusterItem(api, kCluster).dump();
+  const std::string id = SubmitOk(SimGangJob("long", kCluster, 2, 8, ""));
+  ASSERT_EQ(api.WaitForPhase(id, {"Running"})["status"]["phase"], "Running");
+
+  const std::string path = std::string("/api/v1/clusters/") + kCluster;
+  const HttpAnswer connected = api.Delete(path);
+  EXPECT_EQ(connected.status, 409) << connected.text;
+  EXPECT_THAT(connected.text, HasSubstr("stop the agent first"));
+  const std::string tenant = api.IssueToken("team-a");
+  EXPECT_EQ(api.WithToken(tenant).Delete(path).status, 403);
+
+  // The agent stops: its cluster is unreachable at once, and can then be deleted. The running
+  // gang's tasks end Lost and the job waits for another cluster.
+  agent_->Stop();
+  ASSERT_TRUE(WaitUntil([&] { return ClusterIs(api, kCluster, false, 0); }))
+      << ClusterItem(api, kCluster).dump();
+  const HttpAnswer deleted = api.Delete(path);
+  ASSERT_EQ(deleted.status, 200) << deleted.text;
+  EXPECT_TRUE(ClusterItem(api, kCluster).is_null());
+  EXPECT_TRUE(WaitUntil([&] { return ClusterNodes(api, kCluster).empty(); }));
+  const Json requeued = api.WaitForJob(id, [](const Json& job) {
+    return job["status"].value("phase", "") == "Pending" && job["status"]["tasks"].is_array() &&
+           job["status"]["tasks"].size() == 2;
+  });
+  EXPECT_EQ(requeued["status"]["phase"], "Pending") << requeued.dump();
+  int lost = 0;
+  for (const Json& event : Events(id)) {
+    if (event.value("type", "") == "TaskEnded" && event.value("reason", "") == "Lost") ++lost;
+  }
+  EXPECT_EQ(lost, 2) << Events(id).dump();
+  EXPECT_EQ(api.Delete(path).status, 404);
+
+  // An agent registering the name again starts a new cluster, and the job runs there.
+  ASSERT_TRUE(agent_->Start().ok()) << agent_->Log();
+  ASSERT_TRUE(WaitUntil([&] { return ClusterIs(api, kCluster, true, 4); }))
+      << ClusterItem(api, kCluster).dump();
+  EXPECT_EQ(api.WaitForPhase(id, {"Running"})["status"]["phase"], "Running");
+  ASSERT_EQ(api.Post("/api/v1/jobs/" + id + "/cancel", "").status, 200);
+  EXPECT_EQ(api.WaitForEnd(id)["status"]["phase"], "Cancelled");
+}
+
 }  // namespace
 }  // namespace tessera::integration

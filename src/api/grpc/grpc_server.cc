@@ -247,6 +247,21 @@ class GrpcServer::Service final : public v1::JobService::Service {
     });
   }
 
+  grpc::Status DeleteCluster(grpc::ServerContext* context,
+                             const v1::DeleteClusterRequest* request,
+                             v1::ListClustersResponse* response) override {
+    return Serve(*context, [&](const server::Caller& caller) -> absl::Status {
+      if (request->name().empty()) return FieldError("name", "required");
+      if (absl::Status s = options_.service->DeleteCluster(caller, request->name()); !s.ok()) {
+        return s;
+      }
+      for (const server::ClusterView& cluster : options_.service->Clusters()) {
+        *response->add_clusters() = ToProto(cluster);
+      }
+      return absl::OkStatus();
+    });
+  }
+
  private:
   static absl::Status StoppingError() {
     return absl::UnavailableError("the server is stopping; reconnect");

@@ -466,6 +466,17 @@ TEST_F(GrpcServerTest, QueuesNodesAndClustersInBaseUnits) {
   ASSERT_EQ(clusters.clusters_size(), 1);
   EXPECT_EQ(clusters.clusters(0).backend(), "local");
   EXPECT_EQ(clusters.clusters(0).capacity().cpu_millicores(), 8000);
+
+  v1::DeleteClusterRequest remove;
+  EXPECT_EQ(stub_->DeleteCluster(Context(admin_).get(), remove, &clusters).error_code(),
+            grpc::INVALID_ARGUMENT);
+  remove.set_name("local");
+  EXPECT_EQ(stub_->DeleteCluster(Context(team_a_).get(), remove, &clusters).error_code(),
+            grpc::PERMISSION_DENIED);
+  ASSERT_TRUE(stub_->DeleteCluster(Context(admin_).get(), remove, &clusters).ok());
+  EXPECT_EQ(clusters.clusters_size(), 0);
+  EXPECT_EQ(stub_->DeleteCluster(Context(admin_).get(), remove, &clusters).error_code(),
+            grpc::NOT_FOUND);
 }
 
 TEST_F(GrpcServerTest, WatchReceivesEventsUntilTheClientCancels) {

@@ -426,13 +426,21 @@ void RestServer::Impl::AddRoutes() {
         for (const server::NodeView& node : service->Nodes()) items.push_back(NodeViewToJson(node));
         SendItems(res, std::move(items));
       });
+  const auto send_clusters = [=](Response& res) {
+    Json items = Json::array();
+    for (const server::ClusterView& cluster : service->Clusters()) {
+      items.push_back(ClusterViewToJson(cluster));
+    }
+    SendItems(res, std::move(items));
+  };
   Api(Method::kGet, "/api/v1/clusters", "/api/v1/clusters",
-      [=](const Caller&, const Request&, Response& res) {
-        Json items = Json::array();
-        for (const server::ClusterView& cluster : service->Clusters()) {
-          items.push_back(ClusterViewToJson(cluster));
+      [=](const Caller&, const Request&, Response& res) { send_clusters(res); });
+  Api(Method::kDelete, "/api/v1/clusters/{name}", R"(/api/v1/clusters/([^/]+))",
+      [=](const Caller& c, const Request& req, Response& res) {
+        if (absl::Status s = service->DeleteCluster(c, id(req)); !s.ok()) {
+          return SendError(res, s);
         }
-        SendItems(res, std::move(items));
+        send_clusters(res);
       });
   Api(Method::kPost, "/api/v1/tokens", "/api/v1/tokens",
       [this](const Caller& c, const Request& req, Response& res) { IssueToken(c, req, res); });

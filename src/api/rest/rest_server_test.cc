@@ -555,6 +555,12 @@ TEST_F(RestServerTest, QueuesNodesAndClusters) {
       "reachable": true, "labels": {}, "nodes": 1, "readyNodes": 1,
       "capacity": {"cpu": "64", "memory": "512Gi", "gpu": 8},
       "allocated": {"cpu": "0", "memory": "0", "gpu": 0}}]})"));
+
+  EXPECT_EQ(Delete("/api/v1/clusters/local", a_)->status, 403);
+  EXPECT_EQ(Delete("/api/v1/clusters/elsewhere", admin_)->status, 404);
+  httplib::Result deleted = Delete("/api/v1/clusters/local", admin_);
+  ASSERT_EQ(deleted->status, 200) << deleted->body;
+  EXPECT_EQ(Body(deleted), Json::parse(R"({"items": []})"));
 }
 
 TEST_F(RestServerTest, AdminsIssueTokens) {

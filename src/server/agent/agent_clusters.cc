@@ -95,6 +95,20 @@ absl::StatusOr<std::pair<RemoteCluster*, uint64_t>> AgentClusters::Attach(
   return std::make_pair(cluster, *epoch);
 }
 
+absl::Status AgentClusters::Delete(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = clusters_.find(name);
+  if (it == clusters_.end()) {
+    return absl::NotFoundError(fmt::format("no agent ever registered cluster {}", name));
+  }
+  const absl::Status deleted = it->second->Delete();
+  if (absl::IsFailedPrecondition(deleted)) return deleted;  // its agent is connected
+  // Deleted, even when the store refused the write (the stale record comes back at restart).
+  deleted_.push_back(std::move(it->second));
+  clusters_.erase(it);
+  return deleted;
+}
+
 uint64_t AgentClusters::node_updates() const {
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t total = 0;

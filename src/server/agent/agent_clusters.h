@@ -56,6 +56,11 @@ class AgentClusters {
   absl::StatusOr<std::pair<RemoteCluster*, uint64_t>> Attach(AgentChannel* channel,
                                                             const agent::v1::Register& request);
 
+  // Deletes cluster `name` (RemoteCluster::Delete): the next registration of that name starts
+  // a new cluster. NotFound when no agent ever registered it (a cluster of the server's config
+  // file, or none); FailedPrecondition while its agent is connected.
+  absl::Status Delete(std::string_view name);
+
   Duration heartbeat_interval() const { return options_.heartbeat_interval; }
   // Node usages applied from heartbeats so far, all clusters together.
   uint64_t node_updates() const;
@@ -67,6 +72,8 @@ class AgentClusters {
   const AgentClustersOptions options_;
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<RemoteCluster>, std::less<>> clusters_;
+  // Deleted clusters, kept alive: the job manager may still hold them.
+  std::vector<std::unique_ptr<RemoteCluster>> deleted_;
   std::condition_variable wake_;
   bool stopping_ = false;
   std::thread monitor_;

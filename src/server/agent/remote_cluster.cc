@@ -131,7 +131,12 @@ std::vector<Node> RemoteCluster::EffectiveNodesLocked() const {
 }
 
 void RemoteCluster::Launch(const TaskLaunchSpec& spec) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (deleted_) {
+    lock.unlock();
+    EndLost({spec.launch_id}, fmt::format("cluster {} was deleted", options_.name));
+    return;
+  }
   Launched& launched = launches_[spec.launch_id];
   launched.spec = spec;
   if (session_ && session_->resynced) {
@@ -202,6 +207,10 @@ absl::Status RemoteCluster::CheckEpochLocked(uint64_t epoch, std::string_view wh
 absl::StatusOr<uint64_t> RemoteCluster::Attach(AgentChannel* channel,
                                                const v1::Register& request) {
   std::unique_lock<std::mutex> lock(mu_);
+  if (deleted_) {
+    return absl::UnavailableError(fmt::format(
+        "cluster {} was deleted meanwhile: reconnect to register it anew", options_.name));
+  }
   if (established_ && request.backend() != backend_) {
     return absl::InvalidArgumentError(fmt::format(
         "register.backend: cluster {} is a {} cluster, not {}", options_.name, backend_,
@@ -481,6 +490,36 @@ void RemoteCluster::EndLost(const std::vector<std::string>& launch_ids,
                                                 .message = message,
                                                 .time = now});
   }
+}
+
+absl::Status RemoteCluster::Delete() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (session_) {
+    return absl::FailedPreconditionError(fmt::format(
+        "cluster {}: its agent is connected (session epoch {}): stop the agent first",
+        options_.name, session_->epoch));
+  }
+  deleted_ = true;
+  std::vector<store::Op> ops = {store::Op::Delete(ClusterKey(options_.name))};
+  std::vector<Node> removed;
+  for (const auto& [name, reported] : nodes_) {
+    ops.push_back(store::Op::Delete(NodeKey(options_.name, name)));
+    Node gone = EffectiveLocked(reported);
+    gone.removed = true;
+    removed.push_back(std::move(gone));
+    options_.node_names->Release(name, options_.name);
+  }
+  std::vector<std::string> lost;
+  for (const auto& [id, launched] : launches_) lost.push_back(id);
+  nodes_.clear();
+  usage_.clear();
+  launches_.clear();
+  lock.unlock();
+  absl::StatusOr<store::TxnResult> deleted =
+      options_.store->Commit(store::Txn::Unconditional(std::move(ops)));
+  if (!removed.empty()) options_.inventory_observer->OnNodesChanged(*this, std::move(removed));
+  EndLost(lost, fmt::format("cluster {} was deleted", options_.name));
+  return deleted.status();
 }
 
 std::vector<Node> RemoteCluster::MarkUnreachableLocked() {

@@ -133,6 +133,14 @@ class RemoteCluster final : public Cluster {
   // Node usages applied from heartbeats so far (for metrics and the scale benchmark).
   uint64_t node_updates() const;
 
+  // Deletes the cluster (an administrator decommissioned it): its stored record and nodes are
+  // removed, its nodes leave the scheduler's inventory (removed), its node names are released,
+  // and the tasks it still runs end Failed "Lost" (their jobs follow their restart policy).
+  // FailedPrecondition while an agent session is attached. Afterwards the object stays valid
+  // (the job manager may still hold it) but is inert: a Launch ends Lost at once, Attach is
+  // Unavailable ("deleted": the agent reconnects and registers the cluster anew).
+  absl::Status Delete();
+
  private:
   struct Launched {
     TaskLaunchSpec spec;
@@ -181,6 +189,7 @@ class RemoteCluster final : public Cluster {
   std::map<std::string, Reported, std::less<>> nodes_;
   std::map<std::string, Launched, std::less<>> launches_;
   bool reachable_ = true;
+  bool deleted_ = false;
   // Accepted an inventory once (or was stored by an earlier run). Until then nothing is stored
   // and a later registration may name another backend and labels.
   bool established_ = false;

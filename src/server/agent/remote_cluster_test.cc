@@ -503,6 +503,48 @@ TEST_F(RemoteClusterTest, AFullInventoryMayComeInParts) {
               HasSubstr("inventory.more: only a full inventory is split"));
 }
 
+TEST_F(RemoteClusterTest, ADeletedClusterLeavesTheSchedulerAndTheStore) {
+  MakeClusters();
+  RecordingChannel channel;
+  auto [cluster, epoch] = Connect(channel, "east", 2);
+  RecordingChannel other_channel;
+  Connect(other_channel, "west", 1);
+  cluster->Launch(Launch("a-w-a1", "east-n0"));
+
+  EXPECT_EQ(clusters_->Delete("nowhere").code(), absl::StatusCode::kNotFound);
+  const absl::Status connected = clusters_->Delete("east");
+  EXPECT_EQ(connected.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(connected.message(), HasSubstr("stop the agent first"));
+  EXPECT_THAT(observer_.ended, IsEmpty());
+
+  cluster->Detach(epoch);
+  observer_.changes.clear();
+  ASSERT_TRUE(clusters_->Delete("east").ok());
+  ASSERT_THAT(observer_.changes, SizeIs(2));
+  for (const Node& node : observer_.changes) EXPECT_TRUE(node.removed) << node.name;
+  ASSERT_THAT(observer_.ended, SizeIs(1));
+  EXPECT_EQ(observer_.ended[0].launch_id, "a-w-a1");
+  EXPECT_EQ(observer_.ended[0].reason, "Lost");
+  EXPECT_THAT(observer_.ended[0].message, HasSubstr("deleted"));
+  // Inert afterwards: a late launch ends at once, a late registration is told to reconnect.
+  cluster->Launch(Launch("late-a1", "east-n1"));
+  ASSERT_THAT(observer_.ended, SizeIs(2));
+  EXPECT_EQ(observer_.ended[1].launch_id, "late-a1");
+  RecordingChannel late;
+  EXPECT_EQ(cluster->Attach(&late, Hello("east")).status().code(),
+            absl::StatusCode::kUnavailable);
+
+  // Gone from the store (the other cluster stays), and its name starts afresh.
+  clusters_.reset();
+  MakeClusters();
+  ASSERT_THAT(clusters_->clusters(), SizeIs(1));
+  EXPECT_EQ(clusters_->clusters()[0]->name(), "west");
+  RecordingChannel again;
+  auto [fresh, fresh_epoch] = Connect(again, "east", 2);
+  EXPECT_EQ(fresh_epoch, 1u);
+  EXPECT_THAT(fresh->Inventory(), SizeIs(2));
+}
+
 TEST_F(RemoteClusterTest, TheStoreKeepsEpochsAndNodesAcrossRestarts) {
   MakeClusters();
   {

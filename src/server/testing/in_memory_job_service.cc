@@ -326,6 +326,18 @@ std::vector<ClusterView> InMemoryJobService::Clusters() {
   return clusters_;
 }
 
+absl::Status InMemoryJobService::DeleteCluster(const Caller& caller, std::string_view name) {
+  if (!caller.admin) return absl::PermissionDeniedError("only admins may delete clusters");
+  std::lock_guard lock(mu_);
+  auto it = std::find_if(clusters_.begin(), clusters_.end(),
+                         [&](const ClusterView& cluster) { return cluster.name == name; });
+  if (it == clusters_.end()) {
+    return absl::NotFoundError(fmt::format("no cluster named {}", name));
+  }
+  clusters_.erase(it);
+  return absl::OkStatus();
+}
+
 bool InMemoryJobService::Ready() const {
   std::lock_guard lock(mu_);
   return ready_;

@@ -13,6 +13,7 @@
 //     the previous page; a limit outside 1..1000 or a malformed token is InvalidArgument;
 //   - Cancel moves a non-terminal job to Cancelled with a "Cancelled" event;
 //   - Explain, Logs, Nodes, Clusters, Queues and Ready answer what the test set;
+//   - DeleteCluster (admins only) removes a cluster the test set (NotFound for another);
 //   - ApplyQueues, ApplyQueue and DeleteQueue (admins only, else PermissionDenied) change the
 //     specs of the queues the test set, with the tree rules of queue_document.h (UpsertQueue,
 //     RemoveQueue); a change that names a queue with pending jobs (QueueView::pending_jobs > 0)
@@ -62,6 +63,7 @@ class InMemoryJobService final : public JobService {
   absl::Status DeleteQueue(const Caller& caller, std::string_view name) override;
   std::vector<NodeView> Nodes() override;
   std::vector<ClusterView> Clusters() override;
+  absl::Status DeleteCluster(const Caller& caller, std::string_view name) override;
   bool Ready() const override;
 
   // Test controls. Each returns NotFound for an unknown job id.
