@@ -1,10 +1,12 @@
 // Feeds arbitrary bytes, parsed as an agent's protocol message (proto/tessera/agent/v1/
 // agent.proto, AgentMessage), to the checks the control plane applies to what agents send
-// (agent/protocol/agent_protocol.h): inventories, and the task updates and binds that cross the
-// stream. Checks: no crash, leak or undefined behaviour; every rejection is an InvalidArgument
+// (agent/protocol/agent_protocol.h): inventories, and the task updates, binds, log requests and
+// log chunks that cross the stream. Checks: no crash, leak or undefined behaviour; every
+// rejection is an InvalidArgument
 // that names its field; every accepted node has quantities >= 0, allocatable <= capacity, one
 // GPU entry per device in index order with a model, the cluster's name and label; an accepted
-// node survives NodeToProto -> NodeFromProto unchanged.
+// node survives NodeToProto -> NodeFromProto unchanged; an accepted log chunk holds at most the
+// bytes asked for and ends where they end, or carries a non-OK status.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -64,6 +66,23 @@ void FuzzInventory(const v1::Inventory& inventory, std::string_view input) {
   }
 }
 
+void FuzzLogChunk(const v1::LogChunk& chunk, std::string_view input) {
+  constexpr int64_t kOffset = 1000;
+  constexpr int64_t kLimit = 4096;
+  if (absl::Status s = agent::CheckLogChunk(chunk, kOffset, kLimit); !s.ok()) {
+    RequireFieldError(s, "logChunk.", input);
+    return;
+  }
+  absl::StatusOr<tessera::server::LogChunk> answer = agent::LogChunkFromProto(chunk);
+  if (!answer.ok()) {
+    Require(chunk.error_code() != 0 && chunk.data().empty(), "an error carries no data", input);
+    return;
+  }
+  Require(static_cast<int64_t>(answer->data.size()) <= kLimit &&
+              answer->next_offset == kOffset + static_cast<int64_t>(answer->data.size()),
+          "an accepted chunk is what was asked for", input);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -80,6 +99,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         RequireFieldError(end.status(), "task.", input);
       }
       break;
+    case v1::AgentMessage::kLogChunk:
+      FuzzLogChunk(message.log_chunk(), input);
+      break;
     default:
       break;
   }
@@ -88,6 +110,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (bind.ParseFromArray(data, static_cast<int>(size))) {
     absl::StatusOr<tessera::server::TaskLaunchSpec> spec = agent::LaunchFromBind(bind);
     if (!spec.ok()) RequireFieldError(spec.status(), "bind.", input);
+  }
+  // And as a server's LogRequest.
+  v1::LogRequest request;
+  if (request.ParseFromArray(data, static_cast<int>(size))) {
+    if (absl::Status s = agent::CheckLogRequest(request); !s.ok()) {
+      RequireFieldError(s, "logRequest.", input);
+    }
   }
   return 0;
 }

@@ -1,8 +1,9 @@
 // This machine's processes behind a real `tessera agent --backend local` process: when the agent
 // dies its task keeps running under its supervisor; the server, hearing nothing, marks the task
 // lost after the grace and requeues the job; when the agent comes back, the resync kills the
-// task the server no longer knows and the job's new attempt runs. Every wait is bounded and
-// generous; nothing asserts on timing.
+// task the server no longer knows and the job's new attempt runs. Task logs are read through the
+// agent (REST and `tessera logs`). Every wait is bounded and generous; nothing asserts on timing.
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -27,6 +28,17 @@ std::vector<pid_t> ReadPids(const std::string& path) {
   int pid = 0;
   while (in >> pid) pids.push_back(pid);
   return pids;
+}
+
+// What `command` wrote to stdout, and its exit status.
+std::pair<std::string, int> RunCommand(const std::string& command) {
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return {"", -1};
+  std::string out;
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  return {out, ::pclose(pipe)};
 }
 
 class AgentLocalTest : public ::testing::Test {
@@ -108,6 +120,48 @@ TEST_F(AgentLocalTest, ResyncKillsTheTaskTheServerGaveUpAndTheNewAttemptRuns) {
   ASSERT_EQ(api.Post("/api/v1/jobs/" + id + "/cancel", "").status, 200);
   EXPECT_EQ(api.WaitForEnd(id)["status"]["phase"], "Cancelled");
   EXPECT_TRUE(WaitUntil([&] { return !ProcessAlive(second); })) << second << " still runs";
+}
+
+TEST_F(AgentLocalTest, LogsAreReadThroughTheAgent) {
+  const RestApi api = Rest();
+  ASSERT_TRUE(agent_->Start().ok()) << agent_->Log();
+  ASSERT_TRUE(WaitUntil([&] { return ClusterIs(api, kCluster, true, 1); }))
+      << ClusterItem(api, kCluster).dump();
+
+  Json job = ShellJob("echo", "echo hello-through-the-agent; echo err-line >&2");
+  job["spec"]["clusterSelector"] = {{"tessera.io/cluster", kCluster}};
+  const HttpAnswer submitted = api.Submit(job);
+  ASSERT_EQ(submitted.status, 201) << submitted.text;
+  const std::string id = submitted.body["metadata"]["id"];
+  ASSERT_EQ(api.WaitForEnd(id)["status"]["phase"], "Succeeded");
+
+  const std::string logs = "/api/v1/jobs/" + id + "/logs";
+  HttpAnswer out;
+  // The log is complete once the agent says so.
+  ASSERT_TRUE(WaitUntil([&] {
+    out = api.Get(logs);
+    return out.status == 200 && out.Header("X-Tessera-Log-End") == "true";
+  })) << out.status << " " << out.text;
+  EXPECT_EQ(out.text, "hello-through-the-agent\n");
+  EXPECT_EQ(out.Header("X-Tessera-Next-Offset"), "24");
+
+  const HttpAnswer err = api.Get(logs + "?stream=stderr");
+  EXPECT_EQ(err.status, 200) << err.text;
+  EXPECT_EQ(err.text, "err-line\n");
+  const HttpAnswer tail = api.Get(logs + "?offset=6");
+  EXPECT_EQ(tail.status, 200) << tail.text;
+  EXPECT_EQ(tail.text, "through-the-agent\n");
+
+  const auto [printed, status] = RunCommand(
+      TesseraBinary() + " logs " + id + " --server http://" + server_->host() + ":" +
+      std::to_string(server_->http_port()) + " --token " + server_->admin_token());
+  EXPECT_EQ(status, 0) << printed;
+  EXPECT_EQ(printed, "hello-through-the-agent\n");
+
+  // With the agent gone, the server says the cluster cannot be asked.
+  agent_->Kill();
+  ASSERT_TRUE(WaitUntil([&] { return api.Get(logs).status == 503; })) << api.Get(logs).text;
+  EXPECT_NE(api.Get(logs).text.find(kCluster), std::string::npos) << api.Get(logs).text;
 }
 
 }  // namespace

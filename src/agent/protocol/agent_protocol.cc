@@ -1,5 +1,6 @@
 #include "agent/protocol/agent_protocol.h"
 
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -378,6 +379,91 @@ absl::StatusOr<server::TaskEnd> EndFromUpdate(const v1::TaskUpdate& update) {
   end.message = update.message();
   end.time = FromMillis(update.time_ms());
   return end;
+}
+
+v1::LogRequest LogRequestMessage(uint64_t epoch, uint64_t request_id, std::string_view launch_id,
+                                 server::LogStream stream, int64_t offset, int64_t limit) {
+  v1::LogRequest request;
+  request.set_epoch(epoch);
+  request.set_request_id(request_id);
+  request.set_launch_id(std::string(launch_id));
+  request.set_stream(stream == server::LogStream::kStderr ? v1::LogRequest::STREAM_STDERR
+                                                          : v1::LogRequest::STREAM_STDOUT);
+  request.set_offset(offset);
+  request.set_limit(limit);
+  return request;
+}
+
+server::LogStream LogStreamFromProto(v1::LogRequest::Stream stream) {
+  return stream == v1::LogRequest::STREAM_STDERR ? server::LogStream::kStderr
+                                                 : server::LogStream::kStdout;
+}
+
+absl::Status CheckLogRequest(const v1::LogRequest& request) {
+  if (!IsValidName(request.launch_id())) {
+    return Fault("logRequest.launchId",
+                 fmt::format("\"{}\" is not a launch id ([A-Za-z0-9][A-Za-z0-9._-]*)",
+                             request.launch_id()));
+  }
+  if (request.stream() != v1::LogRequest::STREAM_STDOUT &&
+      request.stream() != v1::LogRequest::STREAM_STDERR) {
+    return Fault("logRequest.stream",
+                 fmt::format("unknown stream {}", static_cast<int>(request.stream())));
+  }
+  if (request.offset() < 0) {
+    return Fault("logRequest.offset", fmt::format("must be >= 0, not {}", request.offset()));
+  }
+  if (request.limit() <= 0) {
+    return Fault("logRequest.limit", fmt::format("must be > 0, not {}", request.limit()));
+  }
+  return absl::OkStatus();
+}
+
+v1::LogChunk LogChunkToProto(const absl::StatusOr<server::LogChunk>& result, uint64_t request_id,
+                             uint64_t epoch) {
+  v1::LogChunk chunk;
+  chunk.set_epoch(epoch);
+  chunk.set_request_id(request_id);
+  if (!result.ok()) {
+    chunk.set_error_code(static_cast<int32_t>(result.status().code()));
+    chunk.set_error_message(std::string(result.status().message()));
+    return chunk;
+  }
+  chunk.set_data(result->data);
+  chunk.set_next_offset(result->next_offset);
+  chunk.set_end(result->end);
+  return chunk;
+}
+
+absl::Status CheckLogChunk(const v1::LogChunk& chunk, int64_t offset, int64_t limit) {
+  const int32_t code = chunk.error_code();
+  // Canonical codes are 0 (OK) to 16 (UNAUTHENTICATED).
+  if (code < 0 || code > static_cast<int32_t>(absl::StatusCode::kUnauthenticated)) {
+    return Fault("logChunk.errorCode", fmt::format("{} is not a status code", code));
+  }
+  const int64_t size = static_cast<int64_t>(chunk.data().size());
+  if (code != 0) {
+    if (size != 0) return Fault("logChunk.data", "an error carries no data");
+    return absl::OkStatus();
+  }
+  if (size > limit) {
+    return Fault("logChunk.data",
+                 fmt::format("{} bytes answer a request for at most {}", size, limit));
+  }
+  if (size > std::numeric_limits<int64_t>::max() - offset || chunk.next_offset() != offset + size) {
+    return Fault("logChunk.nextOffset",
+                 fmt::format("must be the offset {} + {} bytes, not {}", offset, size,
+                             chunk.next_offset()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<server::LogChunk> LogChunkFromProto(const v1::LogChunk& chunk) {
+  if (chunk.error_code() != 0) {
+    return absl::Status(static_cast<absl::StatusCode>(chunk.error_code()), chunk.error_message());
+  }
+  return server::LogChunk{
+      .data = chunk.data(), .next_offset = chunk.next_offset(), .end = chunk.end()};
 }
 
 }  // namespace tessera::agent

@@ -4,6 +4,7 @@
 // An agent is outside input: a node from an inventory is checked field by field and the first
 // fault is returned as InvalidArgument naming the field, as
 //   `inventory.nodes[3] "gpu-7": cpu: must be >= 0, not -8000`.
+// Log replies (LogChunk) are checked against the request they answer (CheckLogChunk).
 // Checks: names ([A-Za-z0-9][A-Za-z0-9._-]{0,252}), quantities >= 0, allocatable <= capacity,
 // GPU devices indexed 0..n-1 in order, a GPU model that is a name and, when the control plane
 // lists its known models, one of them; taint effects; label keys non-empty. A full inventory
@@ -55,6 +56,30 @@ v1::TaskUpdate StartedUpdate(std::string_view launch_id, TimePoint time, uint64_
 v1::TaskUpdate EndedUpdate(const server::TaskEnd& end, uint64_t epoch);
 // The end a TaskUpdate reports; InvalidArgument for a state that is not an end.
 absl::StatusOr<server::TaskEnd> EndFromUpdate(const v1::TaskUpdate& update);
+
+// Task logs. One LogRequest is answered by one LogChunk carrying at most kMaxLogChunkBytes
+// (1 MiB, well under gRPC's 4 MiB message limit): the agent clamps a request's limit to it and
+// the server asks for no more.
+inline constexpr int64_t kMaxLogChunkBytes = 1 << 20;
+
+// A request for at most `limit` bytes of `launch_id`'s log from `offset`.
+v1::LogRequest LogRequestMessage(uint64_t epoch, uint64_t request_id, std::string_view launch_id,
+                                 server::LogStream stream, int64_t offset, int64_t limit);
+server::LogStream LogStreamFromProto(v1::LogRequest::Stream stream);
+// The agent's check of a LogRequest: InvalidArgument naming the field (logRequest.launchId, a
+// name; logRequest.stream, a known one; logRequest.offset >= 0; logRequest.limit > 0).
+absl::Status CheckLogRequest(const v1::LogRequest& request);
+// The agent's answer: the backend's chunk, or its error as a code and message.
+v1::LogChunk LogChunkToProto(const absl::StatusOr<server::LogChunk>& result, uint64_t request_id,
+                             uint64_t epoch);
+// The server's check of a LogChunk answering a request for at most `limit` bytes from `offset`:
+// InvalidArgument naming the field when the error code is not a status code
+// (logChunk.errorCode), an error carries data or the data is larger than `limit`
+// (logChunk.data), or next_offset is not offset + the size of the data (logChunk.nextOffset).
+// REQUIRES: offset >= 0.
+absl::Status CheckLogChunk(const v1::LogChunk& chunk, int64_t offset, int64_t limit);
+// What a checked LogChunk answers: the slice, or the backend's error with its code and message.
+absl::StatusOr<server::LogChunk> LogChunkFromProto(const v1::LogChunk& chunk);
 
 // [A-Za-z0-9][A-Za-z0-9._-]{0,252}: node names, launch ids and GPU models.
 bool IsValidName(std::string_view name);

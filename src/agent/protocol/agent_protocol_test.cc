@@ -1,5 +1,6 @@
 #include "agent/protocol/agent_protocol.h"
 
+#include <limits>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -174,6 +175,62 @@ TEST(AgentProtocolTest, TaskEndRoundTrip) {
   EXPECT_EQ(back->reason, "Error");
   EXPECT_EQ(back->time, FromMillis(1234));
   EXPECT_FALSE(EndFromUpdate(StartedUpdate("x-a1", FromMillis(1), 2)).ok());
+}
+
+TEST(AgentProtocolTest, LogRequestRoundTripAndChecks) {
+  v1::LogRequest request =
+      LogRequestMessage(4, 9, "j-worker-0-a1", server::LogStream::kStderr, 10, 100);
+  EXPECT_EQ(request.epoch(), 4u);
+  EXPECT_EQ(request.request_id(), 9u);
+  EXPECT_EQ(LogStreamFromProto(request.stream()), server::LogStream::kStderr);
+  EXPECT_TRUE(CheckLogRequest(request).ok());
+
+  v1::LogRequest bad = request;
+  bad.set_launch_id("../etc");
+  EXPECT_THAT(CheckLogRequest(bad).message(), HasSubstr("logRequest.launchId"));
+  bad = request;
+  bad.set_stream(static_cast<v1::LogRequest::Stream>(7));
+  EXPECT_THAT(CheckLogRequest(bad).message(), HasSubstr("logRequest.stream"));
+  bad = request;
+  bad.set_offset(-1);
+  EXPECT_THAT(CheckLogRequest(bad).message(), HasSubstr("logRequest.offset"));
+  bad = request;
+  bad.set_limit(0);
+  EXPECT_EQ(CheckLogRequest(bad).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(CheckLogRequest(bad).message(), HasSubstr("logRequest.limit"));
+}
+
+TEST(AgentProtocolTest, LogChunkRoundTripAndChecks) {
+  const v1::LogChunk chunk =
+      LogChunkToProto(server::LogChunk{.data = "hello", .next_offset = 15, .end = true}, 9, 4);
+  EXPECT_EQ(chunk.epoch(), 4u);
+  EXPECT_EQ(chunk.request_id(), 9u);
+  ASSERT_TRUE(CheckLogChunk(chunk, 10, 100).ok());
+  absl::StatusOr<server::LogChunk> back = LogChunkFromProto(chunk);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->data, "hello");
+  EXPECT_EQ(back->next_offset, 15);
+  EXPECT_TRUE(back->end);
+
+  const v1::LogChunk error =
+      LogChunkToProto(absl::NotFoundError("no log for task j-worker-0-a1"), 9, 4);
+  ASSERT_TRUE(CheckLogChunk(error, 10, 100).ok());
+  EXPECT_EQ(LogChunkFromProto(error).status(),
+            absl::NotFoundError("no log for task j-worker-0-a1"));
+
+  EXPECT_THAT(CheckLogChunk(chunk, 10, 4).message(), HasSubstr("logChunk.data"));
+  EXPECT_THAT(CheckLogChunk(chunk, 11, 100).message(), HasSubstr("logChunk.nextOffset"));
+  EXPECT_THAT(CheckLogChunk(chunk, std::numeric_limits<int64_t>::max() - 2, 100).message(),
+              HasSubstr("logChunk.nextOffset"));
+  v1::LogChunk bad = error;
+  bad.set_data("x");
+  EXPECT_THAT(CheckLogChunk(bad, 10, 100).message(), HasSubstr("logChunk.data"));
+  bad = error;
+  bad.set_error_code(17);
+  EXPECT_EQ(CheckLogChunk(bad, 10, 100).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(CheckLogChunk(bad, 10, 100).message(), HasSubstr("logChunk.errorCode"));
+  bad.set_error_code(-1);
+  EXPECT_THAT(CheckLogChunk(bad, 10, 100).message(), HasSubstr("logChunk.errorCode"));
 }
 
 TEST(AgentProtocolTest, ClusterNames) {

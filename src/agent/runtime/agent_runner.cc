@@ -1,5 +1,6 @@
 #include "agent/runtime/agent_runner.h"
 
+#include <deque>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -23,6 +24,8 @@ constexpr Duration kKeepalive{20000};
 constexpr Duration kKeepaliveTimeout{10000};
 // Nodes per inventory message: about 0.5 MB, well under gRPC's 4 MiB message limit.
 constexpr int kNodesPerMessage = 2000;
+// Log requests a session queues for its log reader; more at once are answered RESOURCE_EXHAUSTED.
+constexpr size_t kMaxQueuedLogRequests = 16;
 
 using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>;
 
@@ -89,6 +92,7 @@ class AgentRunner::Session {
  public:
   Session(Stream* stream, server::Cluster* backend, uint64_t epoch)
       : stream_(stream), backend_(backend), epoch_(epoch) {}
+  ~Session() { StopLogs(); }
 
   uint64_t epoch() const { return epoch_; }
 
@@ -168,7 +172,61 @@ class AgentRunner::Session {
     return message;
   }
 
+  // Queues a LogRequest for the log reader, a thread of its own started on the first one: a
+  // backend's ReadLog may block (Slurm and Kubernetes read over the network), the stream's
+  // reader must not. Called from the session's thread only.
+  void RequestLog(v1::LogRequest request) {
+    {
+      std::lock_guard<std::mutex> lock(logs_mu_);
+      if (log_requests_.size() < kMaxQueuedLogRequests) {
+        log_requests_.push_back(std::move(request));
+        if (!log_reader_.joinable()) log_reader_ = std::thread([this] { LogReaderMain(); });
+        logs_wake_.notify_one();
+        return;
+      }
+    }
+    v1::AgentMessage message;
+    *message.mutable_log_chunk() = LogChunkToProto(
+        absl::ResourceExhaustedError(fmt::format(
+            "the agent already has {} log requests queued", kMaxQueuedLogRequests)),
+        request.request_id(), epoch_);
+    Write(message);
+  }
+
+  // Drops the queued log requests and waits for the one being read (its answer, if written,
+  // goes to the stream before it is finished). Called from the session's thread only.
+  void StopLogs() {
+    {
+      std::lock_guard<std::mutex> lock(logs_mu_);
+      logs_stopping_ = true;
+      log_requests_.clear();
+    }
+    logs_wake_.notify_all();
+    if (log_reader_.joinable()) log_reader_.join();
+  }
+
  private:
+  void LogReaderMain() {
+    std::unique_lock<std::mutex> lock(logs_mu_);
+    while (true) {
+      logs_wake_.wait(lock, [this] { return logs_stopping_ || !log_requests_.empty(); });
+      if (logs_stopping_) return;
+      const v1::LogRequest request = std::move(log_requests_.front());
+      log_requests_.pop_front();
+      lock.unlock();
+      const absl::Status valid = CheckLogRequest(request);
+      const absl::StatusOr<server::LogChunk> result =
+          valid.ok() ? backend_->ReadLog(request.launch_id(), LogStreamFromProto(request.stream()),
+                                         request.offset(),
+                                         std::min(request.limit(), kMaxLogChunkBytes))
+                     : absl::StatusOr<server::LogChunk>(valid);
+      v1::AgentMessage message;
+      *message.mutable_log_chunk() = LogChunkToProto(result, request.request_id(), epoch_);
+      Write(message);
+      lock.lock();
+    }
+  }
+
   Stream* const stream_;
   server::Cluster* const backend_;
   const uint64_t epoch_;
@@ -178,6 +236,12 @@ class AgentRunner::Session {
   std::map<std::string, std::string, std::less<>> sent_;  // node → its last sent proto
   uint32_t next_id_ = 0;
   uint64_t sequence_ = 0;
+  // The log reader's queue.
+  std::mutex logs_mu_;
+  std::condition_variable logs_wake_;
+  std::deque<v1::LogRequest> log_requests_;
+  bool logs_stopping_ = false;
+  std::thread log_reader_;
 };
 
 AgentRunner::AgentRunner(AgentOptions options) : options_(std::move(options)) {}
@@ -308,6 +372,9 @@ absl::Status AgentRunner::RunSession() {
     } else if (reply.has_cancel()) {
       if (reply.cancel().epoch() != epoch) continue;
       backend_->Cancel(reply.cancel().launch_id(), Duration(reply.cancel().grace_ms()));
+    } else if (reply.has_log_request()) {
+      if (reply.log_request().epoch() != epoch) continue;
+      session.RequestLog(reply.log_request());
     }
   }
   {
@@ -320,6 +387,7 @@ absl::Status AgentRunner::RunSession() {
   // A write failed while the server may still hold the call open: end it. (When the read
   // ended, the server has finished the call, and its status must reach Finish unchanged.)
   if (!writable) context.TryCancel();
+  session.StopLogs();
   heartbeat.join();
   return FromGrpc(stream->Finish());
 }

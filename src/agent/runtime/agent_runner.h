@@ -8,7 +8,11 @@
 // killed, ended ones reported) → then every heartbeat interval an inventory delta (when the
 // backend's inventory changed) and a heartbeat with usage; task starts and ends as they happen;
 // Bind and Cancel from the server go to the backend when they name the session's epoch (others
-// are ignored: a stale lease). When a session ends the runner reconnects with a back-off
+// are ignored: a stale lease). A LogRequest (`tessera logs`) is read from the backend
+// (Cluster::ReadLog, its limit clamped to 1 MiB) by the session's log reader thread, so that a
+// backend reading over the network never stalls the stream, and answered with a LogChunk (the
+// data, or the backend's error code and message); at most 16 requests wait their turn, more are
+// answered RESOURCE_EXHAUSTED. When a session ends the runner reconnects with a back-off
 // (0.5 s doubling to 10 s), naming its last epoch; news of tasks from while it was away is
 // re-derived by the next resync.
 //

@@ -157,6 +157,9 @@ grpc::Status AgentService::Connect(grpc::ServerContext* context, Stream* stream)
       case v1::AgentMessage::kResyncReport:
         status = cluster->OnResyncReport(epoch, message.resync_report());
         break;
+      case v1::AgentMessage::kLogChunk:
+        status = cluster->OnLogChunk(epoch, message.log_chunk());
+        break;
       case v1::AgentMessage::kRegister:
         status = absl::InvalidArgumentError("register: the session is already registered");
         break;

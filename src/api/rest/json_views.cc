@@ -39,6 +39,8 @@ int HttpStatus(absl::StatusCode code) {
       return 429;
     case absl::StatusCode::kUnavailable:
       return 503;
+    case absl::StatusCode::kDeadlineExceeded:  // e.g. an agent that did not answer in time
+      return 504;
     default:
       return 500;
   }

@@ -23,6 +23,7 @@ TEST(JsonViewsTest, StatusesMapOntoHttp) {
            {absl::FailedPreconditionError("x"), 409, "FAILED_PRECONDITION"},
            {absl::ResourceExhaustedError("x"), 429, "RESOURCE_EXHAUSTED"},
            {absl::UnavailableError("x"), 503, "UNAVAILABLE"},
+           {absl::DeadlineExceededError("x"), 504, "DEADLINE_EXCEEDED"},
            {absl::InternalError("x"), 500, "INTERNAL"},
            {absl::DataLossError("x"), 500, "DATA_LOSS"},
        }) {

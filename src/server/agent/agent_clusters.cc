@@ -15,6 +15,7 @@ RemoteClusterOptions AgentClusters::ClusterOptions(const std::string& name) cons
                               .heartbeat_interval = options_.heartbeat_interval,
                               .unreachable_timeout = options_.unreachable_timeout,
                               .lost_grace = options_.lost_grace,
+                              .log_timeout = options_.log_timeout,
                               .rules = options_.rules,
                               .clock = options_.clock,
                               .store = options_.store,

@@ -27,6 +27,7 @@ struct AgentClustersOptions {
   Duration heartbeat_interval{1000};
   Duration unreachable_timeout{3000};
   Duration lost_grace{60000};
+  Duration log_timeout{10000};  // RemoteClusterOptions::log_timeout
   agent::InventoryRules rules;
   const Clock* clock = nullptr;     // required
   store::Store* store = nullptr;    // required

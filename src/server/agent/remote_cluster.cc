@@ -191,10 +191,72 @@ void RemoteCluster::Forget(std::string_view launch_id) {
   if (auto it = launches_.find(launch_id); it != launches_.end()) launches_.erase(it);
 }
 
-absl::StatusOr<LogChunk> RemoteCluster::ReadLog(std::string_view, LogStream, int64_t,
-                                                int64_t) const {
-  return absl::FailedPreconditionError(fmt::format(
-      "cluster {} runs behind an agent: read task logs on the cluster itself", options_.name));
+absl::StatusOr<LogChunk> RemoteCluster::ReadLog(std::string_view launch_id, LogStream stream,
+                                                int64_t offset, int64_t limit) const {
+  if (offset < 0) return absl::InvalidArgumentError("offset: must be >= 0");
+  if (limit <= 0) return absl::InvalidArgumentError("limit: must be > 0");
+  limit = std::min(limit, agent::kMaxLogChunkBytes);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!session_) {
+    return absl::UnavailableError(fmt::format(
+        "cluster {} runs behind an agent and no agent is connected: its logs cannot be read now",
+        options_.name));
+  }
+  if (!reachable_) {
+    return absl::UnavailableError(fmt::format(
+        "cluster {} is unreachable (its agent is silent): its logs cannot be read now",
+        options_.name));
+  }
+  const uint64_t id = ++last_log_request_;
+  pending_logs_.emplace(id, PendingLog{.epoch = session_->epoch, .offset = offset, .limit = limit});
+  v1::ServerMessage message;
+  *message.mutable_log_request() =
+      agent::LogRequestMessage(session_->epoch, id, launch_id, stream, offset, limit);
+  session_->channel->Send(std::move(message));
+  const bool answered = log_answered_.wait_for(lock, options_.log_timeout, [&] {
+    return pending_logs_.at(id).result.has_value();
+  });
+  auto pending = pending_logs_.extract(id);
+  if (!answered) {
+    return absl::DeadlineExceededError(fmt::format(
+        "cluster {}: its agent did not answer the request for task {}'s log within {} ms",
+        options_.name, launch_id, options_.log_timeout.count()));
+  }
+  return *std::move(pending.mapped().result);
+}
+
+void RemoteCluster::FailPendingLogsLocked(uint64_t epoch) const {
+  bool woke = false;
+  for (auto& [id, pending] : pending_logs_) {
+    if (pending.epoch != epoch || pending.result) continue;
+    pending.result = absl::UnavailableError(fmt::format(
+        "cluster {}: the agent's session ended before it answered the log request",
+        options_.name));
+    woke = true;
+  }
+  if (woke) log_answered_.notify_all();
+}
+
+absl::Status RemoteCluster::OnLogChunk(uint64_t epoch, const v1::LogChunk& chunk) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (absl::Status s = CheckEpochLocked(chunk.epoch(), "logChunk"); !s.ok()) return s;
+  if (absl::Status s = CheckEpochLocked(epoch, "logChunk"); !s.ok()) return s;
+  auto it = pending_logs_.find(chunk.request_id());
+  // Not waited for (any more): the ReadLog timed out, or the id was never asked of this session.
+  if (it == pending_logs_.end() || it->second.epoch != epoch || it->second.result) {
+    return absl::OkStatus();
+  }
+  absl::Status valid = agent::CheckLogChunk(chunk, it->second.offset, it->second.limit);
+  if (valid.ok()) {
+    it->second.result = agent::LogChunkFromProto(chunk);
+  } else {
+    it->second.result = absl::InternalError(fmt::format(
+        "cluster {}: its agent answered the log request badly: {}", options_.name,
+        std::string(valid.message())));
+  }
+  lock.unlock();
+  log_answered_.notify_all();
+  return valid;
 }
 
 absl::Status RemoteCluster::CheckEpochLocked(uint64_t epoch, std::string_view what) const {
@@ -219,6 +281,7 @@ absl::StatusOr<uint64_t> RemoteCluster::Attach(AgentChannel* channel,
   if (session_) {
     session_->channel->Close(absl::FailedPreconditionError(fmt::format(
         "the session of epoch {} was superseded by a new session", session_->epoch)));
+    FailPendingLogsLocked(session_->epoch);
   }
   if (!established_) {  // the registration that establishes it names the backend and labels
     backend_ = request.backend();
@@ -237,6 +300,7 @@ absl::StatusOr<uint64_t> RemoteCluster::Attach(AgentChannel* channel,
 
 void RemoteCluster::Detach(uint64_t epoch) {
   std::unique_lock<std::mutex> lock(mu_);
+  FailPendingLogsLocked(epoch);
   if (!session_ || session_->epoch != epoch) return;
   session_.reset();
   std::vector<Node> notify = MarkUnreachableLocked();

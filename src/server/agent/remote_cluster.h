@@ -30,11 +30,18 @@
 // applied. A node that leaves the inventory takes its tasks with it (Failed "Lost"); a cancel
 // made while no session is up is sent to the next one after its resync.
 //
+// Logs. ReadLog asks the session's agent (LogRequest, at most agent::kMaxLogChunkBytes) and
+// waits for its LogChunk, up to `log_timeout` of real time. It answers Unavailable naming the
+// cluster when no session is attached or the cluster is unreachable, or when the session ends
+// before the answer; DeadlineExceeded naming the cluster when the agent does not answer in
+// time; otherwise what the agent's backend answered (NotFound: no log for the launch, ...).
+//
 // Thread-safety: every method may be called from any thread. Observer callbacks are made with
 // no lock held. Errors of the On* methods end that session (AgentService closes its stream with
 // the status); they never affect other clusters.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -71,6 +78,7 @@ struct RemoteClusterOptions {
   Duration heartbeat_interval{1000};
   Duration unreachable_timeout{3000};  // no heartbeat for this long: Unreachable
   Duration lost_grace{60000};          // Unreachable for this long: its tasks are lost
+  Duration log_timeout{10000};         // ReadLog waits this long (real time) for the agent
   agent::InventoryRules rules;
   const Clock* clock = nullptr;        // required
   store::Store* store = nullptr;       // required
@@ -122,6 +130,10 @@ class RemoteCluster final : public Cluster {
   absl::Status OnHeartbeat(uint64_t epoch, const agent::v1::Heartbeat& heartbeat);
   absl::Status OnTaskUpdate(uint64_t epoch, const agent::v1::TaskUpdate& update);
   absl::Status OnResyncReport(uint64_t epoch, const agent::v1::ResyncReport& report);
+  // The answer to a LogRequest; wakes the ReadLog waiting for it. A request id no ReadLog waits
+  // for (it timed out) is ignored. InvalidArgument naming the field for a malformed answer
+  // (agent::CheckLogChunk; the waiting ReadLog then gets Internal).
+  absl::Status OnLogChunk(uint64_t epoch, const agent::v1::LogChunk& chunk);
   // The session's stream ended: the cluster is Unreachable until a new session's inventory
   // (no effect when a newer session exists).
   void Detach(uint64_t epoch);
@@ -156,6 +168,12 @@ class RemoteCluster final : public Cluster {
     std::optional<agent::v1::Inventory> partial;  // the parts so far of a split full inventory
     std::vector<std::string> node_by_id;  // session-local node id → name ("" when unused)
   };
+  struct PendingLog {  // a ReadLog waiting for its LogChunk
+    uint64_t epoch = 0;  // of the session asked
+    int64_t offset = 0;
+    int64_t limit = 0;
+    std::optional<absl::StatusOr<LogChunk>> result;  // set once: the answer, or why none came
+  };
   struct Reported {  // a node as its agent last reported it
     agent::v1::Node proto;
     Node node;
@@ -177,6 +195,9 @@ class RemoteCluster final : public Cluster {
   // cancelled. REQUIRES: mu_ held, a resynced session.
   void SendPendingLocked();
   void SendCancelLocked(std::string_view launch_id, Duration grace);
+  // Wakes the ReadLogs waiting on the session of `epoch`, which has ended, with Unavailable.
+  // REQUIRES: mu_ held.
+  void FailPendingLogsLocked(uint64_t epoch) const;
   // Ends `launch_ids` as lost (with no lock held).
   void EndLost(const std::vector<std::string>& launch_ids, const std::string& message);
 
@@ -197,6 +218,10 @@ class RemoteCluster final : public Cluster {
   // Soft state: usage by node name, from the latest heartbeat.
   std::map<std::string, NodeUsage, std::less<>> usage_;
   uint64_t node_updates_ = 0;
+  // ReadLogs waiting for their LogChunk, by request id (guarded by mu_; ReadLog is const).
+  mutable std::map<uint64_t, PendingLog> pending_logs_;
+  mutable uint64_t last_log_request_ = 0;
+  mutable std::condition_variable log_answered_;
 };
 
 }  // namespace tessera::server

@@ -2,9 +2,13 @@
 
 #include <unistd.h>
 
+#include <condition_variable>
+#include <deque>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fmt/format.h"
@@ -31,6 +35,43 @@ class RecordingChannel final : public AgentChannel {
   std::vector<v1::ServerMessage> sent;
   absl::Status closed;
 };
+
+// A session's channel that another thread reads: hands over the log requests sent on it.
+class LogRequestChannel final : public AgentChannel {
+ public:
+  void Send(v1::ServerMessage message) override {
+    if (!message.has_log_request()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      requests_.push_back(message.log_request());
+    }
+    sent_.notify_all();
+  }
+  void Close(absl::Status) override {}
+  // Waits for the next log request (the test's timeout ends a test that never gets one).
+  v1::LogRequest NextLogRequest() {
+    std::unique_lock<std::mutex> lock(mu_);
+    sent_.wait(lock, [this] { return !requests_.empty(); });
+    v1::LogRequest request = std::move(requests_.front());
+    requests_.pop_front();
+    return request;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable sent_;
+  std::deque<v1::LogRequest> requests_;
+};
+
+v1::LogChunk Answer(const v1::LogRequest& request, std::string data, bool end) {
+  v1::LogChunk chunk;
+  chunk.set_epoch(request.epoch());
+  chunk.set_request_id(request.request_id());
+  chunk.set_next_offset(request.offset() + static_cast<int64_t>(data.size()));
+  chunk.set_data(std::move(data));
+  chunk.set_end(end);
+  return chunk;
+}
 
 class RecordingObserver final : public TaskObserver, public InventoryObserver {
  public:
@@ -113,12 +154,13 @@ class RemoteClusterTest : public ::testing::Test {
     store_ = *std::move(store);
   }
   // AgentClusters over the store, with 1 s heartbeats, 3 s timeout, 10 s grace.
-  void MakeClusters() {
+  void MakeClusters(Duration log_timeout = Duration(10000)) {
     names_ = std::make_unique<NodeNames>();
     clusters_ = std::make_unique<AgentClusters>(AgentClustersOptions{
         .heartbeat_interval = Duration(1000),
         .unreachable_timeout = Duration(3000),
         .lost_grace = Duration(10000),
+        .log_timeout = log_timeout,
         .rules = {.known_gpu_models = {"H100"}},
         .clock = &clock_,
         .store = store_.get(),
@@ -130,7 +172,7 @@ class RemoteClusterTest : public ::testing::Test {
   }
   // Registers `cluster`, sends a full inventory of `nodes` and answers the resync with
   // `running`; returns the cluster and the epoch.
-  std::pair<RemoteCluster*, uint64_t> Connect(RecordingChannel& channel, std::string cluster,
+  std::pair<RemoteCluster*, uint64_t> Connect(AgentChannel& channel, std::string cluster,
                                               int nodes, std::vector<std::string> running = {},
                                               uint64_t previous = 0) {
     absl::StatusOr<std::pair<RemoteCluster*, uint64_t>> attached =
@@ -574,6 +616,145 @@ TEST_F(RemoteClusterTest, TheStoreKeepsEpochsAndNodesAcrossRestarts) {
       clusters_->Attach(&other, Hello("east", 7));
   ASSERT_TRUE(fresh.ok());
   EXPECT_EQ(fresh->second, 3u);
+}
+
+TEST_F(RemoteClusterTest, ReadLogAsksTheAgentAndReturnsItsAnswer) {
+  MakeClusters();
+  LogRequestChannel channel;
+  auto [cluster, epoch] = Connect(channel, "east", 1);
+  std::thread agent([&, epoch = epoch, cluster = cluster] {
+    const v1::LogRequest request = channel.NextLogRequest();
+    EXPECT_EQ(request.epoch(), epoch);
+    EXPECT_EQ(request.launch_id(), "j-worker-0-a1");
+    EXPECT_EQ(request.stream(), v1::LogRequest::STREAM_STDERR);
+    EXPECT_EQ(request.offset(), 5);
+    EXPECT_EQ(request.limit(), 100);
+    EXPECT_TRUE(cluster->OnLogChunk(epoch, Answer(request, "hello\n", true)).ok());
+  });
+  absl::StatusOr<LogChunk> chunk = cluster->ReadLog("j-worker-0-a1", LogStream::kStderr, 5, 100);
+  agent.join();
+  ASSERT_TRUE(chunk.ok()) << chunk.status();
+  EXPECT_EQ(chunk->data, "hello\n");
+  EXPECT_EQ(chunk->next_offset, 11);
+  EXPECT_TRUE(chunk->end);
+}
+
+TEST_F(RemoteClusterTest, ReadLogCapsTheLimitAndPassesTheBackendsErrorOn) {
+  MakeClusters();
+  LogRequestChannel channel;
+  auto [cluster, epoch] = Connect(channel, "east", 1);
+  std::thread agent([&, epoch = epoch, cluster = cluster] {
+    const v1::LogRequest request = channel.NextLogRequest();
+    EXPECT_EQ(request.limit(), agent::kMaxLogChunkBytes);
+    v1::LogChunk chunk;
+    chunk.set_epoch(epoch);
+    chunk.set_request_id(request.request_id());
+    chunk.set_error_code(static_cast<int32_t>(absl::StatusCode::kNotFound));
+    chunk.set_error_message("no log for task j-worker-0-a1");
+    EXPECT_TRUE(cluster->OnLogChunk(epoch, chunk).ok());
+  });
+  absl::StatusOr<LogChunk> chunk =
+      cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, 0, int64_t{1} << 40);
+  agent.join();
+  EXPECT_EQ(chunk.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(chunk.status().message(), "no log for task j-worker-0-a1");
+}
+
+TEST_F(RemoteClusterTest, ReadLogTimesOutWhenTheAgentIsSilentAndALateAnswerIsIgnored) {
+  MakeClusters(/*log_timeout=*/Duration(20));
+  LogRequestChannel channel;
+  auto [cluster, epoch] = Connect(channel, "east", 1);
+  absl::StatusOr<LogChunk> chunk = cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, 0, 100);
+  EXPECT_EQ(chunk.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(chunk.status().message(), HasSubstr("cluster east"));
+  const v1::LogRequest request = channel.NextLogRequest();
+  EXPECT_TRUE(cluster->OnLogChunk(epoch, Answer(request, "late", false)).ok());
+}
+
+TEST_F(RemoteClusterTest, ASessionThatEndsWakesTheReadLogWithUnavailable) {
+  MakeClusters();
+  LogRequestChannel first;
+  auto [cluster, epoch] = Connect(first, "east", 1);
+  std::thread detach([&, epoch = epoch, cluster = cluster] {
+    first.NextLogRequest();
+    cluster->Detach(epoch);
+  });
+  absl::StatusOr<LogChunk> chunk = cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, 0, 100);
+  detach.join();
+  EXPECT_EQ(chunk.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(chunk.status().message(), HasSubstr("cluster east"));
+
+  // A newer session fences the one asked.
+  LogRequestChannel second;
+  Connect(second, "east", 1);
+  LogRequestChannel third;
+  std::thread fence([&] {
+    second.NextLogRequest();
+    Connect(third, "east", 1);
+  });
+  chunk = cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, 0, 100);
+  fence.join();
+  EXPECT_EQ(chunk.status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST_F(RemoteClusterTest, AStaleEpochsLogChunkIsRefused) {
+  MakeClusters();
+  LogRequestChannel first;
+  Connect(first, "east", 1);
+  LogRequestChannel second;
+  auto [cluster, epoch] = Connect(second, "east", 1);
+  ASSERT_EQ(epoch, 2u);
+  std::thread agent([&, epoch = epoch, cluster = cluster] {
+    const v1::LogRequest request = second.NextLogRequest();
+    v1::LogChunk stale = Answer(request, "stale", true);
+    stale.set_epoch(1);
+    absl::Status refused = cluster->OnLogChunk(1, stale);
+    EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(refused.message(), HasSubstr("stale epoch 1"));
+    EXPECT_EQ(cluster->OnLogChunk(epoch, stale).code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_TRUE(cluster->OnLogChunk(epoch, Answer(request, "fresh", true)).ok());
+  });
+  absl::StatusOr<LogChunk> chunk = cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, 0, 100);
+  agent.join();
+  ASSERT_TRUE(chunk.ok()) << chunk.status();
+  EXPECT_EQ(chunk->data, "fresh");
+}
+
+TEST_F(RemoteClusterTest, AMalformedLogChunkEndsTheSessionAndFailsTheReadLog) {
+  MakeClusters();
+  LogRequestChannel channel;
+  auto [cluster, epoch] = Connect(channel, "east", 1);
+  std::thread agent([&, epoch = epoch, cluster = cluster] {
+    const v1::LogRequest request = channel.NextLogRequest();
+    v1::LogChunk chunk = Answer(request, "four", false);
+    chunk.set_next_offset(request.offset() + 3);
+    absl::Status refused = cluster->OnLogChunk(epoch, chunk);
+    EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(refused.message(), HasSubstr("logChunk.nextOffset"));
+  });
+  absl::StatusOr<LogChunk> chunk = cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, 0, 100);
+  agent.join();
+  EXPECT_EQ(chunk.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(chunk.status().message(), HasSubstr("logChunk.nextOffset"));
+}
+
+TEST_F(RemoteClusterTest, ReadLogWithoutAReachableAgentIsUnavailable) {
+  MakeClusters();
+  LogRequestChannel channel;
+  auto [cluster, epoch] = Connect(channel, "east", 1);
+  clock_.Set(clock_.Now() + Duration(3000));
+  cluster->CheckLiveness();
+  ASSERT_FALSE(cluster->reachable());
+  absl::StatusOr<LogChunk> chunk = cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, 0, 100);
+  EXPECT_EQ(chunk.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(chunk.status().message(), HasSubstr("cluster east is unreachable"));
+
+  cluster->Detach(epoch);
+  chunk = cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, 0, 100);
+  EXPECT_EQ(chunk.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(chunk.status().message(), HasSubstr("no agent is connected"));
+  EXPECT_EQ(cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, -1, 100).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
