@@ -4,10 +4,12 @@
 // Kubernetes API server can run here; the fixture speaks its REST wire format (list, watch,
 // create, delete, resourceVersion) and the test plays the kubelet: it moves the pods the agent
 // creates to Running and Succeeded. A gang submitted through Tessera becomes pods bound to the
-// nodes Tessera chose with their GPU limits and succeeds; a cancel deletes the pod; a node that
+// nodes Tessera chose with their GPU limits and its rendezvous (a headless Service, MASTER_ADDR
+// and the rest) and succeeds; a cancel deletes the pod; a node that
 // turns NotReady in Kubernetes is NotReady in Tessera.
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -148,6 +150,26 @@ TEST_F(AgentKubernetesE2eTest, JobsRunAsPodsOnTheChosenNodesAndNodeStateFollowsK
   EXPECT_EQ(bound, chosen) << placed.dump();
   EXPECT_EQ(bound.size(), 2u);
 
+  // The gang meets through its headless Service: one rank each, the same rank 0 address.
+  const std::vector<std::string> services = fixture_->ServiceNames(kNamespace);
+  ASSERT_EQ(services.size(), 1u);
+  std::map<std::string, std::string> host_of_rank;
+  std::set<std::string> master_addrs;
+  for (const std::string& name : pods) {
+    const Json pod = *fixture_->GetPod(kNamespace, name);
+    std::map<std::string, std::string> env;
+    for (const Json& var : pod["spec"]["containers"][0]["env"]) {
+      env[var.value("name", "")] = var.value("value", "");
+    }
+    EXPECT_EQ(pod["spec"].value("subdomain", ""), services[0]) << pod.dump();
+    EXPECT_EQ(env["WORLD_SIZE"], "2") << pod.dump();
+    host_of_rank[env["RANK"]] = pod["spec"].value("hostname", "");
+    master_addrs.insert(env["MASTER_ADDR"]);
+  }
+  ASSERT_EQ(host_of_rank.size(), 2u);
+  EXPECT_TRUE(host_of_rank.contains("0") && host_of_rank.contains("1"));
+  EXPECT_EQ(master_addrs, (std::set<std::string>{host_of_rank["0"] + "." + services[0]}));
+
   // The kubelet runs them: Running, then Succeeded.
   for (const std::string& name : pods) fixture_->SetPodRunning(kNamespace, name);
   ASSERT_EQ(api.WaitForPhase(id, {"Running"})["status"]["phase"], "Running");
@@ -155,6 +177,7 @@ TEST_F(AgentKubernetesE2eTest, JobsRunAsPodsOnTheChosenNodesAndNodeStateFollowsK
   const Json done = api.WaitForEnd(id);
   ASSERT_EQ(done["status"]["phase"], "Succeeded") << done.dump();
   EXPECT_EQ(done["status"]["cluster"], kCluster);
+  EXPECT_TRUE(WaitUntil([&] { return fixture_->ServiceNames(kNamespace).empty(); }));
 
   // A cancel deletes the pod.
   const std::string long_id = SubmitOk(KubernetesJob("long", 1, 1));

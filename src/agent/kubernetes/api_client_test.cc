@@ -75,6 +75,61 @@ TEST_F(ApiClientTest, GetPostDelete) {
             absl::StatusCode::kNotFound);
 }
 
+// The fixture's services, through the client: the verbs the rendezvous uses.
+TEST_F(ApiClientTest, ServicesCreateGetListDelete) {
+  std::unique_ptr<KubernetesApiClient> client = Client(Access());
+  const std::string path = "/api/v1/namespaces/ns/services";
+  auto service = [](const std::string& name, const std::string& cluster) {
+    return Json{{"metadata", {{"name", name}, {"labels", {{"tessera.io/cluster", cluster}}}}},
+                {"spec",
+                 {{"clusterIP", "None"},
+                  {"selector", {{"tessera.io/job", name}}},
+                  {"ports", {{{"name", "rendezvous"}, {"port", 29500}}}}}}};
+  };
+  absl::StatusOr<Json> created = client->Post(path, service("s1", "a"));
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ((*created)["kind"], "Service");
+  EXPECT_EQ((*created)["metadata"]["namespace"], "ns");
+  EXPECT_FALSE((*created)["metadata"].value("uid", "").empty());
+  EXPECT_EQ((*created)["spec"]["clusterIP"], "None");  // headless: kept
+  Json with_ip = service("s2", "b");
+  with_ip["spec"].erase("clusterIP");
+  absl::StatusOr<Json> other = client->Post(path, with_ip);
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_THAT((*other)["spec"]["clusterIP"].get<std::string>(), ::testing::StartsWith("10.96."));
+
+  absl::Status duplicate = client->Post(path, service("s1", "a")).status();
+  EXPECT_EQ(duplicate.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(std::string(duplicate.message()), HasSubstr("services \"s1\" already exists"));
+  for (const char* bad : {"1s", "S1", "s_1", "s1-"}) {
+    SCOPED_TRACE(bad);
+    absl::Status invalid = client->Post(path, service(bad, "a")).status();
+    EXPECT_EQ(invalid.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(invalid.message()), HasSubstr("metadata.name"));
+  }
+  Json bad_port = service("s3", "a");
+  bad_port["spec"]["ports"][0]["port"] = 70000;
+  EXPECT_THAT(std::string(client->Post(path, bad_port).status().message()),
+              HasSubstr("spec.ports[0].port"));
+
+  absl::StatusOr<Json> one = client->Get(path + "/s1");
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ((*one)["spec"]["selector"]["tessera.io/job"], "s1");
+  absl::StatusOr<Json> list = client->Get(path, {{"labelSelector", "tessera.io/cluster=b"}});
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ((*list)["kind"], "ServiceList");
+  ASSERT_EQ((*list)["items"].size(), 1u);
+  EXPECT_EQ((*list)["items"][0]["metadata"]["name"], "s2");
+  EXPECT_EQ((*client->Get("/api/v1/services"))["items"].size(), 2u);
+  EXPECT_EQ((*client->Get("/api/v1/namespaces/other/services"))["items"].size(), 0u);
+
+  EXPECT_TRUE(client->Delete(path + "/s1").ok());
+  EXPECT_FALSE(server_->GetService("ns", "s1").has_value());
+  EXPECT_EQ(client->Get(path + "/s1").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(client->Delete(path + "/s1").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(server_->ServiceNames("ns"), std::vector<std::string>{"s2"});
+}
+
 TEST_F(ApiClientTest, PathPrefixAndQueryEncoding) {
   KubernetesApiAccess access = Access();
   access.server += "/";

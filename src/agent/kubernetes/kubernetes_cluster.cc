@@ -8,6 +8,7 @@
 
 #include "agent/kubernetes/api_status.h"
 #include "agent/kubernetes/pod_names.h"
+#include "agent/kubernetes/rendezvous.h"
 #include "agent/local/system_clock.h"
 #include "fmt/format.h"
 
@@ -165,6 +166,14 @@ std::string KubernetesCluster::PodSelector() const {
                      k8s::LabelValue(options_.name));
 }
 
+std::string KubernetesCluster::ServicesPath() const {
+  return fmt::format("/api/v1/namespaces/{}/services", options_.api.kube_namespace);
+}
+
+std::string KubernetesCluster::ServiceSelector() const {
+  return k8s::RendezvousServiceSelector(options_.name);
+}
+
 // ---- Inventory ----
 
 std::vector<Node> KubernetesCluster::Inventory() const {
@@ -232,6 +241,22 @@ void KubernetesCluster::EndLocked(Task& task, server::TaskEnd end) {
   if (task.end.has_value()) return;
   task.end = end;
   outbox_.push_back({.launch_id = end.launch_id, .end = std::move(end)});
+  ReleaseServiceLocked(task.service);
+}
+
+bool KubernetesCluster::ServiceInUseLocked(const std::string& service) const {
+  return std::any_of(tasks_.begin(), tasks_.end(), [&service](const auto& entry) {
+    return entry.second.service == service && !entry.second.end.has_value();
+  });
+}
+
+void KubernetesCluster::ReleaseServiceLocked(const std::string& service) {
+  if (!services_.contains(service) || ServiceInUseLocked(service)) return;
+  for (const Action& action : actions_) {
+    if (action.kind == Action::Kind::kDeleteService && action.service == service) return;
+  }
+  actions_.push_back({.kind = Action::Kind::kDeleteService, .service = service});
+  work_.notify_all();
 }
 
 void KubernetesCluster::ApplyLocked(Task& task, const std::string& launch_id,
@@ -318,14 +343,20 @@ void KubernetesCluster::Launch(const server::TaskLaunchSpec& spec) {
     }
     Task& task = tasks_[spec.launch_id];
     task.pod = k8s::PodNameForLaunch(spec.launch_id);
+    if (k8s::IsMultiTask(spec)) task.service = k8s::ServiceNameForJob(spec.job_id);
     auto node = nodes_.find(spec.placement.node);
     absl::StatusOr<Json> manifest = k8s::BuildPod(
         spec, pod_template_, node != nodes_.end() ? node->second.taints : std::vector<Taint>{});
     if (manifest.ok()) {
-      actions_.push_back({.kind = Action::Kind::kCreate,
-                          .launch_id = spec.launch_id,
-                          .pod = task.pod,
-                          .manifest = *std::move(manifest)});
+      Action create{.kind = Action::Kind::kCreate,
+                    .launch_id = spec.launch_id,
+                    .pod = task.pod,
+                    .manifest = *std::move(manifest),
+                    .service = task.service};
+      if (!task.service.empty()) {
+        create.service_manifest = k8s::BuildRendezvousService(spec.job_id, pod_template_);
+      }
+      actions_.push_back(std::move(create));
       work_.notify_all();
     } else {
       EndLocked(task, StartFailed(spec.launch_id, std::string(manifest.status().message()), Now()));
@@ -357,19 +388,15 @@ std::vector<std::string> KubernetesCluster::Recover(const std::vector<server::Kn
     std::lock_guard<std::mutex> lock(mu_);
     epoch = ++pod_lists_sent_;
   }
-  absl::StatusOr<Json> answer;
-  for (int attempt = 1;; ++attempt) {
-    {
-      std::lock_guard<std::mutex> lock(requests_mu_);
-      answer = requests_->Get(PodsPath(), {{"labelSelector", PodSelector()}});
-    }
-    if (answer.ok() || !IsTransient(answer.status()) || attempt >= options_.max_request_attempts) {
-      break;
-    }
-    std::this_thread::sleep_for(options_.retry_backoff);
+  absl::StatusOr<k8s::ObjectList> list = ListWithRetry(PodsPath(), PodSelector(), "pods");
+  absl::StatusOr<k8s::ObjectList> services =
+      ListWithRetry(ServicesPath(), ServiceSelector(), "services");
+  if (!services.ok()) {
+    Log(
+        fmt::format("recover: cannot list the rendezvous services ({}); orphans are left to the "
+                    "next recover",
+                    std::string(services.status().message())));
   }
-  absl::StatusOr<k8s::ObjectList> list =
-      answer.ok() ? k8s::ObjectListFromJson(*answer, "pods") : answer.status();
   std::map<std::string, PodObservation, std::less<>> pods;
   if (list.ok()) {
     for (PodObservation& pod : ObservePods(list->items)) {
@@ -387,14 +414,28 @@ std::vector<std::string> KubernetesCluster::Recover(const std::vector<server::Kn
   {
     std::lock_guard<std::mutex> lock(mu_);
     std::set<std::string, std::less<>> known_ids;
-    for (const server::KnownLaunch& launch : known) known_ids.insert(launch.spec.launch_id);
+    std::set<std::string, std::less<>> known_services;  // of every known job
+    for (const server::KnownLaunch& launch : known) {
+      known_ids.insert(launch.spec.launch_id);
+      known_services.insert(k8s::ServiceNameForJob(launch.spec.job_id));
+    }
+    std::set<std::string, std::less<>> dropped_services;
     for (auto it = tasks_.begin(); it != tasks_.end();) {
       if (known_ids.contains(it->first)) {
         ++it;
         continue;
       }
       if (!it->second.end.has_value()) EnqueueDeleteLocked(it->first, it->second.pod, 0);
+      if (!it->second.service.empty()) dropped_services.insert(it->second.service);
       it = tasks_.erase(it);
+    }
+    if (services.ok()) {
+      for (const Json& item : services->items) {
+        const std::string name = NameOf(item);
+        if (name.empty()) continue;
+        services_.insert(name);  // labelled as this cluster's
+        if (!known_services.contains(name)) dropped_services.insert(name);
+      }
     }
     for (const server::KnownLaunch& launch : known) {
       const std::string& id = launch.spec.launch_id;
@@ -402,6 +443,8 @@ std::vector<std::string> KubernetesCluster::Recover(const std::vector<server::Kn
       Task& task = it->second;
       if (inserted) {
         task.pod = k8s::PodNameForLaunch(id);
+        if (k8s::IsMultiTask(launch.spec))
+          task.service = k8s::ServiceNameForJob(launch.spec.job_id);
         task.started = launch.start_time.has_value();
       } else if (task.end.has_value()) {
         outbox_.push_back({.launch_id = id, .end = *task.end});  // the end may have been lost
@@ -433,9 +476,28 @@ std::vector<std::string> KubernetesCluster::Recover(const std::vector<server::Kn
         EnqueueDeleteLocked(id, pod.name, 0);
       }
     }
+    for (const std::string& service : dropped_services) ReleaseServiceLocked(service);
   }
   Flush();
   return running;
+}
+
+absl::StatusOr<k8s::ObjectList> KubernetesCluster::ListWithRetry(const std::string& path,
+                                                                 const std::string& selector,
+                                                                 std::string_view kind) {
+  absl::StatusOr<Json> answer;
+  for (int attempt = 1;; ++attempt) {
+    {
+      std::lock_guard<std::mutex> lock(requests_mu_);
+      answer = requests_->Get(path, {{"labelSelector", selector}});
+    }
+    if (answer.ok() || !IsTransient(answer.status()) || attempt >= options_.max_request_attempts) {
+      break;
+    }
+    std::this_thread::sleep_for(options_.retry_backoff);
+  }
+  if (!answer.ok()) return answer.status();
+  return k8s::ObjectListFromJson(*answer, kind);
 }
 
 // ---- Logs ----
@@ -523,10 +585,13 @@ void KubernetesCluster::WorkerLoop() {
 }
 
 void KubernetesCluster::Execute(Action action) {
-  if (action.kind == Action::Kind::kCreate) {
-    Create(std::move(action));
-  } else {
-    Delete(std::move(action));
+  switch (action.kind) {
+    case Action::Kind::kCreate:
+      return Create(std::move(action));
+    case Action::Kind::kDelete:
+      return Delete(std::move(action));
+    case Action::Kind::kDeleteService:
+      return DeleteService(std::move(action));
   }
 }
 
@@ -542,6 +607,7 @@ bool KubernetesCluster::Retry(Action& action, const absl::Status& status) {
 }
 
 void KubernetesCluster::Create(Action action) {
+  bool need_service = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = tasks_.find(action.launch_id);
@@ -550,9 +616,24 @@ void KubernetesCluster::Create(Action action) {
       EndLocked(it->second, k8s::EndOfVanishedPod(action.launch_id, true, Now()));
       return;
     }
+    need_service = !action.service.empty() && !services_.contains(action.service);
+  }
+  // The job's Service comes before its pods, so their DNS names resolve from the start.
+  absl::Status service = absl::OkStatus();
+  if (need_service) {
+    {
+      std::lock_guard<std::mutex> lock(requests_mu_);
+      service = EnsureService(action);
+    }
+    if (service.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      services_.insert(action.service);
+    }
   }
   absl::StatusOr<Json> created;
-  {
+  if (!service.ok()) {
+    created = service;
+  } else {
     std::lock_guard<std::mutex> lock(requests_mu_);
     created = requests_->Post(PodsPath(), action.manifest);
     if (!created.ok() && created.status().code() == absl::StatusCode::kAlreadyExists) {
@@ -606,6 +687,47 @@ void KubernetesCluster::Delete(Action action) {
   if (it != tasks_.end() && it->second.cancelling && !it->second.confirmed) {
     EndLocked(it->second, k8s::EndOfVanishedPod(action.launch_id, true, Now()));
   }
+}
+
+absl::Status KubernetesCluster::EnsureService(const Action& action) {
+  absl::StatusOr<Json> created = requests_->Post(ServicesPath(), action.service_manifest);
+  if (created.ok()) return absl::OkStatus();
+  if (created.status().code() != absl::StatusCode::kAlreadyExists) return created.status();
+  // Created before (by another task of the job, or before a restart): it serves when it
+  // selects the job's pods.
+  absl::StatusOr<Json> existing = requests_->Get(ServicesPath() + "/" + action.service);
+  if (!existing.ok()) return existing.status();
+  const Json* spec = k8s::Member(*existing, "spec");
+  const Json* selector = spec == nullptr ? nullptr : k8s::Member(*spec, "selector");
+  const Json& wanted = action.service_manifest["spec"]["selector"];
+  if (selector != nullptr && *selector == wanted) return absl::OkStatus();
+  return absl::AlreadyExistsError(
+      fmt::format("service {} in namespace {} exists and does not select this job's pods "
+                  "(selector {}); the job needs that name for its rendezvous: delete or rename it",
+                  action.service, options_.api.kube_namespace, wanted.dump()));
+}
+
+void KubernetesCluster::DeleteService(Action action) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A new launch of the job needs it, or it was deleted already.
+    if (ServiceInUseLocked(action.service) || !services_.contains(action.service)) return;
+  }
+  absl::StatusOr<Json> deleted;
+  {
+    std::lock_guard<std::mutex> lock(requests_mu_);
+    deleted = requests_->Delete(ServicesPath() + "/" + action.service);
+  }
+  const bool gone = deleted.ok() || deleted.status().code() == absl::StatusCode::kNotFound;
+  if (!gone && Retry(action, deleted.status())) return;  // still known: a launch reuses it
+  if (!gone) {
+    Log(fmt::format("delete service {}: {}", action.service,
+                    std::string(deleted.status().message())));
+  }
+  // Creates run on this thread too, so no launch of the job has used it meanwhile; the next
+  // one creates it again (or finds it, when this delete failed).
+  std::lock_guard<std::mutex> lock(mu_);
+  services_.erase(action.service);
 }
 
 void KubernetesCluster::CollectEndedPods() {

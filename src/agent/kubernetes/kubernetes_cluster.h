@@ -19,11 +19,23 @@
 //                                (activeDeadlineSeconds) or "StartFailed" (never ran)
 //   the POST refused             Failed "StartFailed" with the API's Status message
 //   deleted after Cancel         Cancelled          deleted otherwise   Failed "Lost"
+// Multi-task jobs (rendezvous.h): before the first pod of a job with peer_nodes, the job's
+// headless Service is created (POST .../services; 409 for a Service of the same name that
+// selects the same pods is fine, one that selects others is a StartFailed); a refused create
+// ends the launch Failed "StartFailed" with the API's Status message. Each pod gets
+// spec.hostname / spec.subdomain and MASTER_ADDR ... TF_CONFIG naming "<hostname>.<service>".
+// The Service is deleted once no task of its job tracked here is still live (every one has
+// ended, or was dropped by Recover): the ended pods need no DNS name, and a later attempt of
+// the job creates the Service again. A deletion queued while a new launch of the job arrived
+// is skipped. Only Services this object created, found selecting the job's pods or listed
+// with this cluster's labels are deleted. Recover deletes the rendezvous Services of this
+// cluster (labels app.kubernetes.io/managed-by=tessera, tessera.io/job, tessera.io/cluster)
+// whose job has no launch in `known`.
 // Cancel deletes the pod with gracePeriodSeconds = grace (SIGTERM, SIGKILL after grace).
-// Creates and deletes run on a worker thread, so Launch and Cancel never wait on the network;
-// transient failures (Unavailable) are retried up to max_request_attempts times.
-// Recover(known) lists the pods: known launches whose pod runs are kept, known launches whose
-// pod ended get that end, known launches without a pod end Failed "LostOnRestart"; running
+// Creates and deletes (of pods and Services) run on a worker thread, so Launch and Cancel never
+// wait on the network; transient failures (Unavailable) are retried up to max_request_attempts
+// times. Recover(known) lists the pods: known launches whose pod runs are kept, known launches
+// whose pod ended get that end, known launches without a pod end Failed "LostOnRestart"; running
 // Tessera pods of this cluster not in `known` are deleted. It may be called again after a
 // reconnect: launches this object tracks that are not in `known` are dropped and their pods
 // deleted; ends already reported are reported again for the known ones.
@@ -47,6 +59,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -101,6 +114,8 @@ class KubernetesCluster final : public server::Cluster {
 
   // The label selector of this cluster's pods.
   std::string PodSelector() const;
+  // The label selector of this cluster's rendezvous Services.
+  std::string ServiceSelector() const;
   // The pod informer (tests watch it relist).
   const k8s::Informer& pod_informer_for_test() const { return *pod_informer_; }
   const k8s::Informer& node_informer_for_test() const { return *node_informer_; }
@@ -108,6 +123,7 @@ class KubernetesCluster final : public server::Cluster {
  private:
   struct Task {
     std::string pod;
+    std::string service;           // the job's rendezvous Service; "" for a single-task job
     bool confirmed = false;        // the pod exists: created, or seen
     uint64_t confirmed_epoch = 0;  // pod lists sent when it was confirmed
     bool started = false;
@@ -115,12 +131,14 @@ class KubernetesCluster final : public server::Cluster {
     std::optional<server::TaskEnd> end;  // reported
   };
   struct Action {
-    enum class Kind { kCreate, kDelete };
+    enum class Kind { kCreate, kDelete, kDeleteService };
     Kind kind = Kind::kCreate;
     std::string launch_id;
     std::string pod;
-    k8s::Json manifest;         // kCreate
-    int64_t grace_seconds = 0;  // kDelete
+    k8s::Json manifest;          // kCreate
+    std::string service;         // kCreate of a multi-task job's pod, kDeleteService
+    k8s::Json service_manifest;  // kCreate: the Service to create first, unless it exists
+    int64_t grace_seconds = 0;   // kDelete
     int attempts = 0;
     std::chrono::steady_clock::time_point not_before{};
   };
@@ -136,6 +154,7 @@ class KubernetesCluster final : public server::Cluster {
                     std::unique_ptr<k8s::KubernetesApiClient> logs);
   void Log(std::string_view line) const;
   std::string PodsPath() const;
+  std::string ServicesPath() const;
   TimePoint Now() const { return clock_.Now(); }
 
   // Node informer.
@@ -150,12 +169,23 @@ class KubernetesCluster final : public server::Cluster {
   void EndLocked(Task& task, server::TaskEnd end);
   void EnqueueDeleteLocked(const std::string& launch_id, const std::string& pod,
                            int64_t grace_seconds);
+  // True while a task of the Service's job is tracked and has not ended.
+  bool ServiceInUseLocked(const std::string& service) const;
+  // Queues the Service's deletion when it is in services_ and no live task uses it.
+  void ReleaseServiceLocked(const std::string& service);
 
   // Worker.
   void WorkerLoop();
   void Execute(Action action);
   void Create(Action action);
   void Delete(Action action);
+  // Creates the action's rendezvous Service; OK when it exists already and selects the job's
+  // pods. REQUIRES: requests_mu_ held.
+  absl::Status EnsureService(const Action& action);
+  void DeleteService(Action action);
+  // GETs a list, retrying transient failures (Recover).
+  absl::StatusOr<k8s::ObjectList> ListWithRetry(const std::string& path,
+                                                const std::string& selector, std::string_view kind);
   // Requeues a transiently failed action; false when its attempts are used up.
   bool Retry(Action& action, const absl::Status& status);
   void CollectEndedPods();
@@ -182,6 +212,9 @@ class KubernetesCluster final : public server::Cluster {
   std::condition_variable work_;
   std::map<std::string, Node, std::less<>> nodes_;
   std::map<std::string, Task, std::less<>> tasks_;
+  // The rendezvous Services known to exist and to be this cluster's (created here, found
+  // selecting the job's pods, or listed by Recover): only these are ever deleted.
+  std::set<std::string, std::less<>> services_;
   uint64_t pod_lists_sent_ = 0;
   uint64_t pod_list_in_flight_ = 0;  // the epoch of the informer's LIST being answered
   std::deque<Action> actions_;

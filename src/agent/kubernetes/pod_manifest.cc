@@ -2,6 +2,7 @@
 
 #include "agent/kubernetes/node_conversion.h"
 #include "agent/kubernetes/pod_names.h"
+#include "agent/kubernetes/rendezvous.h"
 #include "fmt/format.h"
 
 namespace tessera::agent::k8s {
@@ -29,12 +30,14 @@ Json Tolerations(const std::vector<Taint>& taints) {
   return list;
 }
 
-Json Container(const server::TaskLaunchSpec& spec, const std::string& image) {
+// `rendezvous` (a multi-task job's variables) overrides the task's own env.
+Json Container(const server::TaskLaunchSpec& spec, const std::string& image,
+               const EnvMap& rendezvous) {
+  EnvMap merged = spec.env;
+  for (const auto& [name, value] : rendezvous) merged[name] = value;
+  merged.erase("TESSERA_TASK_ID");
   Json env = Json::array();
-  for (const auto& [name, value] : spec.env) {
-    if (name == "TESSERA_TASK_ID") continue;
-    env.push_back({{"name", name}, {"value", value}});
-  }
+  for (const auto& [name, value] : merged) env.push_back({{"name", name}, {"value", value}});
   env.push_back({{"name", "TESSERA_TASK_ID"}, {"value", spec.launch_id}});
   Json container = {{"name", std::string(kContainerName)}, {"image", image}, {"env", env}};
   if (!spec.command.empty()) container["command"] = StringList(spec.command);
@@ -69,6 +72,12 @@ absl::StatusOr<Json> BuildPod(const server::TaskLaunchSpec& spec, const PodTempl
                     "--kube-image",
                     spec.launch_id, pod_template.image_env_key));
   }
+  EnvMap rendezvous;
+  if (IsMultiTask(spec)) {
+    absl::StatusOr<EnvMap> env = RendezvousEnv(spec);
+    if (!env.ok()) return env.status();
+    rendezvous = *std::move(env);
+  }
   Json labels = {{std::string(kLaunchIdKey), LabelValue(spec.launch_id)},
                  {std::string(kJobKey), LabelValue(spec.job_id)},
                  {std::string(kTaskKey), LabelValue(spec.task_name)},
@@ -79,7 +88,11 @@ absl::StatusOr<Json> BuildPod(const server::TaskLaunchSpec& spec, const PodTempl
   Json pod_spec = {{"nodeName", spec.placement.node},
                    {"restartPolicy", "Never"},
                    {"terminationGracePeriodSeconds", CeilSeconds(spec.termination_grace)},
-                   {"containers", Json::array({Container(spec, image)})}};
+                   {"containers", Json::array({Container(spec, image, rendezvous)})}};
+  if (IsMultiTask(spec)) {
+    pod_spec["hostname"] = HostnameForRank(spec.job_id, spec.rank);
+    pod_spec["subdomain"] = ServiceNameForJob(spec.job_id);
+  }
   if (spec.time_limit.has_value()) {
     pod_spec["activeDeadlineSeconds"] = std::max<int64_t>(1, CeilSeconds(*spec.time_limit));
   }

@@ -14,6 +14,10 @@
 //                               .memory (bytes), when not 0: the kubelet admits the pod by them
 //   command, args               containers[0].command, .args (empty: the image's entrypoint)
 //   env                         containers[0].env, plus TESSERA_TASK_ID = launch_id
+//   peer_nodes, rank            a multi-task job only (rendezvous.h): spec.hostname =
+//   (more than one peer)        HostnameForRank(job, rank), spec.subdomain = the job's
+//                               Service (ServiceNameForJob), and the env of RendezvousEnv
+//                               (MASTER_ADDR, ..., TF_CONFIG), which overrides the task's own
 //   working_dir                 containers[0].workingDir
 //   time_limit                  spec.activeDeadlineSeconds (whole seconds, rounded up)
 //   termination_grace           spec.terminationGracePeriodSeconds (rounded up)
@@ -22,7 +26,8 @@
 // restartPolicy is Never: a failed task is Tessera's to retry. The image is env[image_env_key]
 // when the task sets it, else `default_image`. The container is named "task".
 //
-// Errors: InvalidArgument when no image is known or the spec has no node. Pure; thread-safe.
+// Errors: InvalidArgument when no image is known, the spec has no node, or a multi-task
+// launch's rank is outside its peer_nodes. Pure; thread-safe.
 #pragma once
 
 #include <string>

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "agent/kubernetes/pod_names.h"
 
 namespace tessera::agent::k8s {
@@ -49,6 +52,8 @@ TEST(BuildPodTest, MapsTheSpec) {
   EXPECT_EQ(spec["activeDeadlineSeconds"], 2);          // rounded up
   EXPECT_EQ(spec["terminationGracePeriodSeconds"], 1);  // rounded up
   EXPECT_FALSE(spec.contains("tolerations"));
+  EXPECT_FALSE(spec.contains("hostname"));  // a single task meets no peers
+  EXPECT_FALSE(spec.contains("subdomain"));
   ASSERT_EQ(spec["containers"].size(), 1u);
   const Json& container = spec["containers"][0];
   EXPECT_EQ(container["name"], "task");
@@ -83,6 +88,38 @@ TEST(BuildPodTest, OptionalPartsAreLeftOut) {
   EXPECT_FALSE(container.contains("workingDir"));
   EXPECT_FALSE((*pod)["spec"].contains("activeDeadlineSeconds"));
   EXPECT_EQ((*pod)["spec"]["terminationGracePeriodSeconds"], 0);
+}
+
+TEST(BuildPodTest, ATaskOfAMultiTaskJobIsNamedAndGetsTheRendezvousEnv) {
+  server::TaskLaunchSpec spec = Spec();
+  spec.peer_nodes = {"n0", "n1"};
+  spec.rank = 1;
+  spec.env = {{"MASTER_PORT", "1234"}, {"A", "1"}};
+  absl::StatusOr<Json> pod = BuildPod(spec, kTemplate, {});
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  const std::string service = ServiceNameForJob("J7_x");
+  EXPECT_EQ((*pod)["spec"]["subdomain"], service);
+  EXPECT_EQ((*pod)["spec"]["hostname"], HostnameForRank("J7_x", 1));
+  EXPECT_THAT((*pod)["spec"]["hostname"].get<std::string>(), ::testing::EndsWith("-1"));
+  std::map<std::string, std::string> env;
+  for (const Json& var : (*pod)["spec"]["containers"][0]["env"]) {
+    env[var["name"].get<std::string>()] = var["value"].get<std::string>();
+  }
+  EXPECT_EQ(env.at("MASTER_ADDR"), HostnameForRank("J7_x", 0) + "." + service);
+  EXPECT_EQ(env.at("MASTER_PORT"), "29500");  // the backend's value wins over the task's
+  EXPECT_EQ(env.at("WORLD_SIZE"), "2");
+  EXPECT_EQ(env.at("RANK"), "1");
+  EXPECT_EQ(env.at("LOCAL_RANK"), "0");
+  EXPECT_EQ(env.at("LOCAL_WORLD_SIZE"), "1");
+  EXPECT_EQ(env.at("GROUP_RANK"), "1");
+  EXPECT_TRUE(env.contains("TF_CONFIG"));
+  EXPECT_EQ(env.at("A"), "1");
+  EXPECT_EQ(env.at("TESSERA_TASK_ID"), "J7_x-worker-1-a2");
+
+  spec.rank = 2;
+  absl::StatusOr<Json> refused = BuildPod(spec, kTemplate, {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("rank: 2 is outside 0..1"));
 }
 
 TEST(BuildPodTest, ToleratesTheNodesTaints) {

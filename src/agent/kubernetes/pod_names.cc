@@ -1,5 +1,6 @@
 #include "agent/kubernetes/pod_names.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "absl/strings/ascii.h"
@@ -34,6 +35,16 @@ std::string WithHashIfChanged(std::string_view original, std::string cleaned,
   return fmt::format("{}-{:012x}", prefix, Fnv1a(original) & 0xffffffffffffULL);
 }
 
+// Lower-cased, with every character a DNS label may not hold ('.', '_', ...) turned into '-'.
+std::string DnsCharacters(std::string_view text) {
+  std::string cleaned;
+  cleaned.reserve(text.size());
+  for (char c : text) {
+    cleaned += IsAlnum(c) ? absl::ascii_tolower(static_cast<unsigned char>(c)) : '-';
+  }
+  return cleaned;
+}
+
 bool IsLabelValue(std::string_view value) {
   if (value.empty()) return true;
   if (value.size() > kMaxNameLength || !IsAlnum(value.front()) || !IsAlnum(value.back())) {
@@ -60,16 +71,23 @@ bool IsDnsLabel(std::string_view name) {
 }
 
 std::string PodNameForLaunch(std::string_view launch_id) {
-  std::string cleaned;
-  cleaned.reserve(launch_id.size());
-  for (char c : launch_id) {
-    if (IsAlnum(c)) {
-      cleaned += absl::ascii_tolower(static_cast<unsigned char>(c));
-    } else {
-      cleaned += '-';  // '.', '_' and anything a launch id should not hold
-    }
+  return WithHashIfChanged(launch_id, DnsCharacters(launch_id), IsDnsLabel);
+}
+
+std::string ServiceNameForJob(std::string_view job_id) {
+  std::string cleaned = DnsCharacters(job_id);
+  if (cleaned.empty() || !absl::ascii_isalpha(static_cast<unsigned char>(cleaned.front()))) {
+    cleaned.insert(0, "j-");
   }
-  return WithHashIfChanged(launch_id, std::move(cleaned), IsDnsLabel);
+  return WithHashIfChanged(job_id, std::move(cleaned), IsDnsLabel);
+}
+
+std::string HostnameForRank(std::string_view job_id, int32_t rank) {
+  const std::string suffix = fmt::format("-{}", rank);
+  std::string base = ServiceNameForJob(job_id);
+  base.resize(std::min(base.size(), kMaxNameLength - suffix.size()));
+  while (!base.empty() && base.back() == '-') base.pop_back();
+  return base + suffix;
 }
 
 std::string LabelValue(std::string_view text) {

@@ -47,6 +47,37 @@ TEST(PodNameTest, IdsThatCleanAlikeGetDifferentNames) {
   EXPECT_EQ(names.size(), 5u);
 }
 
+TEST(ServiceNameTest, ValidJobIdsAreKeptAndOthersBecomeDns1035Labels) {
+  EXPECT_EQ(ServiceNameForJob("train7"), "train7");
+  for (const std::string& id :
+       std::vector<std::string>{"Train7", "job_1.x", "7train", "-x", "..", std::string(80, 'a')}) {
+    SCOPED_TRACE(id);
+    const std::string name = ServiceNameForJob(id);
+    EXPECT_TRUE(IsDnsLabel(name)) << name;
+    EXPECT_THAT(name, MatchesRegex("[a-z].*-[0-9a-f]{12}"));
+    EXPECT_EQ(ServiceNameForJob(id), name);  // stable
+  }
+  EXPECT_THAT(ServiceNameForJob("7train"), StartsWith("j-7train-"));
+  std::set<std::string> names;
+  for (std::string id : {"a.b", "a_b", "A-b", "a-B", "a-b"}) names.insert(ServiceNameForJob(id));
+  EXPECT_EQ(names.size(), 5u);
+}
+
+TEST(HostnameTest, TheServiceNameAndTheRank) {
+  EXPECT_EQ(HostnameForRank("train7", 0), "train7-0");
+  EXPECT_EQ(HostnameForRank("train7", 12), "train7-12");
+  const std::string long_id(80, 'x');
+  std::set<std::string> hosts;
+  for (int32_t rank : {0, 1, 10, 1000}) {
+    const std::string host = HostnameForRank(long_id, rank);
+    EXPECT_TRUE(IsDnsLabel(host)) << host;
+    EXPECT_THAT(host, testing::EndsWith("-" + std::to_string(rank)));
+    hosts.insert(host);
+  }
+  EXPECT_EQ(hosts.size(), 4u);
+  EXPECT_TRUE(IsDnsLabel(HostnameForRank("Job_1.x", 3)));
+}
+
 TEST(LabelValueTest, ValidValuesAreKeptAndOthersFit) {
   EXPECT_EQ(LabelValue("Train_7.w-a1"), "Train_7.w-a1");
   EXPECT_EQ(LabelValue(""), "");

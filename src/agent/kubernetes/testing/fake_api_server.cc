@@ -50,7 +50,15 @@ void SendJson(Response& res, int code, const Json& body) {
   res.set_content(Dump(body), "application/json");
 }
 
-std::string KindOf(const std::string& resource) { return resource == "nodes" ? "Node" : "Pod"; }
+std::string KindOf(const std::string& resource) {
+  if (resource == "nodes") return "Node";
+  return resource == "services" ? "Service" : "Pod";
+}
+
+bool IsWatch(const Request& req) {
+  return req.has_param("watch") && req.get_param_value("watch") != "false" &&
+         req.get_param_value("watch") != "0";
+}
 
 // A label selector: k=v, k==v, k!=v, k, !k, comma-separated.
 struct Requirement {
@@ -120,6 +128,15 @@ bool IsDnsSubdomain(const std::string& name) {
   if (!alnum(name.front()) || !alnum(name.back())) return false;
   return std::all_of(name.begin(), name.end(),
                      [&](char c) { return alnum(c) || c == '-' || c == '.'; });
+}
+
+// A Service's name: a DNS-1035 label (lower-case alphanumerics and '-', at most 63, starting
+// with a letter and ending with an alphanumeric).
+bool IsDns1035Label(const std::string& name) {
+  if (name.empty() || name.size() > 63 || name.front() < 'a' || name.front() > 'z') return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  return alnum(name.back()) &&
+         std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '-'; });
 }
 
 std::string MetaString(const Json& object, const char* key) {
@@ -323,18 +340,18 @@ void FakeApiServer::AddRoutes() {
                   {"kind", kind},
                   {"verbs", std::move(verbs)}};
     };
-    SendJson(
-        res, 200,
-        {{"kind", "APIResourceList"},
-         {"groupVersion", "v1"},
-         {"resources",
-          Json::array({resource("nodes", "Node", false, {"get", "list", "watch"}),
-                       resource("pods", "Pod", true, {"create", "delete", "get", "list", "watch"}),
-                       resource("pods/log", "Pod", true, {"get"})})}});
+    SendJson(res, 200,
+             {{"kind", "APIResourceList"},
+              {"groupVersion", "v1"},
+              {"resources",
+               Json::array(
+                   {resource("nodes", "Node", false, {"get", "list", "watch"}),
+                    resource("pods", "Pod", true, {"create", "delete", "get", "list", "watch"}),
+                    resource("pods/log", "Pod", true, {"get"}),
+                    resource("services", "Service", true, {"create", "delete", "get", "list"})})}});
   });
   http_->Get("/api/v1/nodes", [this](const Request& req, Response& res) {
-    if (req.has_param("watch") && req.get_param_value("watch") != "false" &&
-        req.get_param_value("watch") != "0") {
+    if (IsWatch(req)) {
       return Watch("nodes", "", req, res);
     }
     List("nodes", "", req, res);
@@ -349,8 +366,7 @@ void FakeApiServer::AddRoutes() {
     SendJson(res, 200, it->second);
   });
   auto pods = [this](const std::string& ns, const Request& req, Response& res) {
-    if (req.has_param("watch") && req.get_param_value("watch") != "false" &&
-        req.get_param_value("watch") != "0") {
+    if (IsWatch(req)) {
       return Watch("pods", ns, req, res);
     }
     List("pods", ns, req, res);
@@ -379,6 +395,35 @@ void FakeApiServer::AddRoutes() {
                 [this](const Request& req, Response& res) {
                   DeletePod(req.matches[1].str(), req.matches[2].str(), req, res);
                 });
+  auto services = [this](const std::string& ns, const Request& req, Response& res) {
+    if (IsWatch(req)) {
+      return SendStatus(res, 405, "MethodNotAllowed",
+                        "the fixture does not serve watches of services");
+    }
+    List("services", ns, req, res);
+  };
+  http_->Get("/api/v1/services",
+             [services](const Request& req, Response& res) { services("", req, res); });
+  http_->Get(
+      R"(/api/v1/namespaces/([^/]+)/services)",
+      [services](const Request& req, Response& res) { services(req.matches[1].str(), req, res); });
+  http_->Get(R"(/api/v1/namespaces/([^/]+)/services/([^/]+))",
+             [this](const Request& req, Response& res) {
+               std::lock_guard<std::mutex> lock(mu_);
+               auto it = services_.find({req.matches[1].str(), req.matches[2].str()});
+               if (it == services_.end()) {
+                 return SendStatus(res, 404, "NotFound",
+                                   fmt::format("services \"{}\" not found", req.matches[2].str()));
+               }
+               SendJson(res, 200, it->second);
+             });
+  http_->Post(R"(/api/v1/namespaces/([^/]+)/services)", [this](const Request& req, Response& res) {
+    CreateService(req.matches[1].str(), req, res);
+  });
+  http_->Delete(R"(/api/v1/namespaces/([^/]+)/services/([^/]+))",
+                [this](const Request& req, Response& res) {
+                  DeleteService(req.matches[1].str(), req.matches[2].str(), res);
+                });
   auto not_found = [](const Request&, Response& res) {
     SendStatus(res, 404, "NotFound", "the server could not find the requested resource");
   };
@@ -399,8 +444,8 @@ void FakeApiServer::List(const std::string& resource, const std::string& ns, con
       if (Matches(selector, node)) items.push_back(node);
     }
   } else {
-    for (const auto& [key, pod] : pods_) {
-      if ((ns.empty() || key.first == ns) && Matches(selector, pod)) items.push_back(pod);
+    for (const auto& [key, object] : resource == "services" ? services_ : pods_) {
+      if ((ns.empty() || key.first == ns) && Matches(selector, object)) items.push_back(object);
     }
   }
   SendJson(res, 200,
@@ -611,6 +656,78 @@ void FakeApiServer::DeletePod(const std::string& ns, const std::string& name, co
         {ns, name, std::chrono::steady_clock::now() + std::chrono::seconds(*grace)});
   }
   SendJson(res, 200, pod);
+}
+
+void FakeApiServer::CreateService(const std::string& ns, const Request& req, Response& res) {
+  Json service = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (service.is_discarded() || !service.is_object()) {
+    return SendStatus(res, 400, "BadRequest", "the body is not a JSON object");
+  }
+  if (!service.contains("metadata") || !service["metadata"].is_object()) {
+    service["metadata"] = Json::object();
+  }
+  const std::string name = MetaString(service, "name");
+  auto invalid = [&](const std::string& field, const std::string& what) {
+    SendStatus(res, 422, "Invalid",
+               fmt::format("Service \"{}\" is invalid: {}: {}", name, field, what));
+  };
+  if (!IsDns1035Label(name)) {
+    return invalid("metadata.name",
+                   "Invalid value: \"" + name +
+                       "\": a DNS-1035 label must consist of lower "
+                       "case alphanumeric characters or '-', start with an alphabetic character, "
+                       "and end with an alphanumeric character");
+  }
+  const std::string meta_ns = MetaString(service, "namespace");
+  if (!meta_ns.empty() && meta_ns != ns) {
+    return SendStatus(res, 400, "BadRequest",
+                      "the namespace of the provided object does not match the namespace sent "
+                      "on the request");
+  }
+  if (!service.contains("spec") || !service["spec"].is_object()) service["spec"] = Json::object();
+  Json& spec = service["spec"];
+  if (spec.contains("ports")) {
+    if (!spec["ports"].is_array()) return invalid("spec.ports", "must be a list");
+    for (size_t i = 0; i < spec["ports"].size(); ++i) {
+      const Json& port = spec["ports"][i];
+      if (!port.is_object() || !port.contains("port") || !port["port"].is_number_integer() ||
+          port["port"].get<int64_t>() < 1 || port["port"].get<int64_t>() > 65535) {
+        return invalid(fmt::format("spec.ports[{}].port", i), "must be between 1 and 65535");
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (services_.contains({ns, name})) {
+    return SendStatus(res, 409, "AlreadyExists",
+                      fmt::format("services \"{}\" already exists", name));
+  }
+  service["apiVersion"] = "v1";
+  service["kind"] = "Service";
+  service["metadata"]["namespace"] = ns;
+  service["metadata"].erase("uid");
+  service["metadata"].erase("creationTimestamp");
+  CreationLocked(service);
+  if (!spec.contains("type")) spec["type"] = "ClusterIP";
+  if (!spec.contains("clusterIP")) {
+    ++cluster_ips_;
+    spec["clusterIP"] = fmt::format("10.96.{}.{}", cluster_ips_ / 256 % 256, cluster_ips_ % 256);
+  }
+  service["status"] = {{"loadBalancer", Json::object()}};
+  StampLocked(service);
+  services_[{ns, name}] = service;
+  SendJson(res, 201, service);
+}
+
+void FakeApiServer::DeleteService(const std::string& ns, const std::string& name, Response& res) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = services_.find({ns, name});
+  if (it == services_.end()) {
+    return SendStatus(res, 404, "NotFound", fmt::format("services \"{}\" not found", name));
+  }
+  Json last = std::move(it->second);
+  services_.erase(it);
+  StampLocked(last);
+  SendJson(res, 200, last);
 }
 
 void FakeApiServer::PodLog(const std::string& ns, const std::string& name, const Request& req,
@@ -830,6 +947,32 @@ void FakeApiServer::AppendPodLog(const std::string& ns, const std::string& name,
                                  const std::string& text) {
   std::lock_guard<std::mutex> lock(mu_);
   logs_[{ns, name}] += text;
+}
+
+std::optional<Json> FakeApiServer::GetService(const std::string& ns,
+                                              const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = services_.find({ns, name});
+  if (it == services_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::string> FakeApiServer::ServiceNames(const std::string& ns) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> names;
+  for (const auto& [key, service] : services_) {
+    if (key.first == ns) names.push_back(key.second);
+  }
+  return names;
+}
+
+void FakeApiServer::PutService(Json object) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string ns = MetaString(object, "namespace");
+  const std::string name = MetaString(object, "name");
+  CreationLocked(object);
+  StampLocked(object);
+  services_[{ns, name}] = std::move(object);
 }
 
 void FakeApiServer::HoldWatchEvents(bool hold) {

@@ -36,11 +36,23 @@
 //                                                   FinishDeletions()
 //   GET    /api/v1/namespaces/<ns>/pods/<name>/log  the text given by AppendPodLog
 //                                                   (limitBytes); 400 while the pod is Pending
+//   GET    /api/v1/namespaces/<ns>/services[/<name>] ServiceList (labelSelector) / Service;
+//                                                   also /api/v1/services (every namespace)
+//   POST   /api/v1/namespaces/<ns>/services         201 with the stored Service (uid,
+//                                                   resourceVersion, creationTimestamp,
+//                                                   spec.type ClusterIP, a spec.clusterIP
+//                                                   from 10.96.0.0/16 unless given);
+//                                                   409 AlreadyExists; 422 Invalid for a name
+//                                                   that is not a DNS-1035 label or a port
+//                                                   outside 1..65535
+//   DELETE /api/v1/namespaces/<ns>/services/<name>  200 with the last state, at once
+//                                                   (services have no grace); 404 NotFound
 // Failures are Status objects ({"kind":"Status","status":"Failure","reason","message",
 // "code"}); other paths answer 404 NotFound. Every request needs "Authorization: Bearer
 // <token>" when a token is set (401 Unauthorized otherwise). resourceVersions are one counter
 // over every object. Not served: OpenAPI schemas (kubectl create needs --validate=false),
-// field selectors, PATCH / PUT, other resources and API groups, log following.
+// field selectors, PATCH / PUT, watches of services, endpoints and DNS (a Service selects
+// nothing here), other resources and API groups, log following.
 //
 // Thread-safety: every method may be called from any thread while the server runs.
 #pragma once
@@ -123,6 +135,11 @@ class FakeApiServer {
   void FinishDeletions();  // ends every graceful deletion now
   void AppendPodLog(const std::string& ns, const std::string& name, const std::string& text);
 
+  // ---- Services ----
+  std::optional<Json> GetService(const std::string& ns, const std::string& name) const;
+  std::vector<std::string> ServiceNames(const std::string& ns) const;
+  void PutService(Json object);  // stores a Service as given (one a previous agent created)
+
   // ---- Watches ----
   // While held, open watches send nothing (events stay in the history).
   void HoldWatchEvents(bool hold);
@@ -172,6 +189,8 @@ class FakeApiServer {
   void CreatePod(const std::string& ns, const httplib::Request& req, httplib::Response& res);
   void DeletePod(const std::string& ns, const std::string& name, const httplib::Request& req,
                  httplib::Response& res);
+  void CreateService(const std::string& ns, const httplib::Request& req, httplib::Response& res);
+  void DeleteService(const std::string& ns, const std::string& name, httplib::Response& res);
   void PodLog(const std::string& ns, const std::string& name, const httplib::Request& req,
               httplib::Response& res);
   void ReaperLoop();
@@ -193,6 +212,8 @@ class FakeApiServer {
   std::map<std::string, Json> nodes_;
   std::map<std::pair<std::string, std::string>, Json> pods_;  // (namespace, name)
   std::map<std::pair<std::string, std::string>, std::string> logs_;
+  std::map<std::pair<std::string, std::string>, Json> services_;  // (namespace, name)
+  int64_t cluster_ips_ = 0;
   std::vector<Deletion> deletions_;
   std::vector<Event> history_;
   std::vector<std::string> requests_;
