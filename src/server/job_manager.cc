@@ -804,16 +804,26 @@ absl::Status JobManager::DeleteCluster(const Caller& caller, std::string_view na
         name));
   }
   if (absl::IsFailedPrecondition(deleted)) return deleted;
-  // Posted after the removed nodes and lost tasks that the deletion reported.
-  Post(ClusterDetached{cluster});
+  // Posted after the removed nodes and lost tasks that the deletion reported; answered once
+  // the loop has handled them all, so the caller's next read no longer shows the cluster.
+  auto handled = std::make_shared<std::promise<void>>();
+  std::future<void> detached = handled->get_future();
+  Post(ClusterDetached{cluster, [handled] { handled->set_value(); }});
+  if (detached.wait_for(kQueueWait) != std::future_status::ready) {
+    return absl::UnavailableError(
+        fmt::format("cluster {} is deleted but the scheduler has not caught up yet", name));
+  }
   return deleted;
 }
 
 void JobManager::Handle(ClusterDetached& event) {
-  std::lock_guard<std::mutex> lock(clusters_mu_);
-  std::erase(clusters_, event.cluster);
-  // node_cluster_ keeps the removed nodes' entries: the deleted cluster object stays valid, and
-  // a cluster that reports one of those names later takes it over (UpsertNodeLocked).
+  {
+    std::lock_guard<std::mutex> lock(clusters_mu_);
+    std::erase(clusters_, event.cluster);
+    // node_cluster_ keeps the removed nodes' entries: the deleted cluster object stays valid,
+    // and a cluster that reports one of those names later takes it over (UpsertNodeLocked).
+  }
+  event.done();
 }
 
 void JobManager::Handle(NodesChanged& event) {

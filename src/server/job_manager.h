@@ -161,7 +161,7 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   };
   struct PreemptionStarted { int64_t id; };
   struct ClusterAttached { Cluster* cluster; };
-  struct ClusterDetached { Cluster* cluster; };
+  struct ClusterDetached { Cluster* cluster; std::function<void()> done; };
   struct NodesChanged { const Cluster* cluster; std::vector<Node> nodes; };
   using LoopEvent = std::variant<JobSubmitted, CancelRequested, BindingsCommitted, LaunchRecorded,
                                  TaskStarted, TaskEnded, QueuesChanged, EstimateRequested,

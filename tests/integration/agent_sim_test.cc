@@ -194,16 +194,16 @@ TEST_F(AgentSimTest, ADecommissionedClusterIsDeletedAndItsNameStartsAfresh) {
   ASSERT_EQ(deleted.status, 200) << deleted.text;
   EXPECT_TRUE(ClusterItem(api, kCluster).is_null());
   EXPECT_TRUE(WaitUntil([&] { return ClusterNodes(api, kCluster).empty(); }));
-  const Json requeued = api.WaitForJob(id, [](const Json& job) {
-    return job["status"].value("phase", "") == "Pending" && job["status"]["tasks"].is_array() &&
-           job["status"]["tasks"].size() == 2;
-  });
+  const auto lost = [&] {
+    int count = 0;
+    for (const Json& event : Events(id)) {
+      count += event.value("type", "") == "TaskEnded" && event.value("reason", "") == "Lost";
+    }
+    return count;
+  };
+  EXPECT_TRUE(WaitUntil([&] { return lost() == 2; })) << Events(id).dump();
+  const Json requeued = api.WaitForPhase(id, {"Pending"});
   EXPECT_EQ(requeued["status"]["phase"], "Pending") << requeued.dump();
-  int lost = 0;
-  for (const Json& event : Events(id)) {
-    if (event.value("type", "") == "TaskEnded" && event.value("reason", "") == "Lost") ++lost;
-  }
-  EXPECT_EQ(lost, 2) << Events(id).dump();
   EXPECT_EQ(api.Delete(path).status, 404);
 
   // An agent registering the name again starts a new cluster, and the job runs there.
