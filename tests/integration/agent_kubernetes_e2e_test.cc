@@ -17,11 +17,10 @@
 
 #include "agent/kubernetes/testing/fake_api_server.h"
 #include "agent_process.h"
+#include "agent_server_test.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rest_api.h"
-#include "server_process.h"
-#include "temp_dir.h"
 
 namespace tessera::integration {
 namespace {
@@ -49,8 +48,10 @@ bool NodeReady(const RestApi& api, std::string_view name, bool ready) {
   return false;
 }
 
-class AgentKubernetesE2eTest : public ::testing::Test {
+class AgentKubernetesE2eTest : public AgentServerTest {
  protected:
+  AgentKubernetesE2eTest() : AgentServerTest("tessera-agent-k8s") {}
+
   void SetUp() override {
     absl::StatusOr<std::unique_ptr<FakeApiServer>> fixture =
         FakeApiServer::Start({.token = kToken});
@@ -67,43 +68,12 @@ class AgentKubernetesE2eTest : public ::testing::Test {
         << "clusters: [{name: fixture, cluster: {server: \"" << fixture_->url() << "\"}}]\n"
         << "users: [{name: agent, user: {token: " << kToken << "}}]\n"
         << "contexts: [{name: test, context: {cluster: fixture, user: agent}}]\n";
-    WriteAgentServerConfig(dir_.Sub("server.yaml"));
-    server_ = std::make_unique<ServerProcess>(ServerOptions{.data_dir = dir_.Sub("data"),
-                                                            .log_dir = dir_.path(),
-                                                            .config_path = dir_.Sub("server.yaml"),
-                                                            .extra_args = {"--rate-limit", "0"}});
-    const absl::Status started = server_->Start();
-    ASSERT_TRUE(started.ok()) << started;
-    agent_ = std::make_unique<AgentProcess>(AgentProcessOptions{
-        .server = server_->grpc_target(),
-        .cluster = kCluster,
-        .backend = "kubernetes",
-        .token = server_->admin_token(),
-        .log_dir = dir_.path(),
-        .extra_args = {"--kubeconfig", dir_.Sub("kubeconfig"), "--kube-namespace", kNamespace,
-                       "--kube-image", "registry.example/train:1"}});
+    AgentServerTest::SetUp();
+    if (HasFatalFailure()) return;
+    agent_ = &AddAgent(kCluster, "kubernetes",
+                       {"--kubeconfig", dir_.Sub("kubeconfig"), "--kube-namespace", kNamespace,
+                        "--kube-image", "registry.example/train:1"});
     ASSERT_TRUE(agent_->Start().ok()) << agent_->Log();
-  }
-
-  void TearDown() override {
-    if (HasFailure() && server_ != nullptr && agent_ != nullptr) {
-      for (const std::string& log : {server_->Log(), agent_->Log()}) {
-        std::cerr << "--- log (tail) ---\n"
-                  << log.substr(log.size() > 6000 ? log.size() - 6000 : 0);
-      }
-    }
-    agent_.reset();
-    server_.reset();
-  }
-
-  RestApi Rest() const {
-    return RestApi(server_->host(), server_->http_port(), server_->admin_token());
-  }
-
-  std::string SubmitOk(const Json& job) const {
-    const HttpAnswer answer = Rest().Submit(job);
-    EXPECT_EQ(answer.status, 201) << answer.text;
-    return answer.body["metadata"].value("id", "");
   }
 
   // Waits until the fixture holds `count` pods; their names.
@@ -117,9 +87,7 @@ class AgentKubernetesE2eTest : public ::testing::Test {
   }
 
   std::unique_ptr<FakeApiServer> fixture_;
-  TempDir dir_{"tessera-agent-k8s"};
-  std::unique_ptr<ServerProcess> server_;
-  std::unique_ptr<AgentProcess> agent_;
+  AgentProcess* agent_ = nullptr;
 };
 
 TEST_F(AgentKubernetesE2eTest, JobsRunAsPodsOnTheChosenNodesAndNodeStateFollowsKubernetes) {

@@ -10,11 +10,10 @@
 #include <vector>
 
 #include "agent_process.h"
+#include "agent_server_test.h"
 #include "gtest/gtest.h"
 #include "process_tools.h"
 #include "rest_api.h"
-#include "server_process.h"
-#include "temp_dir.h"
 
 namespace tessera::integration {
 namespace {
@@ -41,47 +40,24 @@ std::pair<std::string, int> RunCommand(const std::string& command) {
   return {out, ::pclose(pipe)};
 }
 
-class AgentLocalTest : public ::testing::Test {
+class AgentLocalTest : public AgentServerTest {
  protected:
+  AgentLocalTest() : AgentServerTest("tessera-agent-local") {}
+
   void SetUp() override {
-    WriteAgentServerConfig(dir_.Sub("server.yaml"));
-    server_ = std::make_unique<ServerProcess>(ServerOptions{.data_dir = dir_.Sub("data"),
-                                                            .log_dir = dir_.path(),
-                                                            .config_path = dir_.Sub("server.yaml"),
-                                                            .extra_args = {"--rate-limit", "0"}});
-    const absl::Status started = server_->Start();
-    ASSERT_TRUE(started.ok()) << started;
-    agent_ = std::make_unique<AgentProcess>(AgentProcessOptions{.server = server_->grpc_target(),
-                                                                .cluster = kCluster,
-                                                                .backend = "local",
-                                                                .token = server_->admin_token(),
-                                                                .log_dir = dir_.path(),
-                                                                .data_dir = dir_.Sub("agent")});
-  }
-
-  void TearDown() override {
-    if (!HasFailure()) return;
-    for (const std::string& log : {server_->Log(), agent_->Log()}) {
-      std::cerr << "--- log (tail) ---\n" << log.substr(log.size() > 6000 ? log.size() - 6000 : 0);
-    }
-  }
-
-  RestApi Rest() const {
-    return RestApi(server_->host(), server_->http_port(), server_->admin_token());
+    AgentServerTest::SetUp();
+    if (HasFatalFailure()) return;
+    agent_ = &AddAgent(kCluster, "local", {}, dir_.Sub("agent"));
   }
 
   bool HasEvent(const std::string& id, std::string_view type) const {
-    const HttpAnswer answer = Rest().Get("/api/v1/jobs/" + id + "/events");
-    if (answer.status != 200) return false;
-    for (const Json& event : answer.body["items"]) {
+    for (const Json& event : Events(id)) {
       if (event.value("type", "") == type) return true;
     }
     return false;
   }
 
-  TempDir dir_{"tessera-agent-local"};
-  std::unique_ptr<ServerProcess> server_;
-  std::unique_ptr<AgentProcess> agent_;
+  AgentProcess* agent_ = nullptr;
 };
 
 TEST_F(AgentLocalTest, ResyncKillsTheTaskTheServerGaveUpAndTheNewAttemptRuns) {

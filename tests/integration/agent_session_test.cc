@@ -8,14 +8,13 @@
 #include <vector>
 
 #include "agent_process.h"
+#include "agent_server_test.h"
 #include "gmock/gmock.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "rest_api.h"
-#include "server_process.h"
-#include "temp_dir.h"
 #include "tessera/agent/v1/agent.grpc.pb.h"
 
 namespace tessera::integration {
@@ -111,38 +110,21 @@ v1::AgentMessage Heartbeat(uint64_t epoch, uint64_t sequence) {
   return message;
 }
 
-class AgentSessionTest : public ::testing::Test {
+class AgentSessionTest : public AgentServerTest {
  protected:
+  AgentSessionTest() : AgentServerTest("tessera-agent-session") {
+    agents_extra_ = "  gpuModels: [H100, A100-80GB]\n";
+  }
+
   void SetUp() override {
-    WriteAgentServerConfig(dir_.Sub("server.yaml"), "  gpuModels: [H100, A100-80GB]\n");
-    server_ = std::make_unique<ServerProcess>(ServerOptions{.data_dir = dir_.Sub("data"),
-                                                            .log_dir = dir_.path(),
-                                                            .config_path = dir_.Sub("server.yaml"),
-                                                            .extra_args = {"--rate-limit", "0"}});
-    const absl::Status started = server_->Start();
-    ASSERT_TRUE(started.ok()) << started;
-    good_ = std::make_unique<AgentProcess>(
-        AgentProcessOptions{.server = server_->grpc_target(),
-                            .cluster = kGood,
-                            .backend = "sim",
-                            .token = server_->admin_token(),
-                            .log_dir = dir_.path(),
-                            .extra_args = {"--sim-node-count", "2"}});
+    AgentServerTest::SetUp();
+    if (HasFatalFailure()) return;
+    good_ = &AddAgent(kGood, "sim", {"--sim-node-count", "2"});
     const absl::Status registered = good_->Start();
     ASSERT_TRUE(registered.ok()) << registered;
     ASSERT_TRUE(WaitUntil([&] { return ClusterIs(Rest(), kGood, true, 2); }));
   }
 
-  void TearDown() override {
-    if (!HasFailure()) return;
-    for (const std::string& log : {server_->Log(), good_->Log()}) {
-      std::cerr << "--- log (tail) ---\n" << log.substr(log.size() > 6000 ? log.size() - 6000 : 0);
-    }
-  }
-
-  RestApi Rest() const {
-    return RestApi(server_->host(), server_->http_port(), server_->admin_token());
-  }
   std::unique_ptr<RawSession> Raw() const {
     return std::make_unique<RawSession>(server_->grpc_target(), server_->admin_token());
   }
@@ -159,9 +141,7 @@ class AgentSessionTest : public ::testing::Test {
         << ClusterItem(Rest(), kGood).dump();
   }
 
-  TempDir dir_{"tessera-agent-session"};
-  std::unique_ptr<ServerProcess> server_;
-  std::unique_ptr<AgentProcess> good_;
+  AgentProcess* good_ = nullptr;
 };
 
 TEST_F(AgentSessionTest, NewerSessionFencesTheOlderAndStaleEpochsAreRefused) {

@@ -9,11 +9,10 @@
 #include <vector>
 
 #include "agent_process.h"
+#include "agent_server_test.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rest_api.h"
-#include "server_process.h"
-#include "temp_dir.h"
 
 namespace tessera::integration {
 namespace {
@@ -23,39 +22,14 @@ using ::testing::HasSubstr;
 
 constexpr char kCluster[] = "sim-a";
 
-class AgentSimTest : public ::testing::Test {
+class AgentSimTest : public AgentServerTest {
  protected:
+  AgentSimTest() : AgentServerTest("tessera-agent-sim") {}
+
   void SetUp() override {
-    WriteAgentServerConfig(dir_.Sub("server.yaml"));
-    server_ = std::make_unique<ServerProcess>(ServerOptions{.data_dir = dir_.Sub("data"),
-                                                            .log_dir = dir_.path(),
-                                                            .config_path = dir_.Sub("server.yaml"),
-                                                            .extra_args = {"--rate-limit", "0"}});
-    const absl::Status started = server_->Start();
-    ASSERT_TRUE(started.ok()) << started;
-    agent_ = std::make_unique<AgentProcess>(
-        AgentProcessOptions{.server = server_->grpc_target(),
-                            .cluster = kCluster,
-                            .backend = "sim",
-                            .token = server_->admin_token(),
-                            .log_dir = dir_.path(),
-                            .extra_args = {"--sim-node-count", "4"}});
-  }
-
-  void TearDown() override {
-    if (!HasFailure()) return;
-    for (const std::string& log : {server_->Log(), agent_->Log()}) {
-      std::cerr << "--- log (tail) ---\n" << log.substr(log.size() > 6000 ? log.size() - 6000 : 0);
-    }
-  }
-
-  RestApi Rest() const {
-    return RestApi(server_->host(), server_->http_port(), server_->admin_token());
-  }
-
-  Json Events(const std::string& id) const {
-    const HttpAnswer answer = Rest().Get("/api/v1/jobs/" + id + "/events");
-    return answer.status == 200 ? answer.body["items"] : Json::array();
+    AgentServerTest::SetUp();
+    if (HasFatalFailure()) return;
+    agent_ = &AddAgent(kCluster, "sim", {"--sim-node-count", "4"});
   }
 
   // The events after the last one of type `type` (all of them when there is none).
@@ -72,15 +46,7 @@ class AgentSimTest : public ::testing::Test {
     return after;
   }
 
-  std::string SubmitOk(const Json& job) const {
-    const HttpAnswer answer = Rest().Submit(job);
-    EXPECT_EQ(answer.status, 201) << answer.text;
-    return answer.body["metadata"].value("id", "");
-  }
-
-  TempDir dir_{"tessera-agent-sim"};
-  std::unique_ptr<ServerProcess> server_;
-  std::unique_ptr<AgentProcess> agent_;
+  AgentProcess* agent_ = nullptr;
 };
 
 TEST_F(AgentSimTest, FleetRegistersRunsGangsAndIsRequeuedWholeWhenItsAgentDies) {

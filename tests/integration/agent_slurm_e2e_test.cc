@@ -14,12 +14,11 @@
 
 #include "agent/slurm/testing/real_slurm.h"
 #include "agent_process.h"
+#include "agent_server_test.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rest_api.h"
-#include "server_process.h"
-#include "temp_dir.h"
 
 namespace tessera::integration {
 namespace {
@@ -50,57 +49,30 @@ bool NodeReady(const RestApi& api, std::string_view name, bool ready) {
   return false;
 }
 
-class AgentSlurmE2eTest : public ::testing::Test {
+class AgentSlurmE2eTest : public AgentServerTest {
  protected:
+  AgentSlurmE2eTest() : AgentServerTest("tessera-agent-slurm") {}
+
   void SetUp() override {
     slurm_ = std::make_unique<RealSlurm>(Instance(), 4, 8);
     ASSERT_TRUE(slurm_->error().empty()) << slurm_->error();
-    WriteAgentServerConfig(dir_.Sub("server.yaml"));
-    server_ = std::make_unique<ServerProcess>(ServerOptions{.data_dir = dir_.Sub("data"),
-                                                            .log_dir = dir_.path(),
-                                                            .config_path = dir_.Sub("server.yaml"),
-                                                            .extra_args = {"--rate-limit", "0"}});
-    const absl::Status started = server_->Start();
-    ASSERT_TRUE(started.ok()) << started;
-    agent_ = std::make_unique<AgentProcess>(AgentProcessOptions{
-        .server = server_->grpc_target(),
-        .cluster = kCluster,
-        .backend = "slurm",
-        .token = server_->admin_token(),
-        .log_dir = dir_.path(),
-        .extra_args = {"--slurm-url", slurm_->Var("SLURM_REST_URL"), "--slurm-jwt",
-                       slurm_->Var("SLURM_JWT"), "--slurm-user", slurm_->Var("SLURM_REST_USER"),
-                       "--slurm-log-dir", slurm_->Var("SLURM_TEST_DIR") + "/jobs", "--label",
-                       "site=test"}});
+    AgentServerTest::SetUp();
+    if (HasFatalFailure()) return;
+    agent_ = &AddAgent(kCluster, "slurm",
+                       {"--slurm-url", slurm_->Var("SLURM_REST_URL"), "--slurm-jwt",
+                        slurm_->Var("SLURM_JWT"), "--slurm-user", slurm_->Var("SLURM_REST_USER"),
+                        "--slurm-log-dir", slurm_->Var("SLURM_TEST_DIR") + "/jobs", "--label",
+                        "site=test"});
     ASSERT_TRUE(agent_->Start().ok()) << agent_->Log();
   }
 
   void TearDown() override {
-    if (HasFailure() && server_ != nullptr && agent_ != nullptr) {
-      for (const std::string& log : {server_->Log(), agent_->Log()}) {
-        std::cerr << "--- log (tail) ---\n"
-                  << log.substr(log.size() > 6000 ? log.size() - 6000 : 0);
-      }
-    }
-    agent_.reset();
-    server_.reset();
+    AgentServerTest::TearDown();  // the agent and the server before Slurm
     slurm_.reset();
   }
 
-  RestApi Rest() const {
-    return RestApi(server_->host(), server_->http_port(), server_->admin_token());
-  }
-
-  std::string SubmitOk(const Json& job) const {
-    const HttpAnswer answer = Rest().Submit(job);
-    EXPECT_EQ(answer.status, 201) << answer.text;
-    return answer.body["metadata"].value("id", "");
-  }
-
   std::unique_ptr<RealSlurm> slurm_;
-  TempDir dir_{"tessera-agent-slurm"};
-  std::unique_ptr<ServerProcess> server_;
-  std::unique_ptr<AgentProcess> agent_;
+  AgentProcess* agent_ = nullptr;
 };
 
 TEST_F(AgentSlurmE2eTest, JobsRunOnTheChosenSlurmNodesAndNodeStateFollowsSlurm) {
