@@ -34,18 +34,7 @@ constexpr char kToken[] = "agent-sa-token";
 
 // A job of `replicas` tasks with `gpus` GPUs each, on cluster `kCluster`.
 Json KubernetesJob(std::string_view name, int replicas, int gpus) {
-  Json job = ShellJob(name, "python train.py");
-  job["spec"]["clusterSelector"] = {{"tessera.io/cluster", kCluster}};
-  job["spec"]["tasks"][0]["replicas"] = replicas;
-  job["spec"]["tasks"][0]["resources"] = {{"cpu", "1"}, {"memory", "1Gi"}, {"gpu", gpus}};
-  return job;
-}
-
-bool NodeReady(const RestApi& api, std::string_view name, bool ready) {
-  for (const Json& node : ClusterNodes(api, kCluster)) {
-    if (node.value("name", "") == name) return node.value("ready", !ready) == ready;
-  }
-  return false;
+  return ClusterGpuJob(name, kCluster, replicas, gpus, "python train.py");
 }
 
 class AgentKubernetesE2eTest : public AgentServerTest {
@@ -167,9 +156,9 @@ TEST_F(AgentKubernetesE2eTest, JobsRunAsPodsOnTheChosenNodesAndNodeStateFollowsK
 
   // A node that turns NotReady in Kubernetes is NotReady in Tessera.
   fixture_->SetNodeReady("gpu-1", false);
-  EXPECT_TRUE(WaitUntil([&] { return NodeReady(api, "gpu-1", false); }));
+  EXPECT_TRUE(WaitUntil([&] { return NodeReady(api, kCluster, "gpu-1", false); }));
   fixture_->SetNodeReady("gpu-1", true);
-  EXPECT_TRUE(WaitUntil([&] { return NodeReady(api, "gpu-1", true); }));
+  EXPECT_TRUE(WaitUntil([&] { return NodeReady(api, kCluster, "gpu-1", true); }));
 }
 
 }  // namespace

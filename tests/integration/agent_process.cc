@@ -1,15 +1,10 @@
 #include "agent_process.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <thread>
@@ -19,8 +14,6 @@
 #include "absl/strings/str_cat.h"
 #include "process_tools.h"
 #include "server_process.h"
-
-extern char** environ;
 
 namespace tessera::integration {
 namespace {
@@ -73,29 +66,9 @@ absl::Status AgentProcess::Spawn() {
                                    options_.token};
   if (!options_.data_dir.empty()) args.insert(args.end(), {"--data-dir", options_.data_dir});
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
-  std::vector<char*> argv;
-  argv.reserve(args.size() + 1);
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-
-  // As ServerProcess::Spawn: only async-signal-safe calls between fork and exec.
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) return absl::UnavailableError(absl::StrCat("fork: ", std::strerror(errno)));
-  if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    const int in = ::open("/dev/null", O_RDONLY);
-    const int out = ::open(log_path_.c_str(), O_WRONLY | O_APPEND);
-    if (in < 0 || out < 0) ::_exit(127);
-    ::dup2(in, STDIN_FILENO);
-    ::dup2(out, STDOUT_FILENO);
-    ::dup2(out, STDERR_FILENO);
-    ::syscall(SYS_close_range, 3u, ~0u, 0u);
-    ::execve(argv[0], argv.data(), environ);
-    ::_exit(127);
-  }
-  pid_ = pid;
+  absl::StatusOr<pid_t> pid = SpawnLogged(std::move(args), log_path_);
+  if (!pid.ok()) return pid.status();
+  pid_ = *pid;
   wait_status_ = -1;
   return absl::OkStatus();
 }
@@ -171,6 +144,22 @@ bool ClusterIs(const RestApi& api, std::string_view name, bool reachable, int re
   const Json cluster = ClusterItem(api, name);
   return cluster.is_object() && cluster.value("reachable", !reachable) == reachable &&
          cluster.value("readyNodes", -1) == ready_nodes;
+}
+
+bool NodeReady(const RestApi& api, std::string_view cluster, std::string_view node, bool ready) {
+  for (const Json& item : ClusterNodes(api, cluster)) {
+    if (item.value("name", "") == node) return item.value("ready", !ready) == ready;
+  }
+  return false;
+}
+
+Json ClusterGpuJob(std::string_view name, std::string_view cluster, int replicas, int gpus,
+                   std::string_view script) {
+  Json job = ShellJob(name, script);
+  job["spec"]["clusterSelector"] = {{"tessera.io/cluster", cluster}};
+  job["spec"]["tasks"][0]["replicas"] = replicas;
+  job["spec"]["tasks"][0]["resources"] = {{"cpu", "1"}, {"memory", "1Gi"}, {"gpu", gpus}};
+  return job;
 }
 
 Json SimGangJob(std::string_view name, std::string_view cluster, int replicas, int gpus,

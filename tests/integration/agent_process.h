@@ -90,11 +90,17 @@ Json ClusterItem(const RestApi& api, std::string_view name);
 std::vector<Json> ClusterNodes(const RestApi& api, std::string_view cluster);
 // Whether the cluster is listed, with `reachable` and `ready_nodes` as given.
 bool ClusterIs(const RestApi& api, std::string_view name, bool reachable, int ready_nodes);
+// Whether node `node` of cluster `cluster` is listed with `ready` as given.
+bool NodeReady(const RestApi& api, std::string_view cluster, std::string_view node, bool ready);
 
 // A gang job for simulated nodes: group "main" of `replicas` tasks with `gpus` GPUs each,
 // tolerating tessera.io/simulated=true:NoSchedule, running `duration` ("" = until cancelled)
 // on the clusters with label tessera.io/cluster=`cluster`.
 Json SimGangJob(std::string_view name, std::string_view cluster, int replicas, int gpus,
                 std::string_view duration);
+// A job for a real cluster: group "main" of `replicas` tasks running `sh -c script`, each with
+// one CPU, 1 GiB and `gpus` GPUs, on the clusters with label tessera.io/cluster=`cluster`.
+Json ClusterGpuJob(std::string_view name, std::string_view cluster, int replicas, int gpus,
+                   std::string_view script);
 
 }  // namespace tessera::integration

@@ -35,18 +35,7 @@ std::string Instance() {
 
 // A job of `replicas` tasks with `gpus` GPUs each running `script`, on cluster `kCluster`.
 Json SlurmJob(std::string_view name, int replicas, int gpus, std::string_view script) {
-  Json job = ShellJob(name, script);
-  job["spec"]["clusterSelector"] = {{"tessera.io/cluster", kCluster}};
-  job["spec"]["tasks"][0]["replicas"] = replicas;
-  job["spec"]["tasks"][0]["resources"] = {{"cpu", "1"}, {"memory", "1Gi"}, {"gpu", gpus}};
-  return job;
-}
-
-bool NodeReady(const RestApi& api, std::string_view name, bool ready) {
-  for (const Json& node : ClusterNodes(api, kCluster)) {
-    if (node.value("name", "") == name) return node.value("ready", !ready) == ready;
-  }
-  return false;
+  return ClusterGpuJob(name, kCluster, replicas, gpus, script);
 }
 
 class AgentSlurmE2eTest : public AgentServerTest {
@@ -123,10 +112,10 @@ TEST_F(AgentSlurmE2eTest, JobsRunOnTheChosenSlurmNodesAndNodeStateFollowsSlurm) 
 
   // A node set DOWN in Slurm is NotReady in Tessera, and Ready again after resume.
   ASSERT_TRUE(slurm_->Scontrol("update nodename=node3 state=down reason=e2e"));
-  EXPECT_TRUE(WaitUntil([&] { return NodeReady(api, "node3", false); }))
+  EXPECT_TRUE(WaitUntil([&] { return NodeReady(api, kCluster, "node3", false); }))
       << Json(ClusterNodes(api, kCluster)).dump();
   ASSERT_TRUE(slurm_->Scontrol("update nodename=node3 state=resume"));
-  EXPECT_TRUE(WaitUntil([&] { return NodeReady(api, "node3", true); }))
+  EXPECT_TRUE(WaitUntil([&] { return NodeReady(api, kCluster, "node3", true); }))
       << Json(ClusterNodes(api, kCluster)).dump();
 }
 

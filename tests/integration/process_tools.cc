@@ -1,15 +1,21 @@
 #include "process_tools.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <system_error>
+
+extern char** environ;
 
 namespace tessera::integration {
 namespace {
@@ -25,6 +31,32 @@ char ProcState(pid_t pid) {
 }
 
 }  // namespace
+
+absl::StatusOr<pid_t> SpawnLogged(std::vector<std::string> args, const std::string& log_path) {
+  std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  // fork + exec rather than posix_spawn: the child asks for SIGKILL when the test dies. Between
+  // fork and exec the child only makes async-signal-safe calls.
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) return absl::UnavailableError(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    const int in = ::open("/dev/null", O_RDONLY);
+    const int out = ::open(log_path.c_str(), O_WRONLY | O_APPEND);
+    if (in < 0 || out < 0) ::_exit(127);
+    ::dup2(in, STDIN_FILENO);
+    ::dup2(out, STDOUT_FILENO);
+    ::dup2(out, STDERR_FILENO);
+    ::syscall(SYS_close_range, 3u, ~0u, 0u);  // the test's own sockets and files stay here
+    ::execve(argv[0], argv.data(), environ);
+    ::_exit(127);
+  }
+  return pid;
+}
 
 pid_t ReadPidFile(const std::string& path) {
   std::ifstream in(path);

@@ -1,17 +1,12 @@
 #include "server_process.h"
 
-#include <fcntl.h>
 #include <httplib.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <regex>
@@ -20,8 +15,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "process_tools.h"
-
-extern char** environ;
 
 namespace tessera::integration {
 namespace {
@@ -82,31 +75,9 @@ absl::Status ServerProcess::Spawn() {
   args.insert(args.end(), {"--data-dir", options_.data_dir, "--http-addr", "127.0.0.1:0",
                            "--grpc-addr", "127.0.0.1:0"});
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
-  std::vector<char*> argv;
-  argv.reserve(args.size() + 1);
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-
-  // fork + exec rather than posix_spawn: the child asks for SIGKILL when the test dies, so
-  // that a test killed by a timeout leaves no server behind. Between fork and exec the child
-  // only makes async-signal-safe calls.
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) return absl::UnavailableError(absl::StrCat("fork: ", std::strerror(errno)));
-  if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    const int in = ::open("/dev/null", O_RDONLY);
-    const int out = ::open(log_path_.c_str(), O_WRONLY | O_APPEND);
-    if (in < 0 || out < 0) ::_exit(127);
-    ::dup2(in, STDIN_FILENO);
-    ::dup2(out, STDOUT_FILENO);
-    ::dup2(out, STDERR_FILENO);
-    ::syscall(SYS_close_range, 3u, ~0u, 0u);  // the test's own sockets and files stay here
-    ::execve(argv[0], argv.data(), environ);
-    ::_exit(127);
-  }
-  pid_ = pid;
+  absl::StatusOr<pid_t> pid = SpawnLogged(std::move(args), log_path_);
+  if (!pid.ok()) return pid.status();
+  pid_ = *pid;
   http_port_ = grpc_port_ = 0;
   admin_token_.clear();
   return absl::OkStatus();
