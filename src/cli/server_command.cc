@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -171,6 +172,8 @@ absl::Status StartAgentClusters(const ServerConfig& config, ControlPlane& plane,
   const server::AgentConfig& agents = config.agents;
   agent::InventoryRules rules;
   rules.known_gpu_models.insert(agents.gpu_models.begin(), agents.gpu_models.end());
+  std::set<std::string, std::less<>> config_clusters;
+  for (const server::ClusterConfig& cluster : config.clusters) config_clusters.insert(cluster.name);
   server::JobManager* manager = plane.manager.get();
   plane.agent_clusters = std::make_unique<server::AgentClusters>(server::AgentClustersOptions{
       .heartbeat_interval = agents.heartbeat_interval,
@@ -180,6 +183,7 @@ absl::Status StartAgentClusters(const ServerConfig& config, ControlPlane& plane,
       .clock = &agent::SystemClock::Get(),
       .store = plane.store.get(),
       .node_names = &plane.node_names,
+      .reserved_names = std::move(config_clusters),
       .task_observer = manager,
       .inventory_observer = manager,
       .attach = [manager](server::Cluster* cluster) { manager->AttachCluster(cluster); }});

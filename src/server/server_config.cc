@@ -10,6 +10,7 @@
 #include "core/duration.h"
 #include "core/quantity.h"
 #include "fmt/format.h"
+#include "server/cluster.h"
 #include "server/queue_document.h"
 #include "yaml-cpp/yaml.h"
 
@@ -62,6 +63,11 @@ absl::StatusOr<double> Number(const YAML::Node& node, std::string_view source,
 // One cluster's own rules (not those across clusters); InvalidArgument naming `field`.
 absl::Status CheckCluster(const ClusterConfig& cluster, const std::string& field) {
   if (cluster.name.empty()) return absl::InvalidArgumentError(field + ".name: required");
+  if (!IsValidClusterName(cluster.name)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "{}.name: \"{}\" is not a cluster name ([a-z0-9][a-z0-9._-]{{0,62}})", field,
+        cluster.name));
+  }
   if (cluster.backend == "sim") {
     if (cluster.node_list.empty()) {
       return absl::InvalidArgumentError(field + ".nodeList: required for a sim cluster");

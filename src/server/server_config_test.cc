@@ -50,6 +50,8 @@ TEST(ServerConfigTest, BadInputNamesTheField) {
            {"clusters: [{name: a, backend: slurm}]",
             "c.yaml: clusters[0].backend: must be local or sim"},
            {"clusters: [{backend: local}]", "c.yaml: clusters[0].name: required"},
+           {"clusters: [{name: \"Bad Name/../x\", backend: local}]",
+            "c.yaml: clusters[0].name: \"Bad Name/../x\" is not a cluster name"},
            {"clusters: [{name: s, backend: sim}]", "c.yaml: clusters[0].nodeList: required"},
            {"rateLimit: {burst: lots}", "rateLimit.burst: must be a number"},
            {"cycleInterval: soon", "c.yaml: cycleInterval"},

@@ -107,16 +107,6 @@ bool IsValidName(std::string_view name) {
   return true;
 }
 
-bool IsValidClusterName(std::string_view name) {
-  if (name.empty() || name.size() > 63) return false;
-  auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!lower_or_digit(name[0])) return false;
-  for (char c : name) {
-    if (!lower_or_digit(c) && c != '.' && c != '_' && c != '-') return false;
-  }
-  return true;
-}
-
 namespace {
 
 bool LabelName(std::string_view name) {

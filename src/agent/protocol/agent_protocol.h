@@ -83,8 +83,6 @@ absl::StatusOr<server::LogChunk> LogChunkFromProto(const v1::LogChunk& chunk);
 
 // [A-Za-z0-9][A-Za-z0-9._-]{0,252}: node names, launch ids and GPU models.
 bool IsValidName(std::string_view name);
-// [a-z0-9][a-z0-9._-]{0,62}: cluster names.
-bool IsValidClusterName(std::string_view name);
 
 // Cluster labels as Kubernetes writes labels: a key is [prefix/]name, the prefix a DNS
 // subdomain, the name (and a non-empty value) [A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])? of at

@@ -234,11 +234,11 @@ TEST(AgentProtocolTest, LogChunkRoundTripAndChecks) {
 }
 
 TEST(AgentProtocolTest, ClusterNames) {
-  EXPECT_TRUE(IsValidClusterName("east-1"));
-  EXPECT_FALSE(IsValidClusterName("East"));
-  EXPECT_FALSE(IsValidClusterName("-x"));
-  EXPECT_FALSE(IsValidClusterName(""));
-  EXPECT_FALSE(IsValidClusterName(std::string(64, 'a')));
+  EXPECT_TRUE(server::IsValidClusterName("east-1"));
+  EXPECT_FALSE(server::IsValidClusterName("East"));
+  EXPECT_FALSE(server::IsValidClusterName("-x"));
+  EXPECT_FALSE(server::IsValidClusterName(""));
+  EXPECT_FALSE(server::IsValidClusterName(std::string(64, 'a')));
 }
 
 }  // namespace

@@ -33,6 +33,13 @@ absl::Status AgentClusters::Load() {
   if (!records.ok()) return records.status();
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [name, record] : *records) {
+    if (record.backend.empty()) {  // nodes without their cluster
+      absl::Status removed = RemoteCluster::RemoveRecords(*options_.store, name);
+      fmt::print(stderr, "cluster {}: {} stored nodes without their cluster record removed{}\n",
+                 name, record.nodes.size(),
+                 removed.ok() ? "" : fmt::format(" (failed: {})", std::string(removed.message())));
+      continue;
+    }
     clusters_.emplace(name,
                       std::make_unique<RemoteCluster>(ClusterOptions(name), std::move(record)));
   }
@@ -63,13 +70,19 @@ void AgentClusters::Stop() {
 
 absl::StatusOr<std::pair<RemoteCluster*, uint64_t>> AgentClusters::Attach(
     AgentChannel* channel, const agent::v1::Register& request) {
-  if (!agent::IsValidClusterName(request.cluster())) {
+  if (!IsValidClusterName(request.cluster())) {
     return absl::InvalidArgumentError(fmt::format(
         "register.cluster: \"{}\" is not a cluster name ([a-z0-9][a-z0-9._-]{{0,62}})",
         request.cluster()));
   }
   if (absl::Status s = agent::CheckClusterLabels(request.labels(), "register.labels"); !s.ok()) {
     return s;
+  }
+  if (options_.reserved_names.contains(request.cluster())) {
+    return absl::InvalidArgumentError(fmt::format(
+        "register.cluster: \"{}\" is a cluster of the server's config file (clusters:); give "
+        "the agent another --cluster name",
+        request.cluster()));
   }
   static constexpr std::string_view kBackends[] = {"slurm", "kubernetes", "local", "sim"};
   if (std::find(std::begin(kBackends), std::end(kBackends), request.backend()) ==

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,6 +33,8 @@ struct AgentClustersOptions {
   const Clock* clock = nullptr;     // required
   store::Store* store = nullptr;    // required
   NodeNames* node_names = nullptr;  // required
+  // The clusters of the server's config file: no agent may register one of these names.
+  std::set<std::string, std::less<>> reserved_names;
   TaskObserver* task_observer = nullptr;            // required
   InventoryObserver* inventory_observer = nullptr;  // required
   // Hands a new cluster to the job manager: called once per cluster, when it is established
@@ -45,6 +48,7 @@ class AgentClusters {
   ~AgentClusters();  // stops the monitor
 
   // Loads the stored clusters. Call once, before Start. DataLoss for an undecodable record.
+  // Node records without their cluster's record (left by an interrupted deletion) are removed.
   absl::Status Load();
   // The clusters loaded from the store (for JobManager::Start). Call before the first Attach.
   std::vector<Cluster*> clusters() const;
@@ -53,7 +57,8 @@ class AgentClusters {
   void Stop();
 
   // Starts a session of cluster `request.cluster()` (creating the cluster if new) and returns
-  // the cluster and the session's epoch. InvalidArgument naming the field for a bad Register.
+  // the cluster and the session's epoch. InvalidArgument naming the field for a bad Register,
+  // or a name of the server's config file.
   absl::StatusOr<std::pair<RemoteCluster*, uint64_t>> Attach(AgentChannel* channel,
                                                             const agent::v1::Register& request);
 

@@ -564,10 +564,8 @@ absl::Status RemoteCluster::Delete() {
         options_.name, session_->epoch));
   }
   deleted_ = true;
-  std::vector<store::Op> ops = {store::Op::Delete(ClusterKey(options_.name))};
   std::vector<Node> removed;
   for (const auto& [name, reported] : nodes_) {
-    ops.push_back(store::Op::Delete(NodeKey(options_.name, name)));
     Node gone = EffectiveLocked(reported);
     gone.removed = true;
     removed.push_back(std::move(gone));
@@ -579,11 +577,17 @@ absl::Status RemoteCluster::Delete() {
   usage_.clear();
   launches_.clear();
   lock.unlock();
-  absl::StatusOr<store::TxnResult> deleted =
-      options_.store->Commit(store::Txn::Unconditional(std::move(ops)));
+  const absl::Status deleted = RemoveRecords(*options_.store, options_.name);
   if (!removed.empty()) options_.inventory_observer->OnNodesChanged(*this, std::move(removed));
   EndLost(lost, fmt::format("cluster {} was deleted", options_.name));
-  return deleted.status();
+  return deleted;
+}
+
+absl::Status RemoteCluster::RemoveRecords(store::Store& store, std::string_view name) {
+  return store
+      .Commit(store::Txn::Unconditional({store::Op::Delete(ClusterKey(name)),
+                                         store::Op::DeletePrefix(ClusterKey(name) + "/")}))
+      .status();
 }
 
 std::vector<Node> RemoteCluster::MarkUnreachableLocked() {

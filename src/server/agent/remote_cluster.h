@@ -152,6 +152,9 @@ class RemoteCluster final : public Cluster {
   // (the job manager may still hold it) but is inert: a Launch ends Lost at once, Attach is
   // Unavailable ("deleted": the agent reconnects and registers the cluster anew).
   absl::Status Delete();
+  // Removes the stored record of cluster `name` and of its nodes: two operations, whatever
+  // the fleet's size.
+  static absl::Status RemoveRecords(store::Store& store, std::string_view name);
 
  private:
   struct Launched {

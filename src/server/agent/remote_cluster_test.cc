@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -165,6 +166,7 @@ class RemoteClusterTest : public ::testing::Test {
         .clock = &clock_,
         .store = store_.get(),
         .node_names = names_.get(),
+        .reserved_names = reserved_,
         .task_observer = &observer_,
         .inventory_observer = &observer_,
         .attach = [this](Cluster* cluster) { attached_.push_back(cluster); }});
@@ -202,6 +204,7 @@ class RemoteClusterTest : public ::testing::Test {
   RecordingObserver observer_;
   std::unique_ptr<NodeNames> names_;
   std::unique_ptr<AgentClusters> clusters_;
+  std::set<std::string, std::less<>> reserved_;  // names of the server's config file
   std::vector<Cluster*> attached_;
 };
 
@@ -585,6 +588,28 @@ TEST_F(RemoteClusterTest, ADeletedClusterLeavesTheSchedulerAndTheStore) {
   auto [fresh, fresh_epoch] = Connect(again, "east", 2);
   EXPECT_EQ(fresh_epoch, 1u);
   EXPECT_THAT(fresh->Inventory(), SizeIs(2));
+}
+
+TEST_F(RemoteClusterTest, AConfigFileClustersNameCannotBeRegistered) {
+  reserved_ = {"inproc"};
+  MakeClusters();
+  RecordingChannel channel;
+  const absl::Status refused = clusters_->Attach(&channel, Hello("inproc")).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(), HasSubstr("register.cluster"));
+  EXPECT_THAT(refused.message(), HasSubstr("config file"));
+}
+
+TEST_F(RemoteClusterTest, StoredNodesWithoutTheirClusterAreRemovedAtLoad) {
+  ASSERT_TRUE(store_
+                  ->Commit(store::Txn::Unconditional(
+                      {store::Op::Put("/tessera/clusters/ghost/nodes/g0", "{\"name\": \"g0\"}")}))
+                  .ok());
+  MakeClusters();
+  EXPECT_THAT(clusters_->clusters(), IsEmpty());
+  absl::StatusOr<store::RangeResult> left = store_->Range({.prefix = "/tessera/clusters/"});
+  ASSERT_TRUE(left.ok());
+  EXPECT_THAT(left->kvs, IsEmpty());
 }
 
 TEST_F(RemoteClusterTest, TheStoreKeepsEpochsAndNodesAcrossRestarts) {
