@@ -354,6 +354,22 @@ TEST_F(CommandsTest, DescribeSaysWhenTheStartCannotBePredicted) {
   EXPECT_THAT(harness_.out(), Not(HasSubstr("Nodes:")));
 }
 
+TEST_F(CommandsTest, DescribeSaysWhenNoNodeCanHoldTheJob) {
+  server_.On("GET", "/api/v1/jobs/42", 200, kPendingJob);
+  server_.On("GET", "/api/v1/jobs/42/events", 200, R"({"items": []})");
+  server_.On("GET", "/api/v1/jobs/42/explain", 200,
+             R"({"phase": "Pending", "reason": "InsufficientResources",
+                 "message": "task main-0: 0/2 nodes: 2 insufficient gpu",
+                 "totalNodes": 2, "rejections": [], "estimatedStartTime": null,
+                 "estimate": {"startTime": null, "blocker": "NoFit",
+                              "message": "task main-0 fits no node even on an empty cluster",
+                              "position": 0}})");
+  ASSERT_EQ(Run(&RunDescribeCommand, {"describe", "42"}), kExitOk) << harness_.err();
+  EXPECT_THAT(harness_.out(), HasSubstr("  Estimated start:    never on the clusters there are "
+                                        "now (no node can hold it)\n"));
+  EXPECT_THAT(harness_.out(), HasSubstr("  Blocked by:         NoFit: task main-0 fits no node"));
+}
+
 TEST_F(CommandsTest, QueuesTableAndQueueChanges) {
   server_.On("GET", "/api/v1/queues", 200,
              R"({"items": [{"name": "org", "parent": "", "guaranteed": {"gpu": 4},

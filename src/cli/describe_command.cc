@@ -192,9 +192,14 @@ void PrintExplanation(const Json& explanation, TimePoint now, std::ostream& out)
     return;
   }
   const std::string start = JsonText(*estimate, {"startTime"});
-  line("Estimated start",
-       start.empty() ? "unknown (waits on jobs without a time limit)" : StartText(start, now));
   const std::string blocker = JsonText(*estimate, {"blocker"});
+  if (!start.empty()) {
+    line("Estimated start", StartText(start, now));
+  } else if (blocker == "NoFit") {
+    line("Estimated start", "never on the clusters there are now (no node can hold it)");
+  } else {
+    line("Estimated start", "unknown (waits on jobs without a time limit)");
+  }
   if (!blocker.empty()) {
     // The detail is left out when it only repeats the message above.
     const std::string detail = JsonText(*estimate, {"message"});

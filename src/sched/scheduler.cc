@@ -514,10 +514,11 @@ void Scheduler::MarkUntried(CycleContext& cycle) {
 }
 
 bool Scheduler::RefuseIfUnsatisfiable(CycleContext& cycle, Entry& entry) {
-  // No node at all (a control plane whose clusters have not registered yet): nothing can be
-  // judged, so the job waits and is checked at the first cycle that has a node.
+  // No node at all (no cluster has registered yet): nothing can be judged, so the job waits and
+  // is checked at the first cycle that has a node.
   const std::span<const Node> nodes = cycle.state.nodes();
-  if (std::none_of(nodes.begin(), nodes.end(), [](const Node& n) { return !n.removed; })) {
+  if (policy_.refuse_unfit &&
+      std::none_of(nodes.begin(), nodes.end(), [](const Node& n) { return !n.removed; })) {
     return false;
   }
   entry.satisfiability_checked = true;
@@ -526,18 +527,10 @@ bool Scheduler::RefuseIfUnsatisfiable(CycleContext& cycle, Entry& entry) {
     refusal = PendingReason{std::string(kReasonRefused),
                             fmt::format("the job can never fit its queue: {}", verdict.message)};
   }
-  for (size_t i = 0; i < entry.tasks.size() && !refusal; ++i) {
-    // Node shapes do not change within a cycle: one check per task class and cycle.
-    if (!cycle.satisfiable.insert(entry.tasks[i].EquivalenceKey()).second) continue;
-    TaskAttempt attempt =
-        framework_->PlaceTask(cycle.state, entry.tasks[i], MatchMode::kSatisfiability);
-    if (attempt.placement.has_value() || attempt.status.code() == SchedStatus::Code::kError) {
-      continue;
+  if (!refusal && policy_.refuse_unfit) {
+    if (std::optional<std::string> unfit = NeverFits(cycle.state, entry, &cycle.satisfiable)) {
+      refusal = PendingReason{std::string(kReasonRefused), *std::move(unfit)};
     }
-    cycle.satisfiable.erase(entry.tasks[i].EquivalenceKey());
-    refusal = PendingReason{std::string(kReasonRefused),
-                            fmt::format("task {} fits no node even on an empty cluster: {}",
-                                        entry.task_names[i], attempt.diagnosis.ToString())};
   }
   if (!refusal) return false;
   const std::string name = entry.name;
@@ -771,6 +764,22 @@ bool Scheduler::Reserve(CycleContext& cycle, Entry& entry, PendingReason& reason
   return true;
 }
 
+std::optional<std::string> Scheduler::NeverFits(ClusterState& state, const Entry& entry,
+                                                std::set<std::string>* fitting) {
+  for (size_t i = 0; i < entry.tasks.size(); ++i) {
+    // Node shapes do not change within a cycle: one check per task class and cycle.
+    if (!fitting->insert(entry.tasks[i].EquivalenceKey()).second) continue;
+    TaskAttempt attempt = framework_->PlaceTask(state, entry.tasks[i], MatchMode::kSatisfiability);
+    if (attempt.placement.has_value() || attempt.status.code() == SchedStatus::Code::kError) {
+      continue;
+    }
+    fitting->erase(entry.tasks[i].EquivalenceKey());
+    return fmt::format("task {} fits no node even on an empty cluster: {}", entry.task_names[i],
+                       attempt.diagnosis.ToString());
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<StartEstimate> Scheduler::Estimate(std::string_view job, ClusterState& state) {
   Entry* target = Find(job);
   if (target == nullptr || (target->state != Entry::State::kPending &&
@@ -778,6 +787,13 @@ absl::StatusOr<StartEstimate> Scheduler::Estimate(std::string_view job, ClusterS
     return absl::NotFoundError(fmt::format("job {} is not pending", job));
   }
   StartEstimate estimate;
+  std::set<std::string> fitting;
+  if (std::optional<std::string> unfit = NeverFits(state, *target, &fitting)) {
+    estimate.blocker = "NoFit";  // no start to foresee until a cluster that can hold it joins
+    estimate.message = *std::move(unfit);
+    estimate.position = std::max<int64_t>(admission_->Position(target->id), 0);
+    return estimate;
+  }
   if (target->has_reason) {
     estimate.blocker = BlockerOf(target->reason.code);
     estimate.message = target->reason.message;

@@ -32,10 +32,10 @@
 // Every job that waits has a reason: QuotaExceeded, a placement code (Diagnosis::TopCode(), e.g.
 // "InsufficientResources", with "task worker-1: 0/4 nodes: 3 insufficient gpu, ..."),
 // GangIncomplete, Priority, Reservation or Backoff. A job that fits no node even on an empty
-// cluster (MatchMode::kSatisfiability), or whose charge exceeds its queue's limits with nothing
-// else admitted, is refused at its first cycle (OnRefused, reason "Refused"); while the state has
-// no node at all (clusters not registered yet) the check waits for the first cycle with one. The
-// check is not repeated when the job is requeued. A job naming an unknown or non-leaf queue is refused at
+// cluster (MatchMode::kSatisfiability; unless SchedulingPolicy::refuse_unfit is false), or whose
+// charge exceeds its queue's limits with nothing else admitted, is refused at its first cycle
+// (OnRefused, reason "Refused"); while the state has no node at all the placement check waits for
+// the first cycle with one. The check is not repeated when the job is requeued. A job naming an unknown or non-leaf queue is refused at
 // Submit.
 //
 // The Scheduler emits decisions to a SchedulerSink and never does I/O; time comes from the
@@ -108,7 +108,9 @@ struct QueueStatus {
 // same core (the backfill planner over the jobs ahead of it).
 struct StartEstimate {
   std::optional<TimePoint> start;  // nullopt: not predictable (it waits on jobs without time limit)
-  // What blocks it: "Quota", "Capacity", "Gang", "Reservation", "Position", "Backoff", or empty.
+  // What blocks it: "Quota", "Capacity", "Gang", "Reservation", "Position", "Backoff", "NoFit"
+  // (no node of the inventory could hold it even empty: no start until a cluster that can
+  // joins), or empty.
   std::string blocker;
   std::string message;   // the detail in words
   int64_t position = 0;  // jobs ahead of it in its queue
@@ -239,6 +241,10 @@ class Scheduler {
   void MarkBehindStrictHeads(CycleContext& cycle);
   void MarkUntried(CycleContext& cycle);
   bool RefuseIfUnsatisfiable(CycleContext& cycle, Entry& entry);
+  // The first of the entry's tasks that fits no node even on an empty `state`, in words;
+  // nullopt when every one fits some node. `fitting` caches the task classes that do.
+  std::optional<std::string> NeverFits(ClusterState& state, const Entry& entry,
+                                       std::set<std::string>* fitting);
   // Admission of one pending job, reclaiming quota when allowed; false when it stays pending.
   // Reclaim, Preempt and Reserve add what they did to the job's pending `reason`.
   bool Admit(CycleContext& cycle, Entry& entry);

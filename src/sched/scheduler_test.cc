@@ -171,6 +171,28 @@ TEST_F(SchedulerTest, ANodeOfAnotherClusterCountsAsNotSelectedEvenWhenDown) {
   EXPECT_THAT(scheduler_->Reason("pinned")->message, Not(HasSubstr("node is down")));
 }
 
+TEST_F(SchedulerTest, WithoutRefusalAJobThatFitsNoNodeWaitsAndItsEstimateSaysSo) {
+  SchedulingPolicy policy;
+  policy.refuse_unfit = false;
+  Recreate(policy);
+  AddNodes(2, 8);
+  ASSERT_TRUE(scheduler_->Submit("huge", GpuJob("huge", 1, 16)).ok());
+  Cycle();
+  EXPECT_TRUE(sink_.refused.empty());
+  ASSERT_NE(scheduler_->Reason("huge"), nullptr);
+  EXPECT_EQ(scheduler_->Reason("huge")->code, "InsufficientResources");
+  absl::StatusOr<StartEstimate> estimate = scheduler_->Estimate("huge", state_);
+  ASSERT_TRUE(estimate.ok()) << estimate.status();
+  EXPECT_EQ(estimate->blocker, "NoFit");
+  EXPECT_FALSE(estimate->start.has_value());
+  EXPECT_THAT(estimate->message, HasSubstr("fits no node even on an empty cluster"));
+
+  AddNodes(1, 16);  // a cluster that can hold it joins
+  Cycle();
+  ASSERT_EQ(sink_.placed.size(), 1u);
+  EXPECT_EQ(sink_.placed[0].job, "huge");
+}
+
 TEST_F(SchedulerTest, BusyOrCordonedNodesDoNotMakeAJobRefused) {
   AddNodes(1, 8);
   state_.MutableNode(0).unschedulable = true;

@@ -120,10 +120,13 @@ absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Create(JobManagerOptions
   auto manager = std::unique_ptr<JobManager>(new JobManager(std::move(options)));
   const Registry& registry =
       manager->options_.registry != nullptr ? *manager->options_.registry : BuiltinPlugins();
+  // Clusters join, leave and change while the control plane runs: a job that fits no node now
+  // waits for one rather than being refused.
+  SchedulingPolicy policy = manager->options_.policy;
+  policy.refuse_unfit = false;
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = Scheduler::Create(
       manager->options_.profile, registry,
-      SchedulerEnv{.rng = manager->rng_.get(), .clock = manager->options_.clock},
-      manager->options_.policy);
+      SchedulerEnv{.rng = manager->rng_.get(), .clock = manager->options_.clock}, policy);
   if (!scheduler.ok()) return scheduler.status();
   manager->scheduler_ = *std::move(scheduler);
   return manager;

@@ -378,11 +378,19 @@ TEST_F(JobManagerTest, PreemptedJobIsCancelledWhenThePolicySaysSo) {
   WaitFor(high, JobPhase::kRunning);
 }
 
-TEST_F(JobManagerTest, UnsatisfiableJobIsRefusedAndTimeLimitFailsWithoutRequeue) {
+TEST_F(JobManagerTest, AJobThatFitsNoNodeWaitsAndTimeLimitFailsWithoutRequeue) {
   StartManager();
+  // Clusters join and change while the control plane runs: no refusal, a reason.
   const std::string huge = Submit(SimJob(1, 16, "1h"));
-  const JobView refused = WaitFor(huge, JobPhase::kFailed);
-  EXPECT_EQ(refused.document.status->reason, "Refused");
+  std::string reason;
+  for (int i = 0; i < 4000 && reason.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    reason = manager_->Get(kAdmin, huge)->document.status->reason;
+  }
+  const JobView waiting = *manager_->Get(kAdmin, huge);
+  EXPECT_EQ(waiting.document.status->phase, JobPhase::kPending);
+  EXPECT_EQ(reason, "InsufficientResources");
+  EXPECT_THAT(waiting.document.status->message, HasSubstr("insufficient gpu"));
 
   const std::string slow = Submit(SimJob(1, 1, "2h", "  timeLimit: 1h\n"));
   WaitFor(slow, JobPhase::kRunning);

@@ -101,7 +101,8 @@ struct PendingRejection {
 // (the backfill planner over the jobs ahead of it), made when a client asks.
 struct StartEstimateView {
   std::optional<TimePoint> start;  // nullopt: unpredictable (it waits on jobs without time limit)
-  // "Quota", "Capacity", "Gang", "Reservation", "Position", "Backoff", or "" when nothing does.
+  // "Quota", "Capacity", "Gang", "Reservation", "Position", "Backoff", "NoFit" (no node could
+  // hold it even empty), or "" when nothing does.
   std::string blocker;
   std::string message;   // the blocker in words
   int64_t position = 0;  // jobs ahead of it in its queue
