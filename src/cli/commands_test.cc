@@ -116,6 +116,10 @@ TEST_F(CommandsTest, SubmitFromAFile) {
             "error: --gpus cannot be combined with -f: the document describes the whole job\n");
   EXPECT_EQ(Run(&RunSubmitCommand, {"submit", "-f", path, "--", "true"}), kExitUsage);
   EXPECT_THAT(harness_.err(), HasSubstr("a command cannot be combined with -f"));
+  EXPECT_EQ(Run(&RunSubmitCommand, {"submit", "-f", path, "--env", "A=1", "--", "-N", "4"}),
+            kExitUsage);
+  EXPECT_EQ(harness_.err(),
+            "error: --env cannot be combined with -f: the document describes the whole job\n");
 
   std::ofstream(path) << "apiVersion: tessera/v1\nkind: Job\nspec:\n  tasks:\n"
                          "    - name: main\n      resources: {gpuu: 1}\n";
@@ -124,6 +128,86 @@ TEST_F(CommandsTest, SubmitFromAFile) {
                                 ":6:19: spec.tasks[0].resources.gpuu: unknown key (did you mean "
                                 "\"gpu\"?)\n");
   EXPECT_EQ(server_.Requests().size(), 1u);
+}
+
+// Everything after the first "--" is the command, verbatim, whatever option comes before it:
+// CLI11 alone ends a repeatable option's values at "--" and reads on as submit's flags.
+struct DashesCase {
+  std::string name;
+  std::vector<std::string> flags;  // before "--"
+  std::string field;               // JSON pointer into the submitted document
+  nlohmann::json value;            // what the flags set there
+};
+
+void PrintTo(const DashesCase& c, std::ostream* os) { *os << c.name; }
+
+class SubmitCommandAfterDashesTest : public CommandsTest,
+                                     public ::testing::WithParamInterface<DashesCase> {};
+
+TEST_P(SubmitCommandAfterDashesTest, IsTheCommandVerbatim) {
+  const std::vector<std::string> command = {
+      "./train.sh", "-N",    "4",       "-J",     "evil", "-t", "5",
+      "--dry-run",  "-c",    "echo $A", "--env",  "B=2",  "-f", "job.yaml",
+      "--cluster",  "other", "--",      "--help", "-q"};
+  server_.On("POST", "/api/v1/jobs", 201, Job("42", "Pending"));
+  std::vector<std::string> args = {"submit"};
+  args.insert(args.end(), GetParam().flags.begin(), GetParam().flags.end());
+  args.push_back("--");
+  args.insert(args.end(), command.begin(), command.end());
+  ASSERT_EQ(Run(&RunSubmitCommand, args), kExitOk) << harness_.err();
+  EXPECT_EQ(harness_.out(), "submitted job 42\n");
+  const std::vector<testing::RecordedRequest> posts = server_.Requests("POST", "/api/v1/jobs");
+  ASSERT_EQ(posts.size(), 1u);
+  const nlohmann::json sent = nlohmann::json::parse(posts[0].body);
+  const nlohmann::json& task = sent["spec"]["tasks"][0];
+  EXPECT_EQ(task["command"], nlohmann::json(command));
+  EXPECT_EQ(sent.at(nlohmann::json::json_pointer(GetParam().field)), GetParam().value);
+  EXPECT_EQ(task.value("replicas", 1), 1);
+  EXPECT_FALSE(sent["metadata"].contains("name"));
+  EXPECT_FALSE(sent["spec"].contains("timeLimit"));
+  EXPECT_FALSE(task.contains("env") && task["env"].contains("B"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryKindOfOption, SubmitCommandAfterDashesTest,
+    ::testing::Values(
+        DashesCase{"Env", {"--env", "A=1"}, "/spec/tasks/0/env/A", "1"},
+        DashesCase{"EnvRepeated", {"--env", "A=1", "--env", "C=3"}, "/spec/tasks/0/env/C", "3"},
+        DashesCase{"EnvWithEquals", {"--env=A=1"}, "/spec/tasks/0/env/A", "1"},
+        DashesCase{"Label", {"--label", "k=v"}, "/metadata/labels/k", "v"},
+        DashesCase{"LabelRepeated",
+                   {"--label", "k=v", "--label", "team=vision"},
+                   "/metadata/labels/team",
+                   "vision"},
+        DashesCase{"GpuModel",
+                   {"--gpus", "1", "--gpu-model", "H100-80GB"},
+                   "/spec/tasks/0/resources/gpuModel",
+                   nlohmann::json::array({"H100-80GB"})},
+        DashesCase{"GpuModelRepeated",
+                   {"--gpus", "1", "--gpu-model", "H100-80GB", "--gpu-model", "A100-80GB,L4"},
+                   "/spec/tasks/0/resources/gpuModel",
+                   nlohmann::json::array({"H100-80GB", "A100-80GB", "L4"})},
+        DashesCase{"Queue", {"--queue", "team-a"}, "/spec/queue", "team-a"},
+        DashesCase{"Cluster",
+                   {"--cluster", "slurm-a"},
+                   "/spec/clusterSelector/tessera.io~1cluster",
+                   "slurm-a"}),
+    [](const ::testing::TestParamInfo<DashesCase>& info) { return info.param.name; });
+
+TEST_F(CommandsTest, SubmitClusterPinsTheJob) {
+  ASSERT_EQ(Run(&RunSubmitCommand, {"submit", "--dry-run", "--cluster", "k8s-eu", "--", "x"}),
+            kExitOk)
+      << harness_.err();
+  EXPECT_THAT(harness_.out(), HasSubstr("clusterSelector:\n    tessera.io/cluster: k8s-eu\n"));
+  EXPECT_EQ(Run(&RunSubmitCommand, {"submit", "--cluster", "Slurm_A", "--", "x"}), kExitUsage);
+  EXPECT_EQ(harness_.err(),
+            "error: --cluster: 'Slurm_A' is not a cluster name (lowercase letters, digits, '.', "
+            "'_' and '-', starting with a letter or digit, at most 63 characters)\n");
+  EXPECT_EQ(Run(&RunSubmitCommand, {"submit", "--cluster", "", "--", "x"}), kExitUsage);
+  EXPECT_THAT(harness_.err(), HasSubstr("error: --cluster: '' is not a cluster name"));
+  EXPECT_EQ(Run(&RunSubmitCommand, {"submit", "--cluster", "--", "x"}), kExitUsage);
+  EXPECT_THAT(harness_.err(), HasSubstr("--cluster"));
+  EXPECT_TRUE(server_.Requests().empty());
 }
 
 TEST_F(CommandsTest, SubmitDryRunPrintsTheDocument) {

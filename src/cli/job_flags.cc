@@ -1,5 +1,6 @@
 #include "cli/job_flags.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <utility>
@@ -32,6 +33,7 @@ constexpr std::pair<std::string_view, std::string_view> kFieldFlags[] = {
     {"spec.priority", "--priority"},
     {"spec.timeLimit", "--time"},
     {"spec.queue", "--queue"},
+    {"spec.clusterSelector", "--cluster"},
     {"spec.minAvailable", "--nodes"},
     {"metadata.requestId", "--request-id"},
     {"metadata.labels", "--label"},
@@ -74,6 +76,10 @@ absl::StatusOr<Json> FlagsToJson(const JobFlags& f) {
 
   Json spec = Json::object();
   if (f.queue) spec["queue"] = *f.queue;
+  if (f.cluster) {
+    TESSERA_RETURN_IF_ERROR(CheckClusterName(*f.cluster, "--cluster"));
+    spec["clusterSelector"] = Json::object({{kClusterLabel, *f.cluster}});
+  }
   if (f.priority) {
     if (std::optional<int64_t> number = Integer(*f.priority)) {
       spec["priority"] = *number;
@@ -156,6 +162,20 @@ absl::Status ToFlagError(const absl::Status& status) {
 }
 
 }  // namespace
+
+absl::Status CheckClusterName(std::string_view name, std::string_view flag) {
+  constexpr size_t kMaxLength = 63;
+  auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  const bool valid = !name.empty() && name.size() <= kMaxLength && lower_or_digit(name[0]) &&
+                     std::all_of(name.begin(), name.end(), [&](char c) {
+                       return lower_or_digit(c) || c == '.' || c == '_' || c == '-';
+                     });
+  if (valid) return absl::OkStatus();
+  return FlagError(flag, fmt::format("'{}' is not a cluster name (lowercase letters, digits, "
+                                     "'.', '_' and '-', starting with a letter or digit, at "
+                                     "most {} characters)",
+                                     name, kMaxLength));
+}
 
 absl::StatusOr<api::JobDocument> BuildJobDocument(const JobFlags& flags) {
   TESSERA_ASSIGN_OR_RETURN(const Json doc, FlagsToJson(flags));

@@ -2,7 +2,8 @@
 //
 // The flags describe one task group "main" of `nodes` identical tasks (replicas) that start
 // together (one gang: minAvailable = all), each asking for `cpus` (default 1), `mem`, `gpus`
-// (a share of one GPU when below 1: 0.5) of the allowed `gpu_model`s, and running `command`.
+// (a share of one GPU when below 1: 0.5) of the allowed `gpu_model`s, and running `command`;
+// `cluster` pins the job to one cluster (spec.clusterSelector {tessera.io/cluster: NAME}).
 // BuildJobDocument writes them as a job document and reads it back with the job-spec codec
 // (api/jobspec/jobspec.h), so a flag means exactly what the matching document key means and
 // the document is validated as the server would; an error names the flag at fault
@@ -12,8 +13,10 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "api/jobspec/job_document.h"
 
@@ -23,6 +26,7 @@ namespace tessera::cli {
 struct JobFlags {
   std::optional<std::string> name;        // --name/-J: metadata.name
   std::optional<std::string> queue;       // --queue: spec.queue
+  std::optional<std::string> cluster;     // --cluster: spec.clusterSelector tessera.io/cluster
   std::optional<std::string> priority;    // --priority: a number, or a class name (high)
   std::optional<std::string> time;        // --time: see wall_time.h
   std::optional<int> nodes;               // --nodes: replicas
@@ -42,5 +46,13 @@ absl::StatusOr<api::JobDocument> BuildJobDocument(const JobFlags& flags);
 
 // The group name of a submitted job's task group.
 inline constexpr char kSubmitTaskName[] = "main";
+
+// The label every cluster carries with its name: a clusterSelector on it pins a job to the
+// cluster.
+inline constexpr char kClusterLabel[] = "tessera.io/cluster";
+
+// OK when `name` can name a cluster: [a-z0-9][a-z0-9._-]{0,62}, the rule clusters register
+// under (docs/agents/README.md); otherwise InvalidArgument naming `flag`.
+absl::Status CheckClusterName(std::string_view name, std::string_view flag);
 
 }  // namespace tessera::cli

@@ -9,6 +9,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Pair;
 
 JobFlags WithCommand() {
   JobFlags f;
@@ -37,6 +38,7 @@ TEST(JobFlagsTest, EveryFlagLandsInItsField) {
   JobFlags f = WithCommand();
   f.name = "resnet";
   f.queue = "team-a";
+  f.cluster = "slurm-a";
   f.priority = "100";
   f.time = "1-00:30:00";
   f.nodes = 4;
@@ -55,6 +57,7 @@ TEST(JobFlagsTest, EveryFlagLandsInItsField) {
   EXPECT_EQ(spec.labels.at("team"), "vision");
   EXPECT_EQ(doc->metadata.request_id, "abc-1");
   EXPECT_EQ(spec.queue, "team-a");
+  EXPECT_THAT(spec.cluster_selector, ElementsAre(Pair("tessera.io/cluster", "slurm-a")));
   EXPECT_EQ(spec.priority, 100);
   EXPECT_EQ(spec.time_limit, std::chrono::minutes(24 * 60 + 30));
   EXPECT_EQ(spec.TotalTasks(), 4);
@@ -99,6 +102,20 @@ TEST(JobFlagsTest, TheDocumentRoundTrips) {
   EXPECT_THAT(api::RenderJobJson(*doc), HasSubstr(R"("timeLimit": "1h30m")"));
 }
 
+TEST(JobFlagsTest, ClusterNames) {
+  const std::vector<std::string> valid = {"a", "slurm-a", "k8s.eu_west-1", "0",
+                                          std::string(63, 'c')};
+  for (const std::string& name : valid) {
+    EXPECT_TRUE(CheckClusterName(name, "--cluster").ok()) << name;
+  }
+  const std::vector<std::string> invalid = {
+      "", "Slurm", "-a", ".a", "a b", "a/b", std::string(64, 'c')};
+  for (const std::string& name : invalid) {
+    EXPECT_EQ(CheckClusterName(name, "--cluster").code(), absl::StatusCode::kInvalidArgument)
+        << name;
+  }
+}
+
 struct BadFlags {
   std::string name;
   std::function<void(JobFlags&)> set;
@@ -140,6 +157,12 @@ INSTANTIATE_TEST_SUITE_P(
                  "--name: \"My_Job\" is not a valid name (lowercase letters, digits, '-' and "
                  "'.', starting and ending with a letter or digit, at most 253 characters)"},
         BadFlags{"EmptyQueue", [](JobFlags& f) { f.queue = ""; }, "--queue: must not be empty"},
+        BadFlags{"ClusterNotAName", [](JobFlags& f) { f.cluster = "Slurm_A"; },
+                 "--cluster: 'Slurm_A' is not a cluster name (lowercase letters, digits, '.', "
+                 "'_' and '-', starting with a letter or digit, at most 63 characters)"},
+        BadFlags{"EmptyCluster", [](JobFlags& f) { f.cluster = ""; },
+                 "--cluster: '' is not a cluster name (lowercase letters, digits, '.', '_' and "
+                 "'-', starting with a letter or digit, at most 63 characters)"},
         BadFlags{"UnknownPriorityClass", [](JobFlags& f) { f.priority = "urgent"; },
                  "--priority: unknown priority class \"urgent\" (known: critical, high, low, "
                  "normal)"},

@@ -8,6 +8,7 @@
 #include "api/jobspec/jobspec.h"
 #include "cli/client/api_error.h"
 #include "cli/exit_status.h"
+#include "cli/job_flags.h"
 #include "cli/job_view.h"
 #include "cli/replay/trace_jobs.h"
 #include "cli/verb_common.h"
@@ -159,6 +160,11 @@ int RunReplayCommand(int argc, char** argv, const CommandEnv& env) {
   if (std::optional<int> rc = ParseVerbFlags(app, argc, argv, env)) return *rc;
   if (f.pods.empty() == f.swf.empty()) {
     return ReportUsageError("give a trace: --pods FILE or --swf FILE", *env.err);
+  }
+  if (!f.cluster.empty()) {
+    if (absl::Status name = CheckClusterName(f.cluster, "--cluster"); !name.ok()) {
+      return ReportUsageError(std::string(name.message()), *env.err);
+    }
   }
 
   absl::StatusOr<ReplayPlan> plan = LoadPlan(f);

@@ -159,6 +159,9 @@ TEST_F(ReplayCommandTest, UsageErrors) {
   EXPECT_EQ(harness_.Run(&RunReplayCommand, {"replay", "--swf", path_, "--speedup", "-1"}),
             kExitUsage);
   EXPECT_THAT(harness_.err(), HasSubstr("--speedup: must be a positive number"));
+  EXPECT_EQ(harness_.Run(&RunReplayCommand, {"replay", "--swf", path_, "--cluster", "HPC"}),
+            kExitUsage);
+  EXPECT_THAT(harness_.err(), HasSubstr("error: --cluster: 'HPC' is not a cluster name"));
   EXPECT_EQ(harness_.Run(&RunReplayCommand, {"replay", "--swf", "/no/such.swf"}), kExitUsage);
   EXPECT_THAT(harness_.err(), HasSubstr("/no/such.swf"));
   const std::string bad = ::testing::TempDir() + "/bad.swf";

@@ -1,6 +1,8 @@
 #include "cli/verb_common.h"
 
+#include <algorithm>
 #include <fstream>
+#include <string_view>
 
 #include "cli/exit_status.h"
 #include "fmt/format.h"
@@ -18,6 +20,19 @@ std::optional<int> ParseVerbFlags(CLI::App& app, int argc, char** argv, const Co
              << "Run '" << app.get_name() << " --help' for its options.\n";
     return kExitUsage;
   }
+  return std::nullopt;
+}
+
+std::optional<int> ParseVerbFlagsAndCommand(CLI::App& app, int argc, char** argv,
+                                            const CommandEnv& env,
+                                            std::vector<std::string>* command) {
+  char** const end = argv + argc;
+  char** const dashes =
+      std::find_if(argv + 1, end, [](const char* arg) { return std::string_view(arg) == "--"; });
+  if (std::optional<int> rc = ParseVerbFlags(app, static_cast<int>(dashes - argv), argv, env)) {
+    return rc;
+  }
+  if (dashes != end) command->insert(command->end(), dashes + 1, end);
   return std::nullopt;
 }
 

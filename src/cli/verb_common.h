@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
@@ -20,6 +21,14 @@ namespace tessera::cli {
 // Parses argv (argv[0] is the verb). nullopt: parsed, go on; otherwise the exit status to
 // return: 0 after printing --help, 2 after printing a usage error.
 std::optional<int> ParseVerbFlags(CLI::App& app, int argc, char** argv, const CommandEnv& env);
+
+// ParseVerbFlags for a verb that runs a command given after "--": only the arguments before the
+// first "--" are the verb's flags; those after it are appended to *command verbatim, whatever
+// they look like and whatever option precedes the "--". (CLI11 alone takes a "--" right after a
+// repeatable option as the end of that option's values and goes on parsing flags after it.)
+std::optional<int> ParseVerbFlagsAndCommand(CLI::App& app, int argc, char** argv,
+                                            const CommandEnv& env,
+                                            std::vector<std::string>* command);
 
 // The client for the shared flags; nullptr after printing a usage error (bad --server).
 std::unique_ptr<RestClient> ConnectOrReport(const ClientFlags& flags, const CommandEnv& env);

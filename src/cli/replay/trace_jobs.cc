@@ -9,6 +9,7 @@
 #include <set>
 
 #include "absl/status/status.h"
+#include "cli/job_flags.h"
 #include "fmt/format.h"
 
 namespace tessera::cli {

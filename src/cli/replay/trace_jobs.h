@@ -40,7 +40,6 @@ namespace tessera::cli {
 
 inline constexpr char kSimulatedTaintKey[] = "tessera.io/simulated";
 inline constexpr char kReplayLabel[] = "tessera.io/replay";
-inline constexpr char kClusterLabel[] = "tessera.io/cluster";
 
 struct ReplayOptions {
   std::string trace_name;        // "openb_pod_list_default", "NASA-iPSC-1993-3.1-cln"
