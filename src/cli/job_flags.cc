@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "api/jobspec/jobspec.h"
 #include "cli/wall_time.h"
+#include "core/cluster_name.h"
 #include "core/duration.h"
 #include "core/quantity.h"
 #include "fmt/format.h"
@@ -78,7 +79,7 @@ absl::StatusOr<Json> FlagsToJson(const JobFlags& f) {
   if (f.queue) spec["queue"] = *f.queue;
   if (f.cluster) {
     TESSERA_RETURN_IF_ERROR(CheckClusterName(*f.cluster, "--cluster"));
-    spec["clusterSelector"] = Json::object({{kClusterLabel, *f.cluster}});
+    spec["clusterSelector"] = Json::object({{std::string(kClusterLabel), *f.cluster}});
   }
   if (f.priority) {
     if (std::optional<int64_t> number = Integer(*f.priority)) {
@@ -164,17 +165,11 @@ absl::Status ToFlagError(const absl::Status& status) {
 }  // namespace
 
 absl::Status CheckClusterName(std::string_view name, std::string_view flag) {
-  constexpr size_t kMaxLength = 63;
-  auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  const bool valid = !name.empty() && name.size() <= kMaxLength && lower_or_digit(name[0]) &&
-                     std::all_of(name.begin(), name.end(), [&](char c) {
-                       return lower_or_digit(c) || c == '.' || c == '_' || c == '-';
-                     });
-  if (valid) return absl::OkStatus();
+  if (IsValidClusterName(name)) return absl::OkStatus();
   return FlagError(flag, fmt::format("'{}' is not a cluster name (lowercase letters, digits, "
                                      "'.', '_' and '-', starting with a letter or digit, at "
-                                     "most {} characters)",
-                                     name, kMaxLength));
+                                     "most 63 characters)",
+                                     name));
 }
 
 absl::StatusOr<api::JobDocument> BuildJobDocument(const JobFlags& flags) {

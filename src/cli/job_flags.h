@@ -47,12 +47,8 @@ absl::StatusOr<api::JobDocument> BuildJobDocument(const JobFlags& flags);
 // The group name of a submitted job's task group.
 inline constexpr char kSubmitTaskName[] = "main";
 
-// The label every cluster carries with its name: a clusterSelector on it pins a job to the
-// cluster.
-inline constexpr char kClusterLabel[] = "tessera.io/cluster";
-
-// OK when `name` can name a cluster: [a-z0-9][a-z0-9._-]{0,62}, the rule clusters register
-// under (docs/agents/README.md); otherwise InvalidArgument naming `flag`.
+// OK when `name` can name a cluster (core/cluster_name.h: [a-z0-9][a-z0-9._-]{0,62});
+// otherwise InvalidArgument naming `flag`.
 absl::Status CheckClusterName(std::string_view name, std::string_view flag);
 
 }  // namespace tessera::cli

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/cluster_name.h"
 #include "core/node.h"
 #include "core/placement.h"
 #include "server/job_service.h"
@@ -36,20 +37,8 @@
 
 namespace tessera::server {
 
-inline constexpr std::string_view kClusterLabel = "tessera.io/cluster";
-
-// Cluster names: [a-z0-9][a-z0-9._-]{0,62} (a label value, and a path component elsewhere).
-inline bool IsValidClusterName(std::string_view name) {
-  if (name.empty() || name.size() > 63) return false;
-  const auto lower_or_digit = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-  };
-  if (!lower_or_digit(name[0])) return false;
-  for (char c : name) {
-    if (!lower_or_digit(c) && c != '.' && c != '_' && c != '-') return false;
-  }
-  return true;
-}
+using ::tessera::IsValidClusterName;  // core/cluster_name.h
+using ::tessera::kClusterLabel;
 
 // One task to run: the spec's task group fields and the placement.
 struct TaskLaunchSpec {

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "cli/job_flags.h"
+#include "core/cluster_name.h"
 #include "fmt/format.h"
 
 namespace tessera::cli {
@@ -57,7 +58,7 @@ api::JobDocument Document(const Row& row, const ReplayOptions& o) {
   spec.name = DnsName(fmt::format("{}-{}", o.trace_name, row.id));
   spec.labels.emplace(kReplayLabel, o.trace_name);
   if (!o.queue.empty()) spec.queue = o.queue;
-  if (!o.cluster.empty()) spec.cluster_selector.emplace(kClusterLabel, o.cluster);
+  if (!o.cluster.empty()) spec.cluster_selector.emplace(std::string(kClusterLabel), o.cluster);
   if (row.time_limit_s) spec.time_limit = Scaled(*row.time_limit_s, o.speedup, true);
   spec.duration = Scaled(*row.run_s, o.speedup, true);
   TaskGroup group;

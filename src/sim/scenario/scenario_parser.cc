@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "core/cluster_name.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "sched/queue/queue_tree.h"
@@ -26,7 +27,6 @@
 namespace tessera::sim {
 namespace {
 
-constexpr std::string_view kClusterLabel = "tessera.io/cluster";
 constexpr off_t kMaxFileBytes = off_t{16} << 20;  // 16 MiB
 constexpr int kMaxNesting = 64;                   // mappings and lists inside one another
 constexpr int64_t kMaxYamlNodes = 4'000'000;      // counting each use of an alias

@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "core/cluster_name.h"
 #include "fmt/format.h"
 #include "sched/profile.h"
 
@@ -15,7 +16,6 @@ namespace tessera::sim::swf {
 namespace {
 
 constexpr std::string_view kRootQueue = "swf";
-constexpr std::string_view kClusterLabel = "tessera.io/cluster";
 constexpr std::string_view kCostTierLabel = "tessera.io/cost-tier";
 constexpr int32_t kHomeWeight = 100;
 constexpr int64_t kMilliPerCpu = 1000;

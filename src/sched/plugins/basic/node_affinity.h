@@ -24,7 +24,6 @@ namespace tessera {
 class NodeAffinity final : public FilterPlugin {
  public:
   static constexpr std::string_view kName = "NodeAffinity";
-  static constexpr std::string_view kClusterLabel = "tessera.io/cluster";
 
   static constexpr Reason kSelectorMismatch{"NodeSelectorMismatch", "node selector mismatch"};
 
