@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -16,9 +17,11 @@
 #include "agent/local/system_clock.h"
 #include "agent/runtime/agent_runner.h"
 #include "agent/slurm/slurm_cluster.h"
+#include "core/cluster_name.h"
 #include "core/quantity.h"
 #include "fmt/format.h"
 #include "server/local_cluster.h"
+#include "server/server_config.h"
 #include "server/sim_cluster.h"
 #include "sim/alibaba/alibaba_trace.h"
 
@@ -71,6 +74,39 @@ absl::StatusOr<std::string> Token(const AgentFlags& flags) {
   }
   if (const char* env = std::getenv("TESSERA_TOKEN"); env != nullptr && *env != '\0') return env;
   return absl::InvalidArgumentError("--token, --token-file or TESSERA_TOKEN: an admin token is required");
+}
+
+// --server, --cluster and --tls-ca, checked before anything connects: gRPC would retry a
+// wrong address forever, and take a key file for a CA only to fail every handshake.
+absl::Status CheckConnectionFlags(const AgentFlags& flags) {
+  if (flags.server.find("://") != std::string::npos) {
+    return absl::InvalidArgumentError(fmt::format(
+        "--server: \"{}\" is a URL; give the gRPC address as HOST:PORT", flags.server));
+  }
+  if (absl::StatusOr<server::HostPort> address = server::ParseHostPort(flags.server, "--server");
+      !address.ok() || address->port == 0) {
+    return absl::InvalidArgumentError(fmt::format(
+        "--server: \"{}\" is not HOST:PORT (the server's gRPC address, e.g. 127.0.0.1:9090)",
+        flags.server));
+  }
+  if (!IsValidClusterName(flags.cluster)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "--cluster: \"{}\" is not a cluster name ([a-z0-9][a-z0-9._-]{{0,62}})", flags.cluster));
+  }
+  if (!flags.tls_ca.empty()) {
+    std::ifstream in(flags.tls_ca);
+    const std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in.good() && pem.empty()) {
+      return absl::InvalidArgumentError(fmt::format("--tls-ca: cannot read \"{}\"", flags.tls_ca));
+    }
+    if (pem.find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+      return absl::InvalidArgumentError(fmt::format(
+          "--tls-ca: \"{}\" holds no PEM certificate (give the CA that signed the server's "
+          "certificate)",
+          flags.tls_ca));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // key=value pairs; the server checks keys and values (docs/agents/README.md).
@@ -240,18 +276,18 @@ int RunAgentCommand(int argc, char** argv) {
     std::cerr << "tessera agent: " << status.message() << "\n";
     return 1;
   };
-  // A URL is a common slip: gRPC would take "http" for a host name and retry forever.
-  if (flags.server.find("://") != std::string::npos) {
-    return fail(absl::InvalidArgumentError(fmt::format(
-        "--server: \"{}\" is a URL; give the gRPC address as HOST:PORT", flags.server)));
-  }
+  const auto usage = [](const absl::Status& status) {
+    std::cerr << "tessera agent: " << status.message() << "\n";
+    return 2;
+  };
+  if (absl::Status s = CheckConnectionFlags(flags); !s.ok()) return usage(s);
   if (app.count("--token") > 0 && flags.token.empty()) {
-    return fail(absl::InvalidArgumentError("--token: empty"));
+    return usage(absl::InvalidArgumentError("--token: empty"));
   }
   absl::StatusOr<std::string> token = Token(flags);
-  if (!token.ok()) return fail(token.status());
+  if (!token.ok()) return usage(token.status());
   absl::StatusOr<Labels> labels = ParseLabels(flags.labels);
-  if (!labels.ok()) return fail(labels.status());
+  if (!labels.ok()) return usage(labels.status());
 
   agent::AgentRunner runner({.server = flags.server,
                              .cluster = flags.cluster,
@@ -262,7 +298,10 @@ int RunAgentCommand(int argc, char** argv) {
                              .clock = &agent::SystemClock::Get()});
   absl::StatusOr<std::unique_ptr<server::Cluster>> backend =
       MakeBackend(flags, *labels, &runner);
-  if (!backend.ok()) return fail(backend.status());
+  if (!backend.ok()) {  // bad backend flags are usage; an unreachable Slurm, say, is not
+    return absl::IsInvalidArgument(backend.status()) ? usage(backend.status())
+                                                     : fail(backend.status());
+  }
   runner.SetBackend(backend->get());
   StopOnSignal(runner);
   absl::Status status = runner.Run();
