@@ -271,11 +271,12 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
   const server::HostPort grpc = *server::ParseHostPort(config.grpc_addr, "grpcAddr");
   std::cout << fmt::format(
                    "tessera server: REST http://{0}:{1}/api/v1  metrics http://{0}:{1}/metrics  "
-                   "gRPC {2}:{3}\n"
+                   "gRPC {2}:{3}{7}\n"
                    "tessera server: {4} cluster(s), {5} node(s); admin token in {6}\n",
                    http.host, plane.rest->port(), grpc.host, plane.grpc->port(),
                    plane.manager->Clusters().size(), plane.manager->Nodes().size(),
-                   (fs::path(config.data_dir) / "admin.token").string())
+                   (fs::path(config.data_dir) / "admin.token").string(),
+                   config.grpc_tls.cert_file.empty() ? "" : " (TLS)")
             << std::flush;
   return absl::OkStatus();
 }
