@@ -687,7 +687,8 @@ std::vector<TaskBinding> Scheduler::Attempt(ClusterState& state, Entry& entry,
       if (!gang.note.empty()) failure->message += "; " + gang.note;
       failure->total_nodes = gang.diagnosis.total_nodes();
       for (const ReasonCount& count : gang.diagnosis.Counts()) {
-        failure->rejections.emplace_back(count.reason->detail, count.nodes);
+        // (An empty inventory's reason counts no node: the message says it.)
+        if (count.nodes > 0) failure->rejections.emplace_back(count.reason->detail, count.nodes);
       }
     } else {
       const tessera::Reason* reason = gang.status.reason();

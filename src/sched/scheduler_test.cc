@@ -145,7 +145,9 @@ TEST_F(SchedulerTest, WithNoNodeYetAJobWaitsAndIsJudgedWhenNodesArrive) {
   EXPECT_TRUE(sink_.refused.empty());
   EXPECT_TRUE(sink_.placed.empty());
   ASSERT_NE(scheduler_->Reason("fits"), nullptr);
-  EXPECT_THAT(scheduler_->Reason("fits")->message, HasSubstr("0/0 nodes: no nodes in the inventory"));
+  EXPECT_THAT(scheduler_->Reason("fits")->message,
+              HasSubstr("0/0 nodes: no nodes in the inventory"));
+  EXPECT_TRUE(scheduler_->Reason("fits")->rejections.empty());  // no node to count
 
   AddNodes(1, 8);
   Cycle();
