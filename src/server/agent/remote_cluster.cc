@@ -283,11 +283,17 @@ absl::StatusOr<uint64_t> RemoteCluster::Attach(AgentChannel* channel,
         "the session of epoch {} was superseded by a new session", session_->epoch)));
     FailPendingLogsLocked(session_->epoch);
   }
+  Labels labels;
+  for (const auto& [key, value] : request.labels()) labels[key] = value;
+  labels[std::string(kClusterLabel)] = options_.name;
   if (!established_) {  // the registration that establishes it names the backend and labels
     backend_ = request.backend();
-    labels_.clear();
-    for (const auto& [key, value] : request.labels()) labels_[key] = value;
-    labels_[std::string(kClusterLabel)] = options_.name;
+    labels_ = std::move(labels);
+  } else if (labels != labels_) {
+    fmt::print(stderr,
+               "cluster {}: the agent's labels differ from those the cluster was established "
+               "with; the cluster keeps its own (delete the cluster to change them)\n",
+               options_.name);
   }
   ++epoch_;
   session_ = Session{.channel = channel, .epoch = epoch_};
