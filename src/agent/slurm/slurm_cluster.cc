@@ -80,6 +80,11 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
     absl::Status first = cluster->RefreshInventory();
     if (!first.ok()) return first;
   }
+  if (!cluster->options_.partition.empty() && cluster->nodes_.empty()) {
+    return absl::InvalidArgumentError(fmt::format(
+        "--slurm-partition: no Slurm node is in partition \"{}\" (does it exist?)",
+        cluster->options_.partition));
+  }
   cluster->poller_ = std::thread([self = cluster.get()] { self->Run(); });
   return cluster;
 }

@@ -49,7 +49,8 @@
 // time. Thread-safety: as Cluster — every method may be called from any thread; observer
 // callbacks arrive on the poll thread or the caller's (Launch, Recover), with no lock held.
 // Errors: Create fails with InvalidArgument for bad options (naming the flag and the
-// environment variable) and Unavailable/Unauthenticated when the first node list cannot be read.
+// environment variable) or a partition without nodes, and Unavailable/Unauthenticated when the
+// first node list cannot be read.
 #pragma once
 
 #include <condition_variable>

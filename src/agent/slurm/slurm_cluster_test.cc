@@ -317,6 +317,16 @@ TEST_F(SlurmClusterTest, CreateFailsWhenSlurmCannotBeRead) {
   EXPECT_THAT(cluster.status().message(), HasSubstr("connection refused"));
 }
 
+TEST_F(SlurmClusterTest, CreateFailsForAPartitionWithoutNodes) {
+  SlurmClusterOptions options = Options();
+  options.partition = "nosuch";
+  absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
+      SlurmCluster::Create(options, &recorder_);
+  EXPECT_EQ(cluster.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(cluster.status().message(), HasSubstr("--slurm-partition"));
+  EXPECT_THAT(cluster.status().message(), HasSubstr("nosuch"));
+}
+
 TEST_F(SlurmClusterTest, LaunchRunsToSuccess) {
   std::unique_ptr<SlurmCluster> cluster = Make();
   cluster->Launch(Spec("j1-w-0-a1"));
