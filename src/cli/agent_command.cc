@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -93,19 +92,7 @@ absl::Status CheckConnectionFlags(const AgentFlags& flags) {
     return absl::InvalidArgumentError(fmt::format(
         "--cluster: \"{}\" is not a cluster name ([a-z0-9][a-z0-9._-]{{0,62}})", flags.cluster));
   }
-  if (!flags.tls_ca.empty()) {
-    std::ifstream in(flags.tls_ca);
-    const std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (!in.good() && pem.empty()) {
-      return absl::InvalidArgumentError(fmt::format("--tls-ca: cannot read \"{}\"", flags.tls_ca));
-    }
-    if (pem.find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
-      return absl::InvalidArgumentError(fmt::format(
-          "--tls-ca: \"{}\" holds no PEM certificate (give the CA that signed the server's "
-          "certificate)",
-          flags.tls_ca));
-    }
-  }
+  if (!flags.tls_ca.empty()) return agent::ReadTlsCa(flags.tls_ca).status();
   return absl::OkStatus();
 }
 

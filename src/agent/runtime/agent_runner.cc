@@ -54,13 +54,10 @@ std::string Hint(const absl::Status& status, bool plaintext) {
 
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> Credentials(const std::string& ca) {
   if (ca.empty()) return grpc::InsecureChannelCredentials();
-  std::ifstream file(ca);
-  std::ostringstream pem;
-  if (!(pem << file.rdbuf())) {
-    return absl::InvalidArgumentError(fmt::format("--tls-ca: cannot read \"{}\"", ca));
-  }
+  absl::StatusOr<std::string> pem = ReadTlsCa(ca);
+  if (!pem.ok()) return pem.status();
   grpc::SslCredentialsOptions ssl;
-  ssl.pem_root_certs = pem.str();
+  ssl.pem_root_certs = *std::move(pem);
   return grpc::SslCredentials(ssl);
 }
 
@@ -243,6 +240,21 @@ class AgentRunner::Session {
   bool logs_stopping_ = false;
   std::thread log_reader_;
 };
+
+absl::StatusOr<std::string> ReadTlsCa(const std::string& path) {
+  std::ifstream file(path);
+  std::ostringstream pem;
+  if (!(pem << file.rdbuf())) {
+    return absl::InvalidArgumentError(fmt::format("--tls-ca: cannot read \"{}\"", path));
+  }
+  if (pem.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+    return absl::InvalidArgumentError(fmt::format(
+        "--tls-ca: \"{}\" holds no PEM certificate (give the CA that signed the server's "
+        "certificate)",
+        path));
+  }
+  return pem.str();
+}
 
 AgentRunner::AgentRunner(AgentOptions options) : options_(std::move(options)) {}
 

@@ -53,6 +53,10 @@ struct AgentOptions {
   const Clock* clock = nullptr;  // required
 };
 
+// The PEM text of a --tls-ca file; InvalidArgument naming --tls-ca when it cannot be read or
+// holds no certificate (a key file given by mistake would fail every handshake, unexplained).
+absl::StatusOr<std::string> ReadTlsCa(const std::string& path);
+
 class AgentRunner final : public server::TaskObserver {
  public:
   explicit AgentRunner(AgentOptions options);
