@@ -40,6 +40,12 @@ class HttpSlurmTransport final : public SlurmTransport {
     std::lock_guard<std::mutex> lock(mu_);
     if (absl::Status s = RefreshTokenFile(); !s.ok()) return s;
     httplib::Result result = Request(method, path, body);
+    // A kept-alive connection the server has since closed fails once; GET and DELETE are
+    // idempotent, so they are sent again on a fresh connection, as curl and Go's net/http do.
+    if (!result && method != "POST") result = Request(method, path, body);
+    // slurmrestd closes the connection after an error reply without "Connection: close", so
+    // the next request must not reuse it.
+    if (!result || result->status >= 400) client_.stop();
     if (!result) {
       return absl::UnavailableError(fmt::format("slurmrestd at {}: {} {}: {}", options_.url, method,
                                                 path, httplib::to_string(result.error())));
