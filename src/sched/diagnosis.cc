@@ -16,6 +16,13 @@ void Diagnosis::Add(const Reason* reason, int64_t nodes) {
   counts_.push_back({reason, nodes});
 }
 
+void Diagnosis::Merge(const Diagnosis& other) {
+  total_nodes_ += other.total_nodes_;
+  for (const ReasonCount& count : other.counts_) {
+    if (count.nodes > 0) Add(count.reason, count.nodes);
+  }
+}
+
 std::vector<ReasonCount> Diagnosis::Counts() const {
   std::vector<ReasonCount> sorted = counts_;
   std::sort(sorted.begin(), sorted.end(), [](const ReasonCount& a, const ReasonCount& b) {
@@ -31,7 +38,7 @@ std::string_view Diagnosis::TopCode() const {
 }
 
 std::string Diagnosis::ToString() const {
-  std::string out = fmt::format("{}/{} nodes", feasible_nodes_, total_nodes_);
+  std::string out = fmt::format("0/{} nodes", total_nodes_);
   if (total_nodes_ == 0) return out + ": no nodes in the inventory";
   std::vector<ReasonCount> sorted = Counts();
   for (size_t i = 0; i < sorted.size(); ++i) {

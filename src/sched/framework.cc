@@ -584,7 +584,9 @@ std::vector<int32_t> Framework::ClusterOrder(const ClusterState& state, const Ta
     const auto id = static_cast<int32_t>(c);
     const int64_t best = cache.cluster_totals[c].Best();
     if (best == kInfeasible) {
-      Diagnose(cache, state, skipped, id);
+      Diagnosis cluster;
+      Diagnose(cache, state, cluster, id);
+      skipped.Merge(cluster);
       continue;
     }
     ranked.emplace_back(best, id);
@@ -617,7 +619,6 @@ GangAttempt Framework::ScheduleAcrossClusters(ClusterState& state, std::string_v
   // No cluster takes the first task (or it failed before any node was looked at): the plain
   // attempt gives the usual answer.
   if (order.empty()) return GangIn(state, job, tasks, min_available, mode, kAnyCluster, &placed);
-  int64_t total_nodes = merged.total_nodes();
   GangAttempt closest;
   int32_t closest_placed = -1;
   std::vector<std::pair<int32_t, int32_t>> progress;  // (placed, cluster) per cluster tried
@@ -625,16 +626,12 @@ GangAttempt Framework::ScheduleAcrossClusters(ClusterState& state, std::string_v
     GangAttempt attempt = GangIn(state, job, tasks, min_available, mode, cluster, &placed);
     if (attempt.status.ok() || attempt.status.code() == SchedStatus::Code::kError) return attempt;
     progress.emplace_back(placed, cluster);
-    total_nodes += attempt.diagnosis.total_nodes();
-    for (const ReasonCount& count : attempt.diagnosis.Counts()) {
-      if (count.nodes > 0) merged.Add(count.reason, count.nodes);
-    }
+    merged.Merge(attempt.diagnosis);
     if (placed > closest_placed) {
       closest_placed = placed;
       closest = std::move(attempt);
     }
   }
-  merged.set_total_nodes(total_nodes);
   closest.diagnosis = std::move(merged);
   int64_t across = 0;
   for (const auto& [n, cluster] : progress) across += n;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "tessera/sched/cluster_count.h"
 
@@ -435,6 +436,23 @@ TEST_F(FrameworkClustersTest, ClusterWhereTheFirstTaskFitsNowhereIsSkippedAndCou
   EXPECT_FALSE(gang.status.ok());
   EXPECT_EQ(gang.diagnosis.ToString(), "0/3 nodes: 2 insufficient cpu, 1 node labelled reject");
   EXPECT_TRUE(gang.note.empty()) << "2 tasks fit in all: not a split";
+}
+
+TEST_F(FrameworkClustersTest, EverySkippedClusterCountsItsNodesOnce) {
+  ClusterState state;
+  AddIn(state, "a", "east", "50");
+  for (const char* cluster : {"north", "south", "west"}) {
+    for (int k = 0; k < 2; ++k) {
+      Node rejected = MakeNode(fmt::format("{}-{}", cluster, k), 4000, {{"reject", "1"}});
+      rejected.cluster = cluster;
+      ASSERT_TRUE(state.AddNode(std::move(rejected)).ok());
+    }
+  }
+  auto fw = Build();
+  std::vector<TaskRequest> two(2, CpuTask(2000));
+  GangAttempt gang = fw->ScheduleGang(state, "pair", two, 2);
+  EXPECT_FALSE(gang.status.ok());
+  EXPECT_EQ(gang.diagnosis.ToString(), "0/7 nodes: 6 node labelled reject, 1 insufficient cpu");
 }
 
 TEST_F(FrameworkClustersTest, ANamedClusterIsTheOnlyOneConsidered) {

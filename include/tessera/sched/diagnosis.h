@@ -22,11 +22,12 @@ struct ReasonCount {
 class Diagnosis {
  public:
   void Add(const Reason* reason, int64_t nodes = 1);
+  // Adds another diagnosis over other nodes (another cluster): totals and counts add up;
+  // reasons counted on no node are dropped.
+  void Merge(const Diagnosis& other);
   void set_total_nodes(int64_t n) { total_nodes_ = n; }
-  void set_feasible_nodes(int64_t n) { feasible_nodes_ = n; }
 
   int64_t total_nodes() const { return total_nodes_; }
-  int64_t feasible_nodes() const { return feasible_nodes_; }
   // Sorted by count (descending), then detail.
   std::vector<ReasonCount> Counts() const;
   // The code of the most common reason ("InsufficientResources"); empty when none.
@@ -38,7 +39,6 @@ class Diagnosis {
  private:
   std::vector<ReasonCount> counts_;  // few distinct reasons: a flat vector beats a map
   int64_t total_nodes_ = 0;
-  int64_t feasible_nodes_ = 0;
 };
 
 }  // namespace tessera
