@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/grpc/grpc_status.h"
 #include "api/grpc/proto_convert.h"
+#include "api/grpc/tls_key_pair.h"
 #include "api/jobspec/jobspec.h"
 #include "fmt/format.h"
 #include "grpcpp/security/server_credentials.h"
@@ -364,6 +365,7 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> GrpcServer::Credentials
   if (!cert.ok()) return cert.status();
   absl::StatusOr<std::string> key = ReadPem(options_.tls_key_file, "grpcTls.keyFile");
   if (!key.ok()) return key.status();
+  if (absl::Status pair = CheckTlsKeyPair(*cert, *key); !pair.ok()) return pair;
   grpc::SslServerCredentialsOptions ssl;
   ssl.pem_key_cert_pairs.push_back({.private_key = *key, .cert_chain = *cert});
   return grpc::SslServerCredentials(ssl);
