@@ -133,6 +133,7 @@ struct ControlPlane {
 
   ~ControlPlane() {
     if (rest) rest->Stop();
+    if (agent_service) agent_service->Stop();
     if (grpc) grpc->Stop();
     if (agent_clusters) agent_clusters->Stop();
     if (manager) manager->Stop();
@@ -179,6 +180,7 @@ absl::Status StartAgentClusters(const ServerConfig& config, ControlPlane& plane,
       .heartbeat_interval = agents.heartbeat_interval,
       .unreachable_timeout = agents.unreachable_timeout.value_or(3 * agents.heartbeat_interval),
       .lost_grace = agents.lost_grace,
+      .log_timeout = agents.log_timeout,
       .rules = std::move(rules),
       .clock = &agent::SystemClock::Get(),
       .store = plane.store.get(),

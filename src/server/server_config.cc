@@ -242,7 +242,7 @@ absl::StatusOr<SchedulingPolicy> ParseScheduling(const YAML::Node& node, std::st
 absl::Status ParseAgents(const YAML::Node& node, std::string_view source, AgentConfig& agents) {
   if (absl::Status s = CheckKeys(node, source, "agents",
                                  {"heartbeatInterval", "unreachableTimeout", "lostGrace",
-                                  "gpuModels"});
+                                  "logTimeout", "gpuModels"});
       !s.ok()) {
     return s;
   }
@@ -263,6 +263,11 @@ absl::Status ParseAgents(const YAML::Node& node, std::string_view source, AgentC
     if (!d.ok()) return d.status();
     agents.lost_grace = *d;
   }
+  if (node["logTimeout"]) {
+    absl::StatusOr<Duration> d = DurationValue(node["logTimeout"], source, "agents.logTimeout");
+    if (!d.ok()) return d.status();
+    agents.log_timeout = *d;
+  }
   if (const YAML::Node models = node["gpuModels"]) {
     if (!models.IsSequence()) return FieldError(source, "agents.gpuModels", "must be a list");
     for (size_t i = 0; i < models.size(); ++i) {
@@ -274,6 +279,9 @@ absl::Status ParseAgents(const YAML::Node& node, std::string_view source, AgentC
   }
   if (agents.heartbeat_interval.count() <= 0) {
     return FieldError(source, "agents.heartbeatInterval", "must be > 0");
+  }
+  if (agents.log_timeout.count() <= 0) {
+    return FieldError(source, "agents.logTimeout", "must be > 0");
   }
   if (agents.unreachable_timeout && *agents.unreachable_timeout < agents.heartbeat_interval) {
     return FieldError(source, "agents.unreachableTimeout",

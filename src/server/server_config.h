@@ -27,6 +27,7 @@
 //     unreachableTimeout: 3s           # no heartbeat this long: Unreachable, nodes NotReady;
 //                                      # default 3 heartbeat intervals
 //     lostGrace: 1m                    # Unreachable this long: its tasks are lost
+//     logTimeout: 10s                  # how long a log read waits for the agent's answer
 //     gpuModels: [H100, A100-80GB]     # GPU models agents may report; default: any
 //   grpcTls: {certFile: server.crt, keyFile: server.key}   # TLS for the gRPC port (optional)
 //   queues:                            # the queue tree (queue_document.h); without it, one
@@ -67,6 +68,7 @@ struct AgentConfig {
   Duration heartbeat_interval{1000};
   std::optional<Duration> unreachable_timeout;  // nullopt: 3 heartbeat intervals
   Duration lost_grace{60000};
+  Duration log_timeout{10000};
   std::vector<std::string> gpu_models;  // empty: any
 };
 

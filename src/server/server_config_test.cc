@@ -174,7 +174,7 @@ TEST(ServerConfigTest, ParsesAgentsAndTls) {
   absl::StatusOr<ServerConfig> config = ParseServerConfig(R"(
 dataDir: /d
 clusters: []
-agents: {heartbeatInterval: 200ms, unreachableTimeout: 1s, lostGrace: 30s,
+agents: {heartbeatInterval: 200ms, unreachableTimeout: 1s, lostGrace: 30s, logTimeout: 2s,
          gpuModels: [H100, A100-80GB]}
 grpcTls: {certFile: s.crt, keyFile: s.key}
 )",
@@ -183,6 +183,7 @@ grpcTls: {certFile: s.crt, keyFile: s.key}
   EXPECT_EQ(config->agents.heartbeat_interval, Duration(200));
   EXPECT_EQ(config->agents.unreachable_timeout, Duration(1000));
   EXPECT_EQ(config->agents.lost_grace, Duration(30'000));
+  EXPECT_EQ(config->agents.log_timeout, Duration(2'000));
   EXPECT_THAT(config->agents.gpu_models, ::testing::ElementsAre("H100", "A100-80GB"));
   EXPECT_EQ(config->grpc_tls.cert_file, "s.crt");
   EXPECT_EQ(config->grpc_tls.key_file, "s.key");
@@ -194,6 +195,7 @@ grpcTls: {certFile: s.crt, keyFile: s.key}
   ASSERT_TRUE(defaults.ok());
   EXPECT_EQ(defaults->agents.heartbeat_interval, Duration(1000));
   EXPECT_FALSE(defaults->agents.unreachable_timeout.has_value());  // 3 intervals
+  EXPECT_EQ(defaults->agents.log_timeout, Duration(10'000));
   EXPECT_TRUE(defaults->grpc_tls.cert_file.empty());
 
   for (const auto& [yaml, error] : std::vector<std::pair<const char*, const char*>>{
@@ -201,6 +203,7 @@ grpcTls: {certFile: s.crt, keyFile: s.key}
            {"agents: {heartbeatInterval: 1s, unreachableTimeout: 100ms}",
             "agents.unreachableTimeout: must be at least one heartbeat interval"},
            {"agents: {lostGrace: soon}", "agents.lostGrace"},
+           {"agents: {logTimeout: 0s}", "agents.logTimeout: must be > 0"},
            {"agents: {gpuModels: H100}", "agents.gpuModels: must be a list"},
            {"agents: {beat: 1s}", "agents.beat: unknown key"},
            {"grpcTls: {certFile: a}", "grpcTls.keyFile: required"},

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "api/grpc/grpc_status.h"
 #include "fmt/format.h"
 
@@ -93,6 +94,24 @@ AgentService::AgentService(Options options) : options_(options) {
                        .Add({});
 }
 
+void AgentService::Stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stopping_ = true;
+  for (grpc::ServerContext* context : open_) context->TryCancel();
+}
+
+bool AgentService::Open(grpc::ServerContext* context) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) return false;
+  open_.insert(context);
+  return true;
+}
+
+void AgentService::Closed(grpc::ServerContext* context) {
+  std::lock_guard<std::mutex> lock(mu_);
+  open_.erase(context);
+}
+
 absl::Status AgentService::OnHeartbeat(server::RemoteCluster& cluster, uint64_t epoch,
                                        const v1::Heartbeat& heartbeat) {
   if (heartbeat_seconds_ == nullptr) return cluster.OnHeartbeat(epoch, heartbeat);
@@ -123,6 +142,8 @@ absl::Status AgentService::Authorize(const grpc::ServerContext& context) const {
 
 grpc::Status AgentService::Connect(grpc::ServerContext* context, Stream* stream) {
   if (absl::Status s = Authorize(*context); !s.ok()) return ToGrpcStatus(s, *context);
+  if (!Open(context)) return grpc::Status(grpc::UNAVAILABLE, "the server is stopping");
+  const absl::Cleanup closed = [this, context] { Closed(context); };
   v1::AgentMessage message;
   if (!stream->Read(&message)) return grpc::Status(grpc::CANCELLED, "the agent went away");
   if (!message.has_register_()) {

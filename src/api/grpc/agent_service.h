@@ -10,7 +10,7 @@
 // epoch (a newer session of the same cluster exists). Other sessions are never affected.
 //
 // Threads: the stream's handler thread reads; a writer thread per session sends, so the job
-// manager's Launch and Cancel never block on the network.
+// manager's Launch and Cancel never block on the network. Stop may be called from any thread.
 //
 // Metrics (when a registry is given): tessera_agent_heartbeat_seconds, the time to apply one
 // heartbeat (RemoteCluster::OnHeartbeat: every node usage it carries; not its decoding), and
@@ -18,6 +18,8 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <set>
 
 #include "prometheus/counter.h"
 #include "prometheus/histogram.h"
@@ -37,6 +39,11 @@ class AgentService final : public agent::v1::AgentService::Service {
   };
   explicit AgentService(Options options);
 
+  // Ends every open session (the agents see CANCELLED and reconnect) and refuses new ones
+  // (UNAVAILABLE), so that the gRPC server's shutdown does not wait for agent streams.
+  // Idempotent; thread-safe.
+  void Stop();
+
   grpc::Status Connect(
       grpc::ServerContext* context,
       grpc::ServerReaderWriter<agent::v1::ServerMessage, agent::v1::AgentMessage>* stream)
@@ -51,7 +58,14 @@ class AgentService final : public agent::v1::AgentService::Service {
   absl::Status OnHeartbeat(server::RemoteCluster& cluster, uint64_t epoch,
                            const agent::v1::Heartbeat& heartbeat);
 
+  // Registers a session's context for Stop; false once stopping.
+  bool Open(grpc::ServerContext* context);
+  void Closed(grpc::ServerContext* context);
+
   const Options options_;
+  std::mutex mu_;
+  bool stopping_ = false;                       // mu_
+  std::set<grpc::ServerContext*> open_;         // mu_: the contexts of open sessions
   prometheus::Histogram* heartbeat_seconds_ = nullptr;
   prometheus::Counter* node_updates_ = nullptr;
 };

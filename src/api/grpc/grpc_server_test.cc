@@ -13,16 +13,19 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/grpc/agent_service.h"
 #include "gmock/gmock.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "server/agent/agent_clusters.h"
 #include "server/auth/authenticator.h"
 #include "server/auth/rate_limiter.h"
 #include "server/testing/in_memory_job_service.h"
 #include "store/sqlite/sqlite_store.h"
+#include "tessera/agent/v1/agent.grpc.pb.h"
 #include "tessera/v1/jobs.grpc.pb.h"
 
 namespace tessera::api {
@@ -539,6 +542,63 @@ TEST_F(GrpcServerTest, ServiceShutdownEndsWatchesWithItsStatus) {
   v1::JobEvent event;
   EXPECT_FALSE(reader->Read(&event));
   EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+}
+
+// Records nothing: the agent sessions below never get as far as tasks or nodes.
+class IgnoringObserver final : public server::TaskObserver, public server::InventoryObserver {
+ public:
+  void OnTaskStarted(std::string_view, TimePoint) override {}
+  void OnTaskEnded(const server::TaskEnd&) override {}
+  void OnNodesChanged(const server::Cluster&, std::vector<Node>) override {}
+};
+
+TEST_F(GrpcServerTest, AgentServiceStopEndsOpenSessionsAndRefusesNewOnes) {
+  server::NodeNames names;
+  IgnoringObserver observer;
+  server::AgentClusters clusters(server::AgentClustersOptions{
+      .clock = &clock_,
+      .store = store_.get(),
+      .node_names = &names,
+      .task_observer = &observer,
+      .inventory_observer = &observer,
+      .attach = [](server::Cluster*) {}});
+  ASSERT_TRUE(clusters.Load().ok());
+  AgentService agents({.clusters = &clusters, .auth = auth_.get()});
+  server_ = std::make_unique<GrpcServer>(GrpcServer::Options{
+      .service = &service_, .auth = auth_.get(), .more_services = {&agents}});
+  ASSERT_TRUE(server_->Start("127.0.0.1:0").ok());
+  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()),
+                                     grpc::InsecureChannelCredentials());
+  std::unique_ptr<agent::v1::AgentService::Stub> stub = agent::v1::AgentService::NewStub(channel);
+  const auto connect = [&](grpc::ClientContext& context) {
+    auto stream = stub->Connect(&context);
+    agent::v1::AgentMessage hello;
+    hello.mutable_register_()->set_cluster("edge");
+    hello.mutable_register_()->set_backend("sim");
+    stream->Write(hello);
+    return stream;
+  };
+
+  const std::unique_ptr<grpc::ClientContext> open = Context(admin_);
+  auto session = connect(*open);
+  agent::v1::ServerMessage reply;
+  ASSERT_TRUE(session->Read(&reply));
+  ASSERT_TRUE(reply.has_registered());
+
+  // Without Stop the session stays open until its agent leaves (or the 1 min deadline).
+  agents.Stop();
+  while (session->Read(&reply)) {
+  }
+  EXPECT_EQ(session->Finish().error_code(), grpc::StatusCode::CANCELLED);
+
+  const std::unique_ptr<grpc::ClientContext> late = Context(admin_);
+  auto refused = connect(*late);
+  while (refused->Read(&reply)) {
+  }
+  const grpc::Status status = refused->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(status.error_message(), "the server is stopping");
+  server_->Stop();
 }
 
 TEST(GrpcServerStartTest, RefusesMissingOptionsAndUnusableAddresses) {
