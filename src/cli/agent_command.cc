@@ -2,11 +2,14 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -41,7 +44,7 @@ struct AgentFlags {
   std::string data_dir;
   // sim
   std::string sim_nodes;
-  int32_t sim_node_count = 0;
+  std::optional<int32_t> sim_node_count;
   int32_t sim_gpus = 8;
   std::string sim_gpu_model = "H100";
   std::string sim_cpu = "64";
@@ -96,6 +99,31 @@ absl::Status CheckConnectionFlags(const AgentFlags& flags) {
   return absl::OkStatus();
 }
 
+constexpr std::string_view kBackends[] = {"local", "sim", "slurm", "kubernetes"};
+
+// A flag of one backend given to another is refused rather than ignored: it usually means a
+// wrong --backend. `app` holds the parsed command line.
+absl::Status CheckBackendFlags(const CLI::App& app, std::string_view backend) {
+  if (std::find(std::begin(kBackends), std::end(kBackends), backend) == std::end(kBackends)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "--backend: must be local, sim, slurm or kubernetes, not \"{}\"", backend));
+  }
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->count() == 0) continue;
+    const std::string flag = option->get_name();
+    std::string_view owner;
+    if (flag == "--data-dir") owner = "local";
+    if (flag.starts_with("--sim-")) owner = "sim";
+    if (flag.starts_with("--slurm-")) owner = "slurm";
+    if (flag.starts_with("--kube")) owner = "kubernetes";
+    if (!owner.empty() && owner != backend) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: only for --backend {}, not {}", flag, owner, backend));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // key=value pairs; the server checks keys and values (docs/agents/README.md).
 absl::StatusOr<Labels> ParseLabels(const std::vector<std::string>& labels) {
   Labels out;
@@ -120,15 +148,18 @@ absl::StatusOr<std::vector<Node>> SimNodes(const AgentFlags& flags) {
     if (!list.ok()) return list.status();
     return std::move(list->nodes);
   }
-  if (flags.sim_node_count <= 0) {
+  if (!flags.sim_node_count.has_value()) {
     return absl::InvalidArgumentError("--sim-nodes or --sim-node-count: required for --backend sim");
+  }
+  if (*flags.sim_node_count <= 0) {
+    return absl::InvalidArgumentError("--sim-node-count: must be > 0");
   }
   absl::StatusOr<int64_t> cpu = ParseCpuMillis(flags.sim_cpu, "--sim-cpu");
   if (!cpu.ok()) return cpu.status();
   absl::StatusOr<int64_t> memory = ParseBytes(flags.sim_memory, "--sim-memory");
   if (!memory.ok()) return memory.status();
-  std::vector<Node> nodes(flags.sim_node_count);
-  for (int32_t i = 0; i < flags.sim_node_count; ++i) {
+  std::vector<Node> nodes(*flags.sim_node_count);
+  for (int32_t i = 0; i < *flags.sim_node_count; ++i) {
     Node& node = nodes[i];
     node.name = fmt::format("{}-n{:05d}", flags.cluster, i);
     node.pool = flags.sim_gpu_model;
@@ -268,6 +299,7 @@ int RunAgentCommand(int argc, char** argv) {
     return 2;
   };
   if (absl::Status s = CheckConnectionFlags(flags); !s.ok()) return usage(s);
+  if (absl::Status s = CheckBackendFlags(app, flags.backend); !s.ok()) return usage(s);
   if (app.count("--token") > 0 && flags.token.empty()) {
     return usage(absl::InvalidArgumentError("--token: empty"));
   }
