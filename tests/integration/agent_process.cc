@@ -111,13 +111,14 @@ void AgentProcess::Kill() {
   wait_status_ = status;
 }
 
-void WriteAgentServerConfig(const std::string& path, std::string_view agents_extra) {
+void WriteAgentServerConfig(const std::string& path, std::string_view agents_extra,
+                            std::string_view lost_grace) {
   std::ofstream(path, std::ios::trunc) << "clusters: []\n"
                                        << "requeueBackoff: 500ms\n"
                                        << "agents:\n"
                                        << "  heartbeatInterval: 200ms\n"
                                        << "  unreachableTimeout: 600ms\n"
-                                       << "  lostGrace: 2s\n"
+                                       << "  lostGrace: " << lost_grace << "\n"
                                        << agents_extra;
 }
 

@@ -80,9 +80,10 @@ class AgentProcess {
 
 // Writes the server configuration of the agent tests to `path`: no in-process cluster; agents
 // heartbeat every 200 ms, a silent cluster is Unreachable after 600 ms and its tasks are lost
-// 2 s later; a failed job is requeued after 500 ms. `agents_extra` (YAML lines indented by two
-// spaces, e.g. "  gpuModels: [H100]\n") is added to the `agents:` section.
-void WriteAgentServerConfig(const std::string& path, std::string_view agents_extra = "");
+// `lost_grace` later; a failed job is requeued after 500 ms. `agents_extra` (YAML lines indented
+// by two spaces, e.g. "  gpuModels: [H100]\n") is added to the `agents:` section.
+void WriteAgentServerConfig(const std::string& path, std::string_view agents_extra = "",
+                            std::string_view lost_grace = "2s");
 
 // GET /api/v1/clusters: the cluster named `name`, null when it is not listed.
 Json ClusterItem(const RestApi& api, std::string_view name);

@@ -15,12 +15,13 @@ std::string Tail(const std::string& log) {
 
 void AgentServerTest::SetUp() {
   const std::string config = dir_.Sub("server.yaml");
-  WriteAgentServerConfig(config, agents_extra_);
+  WriteAgentServerConfig(config, agents_extra_, lost_grace_);
   std::ofstream(config, std::ios::app) << config_extra_;
   server_ = std::make_unique<ServerProcess>(ServerOptions{.data_dir = dir_.Sub("data"),
                                                           .log_dir = dir_.path(),
                                                           .config_path = config,
-                                                          .extra_args = {"--rate-limit", "0"}});
+                                                          .extra_args = {"--rate-limit", "0"},
+                                                          .keep_grpc_port = true});
   const absl::Status started = server_->Start();
   ASSERT_TRUE(started.ok()) << started;
 }

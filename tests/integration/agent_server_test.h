@@ -1,12 +1,13 @@
 // AgentServerTest: the fixture of the agent integration tests. SetUp starts a real `tessera
 // server` with no cluster of its own (WriteAgentServerConfig: agents heartbeat every 200 ms, a
 // silent cluster is Unreachable after 600 ms, its tasks lost 2 s later) in a temporary
-// directory; a test adds `tessera agent` processes with AddAgent. When a test fails, TearDown
+// directory; a test adds `tessera agent` processes with AddAgent. A restarted server serves gRPC
+// on its first port, so the agents find it again. When a test fails, TearDown
 // prints the tail of the server's log and of every agent's. Agents are stopped before the
 // server.
 //
-// A derived fixture sets agents_extra_ (lines of the `agents:` section) or config_extra_
-// (top-level YAML) before calling AgentServerTest::SetUp, and returns when that has a fatal
+// A derived fixture sets agents_extra_ (lines of the `agents:` section), lost_grace_ or
+// config_extra_ (top-level YAML) before calling AgentServerTest::SetUp, and returns when that has a fatal
 // failure (HasFatalFailure()).
 #pragma once
 
@@ -43,6 +44,7 @@ class AgentServerTest : public ::testing::Test {
 
   TempDir dir_;
   std::string agents_extra_;
+  std::string lost_grace_ = "2s";
   std::string config_extra_;
   std::unique_ptr<ServerProcess> server_;
   std::vector<std::unique_ptr<AgentProcess>> agents_;

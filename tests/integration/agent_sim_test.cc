@@ -2,12 +2,14 @@
 // `tessera server` that has no cluster of its own: a job submitted before the cluster registers
 // waits for it; the cluster registers and its nodes appear, a gang job runs there; when the agent dies the nodes go NotReady and the cluster unreachable,
 // after the grace the running job is requeued whole, and when the agent comes back the job runs
-// again. Every wait is bounded and generous; nothing asserts on timing.
+// again. A server restart leaves the cluster and its running gang in place: the agent rejoins.
+// Every wait is bounded and generous; nothing asserts on timing.
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "agent_process.h"
 #include "agent_server_test.h"
 #include "gmock/gmock.h"
@@ -177,6 +179,39 @@ TEST_F(AgentSimTest, ADecommissionedClusterIsDeletedAndItsNameStartsAfresh) {
   ASSERT_TRUE(WaitUntil([&] { return ClusterIs(api, kCluster, true, 4); }))
       << ClusterItem(api, kCluster).dump();
   EXPECT_EQ(api.WaitForPhase(id, {"Running"})["status"]["phase"], "Running");
+  ASSERT_EQ(api.Post("/api/v1/jobs/" + id + "/cancel", "").status, 200);
+  EXPECT_EQ(api.WaitForEnd(id)["status"]["phase"], "Cancelled");
+}
+
+// A server restart while the agent is connected: the agent rejoins the restarted server (its
+// gRPC port is kept) in a new epoch, and the gang it runs is neither lost nor requeued. The
+// grace is a minute so that only a failure to rejoin, not a slow machine, can lose the tasks.
+class AgentSimRestartTest : public AgentSimTest {
+ protected:
+  AgentSimRestartTest() { lost_grace_ = "1m"; }
+};
+
+TEST_F(AgentSimRestartTest, AnAgentRejoinsARestartedServerAndItsGangKeepsRunning) {
+  ASSERT_TRUE(agent_->Start().ok()) << agent_->Log();
+  const std::string id = [&] {
+    const RestApi api = Rest();
+    EXPECT_TRUE(WaitUntil([&] { return ClusterIs(api, kCluster, true, 4); }));
+    return SubmitOk(SimGangJob("long", kCluster, 2, 8, ""));
+  }();
+  ASSERT_EQ(Rest().WaitForPhase(id, {"Running"})["status"]["phase"], "Running");
+
+  ASSERT_EQ(server_->Stop(), 0);
+  ASSERT_TRUE(server_->Start().ok());
+  const RestApi api = Rest();
+  ASSERT_TRUE(WaitUntil([&] { return absl::StrContains(agent_->Log(), "(epoch 2)"); }))
+      << agent_->Log();
+  EXPECT_TRUE(WaitUntil([&] { return ClusterIs(api, kCluster, true, 4); }))
+      << ClusterItem(api, kCluster).dump();
+  EXPECT_EQ(api.Get("/api/v1/jobs/" + id).body["status"]["phase"], "Running");
+  for (const Json& event : Events(id)) {
+    EXPECT_NE(event.value("type", ""), "TaskEnded") << event.dump();
+  }
+  // The lease still holds: a cancel reaches the agent through its new session.
   ASSERT_EQ(api.Post("/api/v1/jobs/" + id + "/cancel", "").status, 200);
   EXPECT_EQ(api.WaitForEnd(id)["status"]["phase"], "Cancelled");
 }

@@ -72,8 +72,9 @@ absl::Status ServerProcess::Spawn() {
   } else {
     args.insert(args.end(), {"--config", options_.config_path});
   }
+  const int grpc_port = options_.keep_grpc_port ? first_grpc_port_ : 0;
   args.insert(args.end(), {"--data-dir", options_.data_dir, "--http-addr", "127.0.0.1:0",
-                           "--grpc-addr", "127.0.0.1:0"});
+                           "--grpc-addr", absl::StrCat("127.0.0.1:", grpc_port)});
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   absl::StatusOr<pid_t> pid = SpawnLogged(std::move(args), log_path_);
   if (!pid.ok()) return pid.status();
@@ -94,6 +95,7 @@ absl::Status ServerProcess::AwaitServing(Clock::time_point deadline) {
       host_ = match[1];
       http_port_ = std::stoi(match[2]);
       grpc_port_ = std::stoi(match[4]);
+      if (first_grpc_port_ == 0) first_grpc_port_ = grpc_port_;
       return absl::OkStatus();
     }
     if (Reaped()) {

@@ -38,6 +38,9 @@ struct ServerOptions {
   // the addresses still come from the flags.
   std::string config_path;
   std::vector<std::string> extra_args;  // appended: {"--rate-limit", "0"}, ...
+  // Restarts serve gRPC on the port of the first start, so that agents given grpc_target()
+  // find the restarted server.
+  bool keep_grpc_port = false;
 };
 
 class ServerProcess {
@@ -82,6 +85,7 @@ class ServerProcess {
   std::string host_ = "127.0.0.1";
   int http_port_ = 0;
   int grpc_port_ = 0;
+  int first_grpc_port_ = 0;  // the gRPC port of the first start; 0 before it
   std::string admin_token_;
 };
 

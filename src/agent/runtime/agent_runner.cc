@@ -18,6 +18,10 @@ namespace {
 
 constexpr Duration kFirstBackoff{500};
 constexpr Duration kMaxBackoff{10000};
+// While the server cannot be reached, the channel tries to connect at least this often.
+constexpr Duration kMaxConnectInterval{1000};
+// How often a wait for the server looks whether Stop was called.
+constexpr Duration kStopCheck{100};
 constexpr char kVersion[] = "tessera-agent/1";
 // HTTP/2 pings on an idle connection, so that a peer that vanished without closing it is noticed.
 constexpr Duration kKeepalive{20000};
@@ -274,34 +278,60 @@ bool AgentRunner::Sleep(Duration delay) {
   return !stopping_;
 }
 
-absl::Status AgentRunner::Run() {
-  if (backend_ == nullptr) return absl::FailedPreconditionError("the agent has no backend");
-  Duration backoff = kFirstBackoff;
-  while (true) {
-    const TimePoint start = options_.clock->Now();
-    absl::Status status = RunSession();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stopping_) return absl::OkStatus();
-    }
-    if (Permanent(status.code())) return status;
-    if (options_.clock->Now() - start > kMaxBackoff) backoff = kFirstBackoff;
-    fmt::print(stderr, "tessera agent: session ended ({}{}); reconnecting in {} ms\n",
-               status.ToString(), Hint(status, options_.tls_ca_file.empty()), backoff.count());
-    if (!Sleep(backoff)) return absl::OkStatus();
-    backoff = std::min(kMaxBackoff, backoff * 2);
-  }
-}
-
-absl::Status AgentRunner::RunSession() {
+absl::StatusOr<std::shared_ptr<grpc::Channel>> AgentRunner::NewChannel() const {
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       Credentials(options_.tls_ca_file);
   if (!credentials.ok()) return credentials.status();
   grpc::ChannelArguments arguments;
   arguments.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepalive.count());
   arguments.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeout.count());
-  std::unique_ptr<v1::AgentService::Stub> stub = v1::AgentService::NewStub(
-      grpc::CreateCustomChannel(options_.server, *credentials, arguments));
+  arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, kFirstBackoff.count());
+  arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kMaxConnectInterval.count());
+  return grpc::CreateCustomChannel(options_.server, *credentials, arguments);
+}
+
+bool AgentRunner::WaitToReconnect(grpc::Channel& channel, Duration backoff) {
+  if (!Sleep(kFirstBackoff)) return false;
+  const auto deadline = std::chrono::steady_clock::now() + (backoff - kFirstBackoff);
+  if (channel.GetState(/*try_to_connect=*/true) == GRPC_CHANNEL_READY) {
+    return Sleep(std::chrono::duration_cast<Duration>(deadline - std::chrono::steady_clock::now()));
+  }
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto slice = std::min(deadline, std::chrono::steady_clock::now() + kStopCheck);
+    const bool connected = channel.WaitForConnected(
+        std::chrono::system_clock::now() + (slice - std::chrono::steady_clock::now()));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return false;
+    if (connected) return true;
+  }
+  return true;
+}
+
+absl::Status AgentRunner::Run() {
+  if (backend_ == nullptr) return absl::FailedPreconditionError("the agent has no backend");
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = NewChannel();
+  if (!channel.ok()) return channel.status();
+  Duration backoff = kFirstBackoff;
+  while (true) {
+    const TimePoint start = options_.clock->Now();
+    absl::Status status = RunSession(*channel);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return absl::OkStatus();
+    }
+    if (Permanent(status.code())) return status;
+    if (options_.clock->Now() - start > kMaxBackoff) backoff = kFirstBackoff;
+    fmt::print(stderr,
+               "tessera agent: session ended ({}{}); reconnecting in {} ms, or once the server "
+               "can be reached again\n",
+               status.ToString(), Hint(status, options_.tls_ca_file.empty()), backoff.count());
+    if (!WaitToReconnect(**channel, backoff)) return absl::OkStatus();
+    backoff = std::min(kMaxBackoff, backoff * 2);
+  }
+}
+
+absl::Status AgentRunner::RunSession(const std::shared_ptr<grpc::Channel>& channel) {
+  std::unique_ptr<v1::AgentService::Stub> stub = v1::AgentService::NewStub(channel);
   grpc::ClientContext context;
   context.AddMetadata("authorization", "Bearer " + options_.token);
   std::unique_ptr<Stream> stream = stub->Connect(&context);

@@ -14,7 +14,9 @@
 // data, or the backend's error code and message); at most 16 requests wait their turn, more are
 // answered RESOURCE_EXHAUSTED. When a session ends the runner reconnects with a back-off
 // (0.5 s doubling to 10 s), naming its last epoch; news of tasks from while it was away is
-// re-derived by the next resync.
+// re-derived by the next resync. While the server cannot be reached (stopped, restarting, or
+// failing over) the back-off is cut short as soon as a connection succeeds again: the channel
+// tries at least every second, so a returning server is rejoined within about a second.
 //
 // Run returns an error, without reconnecting, when the server refuses the agent for good:
 // UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT (the message names the field the server
@@ -36,6 +38,8 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "grpcpp/channel.h"
 #include "core/node.h"
 #include "server/cluster.h"
 #include "tessera/common/clock.h"
@@ -79,8 +83,13 @@ class AgentRunner final : public server::TaskObserver {
  private:
   class Session;
 
+  // The channel to the server, kept across sessions (TLS when tls_ca_file is set).
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> NewChannel() const;
   // One session from connect to its end; the status it ended with.
-  absl::Status RunSession();
+  absl::Status RunSession(const std::shared_ptr<grpc::Channel>& channel);
+  // Waits before the next session: `backoff` while the server can be reached (it ended or
+  // refused the session), else until a connection succeeds again; false when stopping.
+  bool WaitToReconnect(grpc::Channel& channel, Duration backoff);
   // Waits `delay` or until Stop; false when stopping.
   bool Sleep(Duration delay);
 
