@@ -171,7 +171,9 @@ TEST_F(SlurmIntegrationTest, ATokenFileIsReadAgainWhenItChanges) {
   EXPECT_TRUE(rest.Nodes().ok());
 
   write("not-a-token");  // rotated to a bad token: refused, and slurmrestd closes the connection
-  EXPECT_FALSE(rest.Nodes().ok());
+  const absl::Status refused = rest.Nodes().status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kUnauthenticated) << refused;
+  EXPECT_THAT(refused.message(), HasSubstr("check the user name and the JWT"));
   write(slurm->Var("SLURM_JWT"));  // and back, on a fresh connection
   for (int i = 0; i < 20; ++i) {
     const absl::StatusOr<std::string> nodes = rest.Nodes();

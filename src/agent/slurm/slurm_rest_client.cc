@@ -43,8 +43,8 @@ class HttpSlurmTransport final : public SlurmTransport {
     // A kept-alive connection the server has since closed fails once; GET and DELETE are
     // idempotent, so they are sent again on a fresh connection, as curl and Go's net/http do.
     if (!result && method != "POST") result = Request(method, path, body);
-    // slurmrestd closes the connection after an error reply without "Connection: close", so
-    // the next request must not reuse it.
+    // slurmrestd closes the connection after an error reply ("Connection: Close", which this
+    // cpp-httplib does not act on), so the next request must not reuse it.
     if (!result || result->status >= 400) client_.stop();
     if (!result) {
       return absl::UnavailableError(fmt::format("slurmrestd at {}: {} {}: {}", options_.url, method,
@@ -101,6 +101,14 @@ class HttpSlurmTransport final : public SlurmTransport {
   uintmax_t token_size_ = 0;
 };
 
+// slurmrestd 22.05 answers a refused token with HTTP 500 and one error, "Unspecified error",
+// and nothing else in the reply names the cause.
+bool IsRefusedToken(const SlurmHttpReply& reply) {
+  if (reply.status != 500) return false;
+  const json body = json::parse(reply.body, nullptr, false);
+  return !body.is_discarded() && slurm_json::ErrorText(body) == "Unspecified error";
+}
+
 bool HasErrorNumber(const json& reply, int64_t number) {
   if (!reply.is_object() || !reply.contains("errors") || !reply["errors"].is_array()) return false;
   for (const json& error : reply["errors"]) {
@@ -135,6 +143,12 @@ absl::StatusOr<SlurmHttpReply> SlurmRestClient::Call(std::string_view method,
     return absl::UnauthenticatedError(fmt::format(
         "{} {}: HTTP {}: slurmrestd refused the credentials (check the user name and the JWT)",
         method, path, reply->status));
+  }
+  if (IsRefusedToken(*reply)) {
+    return absl::UnauthenticatedError(fmt::format(
+        "{} {}: HTTP 500 \"Unspecified error\", slurmrestd's answer to a token it refuses "
+        "(check the user name and the JWT)",
+        method, path));
   }
   return reply;
 }
