@@ -375,6 +375,12 @@ class FrameworkClustersTest : public FrameworkTest {
     node.cluster = std::move(cluster);
     ASSERT_TRUE(state.AddNode(std::move(node)).ok());
   }
+  // A 4000-millicore node of `cluster` that the fake filter rejects.
+  void AddRejectedIn(ClusterState& state, std::string name, std::string cluster) {
+    Node node = MakeNode(std::move(name), 4000, {{"score", "90"}, {"reject", "1"}});
+    node.cluster = std::move(cluster);
+    ASSERT_TRUE(state.AddNode(std::move(node)).ok());
+  }
   static std::set<std::string> ClustersOf(const ClusterState& state, const GangAttempt& gang) {
     std::set<std::string> clusters;
     for (const Placement& p : gang.placements) clusters.insert(state.node(p.node_index).cluster);
@@ -427,9 +433,7 @@ TEST_F(FrameworkClustersTest, ClusterWhereTheFirstTaskFitsNowhereIsSkippedAndCou
   ClusterState state;
   AddIn(state, "a", "east", "50");
   AddIn(state, "b", "east", "50");
-  Node rejected = MakeNode("c", 4000, {{"score", "90"}, {"reject", "1"}});
-  rejected.cluster = "west";
-  ASSERT_TRUE(state.AddNode(std::move(rejected)).ok());
+  AddRejectedIn(state, "c", "west");
   auto fw = Build();
   std::vector<TaskRequest> three(3, CpuTask(2000));
   GangAttempt gang = fw->ScheduleGang(state, "big", three, 3);
@@ -442,11 +446,7 @@ TEST_F(FrameworkClustersTest, EverySkippedClusterCountsItsNodesOnce) {
   ClusterState state;
   AddIn(state, "a", "east", "50");
   for (const char* cluster : {"north", "south", "west"}) {
-    for (int k = 0; k < 2; ++k) {
-      Node rejected = MakeNode(fmt::format("{}-{}", cluster, k), 4000, {{"reject", "1"}});
-      rejected.cluster = cluster;
-      ASSERT_TRUE(state.AddNode(std::move(rejected)).ok());
-    }
+    for (int k = 0; k < 2; ++k) AddRejectedIn(state, fmt::format("{}-{}", cluster, k), cluster);
   }
   auto fw = Build();
   std::vector<TaskRequest> two(2, CpuTask(2000));
