@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "core/device_selection.h"
@@ -552,7 +555,6 @@ GangAttempt Framework::ScheduleGang(ClusterState& state, std::string_view job,
                                     std::span<const TaskRequest> tasks, int32_t min_available,
                                     MatchMode mode, std::string_view cluster) {
   IndexClusters(state);
-  int32_t placed = 0;
   if (!cluster.empty()) {
     const auto it = std::find(clusters_.names.begin(), clusters_.names.end(), cluster);
     if (it == clusters_.names.end()) {
@@ -564,11 +566,11 @@ GangAttempt Framework::ScheduleGang(ClusterState& state, std::string_view job,
     }
     const int32_t id =
         clusters_.several() ? static_cast<int32_t>(it - clusters_.names.begin()) : kAnyCluster;
-    return GangIn(state, job, tasks, min_available, mode, id, &placed);
+    return GangIn(state, job, tasks, min_available, mode, id);
   }
   // One task: its best node decides its cluster.
   if (!clusters_.several() || tasks.size() == 1) {
-    return GangIn(state, job, tasks, min_available, mode, kAnyCluster, &placed);
+    return GangIn(state, job, tasks, min_available, mode, kAnyCluster);
   }
   return ScheduleAcrossClusters(state, job, tasks, min_available, mode);
 }
@@ -615,20 +617,20 @@ GangAttempt Framework::ScheduleAcrossClusters(ClusterState& state, std::string_v
                                               int32_t min_available, MatchMode mode) {
   Diagnosis merged;
   const std::vector<int32_t> order = ClusterOrder(state, tasks.front(), merged);
-  int32_t placed = 0;
   // No cluster takes the first task (or it failed before any node was looked at): the plain
   // attempt gives the usual answer.
-  if (order.empty()) return GangIn(state, job, tasks, min_available, mode, kAnyCluster, &placed);
+  if (order.empty()) return GangIn(state, job, tasks, min_available, mode, kAnyCluster);
   GangAttempt closest;
-  int32_t closest_placed = -1;
-  std::vector<std::pair<int32_t, int32_t>> progress;  // (placed, cluster) per cluster tried
+  int32_t closest_fits = -1;
+  std::vector<std::pair<int32_t, int32_t>> progress;  // (fits, cluster) per cluster tried
   for (int32_t cluster : order) {
-    GangAttempt attempt = GangIn(state, job, tasks, min_available, mode, cluster, &placed);
+    int32_t fits = 0;
+    GangAttempt attempt = GangIn(state, job, tasks, min_available, mode, cluster, &fits);
     if (attempt.status.ok() || attempt.status.code() == SchedStatus::Code::kError) return attempt;
-    progress.emplace_back(placed, cluster);
+    progress.emplace_back(fits, cluster);
     merged.Merge(attempt.diagnosis);
-    if (placed > closest_placed) {
-      closest_placed = placed;
+    if (fits > closest_fits) {
+      closest_fits = fits;
       closest = std::move(attempt);
     }
   }
@@ -654,7 +656,7 @@ GangAttempt Framework::ScheduleAcrossClusters(ClusterState& state, std::string_v
 
 GangAttempt Framework::GangIn(ClusterState& state, std::string_view job,
                               std::span<const TaskRequest> tasks, int32_t min_available,
-                              MatchMode mode, int32_t cluster, int32_t* placed) {
+                              MatchMode mode, int32_t cluster, int32_t* fits) {
   GangAttempt gang;
   std::vector<int32_t> placed_tasks;  // task index of each entry of gang.placements
   auto rollback = [&] {
@@ -669,8 +671,10 @@ GangAttempt Framework::GangIn(ClusterState& state, std::string_view job,
 
   const auto n = static_cast<int32_t>(tasks.size());
   bool permitted = false;
-  *placed = 0;
+  std::optional<SchedStatus> refused;   // the permit plugins' verdict once they gave up
+  std::set<std::string> failed_classes;  // with `fits`: equivalence classes that fit no node
   for (int32_t i = 0; i < n; ++i) {
+    if (refused.has_value() && failed_classes.contains(tasks[i].EquivalenceKey())) continue;
     TaskAttempt attempt = PlaceTaskIn(state, tasks[i], cluster);
     if (attempt.status.code() == SchedStatus::Code::kError) {
       rollback();
@@ -686,26 +690,29 @@ GangAttempt Framework::GangIn(ClusterState& state, std::string_view job,
       }
       gang.placements.push_back(*std::move(attempt.placement));
       placed_tasks.push_back(i);
-      ++*placed;
-    } else if (gang.failed_task < 0) {
-      gang.failed_task = i;
-      gang.diagnosis = std::move(attempt.diagnosis);
-      gang.status = attempt.status;
+    } else {
+      if (fits != nullptr) failed_classes.insert(tasks[i].EquivalenceKey());
+      if (gang.failed_task < 0) {
+        gang.failed_task = i;
+        gang.diagnosis = std::move(attempt.diagnosis);
+        gang.status = attempt.status;
+      }
     }
-    if (permitted) continue;
+    if (permitted || refused.has_value()) continue;
     const GangProgress progress{min_available, static_cast<int32_t>(gang.placements.size()),
                                 n - i - 1};
     SchedStatus verdict = Permit(progress);
     if (verdict.ok()) {
       permitted = true;
     } else if (verdict.code() != SchedStatus::Code::kWait || progress.remaining == 0) {
-      rollback();
-      if (gang.failed_task < 0) gang.status = verdict;
-      return gang;
+      refused = std::move(verdict);
+      if (fits == nullptr) break;
     }
   }
+  if (fits != nullptr) *fits = static_cast<int32_t>(gang.placements.size());
   if (!permitted) {
     rollback();
+    if (gang.failed_task < 0 && refused.has_value()) gang.status = *refused;
     return gang;
   }
   gang.status = {};

@@ -151,10 +151,14 @@ class Framework {
   // Rebuilds the class cache's per-cluster trees from its totals.
   void RebuildClusterTotals(ClassCache& cache) const;
   TaskAttempt PlaceTaskIn(const ClusterState& state, const TaskRequest& task, int32_t cluster);
-  // One gang attempt restricted to `cluster`; *placed receives how many tasks it placed before
-  // it succeeded or gave up.
+  // One gang attempt restricted to `cluster`. With `fits`, a gang that cannot be placed there
+  // is not given up at the first sign of it: the remaining tasks are tried too (a task of an
+  // equivalence class that already failed is not: the cluster only fills up), and *fits
+  // receives how many tasks fit — for the "fits no single cluster" note. Without, the attempt
+  // stops as soon as the permit plugins say the gang cannot be placed.
   GangAttempt GangIn(ClusterState& state, std::string_view job, std::span<const TaskRequest> tasks,
-                     int32_t min_available, MatchMode mode, int32_t cluster, int32_t* placed);
+                     int32_t min_available, MatchMode mode, int32_t cluster,
+                     int32_t* fits = nullptr);
   // The clusters tried for a gang, as described in the class comment; the diagnosis of the
   // clusters left out (its first task fits no node there) is added to `skipped`.
   std::vector<int32_t> ClusterOrder(const ClusterState& state, const TaskRequest& first,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fmt/format.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tessera/sched/cluster_count.h"
 
@@ -417,6 +418,29 @@ TEST_F(FrameworkClustersTest, GangThatFitsOnlySplitWaitsAndSaysWhy) {
   EXPECT_EQ(gang.note,
             "the gang fits no single cluster (a gang runs within one cluster; gang tasks that "
             "fit: west 2, east 2 of 3)");
+}
+
+TEST_F(FrameworkClustersTest, TheSplitNoteCountsTasksOfAnotherShapeAfterTheFirstFailure) {
+  ClusterState state;
+  for (const auto& [name, cluster] : std::vector<std::pair<std::string, std::string>>{
+           {"a", "east"}, {"b", "east"}, {"c", "west"}, {"d", "west"}}) {
+    Node node = MakeNode(name, 3000, {{"score", "50"}});
+    node.cluster = cluster;
+    ASSERT_TRUE(state.AddNode(std::move(node)).ok());
+  }
+  auto fw = Build();
+  // Per cluster two 2000m tasks fit, and then both 1000m ones beside them: 4 of 6, so the
+  // gang would fit split across the two clusters, though the third 2000m task ends each try.
+  std::vector<TaskRequest> tasks(4, CpuTask(2000));
+  tasks.push_back(CpuTask(1000));
+  tasks.push_back(CpuTask(1000));
+  GangAttempt gang = fw->ScheduleGang(state, "mixed", tasks, 6);
+  EXPECT_FALSE(gang.status.ok());
+  EXPECT_EQ(gang.failed_task, 2);
+  EXPECT_TRUE(gang.placements.empty());
+  for (int32_t i = 0; i < state.size(); ++i) EXPECT_EQ(state.node(i).allocated.cpu, 0);
+  EXPECT_THAT(gang.note, ::testing::HasSubstr("the gang fits no single cluster"));
+  EXPECT_THAT(gang.note, ::testing::HasSubstr("4 of 6)"));
 }
 
 TEST_F(FrameworkClustersTest, NoNoteWhenTheGangWouldNotFitSplitEither) {
