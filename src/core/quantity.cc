@@ -72,7 +72,8 @@ absl::Status Error(std::string_view field, std::string_view message) {
   return absl::InvalidArgumentError(fmt::format("{}: {}", field, message));
 }
 
-absl::StatusOr<int64_t> ParseQuantity(std::string_view text, std::string_view field, Unit unit) {
+absl::StatusOr<int64_t> ParseQuantity(std::string_view text, std::string_view field, Unit unit,
+                                      internal::Rounding rounding = internal::Rounding::kExact) {
   const std::string_view trimmed = internal::StripWhitespace(text);
   std::string_view rest = trimmed;
   const bool negative = internal::ConsumeSign(rest);
@@ -84,7 +85,8 @@ absl::StatusOr<int64_t> ParseQuantity(std::string_view text, std::string_view fi
   }
   if (negative && !number.IsZero()) return Error(field, "must be >= 0");
   int64_t value = 0;
-  switch (internal::ToInt64(number, scale.multiplier, scale.exponent + unit.exponent, &value)) {
+  switch (internal::ToInt64(number, scale.multiplier, scale.exponent + unit.exponent, &value,
+                            rounding)) {
     case Exactness::kOk:
       return value;
     case Exactness::kNotWhole:
@@ -101,6 +103,10 @@ absl::StatusOr<int64_t> ParseQuantity(std::string_view text, std::string_view fi
 
 absl::StatusOr<int64_t> ParseCpuMillis(std::string_view text, std::string_view field) {
   return ParseQuantity(text, field, kMillicores);
+}
+
+absl::StatusOr<int64_t> ParseCpuMillisRoundedUp(std::string_view text, std::string_view field) {
+  return ParseQuantity(text, field, kMillicores, internal::Rounding::kUp);
 }
 
 absl::StatusOr<int64_t> ParseBytes(std::string_view text, std::string_view field) {

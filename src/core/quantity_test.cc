@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -90,6 +91,35 @@ INSTANTIATE_TEST_SUITE_P(
         InvalidCase{
             "99999999999999999999999999999999999999999",
             "spec.tasks[1].resources.x: 99999999999999999999999999999999999999999 is too large"}));
+
+// Measured rates (metrics-server's nanocores) round up to a whole millicore.
+class CpuRoundedUp : public ::testing::TestWithParam<ValidCase> {};
+TEST_P(CpuRoundedUp, Parses) {
+  const absl::StatusOr<int64_t> got = ParseCpuMillisRoundedUp(GetParam().text, kField);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, GetParam().want);
+}
+INSTANTIATE_TEST_SUITE_P(Quantity, CpuRoundedUp,
+                         ::testing::Values(ValidCase{"0", 0}, ValidCase{"0n", 0},
+                                           ValidCase{"2", 2000}, ValidCase{"250m", 250},
+                                           ValidCase{"123456789n", 124}, ValidCase{"1000000n", 1},
+                                           ValidCase{"1000001n", 2}, ValidCase{"1n", 1},
+                                           ValidCase{"1500u", 2}, ValidCase{"0.5m", 1},
+                                           ValidCase{"1.0001", 1001},
+                                           ValidCase{"1e-999999999999999", 1},
+                                           ValidCase{"9223372036854775806.5m", kMax}));
+
+TEST(CpuRoundedUpInvalid, FailsLikeParseCpuMillis) {
+  for (const auto& [text, message] :
+       {std::pair{"-1n", "spec.tasks[1].resources.x: must be >= 0"},
+        std::pair{"12x", "spec.tasks[1].resources.x: \"12x\" is not a quantity"},
+        std::pair{"9223372036854775807.5m",
+                  "spec.tasks[1].resources.x: 9223372036854775807.5m is too large"}}) {
+    const absl::StatusOr<int64_t> got = ParseCpuMillisRoundedUp(text, kField);
+    ASSERT_FALSE(got.ok()) << text << " parsed as " << *got;
+    EXPECT_EQ(got.status().message(), message);
+  }
+}
 
 class BytesValid : public ::testing::TestWithParam<ValidCase> {};
 TEST_P(BytesValid, Parses) {

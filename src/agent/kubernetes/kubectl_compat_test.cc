@@ -1,6 +1,7 @@
 // Keeps the fixture API server honest: the real kubectl lists, watches, creates and deletes
-// through it, and reads a pod's log, with the same kubeconfig (TLS, a CA, a bearer token) that
-// LoadKubeconfig reads for KubernetesCluster. Skipped when kubectl is not installed.
+// through it, reads a pod's log and the node metrics (kubectl top), with the same kubeconfig
+// (TLS, a CA, a bearer token) that LoadKubeconfig reads for KubernetesCluster. Skipped when
+// kubectl is not installed.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using k8s::testing::FakeApiServer;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 struct Output {
@@ -122,6 +124,18 @@ TEST_F(KubectlTest, CreatesWatchesAndDeletesPods) {
   server_->CloseWatches();  // ends kubectl's watch; it then exits
   pclose(watch);
   EXPECT_FALSE(server_->GetPod("tessera", "hello").has_value());
+}
+
+// kubectl top reads the metrics API as the backend does (and finds it missing as it would on a
+// cluster without metrics-server).
+TEST_F(KubectlTest, TopNodesReadsTheNodeMetrics) {
+  Output missing = Kubectl("top nodes");
+  EXPECT_NE(missing.status, 0);
+  EXPECT_THAT(missing.text, HasSubstr("Metrics API not available"));
+  server_->SetNodeMetrics("gpu-1", "123456789n", "1048576Ki");
+  Output top = Kubectl("top nodes --no-headers");
+  EXPECT_EQ(top.status, 0) << top.text;
+  EXPECT_THAT(top.text, AllOf(HasSubstr("gpu-1"), HasSubstr("124m"), HasSubstr("1024Mi")));
 }
 
 // The kubeconfig kubectl uses is one the backend reads too.

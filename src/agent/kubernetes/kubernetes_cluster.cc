@@ -6,10 +6,13 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/str_join.h"
 #include "agent/kubernetes/api_status.h"
+#include "agent/kubernetes/node_metrics.h"
 #include "agent/kubernetes/pod_names.h"
 #include "agent/kubernetes/rendezvous.h"
 #include "agent/local/system_clock.h"
+#include "core/duration.h"
 #include "fmt/format.h"
 
 namespace tessera::agent {
@@ -59,6 +62,10 @@ absl::StatusOr<std::unique_ptr<KubernetesCluster>> KubernetesCluster::Create(
                     options.name, options.api.kube_namespace));
   }
   if (options.max_request_attempts < 1) options.max_request_attempts = 1;
+  if (options.usage_interval <= Duration::zero()) {
+    return absl::InvalidArgumentError(
+        fmt::format("kubernetes cluster {}: usage_interval: must be > 0", options.name));
+  }
   options.labels[std::string(server::kClusterLabel)] = options.name;
   if (!options.log) {
     options.log = [prefix = fmt::format("tessera kubernetes {}: ", options.name)](
@@ -117,9 +124,14 @@ absl::StatusOr<std::unique_ptr<KubernetesCluster>> KubernetesCluster::Create(
     }
     *informer_ptr = std::make_unique<k8s::Informer>(*std::move(client), informer, handler);
   }
+  absl::StatusOr<std::unique_ptr<k8s::KubernetesApiClient>> metrics =
+      k8s::KubernetesApiClient::Create(self.options_.api, self.options_.timeouts);
+  if (!metrics.ok()) return metrics.status();
+  self.metrics_ = *std::move(metrics);
   self.node_informer_->Start(node_list->resource_version);
   self.pod_informer_->Start(pod_list->resource_version);
   self.worker_ = std::thread([&self] { self.WorkerLoop(); });
+  self.usage_thread_ = std::thread([&self] { self.UsageLoop(); });
   return cluster;
 }
 
@@ -143,6 +155,7 @@ KubernetesCluster::KubernetesCluster(KubernetesClusterOptions options,
 KubernetesCluster::~KubernetesCluster() {
   if (node_informer_ != nullptr) node_informer_->Stop();
   if (pod_informer_ != nullptr) pod_informer_->Stop();
+  StopUsageThread();
   if (!worker_.joinable()) return;
   std::unique_lock<std::mutex> lock(mu_);
   stopping_ = true;
@@ -220,6 +233,70 @@ void KubernetesCluster::OnNodeEvent(WatchEventType type, const Json& object) {
   std::lock_guard<std::mutex> lock(mu_);
   std::string name = node->name;
   nodes_.insert_or_assign(std::move(name), *std::move(node));
+}
+
+// ---- Usage ----
+
+std::vector<server::NodeUsage> KubernetesCluster::Usage() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<server::NodeUsage> usage;
+  usage.reserve(usage_.size());
+  for (const server::NodeUsage& node : usage_) {
+    if (nodes_.contains(node.node)) usage.push_back(node);
+  }
+  return usage;
+}
+
+void KubernetesCluster::UsageLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    RefreshUsage();
+    lock.lock();
+    usage_wake_.wait_for(lock, options_.usage_interval, [this] { return stopping_; });
+  }
+}
+
+void KubernetesCluster::RefreshUsage() {
+  absl::StatusOr<Json> answer = metrics_->Get(k8s::kNodeMetricsPath);
+  absl::StatusOr<k8s::NodeMetricsList> list =
+      answer.ok() ? k8s::NodeMetricsFromJson(*answer) : answer.status();
+  if (!list.ok()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;  // the destructor aborted the request
+      usage_.clear();
+    }
+    LogChange("metrics API", k8s::NodeMetricsUnavailable(list.status()));
+    LogChange("metrics entries", "");  // logged again if they are still malformed once it answers
+    return;
+  }
+  LogChange("metrics API",
+            fmt::format("node usage: read from GET {} every {}", k8s::kNodeMetricsPath,
+                        FormatDuration(options_.usage_interval)));
+  LogChange("metrics entries",
+            list->errors.empty()
+                ? ""
+                : fmt::format("node usage skipped: {}", absl::StrJoin(list->errors, "; ")));
+  std::lock_guard<std::mutex> lock(mu_);
+  usage_ = std::move(list->usage);
+}
+
+void KubernetesCluster::LogChange(const std::string& key, const std::string& line) {
+  std::string& last = last_log_[key];
+  if (last == line) return;
+  last = line;
+  if (!line.empty()) Log(line);
+}
+
+void KubernetesCluster::StopUsageThread() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  usage_wake_.notify_all();
+  if (metrics_ != nullptr) metrics_->Stop();  // aborts a request in flight
+  if (usage_thread_.joinable()) usage_thread_.join();
 }
 
 // ---- Pods ----

@@ -43,13 +43,22 @@
 // ended_pod_ttl has passed since the end; a collector deletes them every gc_interval.
 // Logs: ReadLog reads GET .../pods/<name>/log. Kubernetes keeps one stream per container, with
 // stdout and stderr interleaved: LogStream::kStdout returns it, kStderr is FailedPrecondition.
-// Usage() reports nothing (no metrics API is read).
+// Usage: what each node uses now (cpu in millicores, memory in bytes), read from the metrics
+// API (GET /apis/metrics.k8s.io/v1beta1/nodes, served by metrics-server: `kubectl top nodes`)
+// by a thread of its own every usage_interval (node_metrics.h). Usage() returns the copy of the
+// last read, for the nodes in the inventory: it never waits on the network. Where the metrics API
+// is not served (404; 503 while metrics-server is down) or not allowed (403), or fails
+// otherwise, usage is empty and the error is logged once, with what to do; it is read again
+// every usage_interval and comes back when the API answers. A malformed entry is left out with a
+// log line naming its field (logged once while it stays the same). No GPU utilisation or power:
+// the metrics API has none.
 //
 // Time: timestamps are the pods' own where they carry one, else the injected clock's; waits
 // (retries, backoff) are real time. Errors: Create fails (a clear Status: bad options,
 // unreachable server, refused credentials, missing permission) when the first node or pod list
-// fails. Thread-safety: as Cluster; observer calls arrive on the informer, worker or calling
-// thread, in order per task, never with a lock of this object held.
+// fails (the metrics API is not needed to start). Thread-safety: as Cluster; observer calls
+// arrive on the informer, worker or calling thread, in order per task, never with a lock of this
+// object held.
 #pragma once
 
 #include <condition_variable>
@@ -89,6 +98,8 @@ struct KubernetesClusterOptions {
   int max_request_attempts = 5;  // a create or delete that fails with Unavailable
   Duration ended_pod_ttl{std::chrono::hours(1)};
   Duration gc_interval{std::chrono::minutes(1)};
+  // How often node usage is read from the metrics API (> 0); metrics-server's own resolution.
+  Duration usage_interval{std::chrono::seconds(15)};
   const Clock* clock = nullptr;  // nullptr = the system clock
   k8s::LogFunction log;          // nullptr = standard error
 };
@@ -105,6 +116,9 @@ class KubernetesCluster final : public server::Cluster {
     return options_.labels;
   }
   std::vector<Node> Inventory() const override;
+  // The last usage read from the metrics API, for the nodes in the inventory; empty until the
+  // first read succeeds and while the API does not answer. Never waits on the network.
+  std::vector<server::NodeUsage> Usage() const override;
   void Launch(const server::TaskLaunchSpec& spec) override;
   void Cancel(std::string_view launch_id, Duration grace) override;
   std::vector<std::string> Recover(const std::vector<server::KnownLaunch>& known) override;
@@ -190,6 +204,14 @@ class KubernetesCluster final : public server::Cluster {
   bool Retry(Action& action, const absl::Status& status);
   void CollectEndedPods();
 
+  // Usage thread: reads the metrics API every usage_interval until the destructor stops it.
+  void UsageLoop();
+  void RefreshUsage();
+  // Logs `line` when it differs from the last line logged under `key` ("" logs nothing), so a
+  // failure repeated at every refresh is logged once. Usage thread only.
+  void LogChange(const std::string& key, const std::string& line);
+  void StopUsageThread();
+
   // Delivers queued observer notices in order, outside mu_.
   void Flush();
 
@@ -205,12 +227,15 @@ class KubernetesCluster final : public server::Cluster {
   mutable std::mutex logs_mu_;
   std::unique_ptr<k8s::KubernetesApiClient> logs_;
 
+  std::unique_ptr<k8s::KubernetesApiClient> metrics_;  // the usage thread's
+
   std::unique_ptr<k8s::Informer> node_informer_;
   std::unique_ptr<k8s::Informer> pod_informer_;
 
   mutable std::mutex mu_;
   std::condition_variable work_;
   std::map<std::string, Node, std::less<>> nodes_;
+  std::vector<server::NodeUsage> usage_;  // the last read, as the metrics API listed it
   std::map<std::string, Task, std::less<>> tasks_;
   // The rendezvous Services known to exist and to be this cluster's (created here, found
   // selecting the job's pods, or listed by Recover): only these are ever deleted.
@@ -223,6 +248,9 @@ class KubernetesCluster final : public server::Cluster {
   bool stopping_ = false;
   bool worker_done_ = false;
   std::thread worker_;
+  std::condition_variable usage_wake_;  // the destructor stopping the usage thread
+  std::thread usage_thread_;
+  std::map<std::string, std::string, std::less<>> last_log_;  // LogChange's; usage thread only
 };
 
 }  // namespace tessera::agent

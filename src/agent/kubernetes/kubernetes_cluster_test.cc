@@ -267,6 +267,80 @@ TEST_F(KubernetesClusterTest, MalformedNodesAreSkippedAndLogged) {
   EXPECT_EQ(FindNode("cpu-1")->capacity.cpu, 16000);
 }
 
+// Usage is read on the backend's thread; a short interval makes the refreshes come quickly.
+KubernetesClusterOptions WithUsageInterval(KubernetesClusterOptions options) {
+  options.usage_interval = std::chrono::milliseconds(10);
+  return options;
+}
+
+std::optional<server::NodeUsage> FindUsage(const std::vector<server::NodeUsage>& usage,
+                                           const std::string& node) {
+  for (const server::NodeUsage& entry : usage) {
+    if (entry.node == node) return entry;
+  }
+  return std::nullopt;
+}
+
+TEST_F(KubernetesClusterTest, UsageComesFromTheMetricsApi) {
+  server_->SetNodeMetrics("gpu-1", "123456789n", "1048576Ki");  // as metrics-server writes it
+  server_->SetNodeMetrics("cpu-1", "2", "1Gi");
+  server_->SetNodeMetrics("elsewhere", "1", "1Gi");  // not in the inventory
+  CreateCluster(WithUsageInterval(Options()));
+  ASSERT_TRUE(Eventually([&] { return cluster_->Usage().size() == 2; }));
+  const std::vector<server::NodeUsage> usage = cluster_->Usage();
+  std::optional<server::NodeUsage> gpu = FindUsage(usage, "gpu-1");
+  ASSERT_TRUE(gpu.has_value());
+  EXPECT_EQ(gpu->cpu, 124);  // millicores, rounded up
+  EXPECT_EQ(gpu->memory, int64_t{1} << 30);
+  EXPECT_THAT(gpu->gpu_utilization, IsEmpty());
+  EXPECT_FALSE(gpu->power_watts.has_value());
+  std::optional<server::NodeUsage> cpu = FindUsage(usage, "cpu-1");
+  ASSERT_TRUE(cpu.has_value());
+  EXPECT_EQ(cpu->cpu, 2000);
+  EXPECT_FALSE(FindUsage(usage, "elsewhere").has_value());
+
+  // Each refresh replaces the last read; a node that leaves the inventory leaves the usage.
+  server_->SetNodeMetrics("cpu-1", "500m", "2Gi");
+  EXPECT_TRUE(Eventually([&] { return FindUsage(cluster_->Usage(), "cpu-1")->cpu == 500; }));
+  server_->DeleteNode("cpu-1");
+  EXPECT_TRUE(Eventually([&] { return !FindUsage(cluster_->Usage(), "cpu-1").has_value(); }));
+  EXPECT_THAT(Log(), Contains(HasSubstr("node usage: read from GET "
+                                        "/apis/metrics.k8s.io/v1beta1/nodes every 10ms")));
+}
+
+TEST_F(KubernetesClusterTest, WithoutTheMetricsApiUsageIsEmptyUntilItAppears) {
+  CreateCluster(WithUsageInterval(Options()));
+  const auto metrics_requests = [&] {
+    return CountRequests(server_->requests(), "GET /apis/metrics.k8s.io/v1beta1/nodes");
+  };
+  ASSERT_TRUE(Eventually([&] { return metrics_requests() >= 3; }));  // read again and again
+  EXPECT_THAT(cluster_->Usage(), IsEmpty());
+  const auto unavailable = [](const std::vector<std::string>& log) {
+    return std::count_if(log.begin(), log.end(), [](const std::string& line) {
+      return line.starts_with("node usage is not reported: ") &&
+             line.find("GET /apis/metrics.k8s.io/v1beta1/nodes: 404 NotFound") != line.npos;
+    });
+  };
+  EXPECT_EQ(unavailable(Log()), 1) << "logged once";
+  EXPECT_THAT(Log(), Contains(HasSubstr("metrics-server")));
+
+  server_->SetNodeMetrics("gpu-1", "250m", "1Gi");
+  ASSERT_TRUE(Eventually([&] { return cluster_->Usage().size() == 1; }));
+  EXPECT_EQ(cluster_->Usage()[0].cpu, 250);
+  EXPECT_THAT(Log(), Contains(HasSubstr("node usage: read from")));
+}
+
+TEST_F(KubernetesClusterTest, MalformedMetricsEntriesAreSkippedAndLogged) {
+  Json bad = {{"metadata", {{"name", "gpu-1"}}}, {"usage", {{"cpu", "lots"}, {"memory", "1Gi"}}}};
+  server_->PutNodeMetrics(bad);
+  server_->SetNodeMetrics("cpu-1", "1", "1Gi");
+  CreateCluster(WithUsageInterval(Options()));
+  ASSERT_TRUE(Eventually([&] { return cluster_->Usage().size() == 1; }));
+  EXPECT_EQ(cluster_->Usage()[0].node, "cpu-1");
+  EXPECT_THAT(Log(), Contains(AllOf(HasSubstr("node usage skipped"),
+                                    HasSubstr("items[0].usage.cpu: \"lots\" is not a quantity"))));
+}
+
 TEST_F(KubernetesClusterTest, LaunchRunsAPodBoundToTheNode) {
   CreateCluster();
   cluster_->Launch(Spec("train7-worker-0-a1", "gpu-1", {0, 2}));
@@ -720,6 +794,10 @@ TEST_F(KubernetesClusterTest, BadOptionsAreRefused) {
   options.api.server = "";
   EXPECT_EQ(KubernetesCluster::Create(options, &observer_).status().code(),
             absl::StatusCode::kInvalidArgument);
+  options = Options();
+  options.usage_interval = Duration::zero();
+  EXPECT_EQ(KubernetesCluster::Create(options, &observer_).status().message(),
+            "kubernetes cluster k8s-test: usage_interval: must be > 0");
 }
 
 TEST_F(KubernetesClusterTest, UnreachableServerIsUnavailable) {

@@ -17,13 +17,6 @@ constexpr int64_t kMaxGpusPerNode = 4096;
 // Device memory above this (1 PiB) is refused, so sums over a node's devices cannot overflow.
 constexpr int64_t kMaxGpuMemoryMiB = int64_t{1} << 30;
 
-// The quantity text of a resource list's value (strings, or numbers in their decimal form).
-absl::StatusOr<std::string> QuantityText(const Json& value, std::string_view field) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_number_integer() || value.is_number_unsigned()) return value.dump();
-  return absl::InvalidArgumentError(fmt::format("{}: must be a quantity string", field));
-}
-
 // One of status.capacity / status.allocatable; nullopt when the object lacks it.
 absl::StatusOr<std::optional<Resources>> ResourceList(const Json& status, const char* key,
                                                       const std::string& prefix) {

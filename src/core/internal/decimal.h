@@ -78,9 +78,17 @@ inline bool ParseClampedExponent(std::string_view text, int64_t* out) {
 
 enum class Exactness { kOk, kNotWhole, kOverflow };
 
-// Sets *out to `d x multiplier x 10^scale` when that is a whole number within int64.
+// What ToInt64 does with a result that has a fractional part.
+enum class Rounding {
+  kExact,  // refuse it (kNotWhole)
+  kUp,     // round it up to the next whole number (a measurement, not a request)
+};
+
+// Sets *out to `d x multiplier x 10^scale` when that is a whole number within int64 (or, with
+// Rounding::kUp, to that value rounded up).
 // REQUIRES: multiplier >= 1, |scale| <= kMaxExponent.
-inline Exactness ToInt64(const Decimal& d, uint64_t multiplier, int64_t scale, int64_t* out) {
+inline Exactness ToInt64(const Decimal& d, uint64_t multiplier, int64_t scale, int64_t* out,
+                         Rounding rounding = Rounding::kExact) {
   if (d.IsZero()) {
     *out = 0;
     return Exactness::kOk;
@@ -99,14 +107,16 @@ inline Exactness ToInt64(const Decimal& d, uint64_t multiplier, int64_t scale, i
 
   const int64_t exponent = d.exponent + scale;
   constexpr size_t kMaxDigits = 19;  // INT64_MAX has 19 digits
+  bool round_up = false;
   if (exponent < 0) {
     const size_t drop = static_cast<size_t>(-exponent);
     // A nonzero product has fewer trailing zeros than digits.
-    if (drop >= product.size()) return Exactness::kNotWhole;
-    if (product.find_first_not_of('0', product.size() - drop) != std::string::npos) {
-      return Exactness::kNotWhole;
-    }
-    product.resize(product.size() - drop);
+    const bool fractional =
+        drop >= product.size() ||
+        product.find_first_not_of('0', product.size() - drop) != std::string::npos;
+    if (fractional && rounding == Rounding::kExact) return Exactness::kNotWhole;
+    round_up = fractional;
+    product.resize(drop >= product.size() ? 0 : product.size() - drop);
   } else {
     if (product.size() + static_cast<size_t>(exponent) > kMaxDigits) return Exactness::kOverflow;
     product.append(static_cast<size_t>(exponent), '0');
@@ -114,6 +124,7 @@ inline Exactness ToInt64(const Decimal& d, uint64_t multiplier, int64_t scale, i
   if (product.size() > kMaxDigits) return Exactness::kOverflow;
   uint64_t value = 0;
   for (const char c : product) value = value * 10 + static_cast<uint64_t>(c - '0');
+  if (round_up) ++value;  // at most 10^19, within uint64
   if (value > static_cast<uint64_t>(INT64_MAX)) return Exactness::kOverflow;
   *out = static_cast<int64_t>(value);
   return Exactness::kOk;

@@ -52,6 +52,12 @@ absl::StatusOr<std::optional<int64_t>> IntMember(const Json& object, std::string
   return WrongType(path, key, "an integer");
 }
 
+absl::StatusOr<std::string> QuantityText(const Json& value, std::string_view path) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_integer() || value.is_number_unsigned()) return value.dump();
+  return absl::InvalidArgumentError(fmt::format("{}: must be a quantity string", path));
+}
+
 std::string DumpJson(const Json& json) {
   return json.dump(-1, ' ', false, Json::error_handler_t::replace);
 }

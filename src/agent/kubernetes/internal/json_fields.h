@@ -37,6 +37,10 @@ absl::StatusOr<bool> BoolOr(const Json& object, std::string_view key, bool fallb
 absl::StatusOr<std::optional<int64_t>> IntMember(const Json& object, std::string_view key,
                                                  std::string_view path);
 
+// The text of a quantity value ("250m", "64Gi"): a string, or a JSON integer in its decimal
+// form; an error naming `path` for anything else.
+absl::StatusOr<std::string> QuantityText(const Json& value, std::string_view path);
+
 // Serialises `json` on one line; invalid UTF-8 in strings is replaced, never thrown on.
 std::string DumpJson(const Json& json);
 

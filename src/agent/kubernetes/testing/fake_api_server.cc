@@ -25,6 +25,7 @@ constexpr auto kWatchPoll = std::chrono::milliseconds(100);
 constexpr auto kBookmarkAfter = std::chrono::seconds(1);
 constexpr int kDefaultWatchSeconds = 1800;
 constexpr int kThreads = 32;
+constexpr char kMetricsGroupVersion[] = "metrics.k8s.io/v1beta1";
 
 std::string NowText() {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone());
@@ -329,8 +330,16 @@ void FakeApiServer::AddRoutes() {
                Json::array({{{"clientCIDR", "0.0.0.0/0"},
                              {"serverAddress", fmt::format("127.0.0.1:{}", port_)}}})}});
   });
-  http_->Get("/apis", [](const Request&, Response& res) {
-    SendJson(res, 200, {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", Json::array()}});
+  http_->Get("/apis", [this](const Request&, Response& res) {
+    Json groups = Json::array();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (node_metrics_.has_value()) {
+      const Json version = {{"groupVersion", kMetricsGroupVersion}, {"version", "v1beta1"}};
+      groups.push_back({{"name", "metrics.k8s.io"},
+                        {"versions", Json::array({version})},
+                        {"preferredVersion", version}});
+    }
+    SendJson(res, 200, {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}});
   });
   http_->Get("/api/v1", [](const Request&, Response& res) {
     auto resource = [](const char* name, const char* kind, bool namespaced, Json verbs) {
@@ -427,6 +436,16 @@ void FakeApiServer::AddRoutes() {
   auto not_found = [](const Request&, Response& res) {
     SendStatus(res, 404, "NotFound", "the server could not find the requested resource");
   };
+  http_->Get("/apis/metrics.k8s.io/v1beta1/nodes",
+             [this, not_found](const Request& req, Response& res) {
+               std::lock_guard<std::mutex> lock(mu_);
+               if (!node_metrics_.has_value()) return not_found(req, res);
+               SendJson(res, 200,
+                        {{"kind", "NodeMetricsList"},
+                         {"apiVersion", kMetricsGroupVersion},
+                         {"metadata", Json::object()},
+                         {"items", *node_metrics_}});
+             });
   http_->Get(".*", not_found);
   http_->Post(".*", not_found);
   http_->Put(".*", not_found);
@@ -973,6 +992,25 @@ void FakeApiServer::PutService(Json object) {
   CreationLocked(object);
   StampLocked(object);
   services_[{ns, name}] = std::move(object);
+}
+
+void FakeApiServer::SetNodeMetrics(const std::string& node, const std::string& cpu,
+                                   const std::string& memory) {
+  const std::string now = NowText();
+  Json item = {{"metadata", {{"name", node}, {"creationTimestamp", now}}},
+               {"timestamp", now},
+               {"window", "15s"},
+               {"usage", {{"cpu", cpu}, {"memory", memory}}}};
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!node_metrics_.has_value()) node_metrics_.emplace();
+  std::erase_if(*node_metrics_, [&](const Json& old) { return MetaString(old, "name") == node; });
+  node_metrics_->push_back(std::move(item));
+}
+
+void FakeApiServer::PutNodeMetrics(Json item) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!node_metrics_.has_value()) node_metrics_.emplace();
+  node_metrics_->push_back(std::move(item));
 }
 
 void FakeApiServer::HoldWatchEvents(bool hold) {

@@ -47,12 +47,18 @@
 //                                                   outside 1..65535
 //   DELETE /api/v1/namespaces/<ns>/services/<name>  200 with the last state, at once
 //                                                   (services have no grace); 404 NotFound
+//   GET    /apis/metrics.k8s.io/v1beta1/nodes       NodeMetricsList (what metrics-server
+//                                                   serves: kubectl top nodes) of the items the
+//                                                   test set; 404 NotFound until it sets any,
+//                                                   as a cluster without metrics-server answers;
+//                                                   /apis lists the group once it is served
 // Failures are Status objects ({"kind":"Status","status":"Failure","reason","message",
 // "code"}); other paths answer 404 NotFound. Every request needs "Authorization: Bearer
 // <token>" when a token is set (401 Unauthorized otherwise). resourceVersions are one counter
 // over every object. Not served: OpenAPI schemas (kubectl create needs --validate=false),
 // field selectors, PATCH / PUT, watches of services, endpoints and DNS (a Service selects
-// nothing here), other resources and API groups, log following.
+// nothing here), pod metrics and single-node metrics, other resources and API groups, log
+// following.
 //
 // Thread-safety: every method may be called from any thread while the server runs.
 #pragma once
@@ -140,6 +146,12 @@ class FakeApiServer {
   std::vector<std::string> ServiceNames(const std::string& ns) const;
   void PutService(Json object);  // stores a Service as given (one a previous agent created)
 
+  // ---- Node metrics (metrics.k8s.io) ----
+  // Sets a node's usage, with quantities as metrics-server writes them (cpu "123456789n",
+  // "250m"; memory "1048576Ki"); the metrics API is served from the first call on.
+  void SetNodeMetrics(const std::string& node, const std::string& cpu, const std::string& memory);
+  void PutNodeMetrics(Json item);  // adds an item as given (malformed ones too)
+
   // ---- Watches ----
   // While held, open watches send nothing (events stay in the history).
   void HoldWatchEvents(bool hold);
@@ -213,6 +225,7 @@ class FakeApiServer {
   std::map<std::pair<std::string, std::string>, Json> pods_;  // (namespace, name)
   std::map<std::pair<std::string, std::string>, std::string> logs_;
   std::map<std::pair<std::string, std::string>, Json> services_;  // (namespace, name)
+  std::optional<std::vector<Json>> node_metrics_;  // nullopt: the metrics API is not served
   int64_t cluster_ips_ = 0;
   std::vector<Deletion> deletions_;
   std::vector<Event> history_;
