@@ -1,17 +1,20 @@
 // Feeds arbitrary bytes to the Kubernetes backend's parsers of node data from the API server:
 // a NodeList answer (ParseNodeList), a watch line (ParseWatchEvent, then NodeFromJson on its
-// object) and an error answer (ApiError). Checks: no crash or undefined behaviour; rejections
+// object), a metrics API NodeMetricsList (NodeMetricsFromJson) and an error answer (ApiError). Checks: no crash or undefined behaviour; rejections
 // are InvalidArgument naming the node or the part that is malformed, with a bounded message;
 // converted nodes are consistent (a name, the cluster and its labels, 1000 milli-GPU per
 // device, devices indexed 0..n-1 with the allocatable ones healthy, allocatable GPUs within
-// capacity, no negative quantity).
+// capacity, no negative quantity); node usage has a name, cpu and memory >= 0, names are
+// unique, and a malformed entry's error names its item.
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 
 #include "agent/kubernetes/api_status.h"
 #include "agent/kubernetes/node_conversion.h"
+#include "agent/kubernetes/node_metrics.h"
 #include "agent/kubernetes/watch_event.h"
 #include "fuzz_check.h"
 
@@ -80,6 +83,30 @@ void FuzzWatchLine(std::string_view input) {
   CheckNode(*node, input);
 }
 
+void FuzzNodeMetrics(std::string_view input) {
+  const Json json = Json::parse(input, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return;
+  absl::StatusOr<NodeMetricsList> list = NodeMetricsFromJson(json);
+  if (!list.ok()) {
+    Require(list.status().code() == absl::StatusCode::kInvalidArgument, "error is InvalidArgument",
+            input);
+    Require(std::string(list.status().message()).starts_with("node metrics list: "),
+            "error names the list", input);
+    return;
+  }
+  std::set<std::string> names;
+  for (const server::NodeUsage& usage : list->usage) {
+    Require(!usage.node.empty(), "usage names its node", input);
+    Require(names.insert(usage.node).second, "a node's usage is listed once", input);
+    Require(usage.cpu.value_or(-1) >= 0 && usage.memory.value_or(-1) >= 0,
+            "cpu and memory are given and >= 0", input);
+  }
+  for (const std::string& error : list->errors) {
+    Require(error.starts_with("items["), "entry errors name the item", input, error);
+    Require(error.size() <= kMaxMessage, "error message is bounded", input, error);
+  }
+}
+
 void FuzzErrorAnswer(std::string_view input) {
   const absl::Status status =
       ApiError("GET /api/v1/nodes", 400 + static_cast<int>(input.size() % 200), input);
@@ -94,6 +121,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
   tessera::agent::k8s::FuzzNodeList(input);
   tessera::agent::k8s::FuzzWatchLine(input);
+  tessera::agent::k8s::FuzzNodeMetrics(input);
   tessera::agent::k8s::FuzzErrorAnswer(input);
   return 0;
 }

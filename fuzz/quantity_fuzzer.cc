@@ -52,6 +52,10 @@ void CheckQuantities(std::string_view input) {
   const absl::StatusOr<int64_t> bytes = CheckQuantity(ParseBytes, input);
   const absl::StatusOr<int64_t> gpu = CheckQuantity(ParseMilliGpu, input);
   const absl::StatusOr<int64_t> count = CheckQuantity(ParseCount, input);
+  const absl::StatusOr<int64_t> measured = CheckQuantity(ParseCpuMillisRoundedUp, input);
+  // Rounding a fraction of a millicore up only ever accepts more, and never lowers a value.
+  Require(!cpu.ok() || (measured.ok() && *measured == *cpu), "rounded-up cpu agrees on whole "
+          "millicores", input);
 
   // Round trips through the edge notation.
   if (cpu.ok()) {
