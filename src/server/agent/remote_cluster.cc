@@ -108,7 +108,9 @@ std::vector<NodeUsage> RemoteCluster::Usage() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<NodeUsage> out;
   out.reserve(usage_.size());
-  for (const auto& [name, usage] : usage_) out.push_back(usage);
+  for (const auto& [name, measured] : usage_) {
+    if (measured.heartbeat == heartbeats_) out.push_back(measured.usage);
+  }
   return out;
 }
 
@@ -461,14 +463,23 @@ absl::Status RemoteCluster::OnHeartbeat(uint64_t epoch, const v1::Heartbeat& hea
       return absl::InvalidArgumentError(
           fmt::format("heartbeat.nodeId[{}]: node id {} is not in the inventory", i, id));
     }
-    NodeUsage& usage = usage_[names[id]];
-    if (usage.node.empty()) usage.node = names[id];
-    if (heartbeat.cpu_size() > 0) usage.cpu = heartbeat.cpu(i);
-    if (heartbeat.memory_size() > 0) usage.memory = heartbeat.memory(i);
+  }
+  ++heartbeats_;
+  for (int i = 0; i < n; ++i) {
+    const std::string& name = names[heartbeat.node_id(i)];
+    Measured& measured = usage_[name];
+    measured.heartbeat = heartbeats_;
+    NodeUsage& usage = measured.usage;
+    if (usage.node.empty()) usage.node = name;
+    usage.cpu = heartbeat.cpu_size() > 0 ? std::optional(heartbeat.cpu(i)) : std::nullopt;
+    usage.memory = heartbeat.memory_size() > 0 ? std::optional(heartbeat.memory(i)) : std::nullopt;
+    usage.gpu_utilization.clear();
     if (heartbeat.gpu_utilization_size() > 0) {
-      usage.gpu_utilization.assign(1, heartbeat.gpu_utilization(i));
+      usage.gpu_utilization.push_back(heartbeat.gpu_utilization(i));
     }
-    if (heartbeat.power_watts_size() > 0) usage.power_watts = heartbeat.power_watts(i);
+    usage.power_watts = heartbeat.power_watts_size() > 0
+                            ? std::optional<double>(heartbeat.power_watts(i))
+                            : std::nullopt;
   }
   node_updates_ += n;
   last_heartbeat_ = options_.clock->Now();

@@ -115,6 +115,9 @@ class RemoteCluster final : public Cluster {
   const Labels& labels() const override;
   bool reachable() const override;
   std::vector<Node> Inventory() const override;
+  // The usage the latest heartbeat carried: a node it did not list, or a column it left empty
+  // (a measurement the agent no longer has, e.g. its metrics source went away), is not
+  // reported from an older heartbeat.
   std::vector<NodeUsage> Usage() const override;
   void Launch(const TaskLaunchSpec& spec) override;
   void Cancel(std::string_view launch_id, Duration grace) override;
@@ -218,8 +221,14 @@ class RemoteCluster final : public Cluster {
   // and a later registration may name another backend and labels.
   bool established_ = false;
   TimePoint last_heartbeat_;
-  // Soft state: usage by node name, from the latest heartbeat.
-  std::map<std::string, NodeUsage, std::less<>> usage_;
+  // Soft state: usage by node name, each with the number of the heartbeat that set it; only
+  // those of the latest heartbeat (heartbeats_) are current.
+  struct Measured {
+    NodeUsage usage;
+    uint64_t heartbeat = 0;
+  };
+  std::map<std::string, Measured, std::less<>> usage_;
+  uint64_t heartbeats_ = 0;
   uint64_t node_updates_ = 0;
   // ReadLogs waiting for their LogChunk, by request id (guarded by mu_; ReadLog is const).
   mutable std::map<uint64_t, PendingLog> pending_logs_;

@@ -274,6 +274,34 @@ TEST_F(RemoteClusterTest, BindingsAreLeasesOfTheSessionAndWaitForTheResync) {
   EXPECT_EQ(observer_.ended[0].phase, TaskPhase::kCancelled);
 }
 
+TEST_F(RemoteClusterTest, UsageIsTheLatestHeartbeatsOnly) {
+  MakeClusters();
+  RecordingChannel channel;
+  auto [cluster, epoch] = Connect(channel, "east", 3);
+  v1::Heartbeat full = Beat(epoch, 3);
+  for (int i = 0; i < 3; ++i) full.add_memory(int64_t{1} << 30);
+  ASSERT_TRUE(cluster->OnHeartbeat(epoch, full).ok());
+  ASSERT_THAT(cluster->Usage(), SizeIs(3));
+  EXPECT_EQ(cluster->Usage()[1].cpu, 1000);
+  EXPECT_EQ(cluster->Usage()[1].memory, int64_t{1} << 30);
+
+  // The next heartbeat measures two nodes, and no memory: the rest is not reported from before.
+  ASSERT_TRUE(cluster->OnHeartbeat(epoch, Beat(epoch, 2)).ok());
+  const std::vector<NodeUsage> usage = cluster->Usage();
+  ASSERT_THAT(usage, SizeIs(2));
+  EXPECT_EQ(usage[0].node, "east-n0");
+  EXPECT_EQ(usage[1].node, "east-n1");
+  EXPECT_EQ(usage[1].cpu, 1000);
+  EXPECT_EQ(usage[1].memory, std::nullopt);
+
+  // A heartbeat refused for a bad node id changes nothing.
+  v1::Heartbeat bad = Beat(epoch, 1);
+  bad.add_node_id(7);
+  bad.add_cpu(5);
+  EXPECT_FALSE(cluster->OnHeartbeat(epoch, bad).ok());
+  EXPECT_THAT(cluster->Usage(), SizeIs(2));
+}
+
 TEST_F(RemoteClusterTest, SilenceMakesTheClusterUnreachableThenItsTasksLost) {
   MakeClusters();
   RecordingChannel channel;
