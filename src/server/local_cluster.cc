@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <set>
 #include <utility>
 
 #include "agent/local/free_ports.h"
@@ -165,36 +167,42 @@ void LocalCluster::Cancel(std::string_view launch_id, Duration grace) {
 }
 
 std::vector<std::string> LocalCluster::Recover(const std::vector<KnownLaunch>& known) {
-  std::map<std::string, const KnownLaunch*, std::less<>> by_id;
-  for (const KnownLaunch& launch : known) by_id[launch.spec.launch_id] = &launch;
+  // Records on disk the executor does not hold yet: after a restart, every one. The outcome of
+  // an adopted task that ended meanwhile arrives through OnOutcome.
+  std::set<std::string, std::less<>> adopted;
+  if (absl::StatusOr<agent::AdoptReport> report = executor_->Adopt(); report.ok()) {
+    for (const agent::AdoptedTask& task : report->tasks) adopted.insert(task.task_id);
+  }
+  std::set<std::string, std::less<>> known_ids;
   std::vector<std::string> running;
-  absl::StatusOr<agent::AdoptReport> report = executor_->Adopt();
-  if (report.ok()) {
-    for (const agent::AdoptedTask& task : report->tasks) {
-      const bool is_known = by_id.erase(task.task_id) > 0;
-      if (!task.running) continue;  // its outcome arrives through OnOutcome
-      if (is_known) {
-        running.push_back(task.task_id);
-      } else {
-        executor_->Cancel(task.task_id, Duration(0)).IgnoreError();
-      }
+  for (const KnownLaunch& launch : known) {
+    const std::string& id = launch.spec.launch_id;
+    known_ids.insert(id);
+    if (executor_->Pid(id).has_value()) {
+      running.push_back(id);
+    } else if (std::optional<agent::TaskOutcome> outcome = executor_->Outcome(id)) {
+      // Held from before this call (an agent that stayed up while the control plane was
+      // away): its end may not have been heard, so it is told again.
+      if (!adopted.contains(id)) observer_->OnTaskEnded(ToTaskEnd(*outcome));
+    } else if (!options_.supervisor.empty()) {
+      // No record: the task did not run. Under the supervisor a program starts only once its
+      // record is written (the executor's start gate), so it is launched now.
+      Launch(launch.spec);
+      running.push_back(id);
+    } else {
+      // Without the supervisor it may have started in the instant before a crash: reported
+      // lost rather than risk running it twice.
+      observer_->OnTaskEnded({.launch_id = id,
+                              .phase = TaskPhase::kFailed,
+                              .reason = "LostOnRestart",
+                              .message = "the task has no record on this node after a restart",
+                              .time = clock_.Now()});
     }
   }
-  // A launch with no executor record did not run: under the supervisor, a program starts only
-  // once its record is written (the executor's start gate), so it is launched now. Without the
-  // supervisor it may have started in the instant before the crash: it is reported lost rather
-  // than risk running it twice.
-  for (const auto& [launch_id, launch] : by_id) {
-    if (!options_.supervisor.empty()) {
-      Launch(launch->spec);
-      running.push_back(launch_id);
-      continue;
-    }
-    observer_->OnTaskEnded({.launch_id = launch_id,
-                            .phase = TaskPhase::kFailed,
-                            .reason = "LostOnRestart",
-                            .message = "the task has no record on this node after a restart",
-                            .time = clock_.Now()});
+  // Running tasks the control plane does not know (it gave them up while it could not reach
+  // this cluster, or lost them) are killed, whether adopted now or held from before.
+  for (const std::string& id : executor_->RunningTasks()) {
+    if (!known_ids.contains(id)) executor_->Cancel(id, Duration(0)).IgnoreError();
   }
   return running;
 }

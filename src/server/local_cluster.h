@@ -11,6 +11,11 @@
 // exit code; time limit → Failed "TimeLimitExceeded"; cancelled → Cancelled; killed by a
 // signal nobody sent → Failed "Killed"; could not start → Failed "StartFailed"; gone after a
 // restart → Failed "LostOnRestart".
+// Recover reconciles the executor's tasks, those adopted from disk after a restart and those it
+// held already (an agent that stayed up while the control plane was away), with `known`: a
+// running known task is kept, a known task that ended is told again (unless adopted now: its
+// outcome arrives through the executor), a known task without a record is launched (with the
+// supervisor) or lost, and a running task not in `known` is killed.
 // Thread-safety: as Cluster.
 #pragma once
 

@@ -35,6 +35,19 @@ class RecordingObserver final : public TaskObserver {
     if (ended_.empty()) return std::nullopt;
     return ended_.front();
   }
+  // The ends reported for `launch_id`, once there are at least `count` (or after 60 s).
+  std::vector<TaskEnd> WaitForEndsOf(std::string_view launch_id, size_t count) {
+    std::unique_lock<std::mutex> lock(mu_);
+    std::vector<TaskEnd> ends;
+    cv_.wait_for(lock, std::chrono::seconds(60), [&] {
+      ends.clear();
+      for (const TaskEnd& end : ended_) {
+        if (end.launch_id == launch_id) ends.push_back(end);
+      }
+      return ends.size() >= count;
+    });
+    return ends;
+  }
   std::vector<std::string> started() {
     std::lock_guard<std::mutex> lock(mu_);
     return started_;
@@ -46,6 +59,75 @@ class RecordingObserver final : public TaskObserver {
   std::vector<std::string> started_;
   std::vector<TaskEnd> ended_;
 };
+
+// A temporary directory and a LocalCluster over it, under the real supervisor.
+class LocalClusterRecoverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           fmt::format("local_cluster_recover_test_{}_{}", ::getpid(),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Create(
+        {.inventory = {.node_name = "here"},
+         .task_dir = (dir_ / "tasks").string(),
+         .supervisor = TESSERA_TASK_SUPERVISOR},
+        &observer_);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = *std::move(cluster);
+  }
+  void TearDown() override {
+    cluster_.reset();
+    fs::remove_all(dir_);
+  }
+  static KnownLaunch Known(std::string launch_id, std::string script) {
+    return {.spec = {.launch_id = launch_id,
+                     .job_id = launch_id.substr(0, launch_id.find('-')),
+                     .task_name = "main-0",
+                     .placement = {.node = "here"},
+                     .command = {"sh", "-c", std::move(script)}}};
+  }
+
+  fs::path dir_;
+  RecordingObserver observer_;
+  std::unique_ptr<LocalCluster> cluster_;
+};
+
+// Recover called again on a cluster that stayed up (its agent reconnected after the control
+// plane was away): a task still running is kept, not launched again; one that ended meanwhile
+// is told again, not run again.
+TEST_F(LocalClusterRecoverTest, RecoverAgainKeepsRunningTasksAndRetellsEndedOnes) {
+  const std::string marker = (dir_ / "ran").string();
+  const KnownLaunch sleeper = Known("1-main-0-a0", "sleep 60");
+  const KnownLaunch once = Known("2-main-0-a0", "echo once >> " + marker);
+  cluster_->Launch(sleeper.spec);
+  cluster_->Launch(once.spec);
+  ASSERT_EQ(observer_.WaitForEndsOf("2-main-0-a0", 1).size(), 1u);
+
+  EXPECT_EQ(cluster_->Recover({sleeper, once}), std::vector<std::string>{"1-main-0-a0"});
+  const std::vector<TaskEnd> ends = observer_.WaitForEndsOf("2-main-0-a0", 2);
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_EQ(ends[1].phase, TaskPhase::kSucceeded) << ends[1].message;
+  std::ifstream in(marker);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "once\n");
+  EXPECT_EQ(observer_.started(), (std::vector<std::string>{"1-main-0-a0", "2-main-0-a0"}));
+  EXPECT_TRUE(observer_.WaitForEndsOf("1-main-0-a0", 0).empty()) << "the sleeper still runs";
+  cluster_->Cancel("1-main-0-a0", Duration(0));
+  EXPECT_EQ(observer_.WaitForEndsOf("1-main-0-a0", 1).size(), 1u);
+}
+
+// Recover called again without a task the cluster still runs (the control plane gave it up
+// while it could not reach the cluster): the task is killed.
+TEST_F(LocalClusterRecoverTest, RecoverAgainKillsARunningTaskTheControlPlaneGaveUp) {
+  cluster_->Launch(Known("3-main-0-a0", "sleep 60").spec);
+  EXPECT_TRUE(cluster_->Recover({}).empty());
+  const std::vector<TaskEnd> ends = observer_.WaitForEndsOf("3-main-0-a0", 1);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(ends[0].phase, TaskPhase::kCancelled) << ends[0].message;
+}
 
 // After a restart, a launch the executor has no record of never ran (the supervisor's start
 // gate): the cluster launches it, and it runs exactly once.

@@ -34,6 +34,7 @@ EnvMap ProcessEnvironment() {
     std::string_view kv(*entry);
     const size_t eq = kv.find('=');
     if (eq == std::string_view::npos || eq == 0) continue;
+    if (kv.substr(0, eq) == "TESSERA_TOKEN") continue;
     env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
   }
   return env;

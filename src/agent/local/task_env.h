@@ -31,7 +31,9 @@ absl::StatusOr<EnvMap> TaskEnvironment(const EnvMap& base, const TaskLaunch& lau
 // "0,1,3": the device list as CUDA_VISIBLE_DEVICES spells it.
 std::string DeviceList(const std::vector<int32_t>& gpus);
 
-// The calling process's environment (environ) as a map.
+// The calling process's environment (environ) as a map, without the control plane's
+// credentials (TESSERA_TOKEN: an agent or server given its admin token that way must not hand
+// it to every task).
 EnvMap ProcessEnvironment();
 
 // "KEY=value" strings, for execve.

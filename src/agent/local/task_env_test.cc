@@ -60,6 +60,9 @@ TEST(TaskEnvTest, EnvStringsAndProcessEnvironment) {
   EXPECT_EQ(ToEnvStrings({{"A", "1"}, {"B", ""}}), (std::vector<std::string>{"A=1", "B="}));
   ::setenv("TESSERA_TASK_ENV_TEST", "a=b", 1);
   EXPECT_EQ(ProcessEnvironment().at("TESSERA_TASK_ENV_TEST"), "a=b");
+  ::setenv("TESSERA_TOKEN", "tsr_admin", 1);
+  EXPECT_FALSE(ProcessEnvironment().contains("TESSERA_TOKEN")) << "credentials are not inherited";
+  ::unsetenv("TESSERA_TOKEN");
   EXPECT_EQ(DeviceList({0, 2, 5}), "0,2,5");
   EXPECT_EQ(DeviceList({}), "");
 }
