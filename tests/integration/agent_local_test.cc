@@ -2,13 +2,15 @@
 // dies its task keeps running under its supervisor; the server, hearing nothing, marks the task
 // lost after the grace and requeues the job; when the agent comes back, the resync kills the
 // task the server no longer knows and the job's new attempt runs. Task logs are read through the
-// agent (REST and `tessera logs`). Every wait is bounded and generous; nothing asserts on timing.
+// agent (REST and `tessera logs`). A server restart while the agent stays up keeps the running
+// task and runs nothing twice. Every wait is bounded and generous; nothing asserts on timing.
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "agent_process.h"
 #include "agent_server_test.h"
 #include "gtest/gtest.h"
@@ -138,6 +140,60 @@ TEST_F(AgentLocalTest, LogsAreReadThroughTheAgent) {
   agent_->Kill();
   ASSERT_TRUE(WaitUntil([&] { return api.Get(logs).status == 503; })) << api.Get(logs).text;
   EXPECT_NE(api.Get(logs).text.find(kCluster), std::string::npos) << api.Get(logs).text;
+}
+
+// A server restart while the agent stays up: the task still running is kept (not launched
+// again), and the task that ended while the server was down is reported with its own end (not
+// run a second time). The grace is a minute so that only a failure to rejoin can lose them.
+class AgentLocalRestartTest : public AgentLocalTest {
+ protected:
+  AgentLocalRestartTest() { lost_grace_ = "1m"; }
+};
+
+TEST_F(AgentLocalRestartTest, AServerRestartKeepsTheRunningTaskAndRunsNothingTwice) {
+  ASSERT_TRUE(agent_->Start().ok()) << agent_->Log();
+  const std::string sleeper_pids = dir_.Sub("sleeper-pids");
+  const std::string once_pids = dir_.Sub("once-pids");
+  const std::string release = dir_.Sub("release");
+  std::string sleeper_id, once_id;
+  {
+    const RestApi api = Rest();
+    ASSERT_TRUE(WaitUntil([&] { return ClusterIs(api, kCluster, true, 1); }));
+    Json sleeper = ShellJob("sleeper", "echo $$ >> " + sleeper_pids + "; exec sleep 600");
+    Json once = ShellJob("once", "echo $$ >> " + once_pids + "; while [ ! -e " + release +
+                                     " ]; do sleep 0.05; done");
+    for (Json* job : {&sleeper, &once}) {
+      (*job)["spec"]["clusterSelector"] = {{"tessera.io/cluster", kCluster}};
+    }
+    sleeper_id = SubmitOk(sleeper);
+    once_id = SubmitOk(once);
+    ASSERT_EQ(api.WaitForPhase(sleeper_id, {"Running"})["status"]["phase"], "Running");
+    ASSERT_EQ(api.WaitForPhase(once_id, {"Running"})["status"]["phase"], "Running");
+    ASSERT_TRUE(WaitUntil([&] {
+      return ReadPids(sleeper_pids).size() == 1 && ReadPids(once_pids).size() == 1;
+    }));
+  }
+
+  // The server stops; meanwhile `once` finishes. Then the server starts again.
+  ASSERT_EQ(server_->Stop(), 0);
+  std::ofstream(release).flush();
+  const pid_t once_pid = ReadPids(once_pids)[0];
+  ASSERT_TRUE(WaitUntil([&] { return !ProcessAlive(once_pid); }));
+  ASSERT_TRUE(server_->Start().ok());
+  const RestApi api = Rest();
+  ASSERT_TRUE(WaitUntil([&] { return absl::StrContains(agent_->Log(), "(epoch 2)"); }))
+      << agent_->Log();
+
+  EXPECT_EQ(api.WaitForEnd(once_id)["status"]["phase"], "Succeeded");
+  EXPECT_EQ(ReadPids(once_pids).size(), 1u) << "once ran a second time";
+  EXPECT_EQ(api.Job(sleeper_id).body["status"]["phase"], "Running");
+  ASSERT_EQ(ReadPids(sleeper_pids).size(), 1u) << "the sleeper was launched again";
+  EXPECT_TRUE(ProcessAlive(ReadPids(sleeper_pids)[0]));
+  EXPECT_FALSE(HasEvent(sleeper_id, "TaskEnded"));
+
+  ASSERT_EQ(api.Post("/api/v1/jobs/" + sleeper_id + "/cancel", "").status, 200);
+  EXPECT_EQ(api.WaitForEnd(sleeper_id)["status"]["phase"], "Cancelled");
+  EXPECT_TRUE(WaitUntil([&] { return !ProcessAlive(ReadPids(sleeper_pids)[0]); }));
 }
 
 }  // namespace
