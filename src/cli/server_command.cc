@@ -267,6 +267,7 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
       .tls_cert_file = config.grpc_tls.cert_file,
       .tls_key_file = config.grpc_tls.key_file});
   if (absl::Status s = plane.grpc->Start(config.grpc_addr); !s.ok()) {
+    if (absl::IsInvalidArgument(s)) return s;  // grpcTls: the message names the field
     return absl::Status(s.code(), fmt::format("--grpc-addr {}: {}", config.grpc_addr,
                                               std::string(s.message())));
   }

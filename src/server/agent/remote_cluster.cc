@@ -227,13 +227,12 @@ absl::StatusOr<LogChunk> RemoteCluster::ReadLog(std::string_view launch_id, LogS
   return *std::move(pending.mapped().result);
 }
 
-void RemoteCluster::FailPendingLogsLocked(uint64_t epoch) const {
+void RemoteCluster::FailPendingLogsLocked(uint64_t epoch, std::string_view why) const {
   bool woke = false;
   for (auto& [id, pending] : pending_logs_) {
     if (pending.epoch != epoch || pending.result) continue;
-    pending.result = absl::UnavailableError(fmt::format(
-        "cluster {}: the agent's session ended before it answered the log request",
-        options_.name));
+    pending.result = absl::UnavailableError(
+        fmt::format("cluster {}: {} before it answered the log request", options_.name, why));
     woke = true;
   }
   if (woke) log_answered_.notify_all();
@@ -283,7 +282,7 @@ absl::StatusOr<uint64_t> RemoteCluster::Attach(AgentChannel* channel,
   if (session_) {
     session_->channel->Close(absl::FailedPreconditionError(fmt::format(
         "the session of epoch {} was superseded by a new session", session_->epoch)));
-    FailPendingLogsLocked(session_->epoch);
+    FailPendingLogsLocked(session_->epoch, "the agent's session was superseded");
   }
   Labels labels;
   for (const auto& [key, value] : request.labels()) labels[key] = value;
@@ -308,7 +307,7 @@ absl::StatusOr<uint64_t> RemoteCluster::Attach(AgentChannel* channel,
 
 void RemoteCluster::Detach(uint64_t epoch) {
   std::unique_lock<std::mutex> lock(mu_);
-  FailPendingLogsLocked(epoch);
+  FailPendingLogsLocked(epoch, "the agent's session ended");
   if (!session_ || session_->epoch != epoch) return;
   session_.reset();
   std::vector<Node> notify = MarkUnreachableLocked();
@@ -549,7 +548,11 @@ void RemoteCluster::CheckLiveness() {
   const TimePoint now = options_.clock->Now();
   const Duration silent = std::chrono::duration_cast<Duration>(now - last_heartbeat_);
   std::vector<Node> notify;
-  if (silent >= options_.unreachable_timeout) notify = MarkUnreachableLocked();
+  if (silent >= options_.unreachable_timeout) {
+    notify = MarkUnreachableLocked();
+    // A silent agent will not answer either: its pending log reads end now, not at their timeout.
+    if (session_) FailPendingLogsLocked(session_->epoch, "the agent went silent (unreachable)");
+  }
   std::vector<std::string> lost;
   if (!reachable_ && silent >= options_.unreachable_timeout + options_.lost_grace) {
     for (const auto& [id, launched] : launches_) lost.push_back(id);

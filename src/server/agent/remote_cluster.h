@@ -203,7 +203,7 @@ class RemoteCluster final : public Cluster {
   void SendCancelLocked(std::string_view launch_id, Duration grace);
   // Wakes the ReadLogs waiting on the session of `epoch`, which has ended, with Unavailable.
   // REQUIRES: mu_ held.
-  void FailPendingLogsLocked(uint64_t epoch) const;
+  void FailPendingLogsLocked(uint64_t epoch, std::string_view why) const;
   // Ends `launch_ids` as lost (with no lock held).
   void EndLost(const std::vector<std::string>& launch_ids, const std::string& message);
 

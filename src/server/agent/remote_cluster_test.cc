@@ -750,6 +750,22 @@ TEST_F(RemoteClusterTest, ASessionThatEndsWakesTheReadLogWithUnavailable) {
   EXPECT_EQ(chunk.status().code(), absl::StatusCode::kUnavailable);
 }
 
+TEST_F(RemoteClusterTest, ASilentClusterWakesTheReadLogWithUnavailable) {
+  MakeClusters(/*log_timeout=*/Duration(60'000));
+  LogRequestChannel channel;
+  auto [cluster, epoch] = Connect(channel, "east", 1);
+  std::thread silence([&, cluster = cluster] {
+    channel.NextLogRequest();
+    clock_.Set(clock_.Now() + Duration(3000));
+    cluster->CheckLiveness();
+  });
+  absl::StatusOr<LogChunk> chunk = cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, 0, 100);
+  silence.join();
+  EXPECT_FALSE(cluster->reachable());
+  EXPECT_EQ(chunk.status().code(), absl::StatusCode::kUnavailable) << chunk.status();
+  EXPECT_THAT(chunk.status().message(), HasSubstr("went silent"));
+}
+
 TEST_F(RemoteClusterTest, AStaleEpochsLogChunkIsRefused) {
   MakeClusters();
   LogRequestChannel first;
