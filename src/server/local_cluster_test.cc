@@ -9,6 +9,8 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
@@ -28,12 +30,6 @@ class RecordingObserver final : public TaskObserver {
     std::lock_guard<std::mutex> lock(mu_);
     ended_.push_back(end);
     cv_.notify_all();
-  }
-  std::optional<TaskEnd> WaitForEnd() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::seconds(60), [&] { return !ended_.empty(); });
-    if (ended_.empty()) return std::nullopt;
-    return ended_.front();
   }
   // The ends reported for `launch_id`, once there are at least `count` (or after 60 s).
   std::vector<TaskEnd> WaitForEndsOf(std::string_view launch_id, size_t count) {
@@ -59,6 +55,13 @@ class RecordingObserver final : public TaskObserver {
   std::vector<std::string> started_;
   std::vector<TaskEnd> ended_;
 };
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 // A temporary directory and a LocalCluster over it, under the real supervisor.
 class LocalClusterRecoverTest : public ::testing::Test {
@@ -109,10 +112,7 @@ TEST_F(LocalClusterRecoverTest, RecoverAgainKeepsRunningTasksAndRetellsEndedOnes
   const std::vector<TaskEnd> ends = observer_.WaitForEndsOf("2-main-0-a0", 2);
   ASSERT_EQ(ends.size(), 2u);
   EXPECT_EQ(ends[1].phase, TaskPhase::kSucceeded) << ends[1].message;
-  std::ifstream in(marker);
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_EQ(text.str(), "once\n");
+  EXPECT_EQ(ReadFile(marker), "once\n");
   EXPECT_EQ(observer_.started(), (std::vector<std::string>{"1-main-0-a0", "2-main-0-a0"}));
   EXPECT_TRUE(observer_.WaitForEndsOf("1-main-0-a0", 0).empty()) << "the sleeper still runs";
   cluster_->Cancel("1-main-0-a0", Duration(0));
@@ -131,36 +131,15 @@ TEST_F(LocalClusterRecoverTest, RecoverAgainKillsARunningTaskTheControlPlaneGave
 
 // After a restart, a launch the executor has no record of never ran (the supervisor's start
 // gate): the cluster launches it, and it runs exactly once.
-TEST(LocalClusterTest, LaunchWithoutARecordIsStartedOnRecovery) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("local_cluster_test_{}", ::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const std::string marker = (dir / "ran").string();
-  RecordingObserver observer;
-  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Create(
-      {.inventory = {.node_name = "here"},
-       .task_dir = (dir / "tasks").string(),
-       .supervisor = TESSERA_TASK_SUPERVISOR},
-      &observer);
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
-  const KnownLaunch known{
-      .spec = {.launch_id = "7-main-0-a0",
-               .job_id = "7",
-               .task_name = "main-0",
-               .placement = {.node = "here"},
-               .command = {"sh", "-c", "echo once >> " + marker}}};
-  const std::vector<std::string> running = (*cluster)->Recover({known});
-  EXPECT_EQ(running, std::vector<std::string>{"7-main-0-a0"});
-  const std::optional<TaskEnd> end = observer.WaitForEnd();
-  ASSERT_TRUE(end.has_value());
-  EXPECT_EQ(end->phase, TaskPhase::kSucceeded) << end->message;
-  EXPECT_EQ(observer.started(), std::vector<std::string>{"7-main-0-a0"});
-  std::ifstream in(marker);
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_EQ(text.str(), "once\n");
-  cluster->reset();
-  fs::remove_all(dir);
+TEST_F(LocalClusterRecoverTest, LaunchWithoutARecordIsStartedOnRecovery) {
+  const std::string marker = (dir_ / "ran").string();
+  const KnownLaunch known = Known("7-main-0-a0", "echo once >> " + marker);
+  EXPECT_EQ(cluster_->Recover({known}), std::vector<std::string>{"7-main-0-a0"});
+  const std::vector<TaskEnd> ends = observer_.WaitForEndsOf("7-main-0-a0", 1);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(ends[0].phase, TaskPhase::kSucceeded) << ends[0].message;
+  EXPECT_EQ(observer_.started(), std::vector<std::string>{"7-main-0-a0"});
+  EXPECT_EQ(ReadFile(marker), "once\n");
 }
 
 }  // namespace
