@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "agent/protocol/agent_protocol.h"
+#include "agent/runtime/connection_hint.h"
 #include "fmt/format.h"
 #include "grpcpp/grpcpp.h"
 #include "tessera/agent/v1/agent.grpc.pb.h"
@@ -44,16 +44,6 @@ bool Permanent(absl::StatusCode code) {
          code == absl::StatusCode::kPermissionDenied ||
          code == absl::StatusCode::kInvalidArgument ||
          code == absl::StatusCode::kFailedPrecondition;
-}
-
-// What to try when a session ends so: a plaintext agent at a TLS port sees its connection
-// closed before any answer.
-std::string Hint(const absl::Status& status, bool plaintext) {
-  if (plaintext && status.code() == absl::StatusCode::kUnavailable &&
-      absl::StrContains(status.message(), "Socket closed")) {
-    return "; if the server's gRPC port serves TLS (grpcTls), give --tls-ca";
-  }
-  return "";
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> Credentials(const std::string& ca) {
@@ -324,7 +314,8 @@ absl::Status AgentRunner::Run() {
     fmt::print(stderr,
                "tessera agent: session ended ({}{}); reconnecting in {} ms, or once the server "
                "can be reached again\n",
-               status.ToString(), Hint(status, options_.tls_ca_file.empty()), backoff.count());
+               status.ToString(), ConnectionHint(status, !options_.tls_ca_file.empty()),
+               backoff.count());
     if (!WaitToReconnect(**channel, backoff)) return absl::OkStatus();
     backoff = std::min(kMaxBackoff, backoff * 2);
   }

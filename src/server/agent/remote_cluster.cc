@@ -291,10 +291,8 @@ absl::StatusOr<uint64_t> RemoteCluster::Attach(AgentChannel* channel,
     backend_ = request.backend();
     labels_ = std::move(labels);
   } else if (labels != labels_) {
-    fmt::print(stderr,
-               "cluster {}: the agent's labels differ from those the cluster was established "
-               "with; the cluster keeps its own (delete the cluster to change them)\n",
-               options_.name);
+    Log("the agent's labels differ from those the cluster was established with; the cluster "
+        "keeps its own (delete the cluster to change them)");
   }
   ++epoch_;
   session_ = Session{.channel = channel, .epoch = epoch_};
@@ -302,6 +300,7 @@ absl::StatusOr<uint64_t> RemoteCluster::Attach(AgentChannel* channel,
     session_.reset();
     return s;
   }
+  Log(fmt::format("agent registered ({} backend, epoch {})", backend_, epoch_));
   return epoch_;
 }
 
@@ -310,7 +309,8 @@ void RemoteCluster::Detach(uint64_t epoch) {
   FailPendingLogsLocked(epoch, "the agent's session ended");
   if (!session_ || session_->epoch != epoch) return;
   session_.reset();
-  std::vector<Node> notify = MarkUnreachableLocked();
+  std::vector<Node> notify =
+      MarkUnreachableLocked(fmt::format("the agent's session (epoch {}) ended", epoch));
   lock.unlock();
   if (!notify.empty()) options_.inventory_observer->OnNodesChanged(*this, std::move(notify));
 }
@@ -414,6 +414,7 @@ absl::Status RemoteCluster::OnInventory(uint64_t epoch, const v1::Inventory& inv
     last_heartbeat_ = options_.clock->Now();
     if (!reachable_) {
       reachable_ = true;
+      Log("reachable again");
       notify = EffectiveNodesLocked();
       for (const std::string& name : removed) {
         Node gone;
@@ -484,6 +485,7 @@ absl::Status RemoteCluster::OnHeartbeat(uint64_t epoch, const v1::Heartbeat& hea
   last_heartbeat_ = options_.clock->Now();
   if (reachable_ || !session_->inventory_received) return absl::OkStatus();
   reachable_ = true;
+  Log("reachable again");
   std::vector<Node> notify = EffectiveNodesLocked();
   absl::Status persisted = PersistClusterLocked();
   lock.unlock();
@@ -549,7 +551,7 @@ void RemoteCluster::CheckLiveness() {
   const Duration silent = std::chrono::duration_cast<Duration>(now - last_heartbeat_);
   std::vector<Node> notify;
   if (silent >= options_.unreachable_timeout) {
-    notify = MarkUnreachableLocked();
+    notify = MarkUnreachableLocked(fmt::format("no heartbeat for {} ms", silent.count()));
     // A silent agent will not answer either: its pending log reads end now, not at their timeout.
     if (session_) FailPendingLogsLocked(session_->epoch, "the agent went silent (unreachable)");
   }
@@ -564,8 +566,13 @@ void RemoteCluster::CheckLiveness() {
                             silent.count()));
 }
 
+void RemoteCluster::Log(std::string_view line) const {
+  fmt::print(stderr, "cluster {}: {}\n", options_.name, line);
+}
+
 void RemoteCluster::EndLost(const std::vector<std::string>& launch_ids,
                             const std::string& message) {
+  if (!launch_ids.empty()) Log(fmt::format("{} task(s) lost: {}", launch_ids.size(), message));
   const TimePoint now = options_.clock->Now();
   for (const std::string& id : launch_ids) {
     options_.task_observer->OnTaskEnded(TaskEnd{.launch_id = id,
@@ -598,6 +605,8 @@ absl::Status RemoteCluster::Delete() {
   launches_.clear();
   lock.unlock();
   const absl::Status deleted = RemoveRecords(*options_.store, options_.name);
+  Log(deleted.ok() ? "deleted" : fmt::format("deleted, but its records were not all removed: {}",
+                                             std::string(deleted.message())));
   if (!removed.empty()) options_.inventory_observer->OnNodesChanged(*this, std::move(removed));
   EndLost(lost, fmt::format("cluster {} was deleted", options_.name));
   return deleted;
@@ -610,9 +619,12 @@ absl::Status RemoteCluster::RemoveRecords(store::Store& store, std::string_view 
       .status();
 }
 
-std::vector<Node> RemoteCluster::MarkUnreachableLocked() {
+std::vector<Node> RemoteCluster::MarkUnreachableLocked(std::string_view why) {
   if (!reachable_) return {};
   reachable_ = false;
+  Log(fmt::format("unreachable: {}; its nodes are NotReady, and its tasks are lost if no "
+                  "heartbeat comes for {} ms in all",
+                  why, (options_.unreachable_timeout + options_.lost_grace).count()));
   (void)PersistClusterLocked();  // a failed write only loses the stored flag, never read back
   return EffectiveNodesLocked();
 }

@@ -191,9 +191,11 @@ class RemoteCluster final : public Cluster {
   // REQUIRES: mu_ held.
   Node EffectiveLocked(const Reported& reported) const;
   std::vector<Node> EffectiveNodesLocked() const;
-  // Turns the cluster Unreachable (stored) and returns its nodes as the scheduler should now
-  // see them; empty when it already was.
-  std::vector<Node> MarkUnreachableLocked();
+  // Turns the cluster Unreachable (stored, and logged with `why`) and returns its nodes as the
+  // scheduler should now see them; empty when it already was.
+  std::vector<Node> MarkUnreachableLocked(std::string_view why);
+  // One line on standard error for the server's operator: "cluster NAME: <line>".
+  void Log(std::string_view line) const;
   absl::Status PersistClusterLocked();
   absl::Status PersistNodes(const std::vector<agent::v1::Node>& changed,
                             const std::vector<std::string>& removed);
