@@ -283,10 +283,7 @@ void KubernetesCluster::RefreshUsage() {
 }
 
 void KubernetesCluster::LogChange(const std::string& key, const std::string& line) {
-  std::string& last = last_log_[key];
-  if (last == line) return;
-  last = line;
-  if (!line.empty()) Log(line);
+  if (logged_.Changed(key, line)) Log(line);
 }
 
 void KubernetesCluster::StopUsageThread() {

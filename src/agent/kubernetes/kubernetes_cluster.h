@@ -74,6 +74,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/common/changed_lines.h"
 #include "agent/kubernetes/api_access.h"
 #include "agent/kubernetes/api_client.h"
 #include "agent/kubernetes/informer.h"
@@ -250,7 +251,7 @@ class KubernetesCluster final : public server::Cluster {
   std::thread worker_;
   std::condition_variable usage_wake_;  // the destructor stopping the usage thread
   std::thread usage_thread_;
-  std::map<std::string, std::string, std::less<>> last_log_;  // LogChange's; usage thread only
+  ChangedLines logged_;  // LogChange's memory; usage thread only
 };
 
 }  // namespace tessera::agent

@@ -123,10 +123,7 @@ void SlurmCluster::Log(std::string_view line) const {
 }
 
 void SlurmCluster::LogChange(const std::string& key, const std::string& line) {
-  std::string& last = last_log_[key];
-  if (last == line) return;
-  last = line;
-  if (!line.empty()) Log(line);
+  if (logged_.Changed(key, line)) Log(line);
 }
 
 // ---- the poll thread

@@ -67,6 +67,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/common/changed_lines.h"
 #include "agent/slurm/slurm_inventory.h"
 #include "agent/slurm/slurm_jobs.h"
 #include "agent/slurm/slurm_rest_client.h"
@@ -195,7 +196,7 @@ class SlurmCluster final : public server::Cluster {
   std::map<std::string, std::string, std::less<>> addresses_;        // node → address
   std::map<std::string, std::unique_ptr<Task>, std::less<>> tasks_;  // by launch id
   std::deque<std::string> submit_queue_;
-  std::map<std::string, std::string> last_log_;  // LogChange's memory, by key; rest_mu_
+  ChangedLines logged_;  // LogChange's memory; rest_mu_
   std::thread poller_;
 };
 
