@@ -65,9 +65,12 @@ bool IsNumberLike(std::string_view s) {
 }
 
 // True when a plain YAML scalar with this text would read as something other than a string
-// (null, a boolean, a number). yaml-cpp's emitter quotes what the syntax needs by itself.
+// (null, a boolean, a number) or lose a control character (yaml-cpp writes a carriage return
+// plain, and a reader takes it for a line break). yaml-cpp's emitter quotes the rest of what
+// the syntax needs by itself; double quotes escape control characters.
 bool NeedsQuotes(std::string_view s) {
   if (s.empty() || s[0] == '~' || IsNumberLike(s)) return true;
+  if (std::any_of(s.begin(), s.end(), [](char c) { return absl::ascii_iscntrl(c); })) return true;
   static constexpr std::string_view kReserved[] = {"null", "true", "false", "yes", "no",
                                                    "on",   "off",  "y",     "n"};
   const std::string lower = absl::AsciiStrToLower(std::string(s));

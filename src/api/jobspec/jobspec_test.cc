@@ -698,6 +698,14 @@ TEST(RenderTest, RoundTrips) {
   }
 }
 
+TEST(RenderTest, ControlCharactersInStringsRoundTripThroughYaml) {
+  JobDocument job = ParseOk(Doc("  queue: \"team-\\r\"\n  tasks: [{name: w, env: {A: \"x\\ty\"}}]\n"));
+  ASSERT_EQ(job.spec.queue, "team-\r");
+  const JobDocument back = ParseOk(RenderJobYaml(job), DocumentFormat::kYaml);
+  EXPECT_EQ(back.spec.queue, "team-\r");
+  EXPECT_EQ(back.spec.tasks[0].env, job.spec.tasks[0].env);
+}
+
 TEST(RenderTest, YamlShapeWithStatus) {
   JobDocument job = ParseOk(Doc(R"(  queue: team-a
   tasks:
