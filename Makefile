@@ -15,6 +15,10 @@ JOBS       ?= $(shell nproc)
 FUZZ_SECONDS ?= 20
 TRACE_DIR  ?= $(or $(TESSERA_TRACE_DIR),$(if $(wildcard ../shared/traces),../shared/traces,traces))
 OUT        ?= out
+# ccache, where installed (scripts/install-deps.sh does): a rebuild in another clone of the
+# repository reuses the objects compiled here, since paths are hashed relative to the clone.
+LAUNCHER   := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+export CCACHE_BASEDIR := $(CURDIR)
 
 .PHONY: deps build run reproduce test test-unit test-scenario test-slow test-asan test-fuzz bench clean
 
@@ -22,7 +26,7 @@ deps:
 	@bash scripts/install-deps.sh
 
 build: deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(LAUNCHER)
 	ninja -C $(BUILD) -j $(JOBS)
 
 $(TRACE_DIR)/alibaba-gpu-v2023/openb_pod_list_default.csv:
@@ -57,13 +61,14 @@ test-integration: build
 	cd $(BUILD) && ctest -L integration --output-on-failure
 
 test-asan: deps
-	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTESSERA_SANITIZE=ON -DTESSERA_BENCH=OFF
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTESSERA_SANITIZE=ON -DTESSERA_BENCH=OFF \
+	  $(LAUNCHER)
 	ninja -C $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest -L 'unit|scenario' --output-on-failure -j $(JOBS)
 
 test-fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DTESSERA_FUZZ=ON -DTESSERA_BENCH=OFF
+	  -DTESSERA_FUZZ=ON -DTESSERA_BENCH=OFF $(LAUNCHER)
 	ninja -C $(FUZZ_BUILD) -j $(JOBS) fuzzers
 	cd $(FUZZ_BUILD) && ctest -L fuzz --output-on-failure
 	bash scripts/run-fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)

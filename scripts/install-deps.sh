@@ -12,6 +12,7 @@ PACKAGES=(
   libcpp-httplib-dev libssl-dev prometheus-cpp-dev   # REST API, CLI client, token hashes, metrics
   zlib1g-dev                                         # gzip-compressed traces (SWF)
   curl                                               # make run: waits for the server
+  ccache                                             # rebuilds in another clone reuse objects
 )
 
 missing=()
