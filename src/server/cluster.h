@@ -19,6 +19,14 @@
 // Thread-safety: every method may be called from any thread. Observer callbacks may arrive on
 // any thread, inside Launch or Recover included, with no cluster lock held; they must only hand
 // the news on (queue it) and return.
+//
+// Lifetime: the observer, and every callback given in a backend's options (its log, say), must
+// outlive the cluster. The destructor stops and joins every thread the cluster started before
+// it returns, a request in flight aborted: once it has returned, no callback runs. An owner
+// therefore destroys the cluster before what its callbacks write into (a class declares the
+// cluster after them, as members are destroyed in reverse order). Each backend's tests destroy
+// it while its threads are busy and check that nothing calls back afterwards
+// (agent/common/testing/callback_probe.h).
 #pragma once
 
 #include <cstdint>

@@ -10,8 +10,10 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "agent/common/testing/callback_probe.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 
@@ -140,6 +142,36 @@ TEST_F(LocalClusterRecoverTest, LaunchWithoutARecordIsStartedOnRecovery) {
   EXPECT_EQ(ends[0].phase, TaskPhase::kSucceeded) << ends[0].message;
   EXPECT_EQ(observer_.started(), std::vector<std::string>{"7-main-0-a0"});
   EXPECT_EQ(ReadFile(marker), "once\n");
+}
+
+// The destruction contract (cluster.h): the destructor joins the executor's reaper before it
+// returns, so nothing calls back afterwards. Each round destroys a cluster whose tasks are
+// ending, or about to.
+TEST_F(LocalClusterRecoverTest, DestroyingABusyClusterJoinsItsThreadsBeforeReturning) {
+  std::vector<std::shared_ptr<agent::testing::CallbackProbe>> probes;
+  for (int round = 0; round < 10; ++round) {
+    auto probe = std::make_shared<agent::testing::CallbackProbe>();
+    probes.push_back(probe);
+    auto observer = std::make_unique<agent::testing::ProbeObserver>(probe);
+    absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
+        LocalCluster::Create({.inventory = {.node_name = "here"},
+                              .task_dir = (dir_ / fmt::format("round-{}", round)).string(),
+                              .supervisor = TESSERA_TASK_SUPERVISOR},
+                             observer.get());
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    for (int task = 0; task < 4; ++task) {
+      const std::string id = fmt::format("{}{}-main-0-a0", round, task);
+      (*cluster)->Launch(Known(id, fmt::format("sleep 0.00{}", task)).spec);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(round % 4 * 3));
+    cluster->reset();
+    probe->ClusterGone();
+    observer.reset();  // a late observer call is a use after free under ASan
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // time for a stray thread to call
+  for (size_t round = 0; round < probes.size(); ++round) {
+    EXPECT_EQ(probes[round]->late_calls(), 0) << "round " << round;
+  }
 }
 
 }  // namespace

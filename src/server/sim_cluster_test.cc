@@ -1,7 +1,11 @@
 #include "server/sim_cluster.h"
 
+#include <chrono>
+#include <memory>
+#include <thread>
 #include <vector>
 
+#include "agent/common/testing/callback_probe.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -52,6 +56,39 @@ TEST(SimClusterTest, UsageIsTheShareOfGpusItsTasksHold) {
 
   cluster.Cancel("half-a1", Duration(0));
   EXPECT_THAT(cluster.Usage()[0].gpu_utilization, ::testing::Each(0.0));
+}
+
+// The destruction contract (cluster.h): the destructor joins the timer thread before it
+// returns, so nothing calls back afterwards. Each round destroys a cluster whose timer thread
+// is ending its tasks.
+TEST(SimClusterTest, DestroyingABusyClusterJoinsItsTimerBeforeReturning) {
+  ManualClock clock;
+  std::vector<std::shared_ptr<agent::testing::CallbackProbe>> probes;
+  for (int round = 0; round < 20; ++round) {
+    auto probe = std::make_shared<agent::testing::CallbackProbe>();
+    probes.push_back(probe);
+    auto observer = std::make_unique<agent::testing::ProbeObserver>(probe);
+    auto cluster = std::make_unique<SimCluster>(
+        SimClusterOptions{.name = "sim", .nodes = {GpuNode("a", 8)}, .clock = &clock,
+                          .tick = Duration(1)},
+        observer.get());
+    for (int task = 0; task < 200; ++task) {
+      TaskLaunchSpec spec;
+      spec.launch_id = "r" + std::to_string(round) + "-t" + std::to_string(task) + "-a1";
+      spec.placement.node = "a";
+      spec.duration = Duration(0);  // due at once: the timer thread is ending them
+      cluster->Launch(spec);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(round % 4));
+    cluster.reset();
+    probe->ClusterGone();
+    observer.reset();  // a late observer call is a use after free under ASan
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // time for a stray thread to call
+  for (size_t round = 0; round < probes.size(); ++round) {
+    EXPECT_EQ(probes[round]->late_calls(), 0) << "round " << round;
+    EXPECT_GT(probes[round]->calls(), 0) << "round " << round << ": launches are told";
+  }
 }
 
 }  // namespace

@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <thread>
 
+#include "agent/common/testing/callback_probe.h"
 #include "agent/kubernetes/pod_manifest.h"
 #include "agent/kubernetes/pod_names.h"
 #include "agent/kubernetes/rendezvous.h"
@@ -200,11 +202,13 @@ class KubernetesClusterTest : public ::testing::Test {
     return *pod;
   }
 
+  // Members are destroyed in reverse order: the cluster first, so its threads are joined while
+  // the log and the observer they write into still exist.
   std::unique_ptr<FakeApiServer> server_;
   RecordingObserver observer_;
-  std::unique_ptr<KubernetesCluster> cluster_;
   std::mutex log_mu_;
   std::vector<std::string> log_;
+  std::unique_ptr<KubernetesCluster> cluster_;
 };
 
 TEST_F(KubernetesClusterTest, InventoryComesFromTheNodes) {
@@ -328,6 +332,52 @@ TEST_F(KubernetesClusterTest, WithoutTheMetricsApiUsageIsEmptyUntilItAppears) {
   ASSERT_TRUE(Eventually([&] { return cluster_->Usage().size() == 1; }));
   EXPECT_EQ(cluster_->Usage()[0].cpu, 250);
   EXPECT_THAT(Log(), Contains(HasSubstr("node usage: read from")));
+}
+
+// The destruction contract (server/cluster.h): the destructor stops and joins the informer,
+// worker and usage threads before it returns, so nothing calls back afterwards. Each round
+// destroys a cluster while its threads are busy: pods being created and deleted, a node
+// flapping, usage read every millisecond.
+TEST_F(KubernetesClusterTest, DestroyingABusyClusterJoinsItsThreadsBeforeReturning) {
+  server_->SetNodeMetrics("cpu-1", "1", "1Gi");
+  std::atomic<bool> flapping{true};
+  std::thread flap([&] {
+    for (bool ready = false; flapping.load(); ready = !ready) {
+      server_->SetNodeReady("gpu-1", ready);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  std::vector<std::shared_ptr<testing::CallbackProbe>> probes;
+  for (int round = 0; round < 20; ++round) {
+    auto probe = std::make_shared<testing::CallbackProbe>();
+    probes.push_back(probe);
+    auto observer = std::make_unique<testing::ProbeObserver>(probe);
+    KubernetesClusterOptions options = Options();
+    options.usage_interval = std::chrono::milliseconds(1);
+    options.log = testing::Log(probe);
+    absl::StatusOr<std::unique_ptr<KubernetesCluster>> cluster =
+        KubernetesCluster::Create(std::move(options), observer.get());
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    const std::string job = "r" + std::to_string(round);
+    for (int task = 0; task < 4; ++task) {
+      (*cluster)->Launch(Spec(job + "-t" + std::to_string(task) + "-a0", "cpu-1"));
+    }
+    (*cluster)->Cancel(job + "-t0-a0", Duration::zero());
+    if (round == 0) {  // one round at least has called back before it is destroyed
+      ASSERT_TRUE(Eventually([&] { return probe->calls() > 0; }));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(round % 4));
+    cluster->reset();
+    probe->ClusterGone();
+    observer.reset();  // a late observer call is a use after free under ASan
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // time for a stray thread to call
+  flapping = false;
+  flap.join();
+  for (size_t round = 0; round < probes.size(); ++round) {
+    EXPECT_EQ(probes[round]->late_calls(), 0) << "round " << round;
+  }
+  EXPECT_GT(probes[0]->calls(), 0);
 }
 
 TEST_F(KubernetesClusterTest, MalformedMetricsEntriesAreSkippedAndLogged) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "agent/common/testing/callback_probe.h"
 #include "absl/strings/numbers.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
@@ -307,6 +308,44 @@ TEST_F(SlurmClusterTest, InventoryFollowsSlurm) {
     return false;
   }));
   EXPECT_EQ(cluster->Inventory().size(), 2u);
+}
+
+// The destruction contract (server/cluster.h): the destructor stops and joins the poll thread
+// before it returns, so nothing calls back afterwards. Each round destroys a cluster polling
+// every millisecond with tasks submitted, on odd rounds while slurmrestd is unreachable (the
+// poller is logging).
+TEST_F(SlurmClusterTest, DestroyingABusyClusterJoinsItsPollerBeforeReturning) {
+  std::vector<std::shared_ptr<testing::CallbackProbe>> probes;
+  for (int round = 0; round < 20; ++round) {
+    auto probe = std::make_shared<testing::CallbackProbe>();
+    probes.push_back(probe);
+    auto observer = std::make_unique<testing::ProbeObserver>(probe);
+    SlurmClusterOptions options = Options();
+    options.poll_interval = Duration(1);
+    options.log = testing::Log(probe);
+    absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
+        SlurmCluster::Create(std::move(options), observer.get());
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    const std::string job = "r" + std::to_string(round);
+    for (int task = 0; task < 3; ++task) {
+      (*cluster)->Launch(Spec(job + "-w-" + std::to_string(task) + "-a1"));
+    }
+    if (round == 0) {  // one round at least has called back before it is destroyed
+      slurm_->SetJob(WaitSubmitted(**cluster, "r0-w-0-a1"), "RUNNING");
+      ASSERT_TRUE(WaitUntil([&] { return probe->calls() > 0; }));
+    }
+    slurm_->SetDown(round % 2 == 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(round % 4));
+    cluster->reset();
+    probe->ClusterGone();
+    observer.reset();  // a late observer call is a use after free under ASan
+    slurm_->SetDown(false);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // time for a stray thread to call
+  for (size_t round = 0; round < probes.size(); ++round) {
+    EXPECT_EQ(probes[round]->late_calls(), 0) << "round " << round;
+  }
+  EXPECT_GT(probes[0]->calls(), 0);
 }
 
 TEST_F(SlurmClusterTest, CreateFailsWhenSlurmCannotBeRead) {
