@@ -73,7 +73,7 @@ void FuzzLogChunk(const v1::LogChunk& chunk, std::string_view input) {
     RequireFieldError(s, "logChunk.", input);
     return;
   }
-  absl::StatusOr<tessera::server::LogChunk> answer = agent::LogChunkFromProto(chunk);
+  absl::StatusOr<tessera::LogChunk> answer = agent::LogChunkFromProto(chunk);
   if (!answer.ok()) {
     Require(chunk.error_code() != 0 && chunk.data().empty(), "an error carries no data", input);
     return;
@@ -94,7 +94,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       FuzzInventory(message.inventory(), input);
       break;
     case v1::AgentMessage::kTask:
-      if (absl::StatusOr<tessera::server::TaskEnd> end = agent::EndFromUpdate(message.task());
+      if (absl::StatusOr<tessera::TaskEnd> end = agent::EndFromUpdate(message.task());
           !end.ok()) {
         RequireFieldError(end.status(), "task.", input);
       }
@@ -108,7 +108,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The same bytes as a server's Bind reach an agent: its checks must hold too.
   v1::Bind bind;
   if (bind.ParseFromArray(data, static_cast<int>(size))) {
-    absl::StatusOr<tessera::server::TaskLaunchSpec> spec = agent::LaunchFromBind(bind);
+    absl::StatusOr<tessera::TaskLaunchSpec> spec = agent::LaunchFromBind(bind);
     if (!spec.ok()) RequireFieldError(spec.status(), "bind.", input);
   }
   // And as a server's LogRequest.

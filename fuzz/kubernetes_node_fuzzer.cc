@@ -95,7 +95,7 @@ void FuzzNodeMetrics(std::string_view input) {
     return;
   }
   std::set<std::string> names;
-  for (const server::NodeUsage& usage : list->usage) {
+  for (const NodeUsage& usage : list->usage) {
     Require(!usage.node.empty(), "usage names its node", input);
     Require(names.insert(usage.node).second, "a node's usage is listed once", input);
     Require(usage.cpu.value_or(-1) >= 0 && usage.memory.value_or(-1) >= 0,

@@ -34,7 +34,7 @@ void CheckPod(const Json& object, std::string_view input) {
   if (!pod.ok()) return CheckError(pod.status(), input);
   Require(!pod->name.empty(), "an observed pod has a name", input);
   for (bool cancelled : {false, true}) {
-    std::optional<server::TaskEnd> end = EndOfPod(*pod, cancelled, kNow);
+    std::optional<TaskEnd> end = EndOfPod(*pod, cancelled, kNow);
     if (pod->phase == PodPhase::kRunning || pod->phase == PodPhase::kUnknown) {
       Require(!end.has_value(), "a running pod has no end", input);
       continue;

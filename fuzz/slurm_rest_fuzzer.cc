@@ -66,7 +66,7 @@ void FuzzJobs(std::string_view text, std::string_view input) {
     Require(job.id > 0, "job ids are positive", input);
     const std::string launch_id = LaunchIdOf(job);
     for (bool cancel : {false, true}) {
-      std::optional<server::TaskEnd> end = TaskEndOf(job, launch_id, cancel, now);
+      std::optional<TaskEnd> end = TaskEndOf(job, launch_id, cancel, now);
       Require(end.has_value() == (PhaseOf(job.state) == SlurmJobPhase::kEnded),
               "exactly the ended jobs have an outcome", input, job.state);
       if (!end.has_value()) continue;

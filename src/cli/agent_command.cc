@@ -22,9 +22,9 @@
 #include "core/cluster_name.h"
 #include "core/quantity.h"
 #include "fmt/format.h"
-#include "server/local_cluster.h"
+#include "agent/local/local_cluster.h"
 #include "server/server_config.h"
-#include "server/sim_cluster.h"
+#include "agent/sim/sim_cluster.h"
 #include "sim/alibaba/alibaba_trace.h"
 
 namespace tessera::cli {
@@ -173,29 +173,29 @@ absl::StatusOr<std::vector<Node>> SimNodes(const AgentFlags& flags) {
   return nodes;
 }
 
-absl::StatusOr<std::unique_ptr<server::Cluster>> MakeBackend(const AgentFlags& flags,
+absl::StatusOr<std::unique_ptr<Cluster>> MakeBackend(const AgentFlags& flags,
                                                               const Labels& labels,
-                                                              server::TaskObserver* observer) {
+                                                              TaskObserver* observer) {
   const Clock* clock = &agent::SystemClock::Get();
   if (flags.backend == "local") {
     if (flags.data_dir.empty()) {
       return absl::InvalidArgumentError("--data-dir: required for --backend local");
     }
-    absl::StatusOr<std::unique_ptr<server::LocalCluster>> local = server::LocalCluster::Create(
+    absl::StatusOr<std::unique_ptr<agent::LocalCluster>> local = agent::LocalCluster::Create(
         {.name = flags.cluster,
          .labels = labels,
          .task_dir = (fs::path(flags.data_dir) / "tasks").string(),
-         .supervisor = server::LocalCluster::SupervisorBesideBinary(),
+         .supervisor = agent::LocalCluster::SupervisorBesideBinary(),
          .clock = clock},
         observer);
     if (!local.ok()) return local.status();
-    return std::unique_ptr<server::Cluster>(*std::move(local));
+    return std::unique_ptr<Cluster>(*std::move(local));
   }
   if (flags.backend == "sim") {
     absl::StatusOr<std::vector<Node>> nodes = SimNodes(flags);
     if (!nodes.ok()) return nodes.status();
-    return std::unique_ptr<server::Cluster>(std::make_unique<server::SimCluster>(
-        server::SimClusterOptions{
+    return std::unique_ptr<Cluster>(std::make_unique<agent::SimCluster>(
+        agent::SimClusterOptions{
             .name = flags.cluster, .labels = labels, .nodes = *std::move(nodes), .clock = clock},
         observer));
   }
@@ -215,7 +215,7 @@ absl::StatusOr<std::unique_ptr<server::Cluster>> MakeBackend(const AgentFlags& f
     absl::StatusOr<std::unique_ptr<agent::SlurmCluster>> slurm =
         agent::SlurmCluster::Create(*std::move(options), observer);
     if (!slurm.ok()) return slurm.status();
-    return std::unique_ptr<server::Cluster>(*std::move(slurm));
+    return std::unique_ptr<Cluster>(*std::move(slurm));
   }
   if (flags.backend == "kubernetes") {
     absl::StatusOr<agent::KubernetesApiAccess> access = agent::ResolveApiAccess(
@@ -229,7 +229,7 @@ absl::StatusOr<std::unique_ptr<server::Cluster>> MakeBackend(const AgentFlags& f
                                           .clock = clock},
                                          observer);
     if (!kubernetes.ok()) return kubernetes.status();
-    return std::unique_ptr<server::Cluster>(*std::move(kubernetes));
+    return std::unique_ptr<Cluster>(*std::move(kubernetes));
   }
   return absl::InvalidArgumentError(fmt::format(
       "--backend: must be local, sim, slurm or kubernetes, not \"{}\"", flags.backend));
@@ -315,7 +315,7 @@ int RunAgentCommand(int argc, char** argv) {
                              .token = *token,
                              .tls_ca_file = flags.tls_ca,
                              .clock = &agent::SystemClock::Get()});
-  absl::StatusOr<std::unique_ptr<server::Cluster>> backend =
+  absl::StatusOr<std::unique_ptr<Cluster>> backend =
       MakeBackend(flags, *labels, &runner);
   if (!backend.ok()) {  // bad backend flags are usage; an unreachable Slurm, say, is not
     return absl::IsInvalidArgument(backend.status()) ? usage(backend.status())

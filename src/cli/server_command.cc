@@ -25,9 +25,9 @@
 #include "server/auth/authenticator.h"
 #include "server/auth/rate_limiter.h"
 #include "server/job_manager.h"
-#include "server/local_cluster.h"
+#include "agent/local/local_cluster.h"
 #include "server/server_config.h"
-#include "server/sim_cluster.h"
+#include "agent/sim/sim_cluster.h"
 #include "sim/alibaba/alibaba_trace.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -124,7 +124,7 @@ struct ControlPlane {
   prometheus::Registry metrics;
   std::unique_ptr<server::RateLimiter> rate_limiter;
   std::unique_ptr<server::JobManager> manager;
-  std::vector<std::unique_ptr<server::Cluster>> clusters;
+  std::vector<std::unique_ptr<Cluster>> clusters;
   server::NodeNames node_names;
   std::unique_ptr<server::AgentClusters> agent_clusters;
   std::unique_ptr<api::AgentService> agent_service;
@@ -145,19 +145,19 @@ absl::Status AddClusters(const ServerConfig& config, ControlPlane& plane) {
   for (const server::ClusterConfig& cluster : config.clusters) {
     if (cluster.backend == "local") {
       agent::LocalInventoryOptions inventory{.declared_gpus = cluster.gpus};
-      absl::StatusOr<std::unique_ptr<server::LocalCluster>> local = server::LocalCluster::Create(
+      absl::StatusOr<std::unique_ptr<agent::LocalCluster>> local = agent::LocalCluster::Create(
           {.name = cluster.name,
            .inventory = inventory,
            .task_dir = (fs::path(config.data_dir) / "tasks" / cluster.name).string(),
-           .supervisor = server::LocalCluster::SupervisorBesideBinary()},
+           .supervisor = agent::LocalCluster::SupervisorBesideBinary()},
           plane.manager.get());
       if (!local.ok()) return local.status();
       plane.clusters.push_back(*std::move(local));
     } else {
       absl::StatusOr<sim::alibaba::NodeList> nodes = sim::alibaba::LoadNodeList(cluster.node_list);
       if (!nodes.ok()) return nodes.status();
-      plane.clusters.push_back(std::make_unique<server::SimCluster>(
-          server::SimClusterOptions{.name = cluster.name,
+      plane.clusters.push_back(std::make_unique<agent::SimCluster>(
+          agent::SimClusterOptions{.name = cluster.name,
                                     .nodes = std::move(nodes->nodes),
                                     .clock = &agent::SystemClock::Get()},
           plane.manager.get()));
@@ -169,7 +169,7 @@ absl::Status AddClusters(const ServerConfig& config, ControlPlane& plane) {
 // The clusters behind agents: those stored by earlier runs join `clusters`; new ones attach
 // to the job manager when their agent first registers.
 absl::Status StartAgentClusters(const ServerConfig& config, ControlPlane& plane,
-                                std::vector<server::Cluster*>& clusters) {
+                                std::vector<Cluster*>& clusters) {
   const server::AgentConfig& agents = config.agents;
   agent::InventoryRules rules;
   rules.known_gpu_models.insert(agents.gpu_models.begin(), agents.gpu_models.end());
@@ -188,9 +188,9 @@ absl::Status StartAgentClusters(const ServerConfig& config, ControlPlane& plane,
       .reserved_names = std::move(config_clusters),
       .task_observer = manager,
       .inventory_observer = manager,
-      .attach = [manager](server::Cluster* cluster) { manager->AttachCluster(cluster); }});
+      .attach = [manager](Cluster* cluster) { manager->AttachCluster(cluster); }});
   if (absl::Status s = plane.agent_clusters->Load(); !s.ok()) return s;
-  for (server::Cluster* cluster : plane.agent_clusters->clusters()) clusters.push_back(cluster);
+  for (Cluster* cluster : plane.agent_clusters->clusters()) clusters.push_back(cluster);
   plane.agent_service = std::make_unique<api::AgentService>(
       api::AgentService::Options{.clusters = plane.agent_clusters.get(),
                                  .auth = plane.auth.get(),
@@ -238,7 +238,7 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
   if (!manager.ok()) return manager.status();
   plane.manager = *std::move(manager);
   if (absl::Status s = AddClusters(config, plane); !s.ok()) return s;
-  std::vector<server::Cluster*> clusters;
+  std::vector<Cluster*> clusters;
   for (const auto& cluster : plane.clusters) {
     clusters.push_back(cluster.get());
     for (const Node& node : cluster->Inventory()) {

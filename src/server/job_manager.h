@@ -67,7 +67,7 @@
 #include "sched/cluster_state.h"
 #include "sched/profile.h"
 #include "sched/scheduler.h"
-#include "server/cluster.h"
+#include "tessera/cluster/cluster.h"
 #include "server/event_hub.h"
 #include "server/job_record.h"
 #include "server/job_service.h"

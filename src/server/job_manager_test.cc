@@ -16,8 +16,8 @@
 #include "gtest/gtest.h"
 #include "sched/testing/test_nodes.h"
 #include "sched/profile.h"
-#include "server/local_cluster.h"
-#include "server/sim_cluster.h"
+#include "agent/local/local_cluster.h"
+#include "agent/sim/sim_cluster.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace tessera::server {
@@ -107,12 +107,12 @@ class JobManagerTest : public ::testing::Test {
     manager_ = *std::move(manager);
     std::vector<Node> sim_nodes;
     for (int i = 0; i < nodes; ++i) sim_nodes.push_back(GpuNode(fmt::format("sim-{}", i), 8));
-    sim_ = std::make_unique<SimCluster>(
-        SimClusterOptions{.nodes = sim_nodes, .clock = &clock_, .tick = Duration(5)},
+    sim_ = std::make_unique<agent::SimCluster>(
+        agent::SimClusterOptions{.nodes = sim_nodes, .clock = &clock_, .tick = Duration(5)},
         manager_.get());
     std::vector<Cluster*> clusters{sim_.get()};
     if (local) {
-      absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Create(
+      absl::StatusOr<std::unique_ptr<agent::LocalCluster>> cluster = agent::LocalCluster::Create(
           {.inventory = {.node_name = "here", .declared_gpus = agent::DeclaredGpus{"T4", kGi, 2}},
            .task_dir = (dir_ / "tasks").string()},
           manager_.get());
@@ -174,8 +174,8 @@ class JobManagerTest : public ::testing::Test {
   TestClock clock_;
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<JobManager> manager_;
-  std::unique_ptr<SimCluster> sim_;
-  std::unique_ptr<LocalCluster> local_;
+  std::unique_ptr<agent::SimCluster> sim_;
+  std::unique_ptr<agent::LocalCluster> local_;
 };
 
 TEST_F(JobManagerTest, JobRunsThroughEveryPhaseAndRecordsEachStep) {

@@ -39,6 +39,7 @@
 #include "core/node.h"
 #include "core/resources.h"
 #include "sched/queue/queue_spec.h"
+#include "tessera/cluster/task_log.h"
 #include "tessera/common/clock.h"
 
 namespace tessera::server {
@@ -118,19 +119,12 @@ struct JobExplanation {
   std::optional<StartEstimateView> estimate;
 };
 
-enum class LogStream { kStdout, kStderr };
 struct LogRequest {
   std::string task;  // "worker-0"; "" = the job's first task
   LogStream stream = LogStream::kStdout;
   int64_t offset = 0;        // bytes from the start of the log
   int64_t limit = 1 << 20;  // at most this many bytes
 };
-struct LogChunk {
-  std::string data;
-  int64_t next_offset = 0;  // offset + data.size()
-  bool end = false;         // the task has ended and the log was read to its end
-};
-
 struct WatchRequest {
   std::string job_id;  // "" = every job the caller may see
   // Replay this job's events with sequence > after_sequence first (job_id required);

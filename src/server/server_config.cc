@@ -10,7 +10,7 @@
 #include "core/duration.h"
 #include "core/quantity.h"
 #include "fmt/format.h"
-#include "server/cluster.h"
+#include "tessera/cluster/cluster.h"
 #include "server/queue_document.h"
 #include "yaml-cpp/yaml.h"
 

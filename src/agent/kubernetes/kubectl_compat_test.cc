@@ -142,9 +142,9 @@ TEST_F(KubectlTest, TopNodesReadsTheNodeMetrics) {
 TEST_F(KubectlTest, TheSameKubeconfigDrivesTheBackend) {
   absl::StatusOr<KubernetesApiAccess> access = LoadKubeconfig(kubeconfig_);
   ASSERT_TRUE(access.ok()) << access.status();
-  class Observer : public server::TaskObserver {
+  class Observer : public TaskObserver {
     void OnTaskStarted(std::string_view, TimePoint) override {}
-    void OnTaskEnded(const server::TaskEnd&) override {}
+    void OnTaskEnded(const TaskEnd&) override {}
   } observer;
   absl::StatusOr<std::unique_ptr<KubernetesCluster>> cluster =
       KubernetesCluster::Create({.name = "fixture", .api = *access}, &observer);

@@ -32,7 +32,7 @@ int64_t GraceSeconds(Duration grace) {
   return grace.count() <= 0 ? 0 : grace.count() / 1000 + (grace.count() % 1000 != 0 ? 1 : 0);
 }
 
-server::TaskEnd StartFailed(std::string_view launch_id, std::string_view message, TimePoint now) {
+TaskEnd StartFailed(std::string_view launch_id, std::string_view message, TimePoint now) {
   return {.launch_id = std::string(launch_id),
           .phase = TaskPhase::kFailed,
           .reason = "StartFailed",
@@ -49,7 +49,7 @@ std::string NameOf(const Json& object) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<KubernetesCluster>> KubernetesCluster::Create(
-    KubernetesClusterOptions options, server::TaskObserver* observer) {
+    KubernetesClusterOptions options, TaskObserver* observer) {
   if (options.name.empty()) return absl::InvalidArgumentError("cluster name: must be set");
   if (options.api.server.empty()) {
     return absl::InvalidArgumentError(fmt::format(
@@ -66,7 +66,7 @@ absl::StatusOr<std::unique_ptr<KubernetesCluster>> KubernetesCluster::Create(
     return absl::InvalidArgumentError(
         fmt::format("kubernetes cluster {}: usage_interval: must be > 0", options.name));
   }
-  options.labels[std::string(server::kClusterLabel)] = options.name;
+  options.labels[std::string(kClusterLabel)] = options.name;
   if (!options.log) {
     options.log = [prefix = fmt::format("tessera kubernetes {}: ", options.name)](
                       std::string_view line) { std::cerr << prefix << line << "\n"; };
@@ -136,7 +136,7 @@ absl::StatusOr<std::unique_ptr<KubernetesCluster>> KubernetesCluster::Create(
 }
 
 KubernetesCluster::KubernetesCluster(KubernetesClusterOptions options,
-                                     server::TaskObserver* observer,
+                                     TaskObserver* observer,
                                      std::unique_ptr<k8s::KubernetesApiClient> requests,
                                      std::unique_ptr<k8s::KubernetesApiClient> logs)
     : options_(std::move(options)),
@@ -175,7 +175,7 @@ std::string KubernetesCluster::PodsPath() const {
 }
 
 std::string KubernetesCluster::PodSelector() const {
-  return fmt::format("{},{}={}", k8s::kLaunchIdKey, server::kClusterLabel,
+  return fmt::format("{},{}={}", k8s::kLaunchIdKey, kClusterLabel,
                      k8s::LabelValue(options_.name));
 }
 
@@ -237,11 +237,11 @@ void KubernetesCluster::OnNodeEvent(WatchEventType type, const Json& object) {
 
 // ---- Usage ----
 
-std::vector<server::NodeUsage> KubernetesCluster::Usage() const {
+std::vector<NodeUsage> KubernetesCluster::Usage() const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<server::NodeUsage> usage;
+  std::vector<NodeUsage> usage;
   usage.reserve(usage_.size());
-  for (const server::NodeUsage& node : usage_) {
+  for (const NodeUsage& node : usage_) {
     if (nodes_.contains(node.node)) usage.push_back(node);
   }
   return usage;
@@ -311,7 +311,7 @@ std::vector<PodObservation> KubernetesCluster::ObservePods(const std::vector<Jso
   return pods;
 }
 
-void KubernetesCluster::EndLocked(Task& task, server::TaskEnd end) {
+void KubernetesCluster::EndLocked(Task& task, TaskEnd end) {
   if (task.end.has_value()) return;
   task.end = end;
   outbox_.push_back({.launch_id = end.launch_id, .end = std::move(end)});
@@ -347,7 +347,7 @@ void KubernetesCluster::ApplyLocked(Task& task, const std::string& launch_id,
     outbox_.push_back(
         {.started = true, .launch_id = launch_id, .time = pod.started_at.value_or(now)});
   }
-  std::optional<server::TaskEnd> end = k8s::EndOfPod(pod, task.cancelling, now);
+  std::optional<TaskEnd> end = k8s::EndOfPod(pod, task.cancelling, now);
   if (!end.has_value()) return;
   end->launch_id = launch_id;
   // A pod that cannot start stays Pending: it is removed so it does not hold the node.
@@ -408,7 +408,7 @@ void KubernetesCluster::OnPodEvent(WatchEventType type, const Json& object) {
 
 // ---- Launch, Cancel, Forget ----
 
-void KubernetesCluster::Launch(const server::TaskLaunchSpec& spec) {
+void KubernetesCluster::Launch(const TaskLaunchSpec& spec) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (tasks_.contains(spec.launch_id)) {
@@ -456,7 +456,7 @@ void KubernetesCluster::Forget(std::string_view launch_id) {
 
 // ---- Recover ----
 
-std::vector<std::string> KubernetesCluster::Recover(const std::vector<server::KnownLaunch>& known) {
+std::vector<std::string> KubernetesCluster::Recover(const std::vector<KnownLaunch>& known) {
   uint64_t epoch = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -489,7 +489,7 @@ std::vector<std::string> KubernetesCluster::Recover(const std::vector<server::Kn
     std::lock_guard<std::mutex> lock(mu_);
     std::set<std::string, std::less<>> known_ids;
     std::set<std::string, std::less<>> known_services;  // of every known job
-    for (const server::KnownLaunch& launch : known) {
+    for (const KnownLaunch& launch : known) {
       known_ids.insert(launch.spec.launch_id);
       known_services.insert(k8s::ServiceNameForJob(launch.spec.job_id));
     }
@@ -511,7 +511,7 @@ std::vector<std::string> KubernetesCluster::Recover(const std::vector<server::Kn
         if (!known_services.contains(name)) dropped_services.insert(name);
       }
     }
-    for (const server::KnownLaunch& launch : known) {
+    for (const KnownLaunch& launch : known) {
       const std::string& id = launch.spec.launch_id;
       auto [it, inserted] = tasks_.try_emplace(id);
       Task& task = it->second;
@@ -576,10 +576,10 @@ absl::StatusOr<k8s::ObjectList> KubernetesCluster::ListWithRetry(const std::stri
 
 // ---- Logs ----
 
-absl::StatusOr<server::LogChunk> KubernetesCluster::ReadLog(std::string_view launch_id,
-                                                            server::LogStream stream,
+absl::StatusOr<LogChunk> KubernetesCluster::ReadLog(std::string_view launch_id,
+                                                            LogStream stream,
                                                             int64_t offset, int64_t limit) const {
-  if (stream == server::LogStream::kStderr) {
+  if (stream == LogStream::kStderr) {
     return absl::FailedPreconditionError(fmt::format(
         "task {}: Kubernetes keeps one log per container, with stdout and stderr interleaved: "
         "read the stdout stream",
@@ -609,7 +609,7 @@ absl::StatusOr<server::LogChunk> KubernetesCluster::ReadLog(std::string_view lau
   absl::StatusOr<std::string> text = logs_->GetText(
       pod_path + "/log",
       {{"container", std::string(k8s::kContainerName)}, {"limitBytes", std::to_string(wanted)}});
-  server::LogChunk chunk{.next_offset = offset};
+  LogChunk chunk{.next_offset = offset};
   if (!text.ok()) {
     // A container that has not started has no log yet.
     if (text.status().code() == absl::StatusCode::kInvalidArgument &&

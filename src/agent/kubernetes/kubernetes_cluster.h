@@ -81,7 +81,7 @@
 #include "agent/kubernetes/node_conversion.h"
 #include "agent/kubernetes/pod_manifest.h"
 #include "agent/kubernetes/pod_status.h"
-#include "server/cluster.h"
+#include "tessera/cluster/cluster.h"
 
 namespace tessera::agent {
 
@@ -105,10 +105,10 @@ struct KubernetesClusterOptions {
   k8s::LogFunction log;          // nullptr = standard error
 };
 
-class KubernetesCluster final : public server::Cluster {
+class KubernetesCluster final : public Cluster {
  public:
   static absl::StatusOr<std::unique_ptr<KubernetesCluster>> Create(KubernetesClusterOptions options,
-                                                                   server::TaskObserver* observer);
+                                                                   TaskObserver* observer);
   ~KubernetesCluster() override;
 
   const std::string& name() const override { return options_.name; }
@@ -119,12 +119,12 @@ class KubernetesCluster final : public server::Cluster {
   std::vector<Node> Inventory() const override;
   // The last usage read from the metrics API, for the nodes in the inventory; empty until the
   // first read succeeds and while the API does not answer. Never waits on the network.
-  std::vector<server::NodeUsage> Usage() const override;
-  void Launch(const server::TaskLaunchSpec& spec) override;
+  std::vector<NodeUsage> Usage() const override;
+  void Launch(const TaskLaunchSpec& spec) override;
   void Cancel(std::string_view launch_id, Duration grace) override;
-  std::vector<std::string> Recover(const std::vector<server::KnownLaunch>& known) override;
+  std::vector<std::string> Recover(const std::vector<KnownLaunch>& known) override;
   void Forget(std::string_view launch_id) override;
-  absl::StatusOr<server::LogChunk> ReadLog(std::string_view launch_id, server::LogStream stream,
+  absl::StatusOr<LogChunk> ReadLog(std::string_view launch_id, LogStream stream,
                                            int64_t offset, int64_t limit) const override;
 
   // The label selector of this cluster's pods.
@@ -143,7 +143,7 @@ class KubernetesCluster final : public server::Cluster {
     uint64_t confirmed_epoch = 0;  // pod lists sent when it was confirmed
     bool started = false;
     bool cancelling = false;
-    std::optional<server::TaskEnd> end;  // reported
+    std::optional<TaskEnd> end;  // reported
   };
   struct Action {
     enum class Kind { kCreate, kDelete, kDeleteService };
@@ -161,10 +161,10 @@ class KubernetesCluster final : public server::Cluster {
     bool started = false;  // OnTaskStarted, else OnTaskEnded
     std::string launch_id;
     TimePoint time{};
-    server::TaskEnd end;
+    TaskEnd end;
   };
 
-  KubernetesCluster(KubernetesClusterOptions options, server::TaskObserver* observer,
+  KubernetesCluster(KubernetesClusterOptions options, TaskObserver* observer,
                     std::unique_ptr<k8s::KubernetesApiClient> requests,
                     std::unique_ptr<k8s::KubernetesApiClient> logs);
   void Log(std::string_view line) const;
@@ -181,7 +181,7 @@ class KubernetesCluster final : public server::Cluster {
   void OnPodEvent(k8s::WatchEventType type, const k8s::Json& object);
   std::vector<k8s::PodObservation> ObservePods(const std::vector<k8s::Json>& items) const;
   void ApplyLocked(Task& task, const std::string& launch_id, const k8s::PodObservation& pod);
-  void EndLocked(Task& task, server::TaskEnd end);
+  void EndLocked(Task& task, TaskEnd end);
   void EnqueueDeleteLocked(const std::string& launch_id, const std::string& pod,
                            int64_t grace_seconds);
   // True while a task of the Service's job is tracked and has not ended.
@@ -218,7 +218,7 @@ class KubernetesCluster final : public server::Cluster {
 
   KubernetesClusterOptions options_;
   const Clock& clock_;
-  server::TaskObserver* const observer_;
+  TaskObserver* const observer_;
   const k8s::NodeConversion conversion_;
   const k8s::PodTemplate pod_template_;
 
@@ -236,7 +236,7 @@ class KubernetesCluster final : public server::Cluster {
   mutable std::mutex mu_;
   std::condition_variable work_;
   std::map<std::string, Node, std::less<>> nodes_;
-  std::vector<server::NodeUsage> usage_;  // the last read, as the metrics API listed it
+  std::vector<NodeUsage> usage_;  // the last read, as the metrics API listed it
   std::map<std::string, Task, std::less<>> tasks_;
   // The rendezvous Services known to exist and to be this cluster's (created here, found
   // selecting the job's pods, or listed by Recover): only these are ever deleted.

@@ -50,13 +50,13 @@ bool Eventually(const std::function<bool()>& condition) {
   return condition();
 }
 
-class RecordingObserver final : public server::TaskObserver {
+class RecordingObserver final : public TaskObserver {
  public:
   void OnTaskStarted(std::string_view launch_id, TimePoint time) override {
     std::lock_guard<std::mutex> lock(mu_);
     events_.push_back("started " + std::string(launch_id));
   }
-  void OnTaskEnded(const server::TaskEnd& end) override {
+  void OnTaskEnded(const TaskEnd& end) override {
     std::lock_guard<std::mutex> lock(mu_);
     events_.push_back("ended " + end.launch_id);
     ends_[end.launch_id] = end;
@@ -65,14 +65,14 @@ class RecordingObserver final : public server::TaskObserver {
     std::lock_guard<std::mutex> lock(mu_);
     return events_;
   }
-  std::optional<server::TaskEnd> End(const std::string& id) const {
+  std::optional<TaskEnd> End(const std::string& id) const {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = ends_.find(id);
     if (it == ends_.end()) return std::nullopt;
     return it->second;
   }
   // Waits for the task's end.
-  std::optional<server::TaskEnd> AwaitEnd(const std::string& id) const {
+  std::optional<TaskEnd> AwaitEnd(const std::string& id) const {
     Eventually([&] { return End(id).has_value(); });
     return End(id);
   }
@@ -84,12 +84,12 @@ class RecordingObserver final : public server::TaskObserver {
  private:
   mutable std::mutex mu_;
   std::vector<std::string> events_;
-  std::map<std::string, server::TaskEnd> ends_;
+  std::map<std::string, TaskEnd> ends_;
 };
 
-server::TaskLaunchSpec Spec(const std::string& launch_id, const std::string& node,
+TaskLaunchSpec Spec(const std::string& launch_id, const std::string& node,
                             std::vector<int32_t> gpus = {}) {
-  server::TaskLaunchSpec spec;
+  TaskLaunchSpec spec;
   spec.launch_id = launch_id;
   spec.job_id = launch_id.substr(0, launch_id.find('-'));
   spec.task_name = "worker-0";
@@ -105,9 +105,9 @@ server::TaskLaunchSpec Spec(const std::string& launch_id, const std::string& nod
 }
 
 // Rank `rank` of a job of `nodes.size()` tasks, one per node.
-server::TaskLaunchSpec GangSpec(const std::string& job, int32_t rank,
+TaskLaunchSpec GangSpec(const std::string& job, int32_t rank,
                                 const std::vector<std::string>& nodes) {
-  server::TaskLaunchSpec spec =
+  TaskLaunchSpec spec =
       Spec(job + "-worker-" + std::to_string(rank) + "-a1", nodes.at(rank));
   spec.task_name = "worker-" + std::to_string(rank);
   spec.peer_nodes = nodes;
@@ -277,9 +277,9 @@ KubernetesClusterOptions WithUsageInterval(KubernetesClusterOptions options) {
   return options;
 }
 
-std::optional<server::NodeUsage> FindUsage(const std::vector<server::NodeUsage>& usage,
+std::optional<NodeUsage> FindUsage(const std::vector<NodeUsage>& usage,
                                            const std::string& node) {
-  for (const server::NodeUsage& entry : usage) {
+  for (const NodeUsage& entry : usage) {
     if (entry.node == node) return entry;
   }
   return std::nullopt;
@@ -291,14 +291,14 @@ TEST_F(KubernetesClusterTest, UsageComesFromTheMetricsApi) {
   server_->SetNodeMetrics("elsewhere", "1", "1Gi");  // not in the inventory
   CreateCluster(WithUsageInterval(Options()));
   ASSERT_TRUE(Eventually([&] { return cluster_->Usage().size() == 2; }));
-  const std::vector<server::NodeUsage> usage = cluster_->Usage();
-  std::optional<server::NodeUsage> gpu = FindUsage(usage, "gpu-1");
+  const std::vector<NodeUsage> usage = cluster_->Usage();
+  std::optional<NodeUsage> gpu = FindUsage(usage, "gpu-1");
   ASSERT_TRUE(gpu.has_value());
   EXPECT_EQ(gpu->cpu, 124);  // millicores, rounded up
   EXPECT_EQ(gpu->memory, int64_t{1} << 30);
   EXPECT_THAT(gpu->gpu_utilization, IsEmpty());
   EXPECT_FALSE(gpu->power_watts.has_value());
-  std::optional<server::NodeUsage> cpu = FindUsage(usage, "cpu-1");
+  std::optional<NodeUsage> cpu = FindUsage(usage, "cpu-1");
   ASSERT_TRUE(cpu.has_value());
   EXPECT_EQ(cpu->cpu, 2000);
   EXPECT_FALSE(FindUsage(usage, "elsewhere").has_value());
@@ -414,7 +414,7 @@ TEST_F(KubernetesClusterTest, LaunchRunsAPodBoundToTheNode) {
   server_->SetPodRunning(kNs, "train7-worker-0-a1");
   EXPECT_TRUE(Eventually([&] { return observer_.Started("train7-worker-0-a1"); }));
   server_->SetPodSucceeded(kNs, "train7-worker-0-a1");
-  std::optional<server::TaskEnd> end = observer_.AwaitEnd("train7-worker-0-a1");
+  std::optional<TaskEnd> end = observer_.AwaitEnd("train7-worker-0-a1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->phase, TaskPhase::kSucceeded);
   EXPECT_EQ(end->exit_code, 0);
@@ -448,7 +448,7 @@ TEST_F(KubernetesClusterTest, PodEndsMapToTaskEnds) {
     server_->SetPodRunning(kNs, c.launch_id);
     ASSERT_TRUE(Eventually([&] { return observer_.Started(c.launch_id); }));
     c.kubelet(c.launch_id);
-    std::optional<server::TaskEnd> end = observer_.AwaitEnd(c.launch_id);
+    std::optional<TaskEnd> end = observer_.AwaitEnd(c.launch_id);
     ASSERT_TRUE(end.has_value());
     EXPECT_EQ(end->phase, c.phase);
     EXPECT_EQ(end->exit_code, c.exit_code);
@@ -461,7 +461,7 @@ TEST_F(KubernetesClusterTest, AnImageThatCannotBePulledIsAStartFailure) {
   cluster_->Launch(Spec("img-t-a1", "cpu-1"));
   ASSERT_TRUE(AwaitPod("img-t-a1").has_value());
   server_->SetPodWaiting(kNs, "img-t-a1", "InvalidImageName");
-  std::optional<server::TaskEnd> end = observer_.AwaitEnd("img-t-a1");
+  std::optional<TaskEnd> end = observer_.AwaitEnd("img-t-a1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->reason, "StartFailed");
   EXPECT_THAT(end->message, HasSubstr("InvalidImageName"));
@@ -484,7 +484,7 @@ TEST_F(KubernetesClusterTest, CancelDeletesThePodWithTheGrace) {
               Contains("DELETE /api/v1/namespaces/tessera/pods/c1-t-a1?gracePeriodSeconds=7"));
   EXPECT_FALSE(observer_.End("c1-t-a1").has_value());  // the grace runs
   server_->FinishDeletions();
-  std::optional<server::TaskEnd> end = observer_.AwaitEnd("c1-t-a1");
+  std::optional<TaskEnd> end = observer_.AwaitEnd("c1-t-a1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->phase, TaskPhase::kCancelled);
 }
@@ -493,7 +493,7 @@ TEST_F(KubernetesClusterTest, CancelRightAfterLaunchEndsCancelled) {
   CreateCluster();
   cluster_->Launch(Spec("c2-t-a1", "cpu-1"));
   cluster_->Cancel("c2-t-a1", std::chrono::seconds(0));
-  std::optional<server::TaskEnd> end = observer_.AwaitEnd("c2-t-a1");
+  std::optional<TaskEnd> end = observer_.AwaitEnd("c2-t-a1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->phase, TaskPhase::kCancelled);
   EXPECT_TRUE(Eventually([&] { return !server_->GetPod(kNs, "c2-t-a1").has_value(); }));
@@ -502,7 +502,7 @@ TEST_F(KubernetesClusterTest, CancelRightAfterLaunchEndsCancelled) {
 TEST_F(KubernetesClusterTest, RejectedCreateIsAStartFailureWithTheApiMessage) {
   CreateCluster();
   cluster_->Launch(Spec("r1-t-a1", "no-such-node"));
-  std::optional<server::TaskEnd> end = observer_.AwaitEnd("r1-t-a1");
+  std::optional<TaskEnd> end = observer_.AwaitEnd("r1-t-a1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->phase, TaskPhase::kFailed);
   EXPECT_EQ(end->reason, "StartFailed");
@@ -514,7 +514,7 @@ TEST_F(KubernetesClusterTest, LaunchWithoutAnImageFailsBeforeAnyRequest) {
   options.default_image = "";
   CreateCluster(std::move(options));
   cluster_->Launch(Spec("i1-t-a1", "cpu-1"));
-  std::optional<server::TaskEnd> end = observer_.AwaitEnd("i1-t-a1");
+  std::optional<TaskEnd> end = observer_.AwaitEnd("i1-t-a1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->reason, "StartFailed");
   EXPECT_THAT(end->message, HasSubstr("TESSERA_IMAGE"));
@@ -522,7 +522,7 @@ TEST_F(KubernetesClusterTest, LaunchWithoutAnImageFailsBeforeAnyRequest) {
     EXPECT_THAT(request, Not(HasSubstr("POST")));
   }
   // The task's own env names the image.
-  server::TaskLaunchSpec spec = Spec("i2-t-a1", "cpu-1");
+  TaskLaunchSpec spec = Spec("i2-t-a1", "cpu-1");
   spec.env["TESSERA_IMAGE"] = "pytorch/pytorch:2.3";
   cluster_->Launch(spec);
   std::optional<Json> pod = AwaitPod("i2-t-a1");
@@ -553,7 +553,7 @@ TEST_F(KubernetesClusterTest, PodDeletedWhileTheWatchWasDownIsLost) {
   server_->RemovePod(kNs, "w1-t-a1");
   server_->CompactHistory();
   server_->CloseWatches();
-  std::optional<server::TaskEnd> end = observer_.AwaitEnd("w1-t-a1");
+  std::optional<TaskEnd> end = observer_.AwaitEnd("w1-t-a1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->reason, "Lost");
   EXPECT_GE(cluster_->pod_informer_for_test().lists(), 1);
@@ -579,16 +579,16 @@ TEST_F(KubernetesClusterTest, RecoverKeepsKnownEndsFinishedAndDeletesUnknownPods
   server_->PutPod(TesseraPod("c-t-a1", "Succeeded"));  // known, ended while the agent was away
   server_->PutPod(TesseraPod("e-t-a1", "Succeeded"));  // unknown, ended: kept for its logs
   CreateCluster();
-  std::vector<server::KnownLaunch> known = {
+  std::vector<KnownLaunch> known = {
       {.spec = Spec("a-t-a1", "gpu-1"), .start_time = TimePoint(Duration(1))},
       {.spec = Spec("c-t-a1", "gpu-1"), .start_time = TimePoint(Duration(1))},
       {.spec = Spec("d-t-a1", "gpu-1"), .start_time = TimePoint(Duration(1))},  // no pod
   };
   EXPECT_THAT(cluster_->Recover(known), ElementsAre("a-t-a1"));
-  std::optional<server::TaskEnd> c = observer_.AwaitEnd("c-t-a1");
+  std::optional<TaskEnd> c = observer_.AwaitEnd("c-t-a1");
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->phase, TaskPhase::kSucceeded);
-  std::optional<server::TaskEnd> d = observer_.AwaitEnd("d-t-a1");
+  std::optional<TaskEnd> d = observer_.AwaitEnd("d-t-a1");
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->reason, "LostOnRestart");
   EXPECT_TRUE(Eventually([&] { return !server_->GetPod(kNs, "b-t-a1").has_value(); }));
@@ -598,7 +598,7 @@ TEST_F(KubernetesClusterTest, RecoverKeepsKnownEndsFinishedAndDeletesUnknownPods
 
   // The recovered task is followed like a launched one.
   server_->SetPodSucceeded(kNs, "a-t-a1");
-  std::optional<server::TaskEnd> a = observer_.AwaitEnd("a-t-a1");
+  std::optional<TaskEnd> a = observer_.AwaitEnd("a-t-a1");
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->phase, TaskPhase::kSucceeded);
 }
@@ -627,31 +627,31 @@ TEST_F(KubernetesClusterTest, ReadLogReadsThePodLog) {
   CreateCluster();
   cluster_->Launch(Spec("l-t-a1", "cpu-1"));
   ASSERT_TRUE(AwaitPod("l-t-a1").has_value());
-  absl::StatusOr<server::LogChunk> pending =
-      cluster_->ReadLog("l-t-a1", server::LogStream::kStdout, 0, 100);
+  absl::StatusOr<LogChunk> pending =
+      cluster_->ReadLog("l-t-a1", LogStream::kStdout, 0, 100);
   ASSERT_TRUE(pending.ok()) << pending.status();
   EXPECT_EQ(pending->data, "");
   EXPECT_FALSE(pending->end);
 
   server_->SetPodRunning(kNs, "l-t-a1");
   server_->AppendPodLog(kNs, "l-t-a1", "hello\nworld\n");
-  absl::StatusOr<server::LogChunk> first =
-      cluster_->ReadLog("l-t-a1", server::LogStream::kStdout, 0, 6);
+  absl::StatusOr<LogChunk> first =
+      cluster_->ReadLog("l-t-a1", LogStream::kStdout, 0, 6);
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ(first->data, "hello\n");
   EXPECT_EQ(first->next_offset, 6);
   EXPECT_FALSE(first->end);
   server_->SetPodSucceeded(kNs, "l-t-a1");
-  absl::StatusOr<server::LogChunk> rest =
-      cluster_->ReadLog("l-t-a1", server::LogStream::kStdout, 6, 100);
+  absl::StatusOr<LogChunk> rest =
+      cluster_->ReadLog("l-t-a1", LogStream::kStdout, 6, 100);
   ASSERT_TRUE(rest.ok()) << rest.status();
   EXPECT_EQ(rest->data, "world\n");
   EXPECT_EQ(rest->next_offset, 12);
   EXPECT_TRUE(rest->end);
 
-  EXPECT_EQ(cluster_->ReadLog("l-t-a1", server::LogStream::kStderr, 0, 10).status().code(),
+  EXPECT_EQ(cluster_->ReadLog("l-t-a1", LogStream::kStderr, 0, 10).status().code(),
             absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(cluster_->ReadLog("nope-t-a1", server::LogStream::kStdout, 0, 10).status().code(),
+  EXPECT_EQ(cluster_->ReadLog("nope-t-a1", LogStream::kStdout, 0, 10).status().code(),
             absl::StatusCode::kNotFound);
 }
 
@@ -736,7 +736,7 @@ TEST_F(KubernetesClusterTest, AMultiTaskJobMeetsThroughAHeadlessService) {
   EXPECT_TRUE(server_->GetPod(kNs, "gang-worker-0-a1").has_value());
 
   // A later attempt of the job creates the Service again.
-  server::TaskLaunchSpec retry = GangSpec("gang", 0, nodes);
+  TaskLaunchSpec retry = GangSpec("gang", 0, nodes);
   retry.launch_id = "gang-worker-0-a2";
   cluster_->Launch(retry);
   ASSERT_TRUE(AwaitPod("gang-worker-0-a2").has_value());
@@ -754,7 +754,7 @@ TEST_F(KubernetesClusterTest, CancellingAMultiTaskJobDeletesItsService) {
     cluster_->Cancel(id, Duration(0));
   }
   for (const char* id : {"cg-worker-0-a1", "cg-worker-1-a1"}) {
-    std::optional<server::TaskEnd> end = observer_.AwaitEnd(id);
+    std::optional<TaskEnd> end = observer_.AwaitEnd(id);
     ASSERT_TRUE(end.has_value());
     EXPECT_EQ(end->phase, TaskPhase::kCancelled);
   }
@@ -776,7 +776,7 @@ TEST_F(KubernetesClusterTest, AServiceOfTheSameNameIsReusedOnlyWhenItSelectsTheJ
   EXPECT_FALSE(observer_.End("mine-worker-0-a1").has_value());
 
   cluster_->Launch(GangSpec("theirs", 0, nodes));
-  std::optional<server::TaskEnd> end = observer_.AwaitEnd("theirs-worker-0-a1");
+  std::optional<TaskEnd> end = observer_.AwaitEnd("theirs-worker-0-a1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->reason, "StartFailed");
   EXPECT_THAT(end->message,
@@ -796,9 +796,9 @@ TEST_F(KubernetesClusterTest, AServiceOfTheSameNameIsReusedOnlyWhenItSelectsTheJ
 TEST_F(KubernetesClusterTest, RecoverDeletesTheServicesOfUnknownJobs) {
   const k8s::PodTemplate pod_template{.kube_namespace = kNs, .cluster = "k8s-test"};
   const std::vector<std::string> nodes = {"gpu-1", "cpu-1"};
-  std::vector<server::KnownLaunch> known;
+  std::vector<KnownLaunch> known;
   for (int32_t rank : {0, 1}) {
-    server::TaskLaunchSpec spec = GangSpec("live", rank, nodes);
+    TaskLaunchSpec spec = GangSpec("live", rank, nodes);
     absl::StatusOr<Json> pod = k8s::BuildPod(
         spec, {.kube_namespace = kNs, .default_image = "busybox", .cluster = "k8s-test"}, {});
     ASSERT_TRUE(pod.ok()) << pod.status();

@@ -19,7 +19,7 @@ absl::StatusOr<std::string> UsageText(const Json& usage, std::string_view key,
   return QuantityText(*value, field);
 }
 
-absl::StatusOr<server::NodeUsage> Entry(const Json& item, const std::string& path) {
+absl::StatusOr<NodeUsage> Entry(const Json& item, const std::string& path) {
   if (!item.is_object()) return absl::InvalidArgumentError(path + ": must be a map");
   const Json* metadata = Member(item, "metadata");
   if (metadata == nullptr || !metadata->is_object()) {
@@ -41,7 +41,7 @@ absl::StatusOr<server::NodeUsage> Entry(const Json& item, const std::string& pat
   if (!memory_text.ok()) return memory_text.status();
   absl::StatusOr<int64_t> memory = ParseBytes(*memory_text, usage_path + ".memory");
   if (!memory.ok()) return memory.status();
-  return server::NodeUsage{.node = *std::move(name), .cpu = *cpu, .memory = *memory};
+  return NodeUsage{.node = *std::move(name), .cpu = *cpu, .memory = *memory};
 }
 
 }  // namespace
@@ -57,7 +57,7 @@ absl::StatusOr<NodeMetricsList> NodeMetricsFromJson(const Json& list) {
   std::set<std::string, std::less<>> seen;
   for (size_t i = 0; i < items->size(); ++i) {
     const std::string path = fmt::format("items[{}]", i);
-    absl::StatusOr<server::NodeUsage> usage = Entry((*items)[i], path);
+    absl::StatusOr<NodeUsage> usage = Entry((*items)[i], path);
     if (!usage.ok()) {
       out.errors.emplace_back(std::string(usage.status().message()));
     } else if (!seen.insert(usage->node).second) {

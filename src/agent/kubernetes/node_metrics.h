@@ -23,14 +23,14 @@
 
 #include "absl/status/statusor.h"
 #include "agent/kubernetes/internal/json_fields.h"
-#include "server/cluster.h"
+#include "tessera/cluster/cluster.h"
 
 namespace tessera::agent::k8s {
 
 inline constexpr std::string_view kNodeMetricsPath = "/apis/metrics.k8s.io/v1beta1/nodes";
 
 struct NodeMetricsList {
-  std::vector<server::NodeUsage> usage;  // one per well-formed entry, in the list's order
+  std::vector<NodeUsage> usage;  // one per well-formed entry, in the list's order
   std::vector<std::string> errors;       // one per malformed entry
 };
 

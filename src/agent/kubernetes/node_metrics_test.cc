@@ -40,7 +40,7 @@ TEST_P(NodeMetricsGood, Converts) {
   ASSERT_TRUE(list.ok()) << list.status();
   EXPECT_THAT(list->errors, IsEmpty());
   ASSERT_EQ(list->usage.size(), 1u);
-  const server::NodeUsage& usage = list->usage[0];
+  const NodeUsage& usage = list->usage[0];
   EXPECT_EQ(usage.node, "n1");
   EXPECT_EQ(usage.cpu, GetParam().want_cpu);
   EXPECT_EQ(usage.memory, GetParam().want_memory);

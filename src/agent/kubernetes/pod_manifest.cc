@@ -31,7 +31,7 @@ Json Tolerations(const std::vector<Taint>& taints) {
 }
 
 // `rendezvous` (a multi-task job's variables) overrides the task's own env.
-Json Container(const server::TaskLaunchSpec& spec, const std::string& image,
+Json Container(const TaskLaunchSpec& spec, const std::string& image,
                const EnvMap& rendezvous) {
   EnvMap merged = spec.env;
   for (const auto& [name, value] : rendezvous) merged[name] = value;
@@ -56,7 +56,7 @@ Json Container(const server::TaskLaunchSpec& spec, const std::string& image,
 
 }  // namespace
 
-absl::StatusOr<Json> BuildPod(const server::TaskLaunchSpec& spec, const PodTemplate& pod_template,
+absl::StatusOr<Json> BuildPod(const TaskLaunchSpec& spec, const PodTemplate& pod_template,
                               const std::vector<Taint>& node_taints) {
   if (spec.placement.node.empty()) {
     return absl::InvalidArgumentError(
@@ -83,7 +83,7 @@ absl::StatusOr<Json> BuildPod(const server::TaskLaunchSpec& spec, const PodTempl
                  {std::string(kTaskKey), LabelValue(spec.task_name)},
                  {std::string(kManagedByLabel), "tessera"}};
   if (!pod_template.cluster.empty()) {
-    labels[std::string(server::kClusterLabel)] = LabelValue(pod_template.cluster);
+    labels[std::string(kClusterLabel)] = LabelValue(pod_template.cluster);
   }
   Json pod_spec = {{"nodeName", spec.placement.node},
                    {"restartPolicy", "Never"},

@@ -37,7 +37,7 @@
 #include "absl/status/statusor.h"
 #include "agent/kubernetes/internal/json_fields.h"
 #include "core/node.h"
-#include "server/cluster.h"
+#include "tessera/cluster/cluster.h"
 
 namespace tessera::agent::k8s {
 
@@ -55,7 +55,7 @@ struct PodTemplate {
   std::string cluster;  // label tessera.io/cluster
 };
 
-absl::StatusOr<Json> BuildPod(const server::TaskLaunchSpec& spec, const PodTemplate& pod_template,
+absl::StatusOr<Json> BuildPod(const TaskLaunchSpec& spec, const PodTemplate& pod_template,
                               const std::vector<Taint>& node_taints);
 
 }  // namespace tessera::agent::k8s

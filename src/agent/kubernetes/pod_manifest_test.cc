@@ -16,8 +16,8 @@ using ::testing::HasSubstr;
 const PodTemplate kTemplate{
     .kube_namespace = "tessera", .default_image = "busybox:1.36", .cluster = "prod"};
 
-server::TaskLaunchSpec Spec() {
-  server::TaskLaunchSpec spec;
+TaskLaunchSpec Spec() {
+  TaskLaunchSpec spec;
   spec.launch_id = "J7_x-worker-1-a2";
   spec.job_id = "J7_x";
   spec.task_name = "worker-1";
@@ -70,7 +70,7 @@ TEST(BuildPodTest, MapsTheSpec) {
 }
 
 TEST(BuildPodTest, OptionalPartsAreLeftOut) {
-  server::TaskLaunchSpec spec = Spec();
+  TaskLaunchSpec spec = Spec();
   spec.placement.gpus.clear();
   spec.cpu = 0;
   spec.memory = 0;
@@ -91,7 +91,7 @@ TEST(BuildPodTest, OptionalPartsAreLeftOut) {
 }
 
 TEST(BuildPodTest, ATaskOfAMultiTaskJobIsNamedAndGetsTheRendezvousEnv) {
-  server::TaskLaunchSpec spec = Spec();
+  TaskLaunchSpec spec = Spec();
   spec.peer_nodes = {"n0", "n1"};
   spec.rank = 1;
   spec.env = {{"MASTER_PORT", "1234"}, {"A", "1"}};
@@ -133,7 +133,7 @@ TEST(BuildPodTest, ToleratesTheNodesTaints) {
 }
 
 TEST(BuildPodTest, TheImage) {
-  server::TaskLaunchSpec spec = Spec();
+  TaskLaunchSpec spec = Spec();
   spec.env["TESSERA_IMAGE"] = "nvcr.io/nvidia/pytorch:24.05-py3";
   absl::StatusOr<Json> pod = BuildPod(spec, kTemplate, {});
   ASSERT_TRUE(pod.ok());

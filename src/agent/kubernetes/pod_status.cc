@@ -180,8 +180,8 @@ std::string Join(std::string_view a, std::string_view b) {
   return fmt::format("{}: {}", a, b);
 }
 
-server::TaskEnd FailedEnd(const PodObservation& pod, TimePoint time) {
-  server::TaskEnd end{.launch_id = pod.launch_id,
+TaskEnd FailedEnd(const PodObservation& pod, TimePoint time) {
+  TaskEnd end{.launch_id = pod.launch_id,
                       .phase = TaskPhase::kFailed,
                       .exit_code = pod.exit_code,
                       .time = time};
@@ -226,17 +226,17 @@ bool IsTerminal(PodPhase phase) {
   return phase == PodPhase::kSucceeded || phase == PodPhase::kFailed;
 }
 
-std::optional<server::TaskEnd> EndOfPod(const PodObservation& pod, bool cancelled, TimePoint now) {
+std::optional<TaskEnd> EndOfPod(const PodObservation& pod, bool cancelled, TimePoint now) {
   const TimePoint time = pod.finished_at.value_or(now);
   if (IsTerminal(pod.phase) && cancelled) {
-    return server::TaskEnd{.launch_id = pod.launch_id,
+    return TaskEnd{.launch_id = pod.launch_id,
                            .phase = TaskPhase::kCancelled,
                            .exit_code = pod.exit_code,
                            .message = "cancelled",
                            .time = time};
   }
   if (pod.phase == PodPhase::kSucceeded) {
-    return server::TaskEnd{.launch_id = pod.launch_id,
+    return TaskEnd{.launch_id = pod.launch_id,
                            .phase = TaskPhase::kSucceeded,
                            .exit_code = pod.exit_code.value_or(0),
                            .time = time};
@@ -244,7 +244,7 @@ std::optional<server::TaskEnd> EndOfPod(const PodObservation& pod, bool cancelle
   if (pod.phase == PodPhase::kFailed) return FailedEnd(pod, time);
   if (pod.phase == PodPhase::kPending && !cancelled &&
       (pod.container_reason == "InvalidImageName" || pod.container_reason == "ErrImageNeverPull")) {
-    return server::TaskEnd{.launch_id = pod.launch_id,
+    return TaskEnd{.launch_id = pod.launch_id,
                            .phase = TaskPhase::kFailed,
                            .reason = "StartFailed",
                            .message = Join(pod.container_reason, pod.container_message),
@@ -253,7 +253,7 @@ std::optional<server::TaskEnd> EndOfPod(const PodObservation& pod, bool cancelle
   return std::nullopt;
 }
 
-server::TaskEnd EndOfVanishedPod(std::string_view launch_id, bool cancelled, TimePoint now) {
+TaskEnd EndOfVanishedPod(std::string_view launch_id, bool cancelled, TimePoint now) {
   if (cancelled) {
     return {.launch_id = std::string(launch_id),
             .phase = TaskPhase::kCancelled,

@@ -30,7 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/kubernetes/internal/json_fields.h"
-#include "server/cluster.h"
+#include "tessera/cluster/cluster.h"
 
 namespace tessera::agent::k8s {
 
@@ -58,10 +58,10 @@ bool IsTerminal(PodPhase phase);
 
 // The task's end as `pod` shows it; nullopt while the task runs or waits to start.
 // `cancelled`: Tessera asked for the pod's deletion. `now` stamps an end with no time of its own.
-std::optional<server::TaskEnd> EndOfPod(const PodObservation& pod, bool cancelled, TimePoint now);
+std::optional<TaskEnd> EndOfPod(const PodObservation& pod, bool cancelled, TimePoint now);
 
 // The end of a task whose pod is gone without having shown an end.
-server::TaskEnd EndOfVanishedPod(std::string_view launch_id, bool cancelled, TimePoint now);
+TaskEnd EndOfVanishedPod(std::string_view launch_id, bool cancelled, TimePoint now);
 
 // "2024-05-01T12:00:00Z" (fractions and offsets allowed); nullopt when malformed.
 std::optional<TimePoint> ParseRfc3339(std::string_view text);

@@ -143,7 +143,7 @@ TEST(EndOfPodTest, MapsPodsToTaskEnds) {
     SCOPED_TRACE(c.name);
     absl::StatusOr<PodObservation> pod = ObservePod(c.pod);
     ASSERT_TRUE(pod.ok()) << pod.status();
-    std::optional<server::TaskEnd> end = EndOfPod(*pod, c.cancelled, kNow);
+    std::optional<TaskEnd> end = EndOfPod(*pod, c.cancelled, kNow);
     ASSERT_EQ(end.has_value(), c.phase.has_value());
     if (!end.has_value()) continue;
     EXPECT_EQ(end->launch_id, "J.t-a1");
@@ -156,7 +156,7 @@ TEST(EndOfPodTest, MapsPodsToTaskEnds) {
 
 TEST(EndOfPodTest, VanishedPods) {
   EXPECT_EQ(EndOfVanishedPod("x", true, kNow).phase, TaskPhase::kCancelled);
-  server::TaskEnd lost = EndOfVanishedPod("x", false, kNow);
+  TaskEnd lost = EndOfVanishedPod("x", false, kNow);
   EXPECT_EQ(lost.phase, TaskPhase::kFailed);
   EXPECT_EQ(lost.reason, "Lost");
   EXPECT_EQ(lost.time, kNow);

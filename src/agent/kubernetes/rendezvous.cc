@@ -5,13 +5,13 @@
 
 namespace tessera::agent::k8s {
 
-bool IsMultiTask(const server::TaskLaunchSpec& spec) { return spec.peer_nodes.size() > 1; }
+bool IsMultiTask(const TaskLaunchSpec& spec) { return spec.peer_nodes.size() > 1; }
 
 std::string RendezvousAddress(std::string_view job_id, int32_t rank) {
   return fmt::format("{}.{}", HostnameForRank(job_id, rank), ServiceNameForJob(job_id));
 }
 
-absl::StatusOr<EnvMap> RendezvousEnv(const server::TaskLaunchSpec& spec) {
+absl::StatusOr<EnvMap> RendezvousEnv(const TaskLaunchSpec& spec) {
   if (!IsMultiTask(spec)) {
     return absl::InvalidArgumentError(
         fmt::format("task {}: peer_nodes: a rendezvous needs more than one task ({} given)",
@@ -36,8 +36,8 @@ Json BuildRendezvousService(std::string_view job_id, const PodTemplate& pod_temp
   Json labels = {{std::string(kManagedByLabel), "tessera"},
                  {std::string(kJobKey), LabelValue(job_id)}};
   if (!pod_template.cluster.empty()) {
-    selector[std::string(server::kClusterLabel)] = LabelValue(pod_template.cluster);
-    labels[std::string(server::kClusterLabel)] = LabelValue(pod_template.cluster);
+    selector[std::string(kClusterLabel)] = LabelValue(pod_template.cluster);
+    labels[std::string(kClusterLabel)] = LabelValue(pod_template.cluster);
   }
   return Json{{"apiVersion", "v1"},
               {"kind", "Service"},
@@ -57,7 +57,7 @@ Json BuildRendezvousService(std::string_view job_id, const PodTemplate& pod_temp
 }
 
 std::string RendezvousServiceSelector(std::string_view cluster) {
-  return fmt::format("{}=tessera,{},{}={}", kManagedByLabel, kJobKey, server::kClusterLabel,
+  return fmt::format("{}=tessera,{},{}={}", kManagedByLabel, kJobKey, kClusterLabel,
                      LabelValue(cluster));
 }
 

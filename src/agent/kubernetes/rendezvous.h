@@ -27,7 +27,7 @@
 #include "agent/kubernetes/internal/json_fields.h"
 #include "agent/kubernetes/pod_manifest.h"
 #include "agent/local/distributed_env.h"
-#include "server/cluster.h"
+#include "tessera/cluster/cluster.h"
 
 namespace tessera::agent::k8s {
 
@@ -35,7 +35,7 @@ inline constexpr int32_t kRendezvousPort = 29500;
 inline constexpr std::string_view kRendezvousPortName = "rendezvous";
 
 // True when the launch belongs to a job of more than one task.
-bool IsMultiTask(const server::TaskLaunchSpec& spec);
+bool IsMultiTask(const TaskLaunchSpec& spec);
 
 // "<hostname>.<service>": the DNS name of rank `rank` of the job, within the namespace.
 std::string RendezvousAddress(std::string_view job_id, int32_t rank);
@@ -43,7 +43,7 @@ std::string RendezvousAddress(std::string_view job_id, int32_t rank);
 // The distributed-training environment of a multi-task launch (see above).
 // Errors: InvalidArgument naming `rank` when it is outside 0..peer_nodes.size()-1, or
 // `peer_nodes` when the launch is not multi-task.
-absl::StatusOr<EnvMap> RendezvousEnv(const server::TaskLaunchSpec& spec);
+absl::StatusOr<EnvMap> RendezvousEnv(const TaskLaunchSpec& spec);
 
 // The job's headless Service in pod_template.kube_namespace, labelled
 // app.kubernetes.io/managed-by=tessera, tessera.io/job and tessera.io/cluster (when the

@@ -13,8 +13,8 @@ using ::testing::HasSubstr;
 const PodTemplate kTemplate{
     .kube_namespace = "tessera", .default_image = "busybox:1.36", .cluster = "prod"};
 
-server::TaskLaunchSpec GangTask(int32_t rank) {
-  server::TaskLaunchSpec spec;
+TaskLaunchSpec GangTask(int32_t rank) {
+  TaskLaunchSpec spec;
   spec.launch_id = "train7-worker-" + std::to_string(rank) + "-a1";
   spec.job_id = "train7";
   spec.placement.node = "n" + std::to_string(rank);
@@ -24,7 +24,7 @@ server::TaskLaunchSpec GangTask(int32_t rank) {
 }
 
 TEST(RendezvousTest, OnlyJobsOfSeveralTasksMeet) {
-  server::TaskLaunchSpec spec = GangTask(0);
+  TaskLaunchSpec spec = GangTask(0);
   EXPECT_TRUE(IsMultiTask(spec));
   spec.peer_nodes = {"n0"};
   EXPECT_FALSE(IsMultiTask(spec));

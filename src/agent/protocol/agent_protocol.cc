@@ -143,7 +143,7 @@ absl::Status CheckClusterLabels(const google::protobuf::Map<std::string, std::st
     if (!key_ok) {
       return Fault(field, fmt::format("\"{}\" is not a label key ([prefix/]name)", key));
     }
-    if (key == server::kClusterLabel) {
+    if (key == kClusterLabel) {
       return Fault(field, fmt::format("{} is set by the cluster's name", key));
     }
     if (!value.empty() && !LabelName(value)) {
@@ -194,9 +194,9 @@ absl::StatusOr<Node> NodeFromProto(const v1::Node& proto, std::string_view clust
   node.pool = proto.pool();
   node.labels = cluster_labels;
   for (const auto& [key, value] : proto.labels()) {
-    if (key != server::kClusterLabel) node.labels[key] = value;
+    if (key != kClusterLabel) node.labels[key] = value;
   }
-  node.labels[std::string(server::kClusterLabel)] = std::string(cluster);
+  node.labels[std::string(kClusterLabel)] = std::string(cluster);
   for (const v1::Taint& taint : proto.taints()) {
     node.taints.push_back(
         Taint{.key = taint.key(), .value = taint.value(), .effect = *ParseEffect(taint.effect())});
@@ -247,7 +247,7 @@ absl::StatusOr<std::vector<Node>> InventoryFromProto(const v1::Inventory& invent
   return nodes;
 }
 
-v1::Bind BindFromLaunch(const server::TaskLaunchSpec& spec, uint64_t epoch) {
+v1::Bind BindFromLaunch(const TaskLaunchSpec& spec, uint64_t epoch) {
   v1::Bind bind;
   bind.set_epoch(epoch);
   bind.set_launch_id(spec.launch_id);
@@ -271,7 +271,7 @@ v1::Bind BindFromLaunch(const server::TaskLaunchSpec& spec, uint64_t epoch) {
   return bind;
 }
 
-absl::StatusOr<server::TaskLaunchSpec> LaunchFromBind(const v1::Bind& bind) {
+absl::StatusOr<TaskLaunchSpec> LaunchFromBind(const v1::Bind& bind) {
   if (!IsValidName(bind.launch_id())) {
     return Fault("bind.launchId", fmt::format("\"{}\" is not a launch id", bind.launch_id()));
   }
@@ -289,7 +289,7 @@ absl::StatusOr<server::TaskLaunchSpec> LaunchFromBind(const v1::Bind& bind) {
   for (const auto& [name, value] : quantities) {
     if (absl::Status s = CheckQuantity(name, value); !s.ok()) return s;
   }
-  server::TaskLaunchSpec spec;
+  TaskLaunchSpec spec;
   spec.launch_id = bind.launch_id();
   spec.job_id = bind.job_id();
   spec.task_name = bind.task_name();
@@ -323,7 +323,7 @@ v1::TaskUpdate StartedUpdate(std::string_view launch_id, TimePoint time, uint64_
   return update;
 }
 
-v1::TaskUpdate EndedUpdate(const server::TaskEnd& end, uint64_t epoch) {
+v1::TaskUpdate EndedUpdate(const TaskEnd& end, uint64_t epoch) {
   v1::TaskUpdate update;
   update.set_epoch(epoch);
   update.set_launch_id(end.launch_id);
@@ -348,8 +348,8 @@ v1::TaskUpdate EndedUpdate(const server::TaskEnd& end, uint64_t epoch) {
   return update;
 }
 
-absl::StatusOr<server::TaskEnd> EndFromUpdate(const v1::TaskUpdate& update) {
-  server::TaskEnd end;
+absl::StatusOr<TaskEnd> EndFromUpdate(const v1::TaskUpdate& update) {
+  TaskEnd end;
   switch (update.state()) {
     case v1::TaskUpdate::SUCCEEDED:
       end.phase = TaskPhase::kSucceeded;
@@ -372,21 +372,21 @@ absl::StatusOr<server::TaskEnd> EndFromUpdate(const v1::TaskUpdate& update) {
 }
 
 v1::LogRequest LogRequestMessage(uint64_t epoch, uint64_t request_id, std::string_view launch_id,
-                                 server::LogStream stream, int64_t offset, int64_t limit) {
+                                 LogStream stream, int64_t offset, int64_t limit) {
   v1::LogRequest request;
   request.set_epoch(epoch);
   request.set_request_id(request_id);
   request.set_launch_id(std::string(launch_id));
-  request.set_stream(stream == server::LogStream::kStderr ? v1::LogRequest::STREAM_STDERR
+  request.set_stream(stream == LogStream::kStderr ? v1::LogRequest::STREAM_STDERR
                                                           : v1::LogRequest::STREAM_STDOUT);
   request.set_offset(offset);
   request.set_limit(limit);
   return request;
 }
 
-server::LogStream LogStreamFromProto(v1::LogRequest::Stream stream) {
-  return stream == v1::LogRequest::STREAM_STDERR ? server::LogStream::kStderr
-                                                 : server::LogStream::kStdout;
+LogStream LogStreamFromProto(v1::LogRequest::Stream stream) {
+  return stream == v1::LogRequest::STREAM_STDERR ? LogStream::kStderr
+                                                 : LogStream::kStdout;
 }
 
 absl::Status CheckLogRequest(const v1::LogRequest& request) {
@@ -409,7 +409,7 @@ absl::Status CheckLogRequest(const v1::LogRequest& request) {
   return absl::OkStatus();
 }
 
-v1::LogChunk LogChunkToProto(const absl::StatusOr<server::LogChunk>& result, uint64_t request_id,
+v1::LogChunk LogChunkToProto(const absl::StatusOr<LogChunk>& result, uint64_t request_id,
                              uint64_t epoch) {
   v1::LogChunk chunk;
   chunk.set_epoch(epoch);
@@ -448,11 +448,11 @@ absl::Status CheckLogChunk(const v1::LogChunk& chunk, int64_t offset, int64_t li
   return absl::OkStatus();
 }
 
-absl::StatusOr<server::LogChunk> LogChunkFromProto(const v1::LogChunk& chunk) {
+absl::StatusOr<LogChunk> LogChunkFromProto(const v1::LogChunk& chunk) {
   if (chunk.error_code() != 0) {
     return absl::Status(static_cast<absl::StatusCode>(chunk.error_code()), chunk.error_message());
   }
-  return server::LogChunk{
+  return LogChunk{
       .data = chunk.data(), .next_offset = chunk.next_offset(), .end = chunk.end()};
 }
 

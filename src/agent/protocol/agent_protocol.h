@@ -23,7 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/node.h"
-#include "server/cluster.h"
+#include "tessera/cluster/cluster.h"
 #include "tessera/agent/v1/agent.pb.h"
 
 namespace tessera::agent {
@@ -48,14 +48,14 @@ absl::StatusOr<std::vector<Node>> InventoryFromProto(const v1::Inventory& invent
                                                      const Labels& cluster_labels,
                                                      const InventoryRules& rules);
 
-v1::Bind BindFromLaunch(const server::TaskLaunchSpec& spec, uint64_t epoch);
+v1::Bind BindFromLaunch(const TaskLaunchSpec& spec, uint64_t epoch);
 // InvalidArgument naming the field when the launch id, node or a quantity is malformed.
-absl::StatusOr<server::TaskLaunchSpec> LaunchFromBind(const v1::Bind& bind);
+absl::StatusOr<TaskLaunchSpec> LaunchFromBind(const v1::Bind& bind);
 
 v1::TaskUpdate StartedUpdate(std::string_view launch_id, TimePoint time, uint64_t epoch);
-v1::TaskUpdate EndedUpdate(const server::TaskEnd& end, uint64_t epoch);
+v1::TaskUpdate EndedUpdate(const TaskEnd& end, uint64_t epoch);
 // The end a TaskUpdate reports; InvalidArgument for a state that is not an end.
-absl::StatusOr<server::TaskEnd> EndFromUpdate(const v1::TaskUpdate& update);
+absl::StatusOr<TaskEnd> EndFromUpdate(const v1::TaskUpdate& update);
 
 // Task logs. One LogRequest is answered by one LogChunk carrying at most kMaxLogChunkBytes
 // (1 MiB, well under gRPC's 4 MiB message limit): the agent clamps a request's limit to it and
@@ -64,13 +64,13 @@ inline constexpr int64_t kMaxLogChunkBytes = 1 << 20;
 
 // A request for at most `limit` bytes of `launch_id`'s log from `offset`.
 v1::LogRequest LogRequestMessage(uint64_t epoch, uint64_t request_id, std::string_view launch_id,
-                                 server::LogStream stream, int64_t offset, int64_t limit);
-server::LogStream LogStreamFromProto(v1::LogRequest::Stream stream);
+                                 LogStream stream, int64_t offset, int64_t limit);
+LogStream LogStreamFromProto(v1::LogRequest::Stream stream);
 // The agent's check of a LogRequest: InvalidArgument naming the field (logRequest.launchId, a
 // name; logRequest.stream, a known one; logRequest.offset >= 0; logRequest.limit > 0).
 absl::Status CheckLogRequest(const v1::LogRequest& request);
 // The agent's answer: the backend's chunk, or its error as a code and message.
-v1::LogChunk LogChunkToProto(const absl::StatusOr<server::LogChunk>& result, uint64_t request_id,
+v1::LogChunk LogChunkToProto(const absl::StatusOr<LogChunk>& result, uint64_t request_id,
                              uint64_t epoch);
 // The server's check of a LogChunk answering a request for at most `limit` bytes from `offset`:
 // InvalidArgument naming the field when the error code is not a status code
@@ -79,7 +79,7 @@ v1::LogChunk LogChunkToProto(const absl::StatusOr<server::LogChunk>& result, uin
 // REQUIRES: offset >= 0.
 absl::Status CheckLogChunk(const v1::LogChunk& chunk, int64_t offset, int64_t limit);
 // What a checked LogChunk answers: the slice, or the backend's error with its code and message.
-absl::StatusOr<server::LogChunk> LogChunkFromProto(const v1::LogChunk& chunk);
+absl::StatusOr<LogChunk> LogChunkFromProto(const v1::LogChunk& chunk);
 
 // [A-Za-z0-9][A-Za-z0-9._-]{0,252}: node names, launch ids and GPU models.
 bool IsValidName(std::string_view name);

@@ -118,7 +118,7 @@ TEST(AgentProtocolTest, InventoryRefusesDuplicates) {
 }
 
 TEST(AgentProtocolTest, LaunchRoundTrip) {
-  server::TaskLaunchSpec spec;
+  TaskLaunchSpec spec;
   spec.launch_id = "j1-worker-0-a1";
   spec.job_id = "j1";
   spec.task_name = "worker-0";
@@ -135,7 +135,7 @@ TEST(AgentProtocolTest, LaunchRoundTrip) {
   spec.termination_grace = Duration(5000);
   spec.peer_nodes = {"gpu-1", "gpu-2"};
   spec.rank = 0;
-  absl::StatusOr<server::TaskLaunchSpec> back = LaunchFromBind(BindFromLaunch(spec, 3));
+  absl::StatusOr<TaskLaunchSpec> back = LaunchFromBind(BindFromLaunch(spec, 3));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->launch_id, spec.launch_id);
   EXPECT_EQ(back->placement.node, "gpu-1");
@@ -162,13 +162,13 @@ TEST(AgentProtocolTest, LaunchRoundTrip) {
 }
 
 TEST(AgentProtocolTest, TaskEndRoundTrip) {
-  server::TaskEnd end{.launch_id = "x-a1",
+  TaskEnd end{.launch_id = "x-a1",
                       .phase = TaskPhase::kFailed,
                       .exit_code = 3,
                       .reason = "Error",
                       .message = "boom",
                       .time = FromMillis(1234)};
-  absl::StatusOr<server::TaskEnd> back = EndFromUpdate(EndedUpdate(end, 2));
+  absl::StatusOr<TaskEnd> back = EndFromUpdate(EndedUpdate(end, 2));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->phase, TaskPhase::kFailed);
   EXPECT_EQ(back->exit_code, 3);
@@ -179,10 +179,10 @@ TEST(AgentProtocolTest, TaskEndRoundTrip) {
 
 TEST(AgentProtocolTest, LogRequestRoundTripAndChecks) {
   v1::LogRequest request =
-      LogRequestMessage(4, 9, "j-worker-0-a1", server::LogStream::kStderr, 10, 100);
+      LogRequestMessage(4, 9, "j-worker-0-a1", LogStream::kStderr, 10, 100);
   EXPECT_EQ(request.epoch(), 4u);
   EXPECT_EQ(request.request_id(), 9u);
-  EXPECT_EQ(LogStreamFromProto(request.stream()), server::LogStream::kStderr);
+  EXPECT_EQ(LogStreamFromProto(request.stream()), LogStream::kStderr);
   EXPECT_TRUE(CheckLogRequest(request).ok());
 
   v1::LogRequest bad = request;
@@ -202,11 +202,11 @@ TEST(AgentProtocolTest, LogRequestRoundTripAndChecks) {
 
 TEST(AgentProtocolTest, LogChunkRoundTripAndChecks) {
   const v1::LogChunk chunk =
-      LogChunkToProto(server::LogChunk{.data = "hello", .next_offset = 15, .end = true}, 9, 4);
+      LogChunkToProto(LogChunk{.data = "hello", .next_offset = 15, .end = true}, 9, 4);
   EXPECT_EQ(chunk.epoch(), 4u);
   EXPECT_EQ(chunk.request_id(), 9u);
   ASSERT_TRUE(CheckLogChunk(chunk, 10, 100).ok());
-  absl::StatusOr<server::LogChunk> back = LogChunkFromProto(chunk);
+  absl::StatusOr<LogChunk> back = LogChunkFromProto(chunk);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->data, "hello");
   EXPECT_EQ(back->next_offset, 15);
@@ -234,11 +234,11 @@ TEST(AgentProtocolTest, LogChunkRoundTripAndChecks) {
 }
 
 TEST(AgentProtocolTest, ClusterNames) {
-  EXPECT_TRUE(server::IsValidClusterName("east-1"));
-  EXPECT_FALSE(server::IsValidClusterName("East"));
-  EXPECT_FALSE(server::IsValidClusterName("-x"));
-  EXPECT_FALSE(server::IsValidClusterName(""));
-  EXPECT_FALSE(server::IsValidClusterName(std::string(64, 'a')));
+  EXPECT_TRUE(IsValidClusterName("east-1"));
+  EXPECT_FALSE(IsValidClusterName("East"));
+  EXPECT_FALSE(IsValidClusterName("-x"));
+  EXPECT_FALSE(IsValidClusterName(""));
+  EXPECT_FALSE(IsValidClusterName(std::string(64, 'a')));
 }
 
 }  // namespace

@@ -81,7 +81,7 @@ std::vector<v1::AgentMessage> SplitInventory(const v1::AgentMessage& message) {
 // One connected session: the stream, its epoch, and what the server has been told.
 class AgentRunner::Session {
  public:
-  Session(Stream* stream, server::Cluster* backend, uint64_t epoch)
+  Session(Stream* stream, Cluster* backend, uint64_t epoch)
       : stream_(stream), backend_(backend), epoch_(epoch) {}
   ~Session() { StopLogs(); }
 
@@ -139,15 +139,15 @@ class AgentRunner::Session {
     heartbeat->set_epoch(epoch_);
     heartbeat->set_sequence(++sequence_);
     heartbeat->set_time_ms(ToMillis(now));
-    std::vector<server::NodeUsage> usage = backend_->Usage();
+    std::vector<NodeUsage> usage = backend_->Usage();
     const auto all = [&](auto has) {
       return std::all_of(usage.begin(), usage.end(), has);
     };
-    const bool cpu = all([](const server::NodeUsage& u) { return u.cpu.has_value(); });
-    const bool memory = all([](const server::NodeUsage& u) { return u.memory.has_value(); });
-    const bool gpu = all([](const server::NodeUsage& u) { return !u.gpu_utilization.empty(); });
-    const bool power = all([](const server::NodeUsage& u) { return u.power_watts.has_value(); });
-    for (const server::NodeUsage& u : usage) {
+    const bool cpu = all([](const NodeUsage& u) { return u.cpu.has_value(); });
+    const bool memory = all([](const NodeUsage& u) { return u.memory.has_value(); });
+    const bool gpu = all([](const NodeUsage& u) { return !u.gpu_utilization.empty(); });
+    const bool power = all([](const NodeUsage& u) { return u.power_watts.has_value(); });
+    for (const NodeUsage& u : usage) {
       auto id = ids_.find(u.node);
       if (id == ids_.end()) continue;
       heartbeat->add_node_id(id->second);
@@ -206,11 +206,11 @@ class AgentRunner::Session {
       log_requests_.pop_front();
       lock.unlock();
       const absl::Status valid = CheckLogRequest(request);
-      const absl::StatusOr<server::LogChunk> result =
+      const absl::StatusOr<LogChunk> result =
           valid.ok() ? backend_->ReadLog(request.launch_id(), LogStreamFromProto(request.stream()),
                                          request.offset(),
                                          std::min(request.limit(), kMaxLogChunkBytes))
-                     : absl::StatusOr<server::LogChunk>(valid);
+                     : absl::StatusOr<LogChunk>(valid);
       v1::AgentMessage message;
       *message.mutable_log_chunk() = LogChunkToProto(result, request.request_id(), epoch_);
       Write(message);
@@ -219,7 +219,7 @@ class AgentRunner::Session {
   }
 
   Stream* const stream_;
-  server::Cluster* const backend_;
+  Cluster* const backend_;
   const uint64_t epoch_;
   std::mutex write_mu_;
   // Inventory state (the heartbeat thread, and the session thread before it starts).
@@ -365,12 +365,12 @@ absl::Status AgentRunner::RunSession(const std::shared_ptr<grpc::Channel>& chann
   while (writable && stream->Read(&reply)) {
     if (reply.has_resync()) {
       if (reply.resync().epoch() != epoch) continue;
-      std::vector<server::KnownLaunch> known;
+      std::vector<KnownLaunch> known;
       std::set<std::string> unstarted;
       for (const v1::Bind& bind : reply.resync().launches()) {
-        absl::StatusOr<server::TaskLaunchSpec> spec = LaunchFromBind(bind);
+        absl::StatusOr<TaskLaunchSpec> spec = LaunchFromBind(bind);
         if (!spec.ok()) continue;
-        server::KnownLaunch launch{.spec = *std::move(spec)};
+        KnownLaunch launch{.spec = *std::move(spec)};
         if (bind.start_time_ms() > 0) {
           launch.start_time = FromMillis(bind.start_time_ms());
         } else {
@@ -392,9 +392,9 @@ absl::Status AgentRunner::RunSession(const std::shared_ptr<grpc::Channel>& chann
       }
     } else if (reply.has_bind()) {
       if (reply.bind().epoch() != epoch) continue;  // a lease of another session
-      absl::StatusOr<server::TaskLaunchSpec> spec = LaunchFromBind(reply.bind());
+      absl::StatusOr<TaskLaunchSpec> spec = LaunchFromBind(reply.bind());
       if (!spec.ok()) {
-        OnTaskEnded(server::TaskEnd{.launch_id = reply.bind().launch_id(),
+        OnTaskEnded(TaskEnd{.launch_id = reply.bind().launch_id(),
                                     .phase = TaskPhase::kFailed,
                                     .reason = "StartFailed",
                                     .message = std::string(spec.status().message()),
@@ -433,7 +433,7 @@ void AgentRunner::OnTaskStarted(std::string_view launch_id, TimePoint time) {
   session_->Write(message);
 }
 
-void AgentRunner::OnTaskEnded(const server::TaskEnd& end) {
+void AgentRunner::OnTaskEnded(const TaskEnd& end) {
   std::lock_guard<std::mutex> lock(mu_);
   if (session_ == nullptr) return;
   v1::AgentMessage message;

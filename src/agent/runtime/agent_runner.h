@@ -41,7 +41,7 @@
 #include "absl/status/statusor.h"
 #include "grpcpp/channel.h"
 #include "core/node.h"
-#include "server/cluster.h"
+#include "tessera/cluster/cluster.h"
 #include "tessera/common/clock.h"
 
 namespace tessera::agent {
@@ -61,13 +61,13 @@ struct AgentOptions {
 // holds no certificate (a key file given by mistake would fail every handshake, unexplained).
 absl::StatusOr<std::string> ReadTlsCa(const std::string& path);
 
-class AgentRunner final : public server::TaskObserver {
+class AgentRunner final : public TaskObserver {
  public:
   explicit AgentRunner(AgentOptions options);
   ~AgentRunner() override;
 
   // The backend to relay; it reports to this runner as its TaskObserver. Call before Run.
-  void SetBackend(server::Cluster* backend) { backend_ = backend; }
+  void SetBackend(Cluster* backend) { backend_ = backend; }
 
   // Runs sessions until Stop (then OK) or a refusal for good (its status).
   absl::Status Run();
@@ -78,7 +78,7 @@ class AgentRunner final : public server::TaskObserver {
 
   // TaskObserver: sent to the server in the current session; dropped between sessions.
   void OnTaskStarted(std::string_view launch_id, TimePoint time) override;
-  void OnTaskEnded(const server::TaskEnd& end) override;
+  void OnTaskEnded(const TaskEnd& end) override;
 
  private:
   class Session;
@@ -94,7 +94,7 @@ class AgentRunner final : public server::TaskObserver {
   bool Sleep(Duration delay);
 
   const AgentOptions options_;
-  server::Cluster* backend_ = nullptr;
+  Cluster* backend_ = nullptr;
   std::atomic<uint64_t> epoch_{0};
   uint64_t previous_epoch_ = 0;
   std::mutex mu_;

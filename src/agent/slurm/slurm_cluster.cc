@@ -48,11 +48,11 @@ struct SlurmCluster::Task {
 struct SlurmCluster::Event {
   std::string launch_id;
   std::optional<TimePoint> started;
-  std::optional<server::TaskEnd> end;
+  std::optional<TaskEnd> end;
 };
 
 absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterOptions options,
-                                                                   server::TaskObserver* observer) {
+                                                                   TaskObserver* observer) {
   if (options.api_version.empty()) options.api_version = std::string(kDefaultSlurmApiVersion);
   if (options.poll_interval <= Duration(0)) {
     return absl::InvalidArgumentError("slurm poll interval: must be positive");
@@ -72,7 +72,7 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
     if (!http.ok()) return http.status();
     transport = *std::move(http);
   }
-  options.labels[std::string(server::kClusterLabel)] = options.name;
+  options.labels[std::string(kClusterLabel)] = options.name;
   auto cluster = std::unique_ptr<SlurmCluster>(
       new SlurmCluster(std::move(options), observer, std::move(transport)));
   {
@@ -89,7 +89,7 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
   return cluster;
 }
 
-SlurmCluster::SlurmCluster(SlurmClusterOptions options, server::TaskObserver* observer,
+SlurmCluster::SlurmCluster(SlurmClusterOptions options, TaskObserver* observer,
                            std::shared_ptr<SlurmTransport> transport)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : SystemClock::Get()),
@@ -174,7 +174,7 @@ absl::Status SlurmCluster::RefreshInventory() {
   if (!list.ok()) return list.status();
   LogChange("node entries", absl::StrJoin(list->errors, "\n"));
   std::vector<Node> nodes;
-  std::vector<server::NodeUsage> usage;
+  std::vector<NodeUsage> usage;
   std::map<std::string, std::string, std::less<>> addresses;
   for (SlurmNode& node : list->nodes) {
     addresses[node.node.name] = node.address;
@@ -218,7 +218,7 @@ void SlurmCluster::SubmitQueued() {
       } else {
         task.ended = true;
         events.push_back({.launch_id = launch_id,
-                          .end = server::TaskEnd{.launch_id = launch_id,
+                          .end = TaskEnd{.launch_id = launch_id,
                                                  .phase = TaskPhase::kFailed,
                                                  .reason = "StartFailed",
                                                  .message = std::string(job_id.status().message()),
@@ -347,7 +347,7 @@ void SlurmCluster::MatchJobsLocked(const SlurmJobList& jobs, bool kill_orphans,
     const bool submit_failed = !task->submit_error.empty();
     events.push_back(
         {.launch_id = launch_id,
-         .end = server::TaskEnd{
+         .end = TaskEnd{
              .launch_id = launch_id,
              .phase = TaskPhase::kFailed,
              .reason = submit_failed ? "StartFailed" : "LostOnRestart",
@@ -387,7 +387,7 @@ std::vector<int64_t> SlurmCluster::ApplyJobsLocked(const std::vector<SlurmJob>& 
       // Slurm put a started job back in its queue (its node failed; the REST API of 22.05
       // ignores requeue: false): the task is lost, and Tessera's restart policy decides, for
       // the whole gang. The requeued Slurm job is cancelled so that it does not run again.
-      event.end = server::TaskEnd{
+      event.end = TaskEnd{
           .launch_id = launch_id,
           .phase = TaskPhase::kFailed,
           .reason = "Lost",
@@ -419,7 +419,7 @@ void SlurmCluster::ApplyMissing(const std::vector<int64_t>& job_ids, std::vector
       task->ended = true;
       events.push_back(
           {.launch_id = launch_id,
-           .end = server::TaskEnd{
+           .end = TaskEnd{
                .launch_id = launch_id,
                .phase = task->cancel_requested ? TaskPhase::kCancelled : TaskPhase::kFailed,
                .reason = task->cancel_requested ? "" : "Lost",
@@ -443,13 +443,13 @@ std::vector<Node> SlurmCluster::Inventory() const {
   return nodes_;
 }
 
-std::vector<server::NodeUsage> SlurmCluster::Usage() const {
+std::vector<NodeUsage> SlurmCluster::Usage() const {
   std::lock_guard<std::mutex> lock(mu_);
   return usage_;
 }
 
 std::map<std::string, std::string> SlurmCluster::ExtraEnvLocked(
-    const server::TaskLaunchSpec& spec) const {
+    const TaskLaunchSpec& spec) const {
   std::map<std::string, std::string> env = {{"TESSERA_TASK_ID", spec.launch_id}};
   if (spec.peer_nodes.size() <= 1) return env;
   DistributedTask distributed{.index = spec.rank};
@@ -465,7 +465,7 @@ std::map<std::string, std::string> SlurmCluster::ExtraEnvLocked(
   return env;
 }
 
-void SlurmCluster::Launch(const server::TaskLaunchSpec& spec) {
+void SlurmCluster::Launch(const TaskLaunchSpec& spec) {
   absl::StatusOr<std::string> body;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -510,7 +510,7 @@ void SlurmCluster::Cancel(std::string_view launch_id, Duration grace) {
       task.submit_body.clear();
       task.ended = true;
       events.push_back({.launch_id = std::string(launch_id),
-                        .end = server::TaskEnd{.launch_id = std::string(launch_id),
+                        .end = TaskEnd{.launch_id = std::string(launch_id),
                                                .phase = TaskPhase::kCancelled,
                                                .message = "cancelled before it was submitted",
                                                .time = clock_.Now()}});
@@ -522,7 +522,7 @@ void SlurmCluster::Cancel(std::string_view launch_id, Duration grace) {
   Deliver(events);
 }
 
-std::vector<std::string> SlurmCluster::Recover(const std::vector<server::KnownLaunch>& known) {
+std::vector<std::string> SlurmCluster::Recover(const std::vector<KnownLaunch>& known) {
   std::lock_guard<std::mutex> rest(rest_mu_);
   absl::StatusOr<SlurmJobList> jobs = client_.Jobs();
   std::vector<Event> events;
@@ -531,7 +531,7 @@ std::vector<std::string> SlurmCluster::Recover(const std::vector<server::KnownLa
   {
     std::lock_guard<std::mutex> lock(mu_);
     std::map<std::string, std::unique_ptr<Task>, std::less<>> tasks;
-    for (const server::KnownLaunch& launch : known) {
+    for (const KnownLaunch& launch : known) {
       const std::string& id = launch.spec.launch_id;
       auto it = tasks_.find(id);
       if (it != tasks_.end() && !it->second->ended) {
@@ -597,8 +597,8 @@ std::optional<int64_t> SlurmCluster::JobIdOf(std::string_view launch_id) const {
   return it->second->job_id;
 }
 
-absl::StatusOr<server::LogChunk> SlurmCluster::ReadLog(std::string_view launch_id,
-                                                       server::LogStream stream, int64_t offset,
+absl::StatusOr<LogChunk> SlurmCluster::ReadLog(std::string_view launch_id,
+                                                       LogStream stream, int64_t offset,
                                                        int64_t limit) const {
   if (offset < 0) return absl::InvalidArgumentError("offset: must be >= 0");
   const std::string path = LogPath(options_.log_dir, launch_id, stream);
@@ -626,7 +626,7 @@ absl::StatusOr<server::LogChunk> SlurmCluster::ReadLog(std::string_view launch_i
   }
   file.seekg(0, std::ios::end);
   const int64_t size = file.tellg();
-  server::LogChunk chunk;
+  LogChunk chunk;
   if (offset < size && limit > 0) {
     chunk.data.resize(static_cast<size_t>(std::min(limit, size - offset)));
     file.seekg(offset);

@@ -72,7 +72,7 @@
 #include "agent/slurm/slurm_jobs.h"
 #include "agent/slurm/slurm_rest_client.h"
 #include "agent/slurm/slurm_submit.h"
-#include "server/cluster.h"
+#include "tessera/cluster/cluster.h"
 #include "tessera/common/clock.h"
 
 namespace tessera::agent {
@@ -120,12 +120,12 @@ struct SlurmClusterOptions {
                                                              const EnvLookup& env = nullptr);
 };
 
-class SlurmCluster final : public server::Cluster {
+class SlurmCluster final : public Cluster {
  public:
   // Checks the options, reads the node list once (so a bad URL or token fails here) and starts
   // the poll thread.
   static absl::StatusOr<std::unique_ptr<SlurmCluster>> Create(SlurmClusterOptions options,
-                                                              server::TaskObserver* observer);
+                                                              TaskObserver* observer);
   // Stops the poll thread. Slurm jobs keep running; a later agent's Recover finds them.
   ~SlurmCluster() override;
 
@@ -135,12 +135,12 @@ class SlurmCluster final : public server::Cluster {
     return options_.labels;
   }
   std::vector<Node> Inventory() const override;
-  std::vector<server::NodeUsage> Usage() const override;
-  void Launch(const server::TaskLaunchSpec& spec) override;
+  std::vector<NodeUsage> Usage() const override;
+  void Launch(const TaskLaunchSpec& spec) override;
   void Cancel(std::string_view launch_id, Duration grace) override;
-  std::vector<std::string> Recover(const std::vector<server::KnownLaunch>& known) override;
+  std::vector<std::string> Recover(const std::vector<KnownLaunch>& known) override;
   void Forget(std::string_view launch_id) override;
-  absl::StatusOr<server::LogChunk> ReadLog(std::string_view launch_id, server::LogStream stream,
+  absl::StatusOr<LogChunk> ReadLog(std::string_view launch_id, LogStream stream,
                                            int64_t offset, int64_t limit) const override;
 
   // The Slurm job id of a launch, while the cluster follows it (tests, diagnostics).
@@ -150,7 +150,7 @@ class SlurmCluster final : public server::Cluster {
   struct Task;
   struct Event;
 
-  SlurmCluster(SlurmClusterOptions options, server::TaskObserver* observer,
+  SlurmCluster(SlurmClusterOptions options, TaskObserver* observer,
                std::shared_ptr<SlurmTransport> transport);
   void Run();
   // One round of the poll thread; REQUIRES rest_mu_ held.
@@ -171,11 +171,11 @@ class SlurmCluster final : public server::Cluster {
   void Log(std::string_view line) const;
   // Logs `line` under `key` unless the same line was the last one logged under it.
   void LogChange(const std::string& key, const std::string& line);
-  std::map<std::string, std::string> ExtraEnvLocked(const server::TaskLaunchSpec& spec) const;
+  std::map<std::string, std::string> ExtraEnvLocked(const TaskLaunchSpec& spec) const;
 
   SlurmClusterOptions options_;
   const Clock& clock_;
-  server::TaskObserver* const observer_;
+  TaskObserver* const observer_;
   std::shared_ptr<SlurmTransport> transport_;
   SlurmRestClient client_;
   SlurmInventoryOptions inventory_options_;
@@ -192,7 +192,7 @@ class SlurmCluster final : public server::Cluster {
   bool reconcile_pending_ = false;  // Recover could not list the jobs: kill orphans next poll
   std::vector<int64_t> requeued_;  // Slurm jobs requeued after they started: to cancel
   std::vector<Node> nodes_;
-  std::vector<server::NodeUsage> usage_;
+  std::vector<NodeUsage> usage_;
   std::map<std::string, std::string, std::less<>> addresses_;        // node → address
   std::map<std::string, std::unique_ptr<Task>, std::less<>> tasks_;  // by launch id
   std::deque<std::string> submit_queue_;

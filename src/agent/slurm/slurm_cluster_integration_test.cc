@@ -54,14 +54,14 @@ class SlurmEnvironment final : public ::testing::Environment {
 
 const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new SlurmEnvironment());
 
-class Recorder final : public server::TaskObserver {
+class Recorder final : public TaskObserver {
  public:
   void OnTaskStarted(std::string_view launch_id, TimePoint time) override {
     std::lock_guard<std::mutex> lock(mu_);
     started_[std::string(launch_id)] = time;
     changed_.notify_all();
   }
-  void OnTaskEnded(const server::TaskEnd& end) override {
+  void OnTaskEnded(const TaskEnd& end) override {
     std::lock_guard<std::mutex> lock(mu_);
     ends_[end.launch_id] = end;
     changed_.notify_all();
@@ -70,7 +70,7 @@ class Recorder final : public server::TaskObserver {
     std::unique_lock<std::mutex> lock(mu_);
     return changed_.wait_for(lock, kDeadline, [&] { return started_.contains(id); });
   }
-  std::optional<server::TaskEnd> WaitEnded(const std::string& id) {
+  std::optional<TaskEnd> WaitEnded(const std::string& id) {
     std::unique_lock<std::mutex> lock(mu_);
     changed_.wait_for(lock, kDeadline, [&] { return ends_.contains(id); });
     if (!ends_.contains(id)) return std::nullopt;
@@ -81,7 +81,7 @@ class Recorder final : public server::TaskObserver {
   std::mutex mu_;
   std::condition_variable changed_;
   std::map<std::string, TimePoint> started_;
-  std::map<std::string, server::TaskEnd> ends_;
+  std::map<std::string, TaskEnd> ends_;
 };
 
 bool WaitUntil(const std::function<bool()>& done) {
@@ -124,9 +124,9 @@ class SlurmIntegrationTest : public ::testing::Test {
     return cluster.ok() ? *std::move(cluster) : nullptr;
   }
 
-  server::TaskLaunchSpec Spec(std::string id, std::string node, std::string script,
+  TaskLaunchSpec Spec(std::string id, std::string node, std::string script,
                               std::vector<int32_t> gpus = {}) {
-    server::TaskLaunchSpec spec;
+    TaskLaunchSpec spec;
     spec.launch_id = std::move(id);
     spec.job_id = "job";
     spec.placement.node = std::move(node);
@@ -211,7 +211,7 @@ TEST_F(SlurmIntegrationTest, InventoryShowsTheNodesAndTheirGpus) {
 TEST_F(SlurmIntegrationTest, PinnedLaunchRunsOnItsNodeAndSucceeds) {
   ASSERT_NE(cluster_, nullptr);
   cluster_->Launch(Spec("hi-1", "node3", "echo hi"));
-  std::optional<server::TaskEnd> end = recorder_.WaitEnded("hi-1");
+  std::optional<TaskEnd> end = recorder_.WaitEnded("hi-1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->phase, TaskPhase::kSucceeded) << end->reason << ": " << end->message;
   EXPECT_EQ(end->exit_code, 0);
@@ -220,8 +220,8 @@ TEST_F(SlurmIntegrationTest, PinnedLaunchRunsOnItsNodeAndSucceeds) {
   EXPECT_EQ(job->nodes, "node3");
   EXPECT_EQ(job->name, "hi-1");
   EXPECT_EQ(job->comment, "tessera:hi-1");
-  absl::StatusOr<server::LogChunk> log =
-      cluster_->ReadLog("hi-1", server::LogStream::kStdout, 0, 1 << 20);
+  absl::StatusOr<LogChunk> log =
+      cluster_->ReadLog("hi-1", LogStream::kStdout, 0, 1 << 20);
   ASSERT_TRUE(log.ok()) << log.status();
   EXPECT_EQ(log->data, "hi\n");
   EXPECT_TRUE(log->end);
@@ -229,7 +229,7 @@ TEST_F(SlurmIntegrationTest, PinnedLaunchRunsOnItsNodeAndSucceeds) {
 
 TEST_F(SlurmIntegrationTest, TaskGetsItsGpusAndEnvironment) {
   ASSERT_NE(cluster_, nullptr);
-  server::TaskLaunchSpec spec =
+  TaskLaunchSpec spec =
       Spec("env-1", "node2",
            "echo \"$SLURMD_NODENAME $CUDA_VISIBLE_DEVICES $TESSERA_TASK_ID $GREETING\"; "
            "echo \"cpus $SLURM_JOB_CPUS_PER_NODE memory $SLURM_MEM_PER_NODE\"; "
@@ -239,18 +239,18 @@ TEST_F(SlurmIntegrationTest, TaskGetsItsGpusAndEnvironment) {
   spec.cpu = 1500;                // two CPUs, rounded up
   spec.memory = int64_t{1} << 30;  // 1024 MiB
   cluster_->Launch(spec);
-  std::optional<server::TaskEnd> end = recorder_.WaitEnded("env-1");
+  std::optional<TaskEnd> end = recorder_.WaitEnded("env-1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->phase, TaskPhase::kFailed);
   EXPECT_EQ(end->reason, "Error");
   EXPECT_EQ(end->exit_code, 3);
-  absl::StatusOr<server::LogChunk> out =
-      cluster_->ReadLog("env-1", server::LogStream::kStdout, 0, 1 << 20);
+  absl::StatusOr<LogChunk> out =
+      cluster_->ReadLog("env-1", LogStream::kStdout, 0, 1 << 20);
   ASSERT_TRUE(out.ok()) << out.status();
   // Slurm numbers the devices it hands out itself: two of them.
   EXPECT_EQ(out->data, "node2 0,1 env-1 it's me\ncpus 2 memory 1024\n");
-  absl::StatusOr<server::LogChunk> err =
-      cluster_->ReadLog("env-1", server::LogStream::kStderr, 0, 1 << 20);
+  absl::StatusOr<LogChunk> err =
+      cluster_->ReadLog("env-1", LogStream::kStderr, 0, 1 << 20);
   ASSERT_TRUE(err.ok()) << err.status();
   EXPECT_EQ(err->data, "oops\n");
 }
@@ -258,7 +258,7 @@ TEST_F(SlurmIntegrationTest, TaskGetsItsGpusAndEnvironment) {
 TEST_F(SlurmIntegrationTest, RefusedLaunchIsStartFailed) {
   ASSERT_NE(cluster_, nullptr);
   cluster_->Launch(Spec("toomany-1", "node1", "true", {0, 1, 2, 3, 4, 5, 6, 7, 8}));
-  std::optional<server::TaskEnd> end = recorder_.WaitEnded("toomany-1");
+  std::optional<TaskEnd> end = recorder_.WaitEnded("toomany-1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->phase, TaskPhase::kFailed);
   EXPECT_EQ(end->reason, "StartFailed");
@@ -270,7 +270,7 @@ TEST_F(SlurmIntegrationTest, CancelledSleepEndsCancelled) {
   cluster_->Launch(Spec("sleep-1", "node1", "sleep 600"));
   ASSERT_TRUE(recorder_.WaitStarted("sleep-1"));
   cluster_->Cancel("sleep-1", std::chrono::seconds(2));
-  std::optional<server::TaskEnd> end = recorder_.WaitEnded("sleep-1");
+  std::optional<TaskEnd> end = recorder_.WaitEnded("sleep-1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->phase, TaskPhase::kCancelled) << end->message;
   std::optional<SlurmJob> job = SlurmJobOf("sleep-1");
@@ -315,14 +315,14 @@ TEST_F(SlurmIntegrationTest, RecoverKeepsKnownAndKillsUnknownTesseraJobs) {
   Recorder recorder;
   std::unique_ptr<SlurmCluster> restarted = MakeCluster(recorder);
   ASSERT_NE(restarted, nullptr);
-  server::KnownLaunch known;
+  KnownLaunch known;
   known.spec = Spec("known-1", "node1", "sleep 600");
   known.start_time = TimePoint(Duration(1));
-  server::KnownLaunch lost;
+  KnownLaunch lost;
   lost.spec = Spec("lost-1", "node3", "true");
   EXPECT_THAT(restarted->Recover({known, lost}), ::testing::ElementsAre("known-1"));
   EXPECT_EQ(restarted->JobIdOf("known-1"), known_job);
-  std::optional<server::TaskEnd> end = recorder.WaitEnded("lost-1");
+  std::optional<TaskEnd> end = recorder.WaitEnded("lost-1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->reason, "LostOnRestart");
   EXPECT_TRUE(WaitUntil([&] {

@@ -165,14 +165,14 @@ json Node(std::string name, std::string state = "idle", json flags = json::array
 }
 
 // Records the observer's news and lets the test wait for it.
-class Recorder final : public server::TaskObserver {
+class Recorder final : public TaskObserver {
  public:
   void OnTaskStarted(std::string_view launch_id, TimePoint time) override {
     std::lock_guard<std::mutex> lock(mu_);
     started_[std::string(launch_id)] = time;
     changed_.notify_all();
   }
-  void OnTaskEnded(const server::TaskEnd& end) override {
+  void OnTaskEnded(const TaskEnd& end) override {
     std::lock_guard<std::mutex> lock(mu_);
     ends_[end.launch_id] = end;
     ++end_count_;
@@ -184,7 +184,7 @@ class Recorder final : public server::TaskObserver {
     if (!started_.contains(id)) return std::nullopt;
     return started_[id];
   }
-  std::optional<server::TaskEnd> WaitEnded(const std::string& id) {
+  std::optional<TaskEnd> WaitEnded(const std::string& id) {
     std::unique_lock<std::mutex> lock(mu_);
     changed_.wait_for(lock, kDeadline, [&] { return ends_.contains(id); });
     if (!ends_.contains(id)) return std::nullopt;
@@ -203,7 +203,7 @@ class Recorder final : public server::TaskObserver {
   std::mutex mu_;
   std::condition_variable changed_;
   std::map<std::string, TimePoint> started_;
-  std::map<std::string, server::TaskEnd> ends_;
+  std::map<std::string, TaskEnd> ends_;
   int end_count_ = 0;
 };
 
@@ -247,8 +247,8 @@ class SlurmClusterTest : public ::testing::Test {
     EXPECT_TRUE(cluster.ok()) << cluster.status();
     return cluster.ok() ? *std::move(cluster) : nullptr;
   }
-  server::TaskLaunchSpec Spec(std::string id, std::string node = "node2") {
-    server::TaskLaunchSpec spec;
+  TaskLaunchSpec Spec(std::string id, std::string node = "node2") {
+    TaskLaunchSpec spec;
     spec.launch_id = std::move(id);
     spec.job_id = "j1";
     spec.placement.node = std::move(node);
@@ -379,7 +379,7 @@ TEST_F(SlurmClusterTest, LaunchRunsToSuccess) {
   slurm_->SetJob(job, "RUNNING");
   EXPECT_EQ(recorder_.WaitStarted("j1-w-0-a1"), TimePoint(Duration(1'000'000)));
   slurm_->SetJob(job, "COMPLETED");
-  std::optional<server::TaskEnd> end = recorder_.WaitEnded("j1-w-0-a1");
+  std::optional<TaskEnd> end = recorder_.WaitEnded("j1-w-0-a1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->phase, TaskPhase::kSucceeded);
   EXPECT_EQ(end->exit_code, 0);
@@ -393,7 +393,7 @@ TEST_F(SlurmClusterTest, FastJobReportsStartThenEnd) {
   cluster->Launch(Spec("fast"));
   const int64_t job = WaitSubmitted(*cluster, "fast");
   slurm_->SetJob(job, "FAILED", 3 << 8);
-  std::optional<server::TaskEnd> end = recorder_.WaitEnded("fast");
+  std::optional<TaskEnd> end = recorder_.WaitEnded("fast");
   ASSERT_TRUE(end.has_value());
   EXPECT_TRUE(recorder_.HasStarted("fast"));
   EXPECT_EQ(end->phase, TaskPhase::kFailed);
@@ -405,7 +405,7 @@ TEST_F(SlurmClusterTest, RefusedSubmissionIsStartFailed) {
   std::unique_ptr<SlurmCluster> cluster = Make();
   slurm_->Refuse("Requested node configuration is not available");
   cluster->Launch(Spec("refused"));
-  std::optional<server::TaskEnd> end = recorder_.WaitEnded("refused");
+  std::optional<TaskEnd> end = recorder_.WaitEnded("refused");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->phase, TaskPhase::kFailed);
   EXPECT_EQ(end->reason, "StartFailed");
@@ -414,10 +414,10 @@ TEST_F(SlurmClusterTest, RefusedSubmissionIsStartFailed) {
 
 TEST_F(SlurmClusterTest, UnrunnableSpecIsStartFailedAtOnce) {
   std::unique_ptr<SlurmCluster> cluster = Make();
-  server::TaskLaunchSpec spec = Spec("bad");
+  TaskLaunchSpec spec = Spec("bad");
   spec.command.clear();
   cluster->Launch(spec);
-  std::optional<server::TaskEnd> end = recorder_.WaitEnded("bad");
+  std::optional<TaskEnd> end = recorder_.WaitEnded("bad");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->reason, "StartFailed");
   EXPECT_THAT(end->message, HasSubstr("command: empty"));
@@ -431,7 +431,7 @@ TEST_F(SlurmClusterTest, AStartedJobThatSlurmRequeuesIsLostAndCancelled) {
   slurm_->SetJob(job, "RUNNING");
   ASSERT_TRUE(recorder_.WaitStarted("r1").has_value());
   slurm_->SetJob(job, "PENDING");  // its node failed: Slurm queued it again
-  std::optional<server::TaskEnd> end = recorder_.WaitEnded("r1");
+  std::optional<TaskEnd> end = recorder_.WaitEnded("r1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->phase, TaskPhase::kFailed);
   EXPECT_EQ(end->reason, "Lost");
@@ -447,7 +447,7 @@ TEST_F(SlurmClusterTest, CancelSignalsThenKillsAfterTheGrace) {
   slurm_->SetJob(job, "RUNNING");
   ASSERT_TRUE(recorder_.WaitStarted("c1").has_value());
   cluster->Cancel("c1", Duration(50));
-  std::optional<server::TaskEnd> end = recorder_.WaitEnded("c1");
+  std::optional<TaskEnd> end = recorder_.WaitEnded("c1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->phase, TaskPhase::kCancelled);
   EXPECT_THAT(slurm_->Signals(),
@@ -462,7 +462,7 @@ TEST_F(SlurmClusterTest, CancelAfterTermEndsCancelledWhateverTheExit) {
   cluster->Cancel("c2", std::chrono::hours(1));
   ASSERT_TRUE(WaitUntil([&] { return !slurm_->Signals().empty(); }));
   slurm_->SetJob(job, "FAILED", 7 << 8);  // the program's TERM handler exits 7
-  std::optional<server::TaskEnd> end = recorder_.WaitEnded("c2");
+  std::optional<TaskEnd> end = recorder_.WaitEnded("c2");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->phase, TaskPhase::kCancelled);
   EXPECT_THAT(slurm_->Signals(), ElementsAre(fmt::format("{}:TERM", job)));
@@ -473,7 +473,7 @@ TEST_F(SlurmClusterTest, CancelWithoutGraceIsSlurmsCancel) {
   cluster->Launch(Spec("c3"));
   const int64_t job = WaitSubmitted(*cluster, "c3");
   cluster->Cancel("c3", Duration(0));
-  std::optional<server::TaskEnd> end = recorder_.WaitEnded("c3");
+  std::optional<TaskEnd> end = recorder_.WaitEnded("c3");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->phase, TaskPhase::kCancelled);
   EXPECT_FALSE(recorder_.HasStarted("c3"));  // cancelled while pending
@@ -486,14 +486,14 @@ TEST_F(SlurmClusterTest, JobSlurmForgotIsLost) {
   cluster->Launch(Spec("gone"));
   const int64_t job = WaitSubmitted(*cluster, "gone");
   slurm_->RemoveJob(job);
-  std::optional<server::TaskEnd> end = recorder_.WaitEnded("gone");
+  std::optional<TaskEnd> end = recorder_.WaitEnded("gone");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->reason, "Lost");
   EXPECT_THAT(end->message, HasSubstr(fmt::format("Slurm no longer knows job {}", job)));
 }
 
-server::KnownLaunch Known(std::string id) {
-  server::KnownLaunch known;
+KnownLaunch Known(std::string id) {
+  KnownLaunch known;
   known.spec.launch_id = std::move(id);
   return known;
 }
@@ -540,34 +540,34 @@ TEST_F(SlurmClusterTest, RecoverWhileSlurmIsDownKeepsTheKnownUntilItAnswers) {
 
 TEST_F(SlurmClusterTest, ReadLog) {
   std::unique_ptr<SlurmCluster> cluster = Make();
-  EXPECT_EQ(cluster->ReadLog("nobody", server::LogStream::kStdout, 0, 100).status().code(),
+  EXPECT_EQ(cluster->ReadLog("nobody", LogStream::kStdout, 0, 100).status().code(),
             absl::StatusCode::kNotFound);
   cluster->Launch(Spec("l-1"));
   const int64_t job = WaitSubmitted(*cluster, "l-1");
-  EXPECT_EQ(cluster->ReadLog("l-1", server::LogStream::kStdout, 0, 100).status().code(),
+  EXPECT_EQ(cluster->ReadLog("l-1", LogStream::kStdout, 0, 100).status().code(),
             absl::StatusCode::kNotFound);  // not started: no log yet
   slurm_->SetJob(job, "RUNNING");
   ASSERT_TRUE(recorder_.WaitStarted("l-1").has_value());
-  absl::StatusOr<server::LogChunk> chunk =
-      cluster->ReadLog("l-1", server::LogStream::kStdout, 0, 100);
+  absl::StatusOr<LogChunk> chunk =
+      cluster->ReadLog("l-1", LogStream::kStdout, 0, 100);
   EXPECT_EQ(chunk.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(chunk.status().message(), HasSubstr("not readable on the agent's host"));
 
   std::ofstream(log_dir_ / "tessera-l-1.stdout.log") << "hello\nworld\n";
-  chunk = cluster->ReadLog("l-1", server::LogStream::kStdout, 6, 100);
+  chunk = cluster->ReadLog("l-1", LogStream::kStdout, 6, 100);
   ASSERT_TRUE(chunk.ok()) << chunk.status();
   EXPECT_EQ(chunk->data, "world\n");
   EXPECT_EQ(chunk->next_offset, 12);
   EXPECT_FALSE(chunk->end);
   slurm_->SetJob(job, "COMPLETED");
   ASSERT_TRUE(recorder_.WaitEnded("l-1").has_value());
-  chunk = cluster->ReadLog("l-1", server::LogStream::kStdout, 0, 5);
+  chunk = cluster->ReadLog("l-1", LogStream::kStdout, 0, 5);
   EXPECT_EQ(chunk->data, "hello");
   EXPECT_FALSE(chunk->end);
-  chunk = cluster->ReadLog("l-1", server::LogStream::kStdout, 5, 100);
+  chunk = cluster->ReadLog("l-1", LogStream::kStdout, 5, 100);
   EXPECT_TRUE(chunk->end);
   cluster->Forget("l-1");
-  chunk = cluster->ReadLog("l-1", server::LogStream::kStdout, 0, 100);
+  chunk = cluster->ReadLog("l-1", LogStream::kStdout, 0, 100);
   ASSERT_TRUE(chunk.ok());
   EXPECT_TRUE(chunk->end);
 }

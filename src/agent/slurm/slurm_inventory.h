@@ -37,7 +37,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/node.h"
-#include "server/cluster.h"
+#include "tessera/cluster/cluster.h"
 
 namespace tessera::agent {
 
@@ -62,7 +62,7 @@ struct SlurmInventoryOptions {
 
 struct SlurmNode {
   Node node;
-  server::NodeUsage usage;
+  NodeUsage usage;
   std::string address;  // where the node's peers reach it
 };
 

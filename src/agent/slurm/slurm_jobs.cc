@@ -60,7 +60,7 @@ absl::StatusOr<SlurmJob> ParseJob(const json& entry) {
   return job;
 }
 
-server::TaskEnd Failed(std::string_view launch_id, std::string reason, std::string message) {
+TaskEnd Failed(std::string_view launch_id, std::string reason, std::string message) {
   return {.launch_id = std::string(launch_id),
           .phase = TaskPhase::kFailed,
           .reason = std::move(reason),
@@ -68,12 +68,12 @@ server::TaskEnd Failed(std::string_view launch_id, std::string reason, std::stri
 }
 
 // An ended job that was not cancelled by Tessera: its exit status decides.
-server::TaskEnd ByExitStatus(const SlurmJob& job, std::string_view launch_id) {
+TaskEnd ByExitStatus(const SlurmJob& job, std::string_view launch_id) {
   const int64_t status = job.exit_code.value_or(0);
   const int64_t signal = status & 0x7f;
   const int64_t code = (status >> 8) & 0xff;
   if (signal != 0) {
-    server::TaskEnd end =
+    TaskEnd end =
         Failed(launch_id, "Killed",
                fmt::format("Slurm job {} {}: killed by signal {}", job.id, job.state, signal));
     end.exit_code = static_cast<int32_t>(128 + signal);
@@ -89,7 +89,7 @@ server::TaskEnd ByExitStatus(const SlurmJob& job, std::string_view launch_id) {
     return Failed(launch_id, "StartFailed",
                   fmt::format("Slurm job {} could not start its batch script", job.id));
   }
-  server::TaskEnd end = Failed(launch_id, "Error",
+  TaskEnd end = Failed(launch_id, "Error",
                                fmt::format("Slurm job {} {} with exit code {} ({})", job.id,
                                            job.state, code, job.state_reason));
   end.exit_code = static_cast<int32_t>(code);
@@ -138,10 +138,10 @@ SlurmJobPhase PhaseOf(std::string_view job_state) {
   return SlurmJobPhase::kWaiting;
 }
 
-std::optional<server::TaskEnd> TaskEndOf(const SlurmJob& job, std::string_view launch_id,
+std::optional<TaskEnd> TaskEndOf(const SlurmJob& job, std::string_view launch_id,
                                          bool cancel_requested, TimePoint now) {
   if (PhaseOf(job.state) != SlurmJobPhase::kEnded) return std::nullopt;
-  server::TaskEnd end;
+  TaskEnd end;
   if (cancel_requested || job.state == "CANCELLED") {
     end = {.launch_id = std::string(launch_id),
            .phase = TaskPhase::kCancelled,

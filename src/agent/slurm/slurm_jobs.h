@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "server/cluster.h"
+#include "tessera/cluster/cluster.h"
 #include "tessera/common/clock.h"
 
 namespace tessera::agent {
@@ -67,7 +67,7 @@ SlurmJobPhase PhaseOf(std::string_view job_state);
 
 // How the job's task ended; nullopt while it waits or runs. `cancel_requested`: Tessera asked
 // for it to stop, so any end is Cancelled. The time is the job's end_time, else `now`.
-std::optional<server::TaskEnd> TaskEndOf(const SlurmJob& job, std::string_view launch_id,
+std::optional<TaskEnd> TaskEndOf(const SlurmJob& job, std::string_view launch_id,
                                          bool cancel_requested, TimePoint now);
 
 }  // namespace tessera::agent

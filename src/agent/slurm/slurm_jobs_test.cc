@@ -127,7 +127,7 @@ TEST(SlurmJobsTest, Outcomes) {
   };
   for (const Case& c : cases) {
     const SlurmJob job = ParseOne(c.job);
-    std::optional<server::TaskEnd> end = TaskEndOf(job, "l1", c.cancel_requested, kNow);
+    std::optional<TaskEnd> end = TaskEndOf(job, "l1", c.cancel_requested, kNow);
     ASSERT_TRUE(end.has_value()) << c.job;
     EXPECT_EQ(end->launch_id, "l1");
     EXPECT_EQ(end->phase, c.phase) << c.job;
@@ -157,7 +157,7 @@ TEST(SlurmJobsTest, RealSlurmReply) {
   EXPECT_EQ(list->jobs[0].nodes, "node3");
   EXPECT_EQ(list->jobs[1].state, "FAILED");
   EXPECT_EQ(LaunchIdOf(list->jobs[1]), "t4");
-  std::optional<server::TaskEnd> end = TaskEndOf(list->jobs[1], "t4", false, kNow);
+  std::optional<TaskEnd> end = TaskEndOf(list->jobs[1], "t4", false, kNow);
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->reason, "Error");
   EXPECT_EQ(end->exit_code, 7);

@@ -31,7 +31,7 @@ absl::Status NoNul(std::string_view text, std::string_view field) {
   return absl::OkStatus();
 }
 
-absl::Status CheckSpec(const server::TaskLaunchSpec& spec) {
+absl::Status CheckSpec(const TaskLaunchSpec& spec) {
   if (!IsLaunchId(spec.launch_id)) {
     return absl::InvalidArgumentError(
         fmt::format("launch_id: \"{}\" is not [A-Za-z0-9._-]+", spec.launch_id));
@@ -51,7 +51,7 @@ absl::Status CheckSpec(const server::TaskLaunchSpec& spec) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<json> Environment(const server::TaskLaunchSpec& spec,
+absl::StatusOr<json> Environment(const TaskLaunchSpec& spec,
                                  const SlurmSubmitOptions& options,
                                  const std::map<std::string, std::string>& extra_env) {
   json env = json::object();
@@ -83,7 +83,7 @@ std::string ShellQuote(std::string_view word) {
   return quoted;
 }
 
-absl::StatusOr<std::string> BatchScript(const server::TaskLaunchSpec& spec) {
+absl::StatusOr<std::string> BatchScript(const TaskLaunchSpec& spec) {
   TESSERA_RETURN_IF_ERROR(CheckSpec(spec));
   std::string script = fmt::format("#!/bin/sh\n# Tessera task {}\nexec", spec.launch_id);
   for (const auto* words : {&spec.command, &spec.args}) {
@@ -94,11 +94,11 @@ absl::StatusOr<std::string> BatchScript(const server::TaskLaunchSpec& spec) {
 }
 
 std::string LogPath(std::string_view log_dir, std::string_view launch_id,
-                    server::LogStream stream) {
+                    LogStream stream) {
   std::string_view dir = log_dir;
   while (!dir.empty() && dir.back() == '/') dir.remove_suffix(1);
   return fmt::format("{}/tessera-{}.{}.log", dir, launch_id,
-                     stream == server::LogStream::kStdout ? "stdout" : "stderr");
+                     stream == LogStream::kStdout ? "stdout" : "stderr");
 }
 
 int32_t GpuCount(const Placement& placement) { return static_cast<int32_t>(placement.gpus.size()); }
@@ -116,7 +116,7 @@ int64_t TimeLimitMinutes(Duration limit) {
   return std::min(kMaxMinutes, ms / 60000 + (ms % 60000 != 0 ? 1 : 0));
 }
 
-absl::StatusOr<std::string> SubmitBody(const server::TaskLaunchSpec& spec,
+absl::StatusOr<std::string> SubmitBody(const TaskLaunchSpec& spec,
                                        const SlurmSubmitOptions& options,
                                        const std::map<std::string, std::string>& extra_env) {
   TESSERA_ASSIGN_OR_RETURN(std::string script, BatchScript(spec));
@@ -128,8 +128,8 @@ absl::StatusOr<std::string> SubmitBody(const server::TaskLaunchSpec& spec,
       {"nodes", 1},
       {"current_working_directory",
        spec.working_dir.empty() ? options.working_dir : spec.working_dir},
-      {"standard_output", LogPath(options.log_dir, spec.launch_id, server::LogStream::kStdout)},
-      {"standard_error", LogPath(options.log_dir, spec.launch_id, server::LogStream::kStderr)},
+      {"standard_output", LogPath(options.log_dir, spec.launch_id, LogStream::kStdout)},
+      {"standard_error", LogPath(options.log_dir, spec.launch_id, LogStream::kStderr)},
       {"environment", std::move(env)},
       {"requeue", false},
   };

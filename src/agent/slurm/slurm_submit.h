@@ -32,7 +32,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/placement.h"
-#include "server/cluster.h"
+#include "tessera/cluster/cluster.h"
 #include "tessera/common/clock.h"
 
 namespace tessera::agent {
@@ -48,10 +48,10 @@ struct SlurmSubmitOptions {
 std::string ShellQuote(std::string_view word);
 
 // "#!/bin/sh\n...exec 'cmd' 'arg'...\n".
-absl::StatusOr<std::string> BatchScript(const server::TaskLaunchSpec& spec);
+absl::StatusOr<std::string> BatchScript(const TaskLaunchSpec& spec);
 
 // "<log_dir>/tessera-<launch id>.stdout.log" (".stderr.log").
-std::string LogPath(std::string_view log_dir, std::string_view launch_id, server::LogStream stream);
+std::string LogPath(std::string_view log_dir, std::string_view launch_id, LogStream stream);
 
 // GPUs to ask Slurm for: the placement's devices.
 int32_t GpuCount(const Placement& placement);
@@ -65,7 +65,7 @@ int64_t CpusPerTask(int64_t millicores);
 int64_t MemoryMebibytes(int64_t bytes);
 
 // The JSON request body.
-absl::StatusOr<std::string> SubmitBody(const server::TaskLaunchSpec& spec,
+absl::StatusOr<std::string> SubmitBody(const TaskLaunchSpec& spec,
                                        const SlurmSubmitOptions& options,
                                        const std::map<std::string, std::string>& extra_env);
 

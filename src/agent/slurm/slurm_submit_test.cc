@@ -14,8 +14,8 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-server::TaskLaunchSpec Spec() {
-  server::TaskLaunchSpec spec;
+TaskLaunchSpec Spec() {
+  TaskLaunchSpec spec;
   spec.launch_id = "j1-w-0-a1";
   spec.job_id = "j1";
   spec.placement.node = "node3";
@@ -95,7 +95,7 @@ TEST(SlurmSubmitTest, Body) {
 }
 
 TEST(SlurmSubmitTest, OptionalFields) {
-  server::TaskLaunchSpec spec = Spec();
+  TaskLaunchSpec spec = Spec();
   spec.placement.gpus.clear();
   spec.time_limit.reset();
   spec.cpu = 0;
@@ -137,7 +137,7 @@ TEST(SlurmSubmitTest, TimeLimits) {
 
 TEST(SlurmSubmitTest, RefusedSpecs) {
   struct Case {
-    std::function<void(server::TaskLaunchSpec&)> change;
+    std::function<void(TaskLaunchSpec&)> change;
     std::string error;
   };
   const std::vector<Case> cases = {
@@ -155,7 +155,7 @@ TEST(SlurmSubmitTest, RefusedSpecs) {
       {[](auto& s) { s.env["X"] = std::string("\0", 1); }, "env.X: contains a NUL byte"},
   };
   for (const Case& c : cases) {
-    server::TaskLaunchSpec spec = Spec();
+    TaskLaunchSpec spec = Spec();
     c.change(spec);
     absl::StatusOr<std::string> body = SubmitBody(spec, Options(), {});
     ASSERT_FALSE(body.ok()) << c.error;
@@ -181,9 +181,9 @@ TEST(SlurmSubmitTest, Replies) {
 }
 
 TEST(SlurmSubmitTest, LogPaths) {
-  EXPECT_EQ(LogPath("/tmp", "a-1", server::LogStream::kStdout), "/tmp/tessera-a-1.stdout.log");
-  EXPECT_EQ(LogPath("/tmp//", "a-1", server::LogStream::kStderr), "/tmp/tessera-a-1.stderr.log");
-  EXPECT_EQ(LogPath("/", "a", server::LogStream::kStderr), "/tessera-a.stderr.log");
+  EXPECT_EQ(LogPath("/tmp", "a-1", LogStream::kStdout), "/tmp/tessera-a-1.stdout.log");
+  EXPECT_EQ(LogPath("/tmp//", "a-1", LogStream::kStderr), "/tmp/tessera-a-1.stderr.log");
+  EXPECT_EQ(LogPath("/", "a", LogStream::kStderr), "/tessera-a.stderr.log");
 }
 
 }  // namespace

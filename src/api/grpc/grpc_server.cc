@@ -152,7 +152,7 @@ class GrpcServer::Service final : public v1::JobService::Service {
       if (absl::Status status = RequireJobId(request->job_id()); !status.ok()) return status;
       absl::StatusOr<server::LogRequest> logs = FromProto(*request);
       if (!logs.ok()) return logs.status();
-      absl::StatusOr<server::LogChunk> chunk =
+      absl::StatusOr<LogChunk> chunk =
           options_.service->Logs(caller, request->job_id(), *logs);
       if (!chunk.ok()) return chunk.status();
       *response = ToProto(*chunk);

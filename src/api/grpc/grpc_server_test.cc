@@ -412,7 +412,7 @@ TEST_F(GrpcServerTest, QueueChangesAreForAdmins) {
 
 TEST_F(GrpcServerTest, LogsAreReadInChunks) {
   const std::string id = Submit(team_a_, JobYaml("chatty")).job().id();
-  ASSERT_TRUE(service_.SetLog(id, "main-0", server::LogStream::kStdout, "hello world", true).ok());
+  ASSERT_TRUE(service_.SetLog(id, "main-0", LogStream::kStdout, "hello world", true).ok());
 
   v1::GetJobLogsRequest request;
   request.set_job_id(id);
@@ -545,11 +545,11 @@ TEST_F(GrpcServerTest, ServiceShutdownEndsWatchesWithItsStatus) {
 }
 
 // Records nothing: the agent sessions below never get as far as tasks or nodes.
-class IgnoringObserver final : public server::TaskObserver, public server::InventoryObserver {
+class IgnoringObserver final : public TaskObserver, public InventoryObserver {
  public:
   void OnTaskStarted(std::string_view, TimePoint) override {}
-  void OnTaskEnded(const server::TaskEnd&) override {}
-  void OnNodesChanged(const server::Cluster&, std::vector<Node>) override {}
+  void OnTaskEnded(const TaskEnd&) override {}
+  void OnNodesChanged(const Cluster&, std::vector<Node>) override {}
 };
 
 TEST_F(GrpcServerTest, AgentServiceStopEndsOpenSessionsAndRefusesNewOnes) {
@@ -561,7 +561,7 @@ TEST_F(GrpcServerTest, AgentServiceStopEndsOpenSessionsAndRefusesNewOnes) {
       .node_names = &names,
       .task_observer = &observer,
       .inventory_observer = &observer,
-      .attach = [](server::Cluster*) {}});
+      .attach = [](Cluster*) {}});
   ASSERT_TRUE(clusters.Load().ok());
   AgentService agents({.clusters = &clusters, .auth = auth_.get()});
   server_ = std::make_unique<GrpcServer>(GrpcServer::Options{

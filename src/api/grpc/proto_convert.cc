@@ -160,7 +160,7 @@ v1::Explanation ToProto(const server::JobExplanation& explanation) {
   return out;
 }
 
-v1::LogChunk ToProto(const server::LogChunk& chunk) {
+v1::LogChunk ToProto(const LogChunk& chunk) {
   v1::LogChunk out;
   out.set_data(chunk.data);
   out.set_next_offset(chunk.next_offset);
@@ -282,13 +282,13 @@ absl::StatusOr<server::ListJobsRequest> FromProto(const v1::ListJobsRequest& req
 }
 
 absl::StatusOr<server::LogRequest> FromProto(const v1::GetJobLogsRequest& request) {
-  server::LogStream stream;
+  LogStream stream;
   switch (request.stream()) {
     case v1::LOG_STREAM_STDOUT:
-      stream = server::LogStream::kStdout;
+      stream = LogStream::kStdout;
       break;
     case v1::LOG_STREAM_STDERR:
-      stream = server::LogStream::kStderr;
+      stream = LogStream::kStderr;
       break;
     default:
       return FieldError("stream",

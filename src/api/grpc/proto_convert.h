@@ -32,7 +32,7 @@ tessera::v1::Resources ToProto(const Resources& resources);
 tessera::v1::Job ToProto(const server::JobView& job);
 tessera::v1::JobEvent ToProto(const server::JobEvent& event);
 tessera::v1::Explanation ToProto(const server::JobExplanation& explanation);
-tessera::v1::LogChunk ToProto(const server::LogChunk& chunk);
+tessera::v1::LogChunk ToProto(const LogChunk& chunk);
 tessera::v1::Node ToProto(const server::NodeView& node);
 tessera::v1::Cluster ToProto(const server::ClusterView& cluster);
 tessera::v1::Queue ToProto(const server::QueueView& queue);

@@ -180,7 +180,7 @@ TEST(ProtoConvertTest, LogRequestDefaultsAndLimits) {
   request.set_offset(10);
   absl::StatusOr<server::LogRequest> logs = FromProto(request);
   ASSERT_TRUE(logs.ok()) << logs.status();
-  EXPECT_EQ(logs->stream, server::LogStream::kStderr);
+  EXPECT_EQ(logs->stream, LogStream::kStderr);
   EXPECT_EQ(logs->offset, 10);
   EXPECT_EQ(logs->limit, 1 << 20);
 

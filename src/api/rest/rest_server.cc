@@ -91,10 +91,10 @@ absl::StatusOr<std::optional<JobPhase>> PhaseParam(const Request& req) {
                     "must be one of Pending, Admitted, Running, Succeeded, Failed, Cancelled");
 }
 
-absl::StatusOr<server::LogStream> StreamParam(const Request& req) {
+absl::StatusOr<LogStream> StreamParam(const Request& req) {
   std::optional<std::string_view> text = Param(req, "stream");
-  if (!text.has_value() || *text == "stdout") return server::LogStream::kStdout;
-  if (*text == "stderr") return server::LogStream::kStderr;
+  if (!text.has_value() || *text == "stdout") return LogStream::kStdout;
+  if (*text == "stderr") return LogStream::kStderr;
   return FieldError("stream", "must be stdout or stderr");
 }
 
@@ -489,14 +489,14 @@ void RestServer::Impl::ListJobs(const Caller& caller, const Request& req, Respon
 }
 
 void RestServer::Impl::GetLogs(const Caller& caller, const Request& req, Response& res) {
-  absl::StatusOr<server::LogStream> stream = StreamParam(req);
+  absl::StatusOr<LogStream> stream = StreamParam(req);
   if (!stream.ok()) return SendError(res, stream.status());
   absl::StatusOr<int64_t> offset =
       IntParam(req, "offset", 0, 0, std::numeric_limits<int64_t>::max());
   if (!offset.ok()) return SendError(res, offset.status());
   absl::StatusOr<int64_t> limit = IntParam(req, "limit", kMaxLogChunk, 1, kMaxLogChunk);
   if (!limit.ok()) return SendError(res, limit.status());
-  absl::StatusOr<server::LogChunk> chunk = options_.service->Logs(
+  absl::StatusOr<LogChunk> chunk = options_.service->Logs(
       caller, req.matches[1].str(),
       {.task = req.get_param_value("task"), .stream = *stream, .offset = *offset, .limit = *limit});
   if (!chunk.ok()) return SendError(res, chunk.status());

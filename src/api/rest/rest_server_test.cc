@@ -255,7 +255,7 @@ TEST_F(RestServerTest, ListFiltersAndPages) {
 
 TEST_F(RestServerTest, HostileQueryParametersAre400NamingTheParameter) {
   const std::string id = Submit(a_, "x");
-  ASSERT_TRUE(service_.SetLog(id, "main-0", server::LogStream::kStdout, "log", false).ok());
+  ASSERT_TRUE(service_.SetLog(id, "main-0", LogStream::kStdout, "log", false).ok());
   const std::string logs = "/api/v1/jobs/" + id + "/logs";
   struct Case {
     std::string path;
@@ -335,8 +335,8 @@ TEST_F(RestServerTest, LogsWithOffsetAndHeaders) {
   EXPECT_EQ(res->status, 409);
   EXPECT_EQ(Code(res), "FAILED_PRECONDITION");
   ASSERT_TRUE(
-      service_.SetLog(id, "main-0", server::LogStream::kStdout, "hello\nworld\n", true).ok());
-  ASSERT_TRUE(service_.SetLog(id, "main-0", server::LogStream::kStderr, "oops\n", false).ok());
+      service_.SetLog(id, "main-0", LogStream::kStdout, "hello\nworld\n", true).ok());
+  ASSERT_TRUE(service_.SetLog(id, "main-0", LogStream::kStderr, "oops\n", false).ok());
 
   res = Get(logs + "?limit=6", a_);
   ASSERT_EQ(res->status, 200);

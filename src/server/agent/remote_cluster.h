@@ -54,7 +54,7 @@
 #include "absl/status/statusor.h"
 #include "agent/protocol/agent_protocol.h"
 #include "server/agent/node_names.h"
-#include "server/cluster.h"
+#include "tessera/cluster/cluster.h"
 #include "tessera/agent/v1/agent.pb.h"
 #include "tessera/common/clock.h"
 #include "tessera/store/store.h"

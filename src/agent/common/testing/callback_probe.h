@@ -1,7 +1,7 @@
-// CallbackProbe: checks a backend's destruction contract (server/cluster.h) — once a Cluster's
-// destructor has returned, none of its threads calls back. A test gives the cluster a log
-// callback from Log() and a ProbeObserver, destroys the cluster while its threads are busy,
-// then calls ClusterGone(); a callback that arrives afterwards is counted in late_calls().
+// CallbackProbe: checks a backend's destruction contract (tessera/cluster/cluster.h) — once a
+// Cluster's destructor has returned, none of its threads calls back. A test gives the cluster
+// a log callback from Log() and a ProbeObserver, destroys the cluster while its threads are
+// busy, then calls ClusterGone(); a callback that arrives afterwards is counted in late_calls().
 //
 // The observer is meant to be freed right after the cluster, so that under ASan a late observer
 // call is also reported as a use after free. Thread-safe.
@@ -12,7 +12,7 @@
 #include <memory>
 #include <string_view>
 
-#include "server/cluster.h"
+#include "tessera/cluster/cluster.h"
 
 namespace tessera::agent::testing {
 
@@ -37,11 +37,11 @@ inline std::function<void(std::string_view)> Log(std::shared_ptr<CallbackProbe> 
   return [probe = std::move(probe)](std::string_view) { probe->Called(); };
 }
 
-class ProbeObserver final : public server::TaskObserver {
+class ProbeObserver final : public TaskObserver {
  public:
   explicit ProbeObserver(std::shared_ptr<CallbackProbe> probe) : probe_(std::move(probe)) {}
   void OnTaskStarted(std::string_view, TimePoint) override { probe_->Called(); }
-  void OnTaskEnded(const server::TaskEnd&) override { probe_->Called(); }
+  void OnTaskEnded(const tessera::TaskEnd&) override { probe_->Called(); }
 
  private:
   std::shared_ptr<CallbackProbe> probe_;

@@ -1,5 +1,5 @@
 // LocalCluster over real processes, under the real task supervisor.
-#include "server/local_cluster.h"
+#include "agent/local/local_cluster.h"
 
 #include <unistd.h>
 
@@ -17,7 +17,7 @@
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 
-namespace tessera::server {
+namespace tessera::agent {
 namespace {
 
 namespace fs = std::filesystem;
@@ -28,18 +28,18 @@ class RecordingObserver final : public TaskObserver {
     std::lock_guard<std::mutex> lock(mu_);
     started_.emplace_back(launch_id);
   }
-  void OnTaskEnded(const TaskEnd& end) override {
+  void OnTaskEnded(const tessera::TaskEnd& end) override {
     std::lock_guard<std::mutex> lock(mu_);
     ended_.push_back(end);
     cv_.notify_all();
   }
   // The ends reported for `launch_id`, once there are at least `count` (or after 60 s).
-  std::vector<TaskEnd> WaitForEndsOf(std::string_view launch_id, size_t count) {
+  std::vector<tessera::TaskEnd> WaitForEndsOf(std::string_view launch_id, size_t count) {
     std::unique_lock<std::mutex> lock(mu_);
-    std::vector<TaskEnd> ends;
+    std::vector<tessera::TaskEnd> ends;
     cv_.wait_for(lock, std::chrono::seconds(60), [&] {
       ends.clear();
-      for (const TaskEnd& end : ended_) {
+      for (const tessera::TaskEnd& end : ended_) {
         if (end.launch_id == launch_id) ends.push_back(end);
       }
       return ends.size() >= count;
@@ -55,7 +55,7 @@ class RecordingObserver final : public TaskObserver {
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::string> started_;
-  std::vector<TaskEnd> ended_;
+  std::vector<tessera::TaskEnd> ended_;
 };
 
 std::string ReadFile(const std::string& path) {
@@ -111,7 +111,7 @@ TEST_F(LocalClusterRecoverTest, RecoverAgainKeepsRunningTasksAndRetellsEndedOnes
   ASSERT_EQ(observer_.WaitForEndsOf("2-main-0-a0", 1).size(), 1u);
 
   EXPECT_EQ(cluster_->Recover({sleeper, once}), std::vector<std::string>{"1-main-0-a0"});
-  const std::vector<TaskEnd> ends = observer_.WaitForEndsOf("2-main-0-a0", 2);
+  const std::vector<tessera::TaskEnd> ends = observer_.WaitForEndsOf("2-main-0-a0", 2);
   ASSERT_EQ(ends.size(), 2u);
   EXPECT_EQ(ends[1].phase, TaskPhase::kSucceeded) << ends[1].message;
   EXPECT_EQ(ReadFile(marker), "once\n");
@@ -126,7 +126,7 @@ TEST_F(LocalClusterRecoverTest, RecoverAgainKeepsRunningTasksAndRetellsEndedOnes
 TEST_F(LocalClusterRecoverTest, RecoverAgainKillsARunningTaskTheControlPlaneGaveUp) {
   cluster_->Launch(Known("3-main-0-a0", "sleep 60").spec);
   EXPECT_TRUE(cluster_->Recover({}).empty());
-  const std::vector<TaskEnd> ends = observer_.WaitForEndsOf("3-main-0-a0", 1);
+  const std::vector<tessera::TaskEnd> ends = observer_.WaitForEndsOf("3-main-0-a0", 1);
   ASSERT_EQ(ends.size(), 1u);
   EXPECT_EQ(ends[0].phase, TaskPhase::kCancelled) << ends[0].message;
 }
@@ -137,7 +137,7 @@ TEST_F(LocalClusterRecoverTest, LaunchWithoutARecordIsStartedOnRecovery) {
   const std::string marker = (dir_ / "ran").string();
   const KnownLaunch known = Known("7-main-0-a0", "echo once >> " + marker);
   EXPECT_EQ(cluster_->Recover({known}), std::vector<std::string>{"7-main-0-a0"});
-  const std::vector<TaskEnd> ends = observer_.WaitForEndsOf("7-main-0-a0", 1);
+  const std::vector<tessera::TaskEnd> ends = observer_.WaitForEndsOf("7-main-0-a0", 1);
   ASSERT_EQ(ends.size(), 1u);
   EXPECT_EQ(ends[0].phase, TaskPhase::kSucceeded) << ends[0].message;
   EXPECT_EQ(observer_.started(), std::vector<std::string>{"7-main-0-a0"});
@@ -148,11 +148,11 @@ TEST_F(LocalClusterRecoverTest, LaunchWithoutARecordIsStartedOnRecovery) {
 // returns, so nothing calls back afterwards. Each round destroys a cluster whose tasks are
 // ending, or about to.
 TEST_F(LocalClusterRecoverTest, DestroyingABusyClusterJoinsItsThreadsBeforeReturning) {
-  std::vector<std::shared_ptr<agent::testing::CallbackProbe>> probes;
+  std::vector<std::shared_ptr<testing::CallbackProbe>> probes;
   for (int round = 0; round < 10; ++round) {
-    auto probe = std::make_shared<agent::testing::CallbackProbe>();
+    auto probe = std::make_shared<testing::CallbackProbe>();
     probes.push_back(probe);
-    auto observer = std::make_unique<agent::testing::ProbeObserver>(probe);
+    auto observer = std::make_unique<testing::ProbeObserver>(probe);
     absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
         LocalCluster::Create({.inventory = {.node_name = "here"},
                               .task_dir = (dir_ / fmt::format("round-{}", round)).string(),
@@ -175,4 +175,4 @@ TEST_F(LocalClusterRecoverTest, DestroyingABusyClusterJoinsItsThreadsBeforeRetur
 }
 
 }  // namespace
-}  // namespace tessera::server
+}  // namespace tessera::agent

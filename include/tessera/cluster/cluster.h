@@ -1,7 +1,7 @@
-// Cluster: one set of nodes the control plane places tasks on, and the backend that runs them —
-// this machine's processes (LocalCluster), a simulated fleet (SimCluster), a Slurm cluster
-// through slurmrestd (agent/slurm) or a Kubernetes cluster through its API server
-// (agent/kubernetes). The control plane drives a cluster in-process or, through `tessera
+// Cluster: the backend contract. One set of nodes the control plane places tasks on, and the
+// backend that runs them — this machine's processes (agent/local), a simulated fleet
+// (agent/sim), a Slurm cluster through slurmrestd (agent/slurm) or a Kubernetes cluster
+// through its API server (agent/kubernetes). The control plane drives a cluster in-process or, through `tessera
 // agent`, over the agent protocol (RemoteCluster on the server side): the agent runs a Cluster
 // of its own backend and relays this interface.
 //
@@ -29,7 +29,6 @@
 // (agent/common/testing/callback_probe.h).
 #pragma once
 
-#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,56 +38,13 @@
 #include "absl/status/statusor.h"
 #include "core/cluster_name.h"
 #include "core/node.h"
-#include "core/placement.h"
-#include "server/job_service.h"
+#include "tessera/cluster/task_launch.h"
+#include "tessera/cluster/task_log.h"
 #include "tessera/common/clock.h"
 
-namespace tessera::server {
-
-using ::tessera::IsValidClusterName;  // core/cluster_name.h
-using ::tessera::kClusterLabel;
-
-// One task to run: the spec's task group fields and the placement.
-struct TaskLaunchSpec {
-  std::string launch_id;  // [A-Za-z0-9._-]: "<job>-<task>-a<attempt>"
-  std::string job_id;
-  std::string task_name;   // "worker-0"
-  Placement placement;     // a node of this cluster and its GPU devices
-  int64_t cpu = 0;         // millicores the task requested (0: none)
-  int64_t memory = 0;      // bytes the task requested (0: none)
-  std::vector<std::string> command;
-  std::vector<std::string> args;
-  std::map<std::string, std::string> env;
-  std::string working_dir;
-  std::optional<Duration> time_limit;
-  Duration termination_grace{0};
-  std::optional<Duration> duration;  // simulated clusters: how long the task runs
-  // The job's tasks in rank order (node names), when it has more than one: the
-  // distributed-training environment is derived from them.
-  std::vector<std::string> peer_nodes;
-  int32_t rank = 0;
-};
-
-// How a task ended, as the job's lifecycle needs it.
-struct TaskEnd {
-  std::string launch_id;
-  TaskPhase phase = TaskPhase::kFailed;  // kSucceeded, kFailed or kCancelled
-  std::optional<int32_t> exit_code;
-  // "" | "Error" | "TimeLimitExceeded" | "StartFailed" | "Killed" | "LostOnRestart" | "Lost"
-  // (its node left the inventory)
-  std::string reason;
-  std::string message;
-  TimePoint time{};
-};
+namespace tessera {
 
 class Cluster;
-
-class TaskObserver {
- public:
-  virtual ~TaskObserver() = default;
-  virtual void OnTaskStarted(std::string_view launch_id, TimePoint time) = 0;
-  virtual void OnTaskEnded(const TaskEnd& end) = 0;
-};
 
 // What a node uses now, as heartbeats report it (soft state: never stored). Units: cpu
 // millicores, memory bytes, GPU utilisation in percent per device (index order), power in
@@ -151,4 +107,4 @@ class Cluster {
                                            int64_t offset, int64_t limit) const = 0;
 };
 
-}  // namespace tessera::server
+}  // namespace tessera

@@ -1,4 +1,4 @@
-#include "server/local_cluster.h"
+#include "agent/local/local_cluster.h"
 
 #include <unistd.h>
 
@@ -13,11 +13,11 @@
 #include "agent/local/system_clock.h"
 #include "fmt/format.h"
 
-namespace tessera::server {
+namespace tessera::agent {
 namespace {
 
-TaskEnd ToTaskEnd(const agent::TaskOutcome& outcome) {
-  TaskEnd end{.launch_id = outcome.task_id,
+tessera::TaskEnd ToTaskEnd(const TaskOutcome& outcome) {
+  tessera::TaskEnd end{.launch_id = outcome.task_id,
               .exit_code = outcome.exit_code,
               .message = outcome.message,
               .time = outcome.finished_at};
@@ -235,4 +235,4 @@ absl::StatusOr<LogChunk> LocalCluster::ReadLog(std::string_view launch_id, LogSt
   return chunk;
 }
 
-}  // namespace tessera::server
+}  // namespace tessera::agent

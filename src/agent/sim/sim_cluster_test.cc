@@ -1,4 +1,4 @@
-#include "server/sim_cluster.h"
+#include "agent/sim/sim_cluster.h"
 
 #include <chrono>
 #include <memory>
@@ -6,10 +6,11 @@
 #include <vector>
 
 #include "agent/common/testing/callback_probe.h"
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace tessera::server {
+namespace tessera::agent {
 namespace {
 
 class NullObserver final : public TaskObserver {
@@ -63,18 +64,18 @@ TEST(SimClusterTest, UsageIsTheShareOfGpusItsTasksHold) {
 // is ending its tasks.
 TEST(SimClusterTest, DestroyingABusyClusterJoinsItsTimerBeforeReturning) {
   ManualClock clock;
-  std::vector<std::shared_ptr<agent::testing::CallbackProbe>> probes;
+  std::vector<std::shared_ptr<testing::CallbackProbe>> probes;
   for (int round = 0; round < 20; ++round) {
-    auto probe = std::make_shared<agent::testing::CallbackProbe>();
+    auto probe = std::make_shared<testing::CallbackProbe>();
     probes.push_back(probe);
-    auto observer = std::make_unique<agent::testing::ProbeObserver>(probe);
+    auto observer = std::make_unique<testing::ProbeObserver>(probe);
     auto cluster = std::make_unique<SimCluster>(
         SimClusterOptions{.name = "sim", .nodes = {GpuNode("a", 8)}, .clock = &clock,
                           .tick = Duration(1)},
         observer.get());
     for (int task = 0; task < 200; ++task) {
       TaskLaunchSpec spec;
-      spec.launch_id = "r" + std::to_string(round) + "-t" + std::to_string(task) + "-a1";
+      spec.launch_id = fmt::format("r{}-t{}-a1", round, task);
       spec.placement.node = "a";
       spec.duration = Duration(0);  // due at once: the timer thread is ending them
       cluster->Launch(spec);
@@ -92,4 +93,4 @@ TEST(SimClusterTest, DestroyingABusyClusterJoinsItsTimerBeforeReturning) {
 }
 
 }  // namespace
-}  // namespace tessera::server
+}  // namespace tessera::agent

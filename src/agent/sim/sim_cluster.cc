@@ -1,10 +1,10 @@
-#include "server/sim_cluster.h"
+#include "agent/sim/sim_cluster.h"
 
 #include <utility>
 
 #include "fmt/format.h"
 
-namespace tessera::server {
+namespace tessera::agent {
 
 SimCluster::SimCluster(SimClusterOptions options, TaskObserver* observer)
     : options_(std::move(options)), observer_(observer) {
@@ -127,4 +127,4 @@ void SimCluster::TimerLoop() {
   }
 }
 
-}  // namespace tessera::server
+}  // namespace tessera::agent

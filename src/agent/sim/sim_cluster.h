@@ -23,9 +23,9 @@
 #include <thread>
 #include <vector>
 
-#include "server/cluster.h"
+#include "tessera/cluster/cluster.h"
 
-namespace tessera::server {
+namespace tessera::agent {
 
 inline constexpr std::string_view kSimulatedTaint = "tessera.io/simulated";
 
@@ -77,4 +77,4 @@ class SimCluster final : public Cluster {
   std::thread timer_;
 };
 
-}  // namespace tessera::server
+}  // namespace tessera::agent

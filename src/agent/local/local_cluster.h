@@ -29,9 +29,9 @@
 #include "agent/local/host_usage.h"
 #include "agent/local/local_executor.h"
 #include "agent/local/local_inventory.h"
-#include "server/cluster.h"
+#include "tessera/cluster/cluster.h"
 
-namespace tessera::server {
+namespace tessera::agent {
 
 struct LocalClusterOptions {
   std::string name = "local";
@@ -88,4 +88,4 @@ class LocalCluster final : public Cluster {
   mutable agent::HostCpuMeter cpu_meter_;  // guarded by usage_mu_
 };
 
-}  // namespace tessera::server
+}  // namespace tessera::agent
