@@ -334,9 +334,9 @@ TEST_F(KubernetesClusterTest, WithoutTheMetricsApiUsageIsEmptyUntilItAppears) {
   EXPECT_THAT(Log(), Contains(HasSubstr("node usage: read from")));
 }
 
-// The destruction contract (server/cluster.h): the destructor stops and joins the informer,
-// worker and usage threads before it returns, so nothing calls back afterwards. Each round
-// destroys a cluster while its threads are busy: pods being created and deleted, a node
+// The destruction contract (tessera/cluster/cluster.h): the destructor stops and joins the
+// informer, worker and usage threads before it returns, so nothing calls back afterwards. Each
+// round destroys a cluster while its threads are busy: pods being created and deleted, a node
 // flapping, usage read every millisecond.
 TEST_F(KubernetesClusterTest, DestroyingABusyClusterJoinsItsThreadsBeforeReturning) {
   server_->SetNodeMetrics("cpu-1", "1", "1Gi");

@@ -144,9 +144,9 @@ TEST_F(LocalClusterRecoverTest, LaunchWithoutARecordIsStartedOnRecovery) {
   EXPECT_EQ(ReadFile(marker), "once\n");
 }
 
-// The destruction contract (cluster.h): the destructor joins the executor's reaper before it
-// returns, so nothing calls back afterwards. Each round destroys a cluster whose tasks are
-// ending, or about to.
+// The destruction contract (tessera/cluster/cluster.h): the destructor joins the executor's reaper
+// before it returns, so nothing calls back afterwards. Each round destroys a cluster whose tasks
+// are ending, or about to.
 TEST_F(LocalClusterRecoverTest, DestroyingABusyClusterJoinsItsThreadsBeforeReturning) {
   std::vector<std::shared_ptr<testing::CallbackProbe>> probes;
   for (int round = 0; round < 10; ++round) {

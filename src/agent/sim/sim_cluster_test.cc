@@ -59,9 +59,9 @@ TEST(SimClusterTest, UsageIsTheShareOfGpusItsTasksHold) {
   EXPECT_THAT(cluster.Usage()[0].gpu_utilization, ::testing::Each(0.0));
 }
 
-// The destruction contract (cluster.h): the destructor joins the timer thread before it
-// returns, so nothing calls back afterwards. Each round destroys a cluster whose timer thread
-// is ending its tasks.
+// The destruction contract (tessera/cluster/cluster.h): the destructor joins the timer thread
+// before it returns, so nothing calls back afterwards. Each round destroys a cluster whose timer
+// thread is ending its tasks.
 TEST(SimClusterTest, DestroyingABusyClusterJoinsItsTimerBeforeReturning) {
   ManualClock clock;
   std::vector<std::shared_ptr<testing::CallbackProbe>> probes;

@@ -1,4 +1,4 @@
-// SlurmCluster: a Slurm cluster as a Tessera Cluster (server/cluster.h), through slurmrestd's
+// SlurmCluster: a Slurm cluster as a Tessera Cluster (tessera/cluster/cluster.h), through slurmrestd's
 // REST API (v0.0.38, Slurm 22.05 and later) with JWT authentication. `tessera agent --backend
 // slurm` runs one and relays it to the control plane; docs/agents/slurm.md is the operator's
 // guide.

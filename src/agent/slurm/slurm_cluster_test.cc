@@ -310,10 +310,10 @@ TEST_F(SlurmClusterTest, InventoryFollowsSlurm) {
   EXPECT_EQ(cluster->Inventory().size(), 2u);
 }
 
-// The destruction contract (server/cluster.h): the destructor stops and joins the poll thread
-// before it returns, so nothing calls back afterwards. Each round destroys a cluster polling
-// every millisecond with tasks submitted, on odd rounds while slurmrestd is unreachable (the
-// poller is logging).
+// The destruction contract (tessera/cluster/cluster.h): the destructor stops and joins the poll
+// thread before it returns, so nothing calls back afterwards. Each round destroys a cluster polling
+// every millisecond with tasks submitted, on odd rounds while slurmrestd is unreachable (the poller
+// is logging).
 TEST_F(SlurmClusterTest, DestroyingABusyClusterJoinsItsPollerBeforeReturning) {
   std::vector<std::shared_ptr<testing::CallbackProbe>> probes;
   for (int round = 0; round < 20; ++round) {
