@@ -272,6 +272,13 @@ class Scheduler {
                                                   std::vector<Entry*>& eligible);
   bool GangFitsWithout(CycleContext& cycle, const Entry& entry,
                        const std::vector<Entry*>& victims);
+  // Forgets the entry's placed tasks from `state`, appending them to `gone` (for Reassume).
+  static void ForgetPlacements(ClusterState& state, const Entry& entry,
+                               std::vector<std::pair<const TaskRequest*, Placement>>& gone);
+  // The same for every job being torn down (preempted earlier, before a restart too): they
+  // release their resources when their termination grace ends.
+  void ForgetLeaving(ClusterState& state,
+                     std::vector<std::pair<const TaskRequest*, Placement>>& gone);
   // Whether a job may be evicted now: preemptible, and admitted or past its min_runtime.
   bool Evictable(const Entry& victim, TimePoint now) const;
   // How many more evictions the rate limit allows for preemptors of `leaf` now.

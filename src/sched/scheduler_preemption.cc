@@ -211,21 +211,36 @@ std::vector<VictimCandidate> Scheduler::CapacityCandidates(CycleContext& cycle,
   return candidates;
 }
 
-// Whether the job's gang could be placed once `victims` are gone, possibly after evicting
-// further jobs for capacity: reclaiming quota for a gang that would still not fit would only
-// start a loop of evictions.
+void Scheduler::ForgetPlacements(ClusterState& state, const Entry& entry,
+                                 std::vector<std::pair<const TaskRequest*, Placement>>& gone) {
+  for (size_t t = 0; t < entry.tasks.size(); ++t) {
+    if (!entry.placements[t]) continue;
+    state.Forget(entry.tasks[t], *entry.placements[t]);
+    gone.emplace_back(&entry.tasks[t], *entry.placements[t]);
+  }
+}
+
+void Scheduler::ForgetLeaving(ClusterState& state,
+                              std::vector<std::pair<const TaskRequest*, Placement>>& gone) {
+  for (auto& [id, e] : by_id_) {
+    if (e->state == Entry::State::kHeld) ForgetPlacements(state, *e, gone);
+  }
+}
+
+// Whether the job's gang could be placed once `victims` and the jobs being torn down are gone,
+// possibly after evicting further jobs for capacity: reclaiming quota for a gang that would
+// still not fit would only start a loop of evictions. The jobs being torn down count as gone:
+// a job that takes the quota of an admitted job waiting for their teardown (a higher-priority
+// job of its queue, say) gets the capacity they free in its place.
 bool Scheduler::GangFitsWithout(CycleContext& cycle, const Entry& entry,
                                 const std::vector<Entry*>& victims) {
   std::vector<std::pair<const TaskRequest*, Placement>> gone;
   std::set<int64_t> exclude;
   for (const Entry* victim : victims) {
     exclude.insert(victim->id);
-    for (size_t t = 0; t < victim->tasks.size(); ++t) {
-      if (!victim->placements[t]) continue;
-      cycle.state.Forget(victim->tasks[t], *victim->placements[t]);
-      gone.emplace_back(&victim->tasks[t], *victim->placements[t]);
-    }
+    ForgetPlacements(cycle.state, *victim, gone);
   }
+  ForgetLeaving(cycle.state, gone);
   const GangAttempt now = framework_->ScheduleGang(cycle.state, entry.name, GangOf(entry),
                                                    entry.spec.GangSize(),
                                                    MatchMode::kWithoutAllocating);
@@ -252,17 +267,9 @@ bool Scheduler::Preempt(CycleContext& cycle, Entry& entry, PendingReason& reason
                                   entry.awaited_victims.size());
     return true;
   }
-  // Jobs being torn down (preempted earlier, before a restart too) release their resources
-  // soon: evict only for what they leave short.
+  // Jobs being torn down release their resources soon: evict only for what they leave short.
   std::vector<std::pair<const TaskRequest*, Placement>> leaving;
-  for (auto& [id, e] : by_id_) {
-    if (e->state != Entry::State::kHeld) continue;
-    for (size_t t = 0; t < e->tasks.size(); ++t) {
-      if (!e->placements[t]) continue;
-      cycle.state.Forget(e->tasks[t], *e->placements[t]);
-      leaving.emplace_back(&e->tasks[t], *e->placements[t]);
-    }
-  }
+  ForgetLeaving(cycle.state, leaving);
   auto restore = [&] {
     for (const auto& [task, placement] : leaving) cycle.state.Reassume(*task, placement);
   };
