@@ -10,17 +10,19 @@
 //      fair share, job priority with aging, submission), are admitted when their charge fits
 //      their queue (queue/queue_tree.h: guarantees, borrowing and lending limits) — or, when
 //      preemption is on, after reclaiming quota: from lower-priority jobs of their own queue,
-//      and, while their queue stays within its guarantee, from queues above theirs — and then
-//      try to place their gang; a job whose gang does not fit gives its charge back, unless it
-//      preempted for it;
+//      and, for each resource they are short of while their queue stays within its guarantee
+//      for it, from queues that borrow that resource (borrowing another one does not stop it)
+//      — and then try to place their gang; a job whose gang does not fit gives its charge back,
+//      unless it preempted for it;
 //   4. running jobs place their tasks beyond the gang as capacity allows.
 // A gang — the first `min_available` tasks in task-group order — is placed all-or-nothing with
 // Framework::ScheduleGang, inside one cluster, and holds nothing while it waits; the tasks beyond
 // it join the gang's cluster. Each task carries its job's cluster constraints (clusterSelector,
 // clusterAffinity, clusterAntiAffinity) for the cluster plugins. A gang that does not fit may
-// preempt (when the policy allows): lower-priority jobs of its own queue and jobs of queues above
-// their guarantee, chosen by preemption/victim_search.h, whole gangs only, never before their
-// min_runtime, within the preemptor queue's rate limit, and only when the victims make it fit.
+// preempt (when the policy allows): lower-priority jobs of its own queue and jobs of queues that
+// borrow a resource its queue is within its guarantee for, chosen by preemption/victim_search.h,
+// whole gangs only, never before their min_runtime, within the preemptor queue's rate limit, and
+// only when the victims make it fit (once the jobs being torn down are gone).
 // A preemptor waits for its victims to be released before it preempts again. Otherwise, with
 // backfill on (backfill/backfill_planner.h), the first blocked job (EASY) or the first
 // `backfill_depth` (conservative) get reservations of capacity (not of quota) from running
@@ -261,14 +263,22 @@ class Scheduler {
   void Unadmit(Entry& entry);
   bool Preempt(CycleContext& cycle, Entry& entry, PendingReason& reason);
   static std::span<const TaskRequest> GangOf(const Entry& entry);
-  // Running jobs that may be evicted for `entry`'s gang (lower priority in its queue; borrowers
-  // of other queues while its queue is within its guarantee), but not those in `exclude`;
+  // Running jobs that may be evicted for `entry`'s gang (lower priority in its queue; jobs of
+  // other queues holding a resource their queue borrows that the gang is short of while
+  // `entry`'s queue is within its guarantee for it), but not those in `exclude`;
   // `eligible` receives the entry of each candidate.
   std::vector<VictimCandidate> CapacityCandidates(CycleContext& cycle, const Entry& entry,
                                                   const std::set<int64_t>& exclude,
                                                   std::vector<Entry*>& eligible);
   bool GangFitsWithout(CycleContext& cycle, const Entry& entry,
                        const std::vector<Entry*>& victims);
+  // Forgets the entry's placed tasks from `state`, appending them to `gone` (for Reassume).
+  static void ForgetPlacements(ClusterState& state, const Entry& entry,
+                               std::vector<std::pair<const TaskRequest*, Placement>>& gone);
+  // The same for every job being torn down (preempted earlier, before a restart too): they
+  // release their resources when their termination grace ends.
+  void ForgetLeaving(ClusterState& state,
+                     std::vector<std::pair<const TaskRequest*, Placement>>& gone);
   // Whether a job may be evicted now: preemptible, and admitted or past its min_runtime.
   bool Evictable(const Entry& victim, TimePoint now) const;
   // How many more evictions the rate limit allows for preemptors of `leaf` now.

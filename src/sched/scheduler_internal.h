@@ -58,8 +58,8 @@ struct Scheduler::CycleContext {
 };
 
 // Whether the leaf queue's own use, with `charge` added, stays within its guarantee for every
-// resource the tree limits: the condition for taking back what other queues borrowed (Kueue's
-// reclaimWithinCohort). Its parents may be over theirs: what its siblings borrowed is reclaimed.
+// resource the tree limits: such jobs are admitted before those that borrow. (Reclaim is judged
+// per resource: QueueTree::WithinOwnGuarantee.)
 inline bool LeafWithinGuarantee(const QueueTree& tree, int32_t leaf, const ResourceList& charge) {
   const ResourceList guaranteed = tree.Guaranteed(leaf);
   const ResourceList& used = tree.Usage(leaf);

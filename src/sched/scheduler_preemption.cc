@@ -3,9 +3,13 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/duration.h"
+#include "core/node.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "sched/preemption/victim_search.h"
@@ -16,6 +20,76 @@ namespace tessera {
 namespace {
 
 constexpr std::string_view kReasonPreempted = "Preempted";
+
+// Reclaim is judged per resource, as Kueue (reclaimWithinCohort) and Volcano's capacity plugin
+// do: a job may take a resource back from the queues that borrow it when its leaf queue, with
+// the job, stays within its own guarantee for that resource, even while it borrows another.
+
+// For quota: the resources of `charge` that do not fit `leaf` now, when the leaf stays within
+// its guarantee for each of them; empty when one of them would take it above (no reclaim then).
+std::vector<std::string> QuotaToReclaim(const QueueTree& tree, int32_t leaf,
+                                        const ResourceList& charge) {
+  std::vector<std::string> resources;
+  for (const auto& [resource, amount] : charge) {
+    if (tree.CanAdmit(leaf, ResourceList{{resource, amount}}).fits) continue;
+    if (!tree.WithinOwnGuarantee(leaf, resource, amount)) return {};
+    resources.push_back(resource);
+  }
+  return resources;
+}
+
+// What the nodes that take work have free of `resource` ("cpu", "memory", "gpu",
+// "gpu:<MODEL>"; healthy devices only), in the units of the queue tree.
+int64_t FreeCapacity(const ClusterState& state, std::string_view resource) {
+  const bool gpu = resource == "gpu";
+  const std::string_view model =
+      resource.starts_with("gpu:") ? resource.substr(4) : std::string_view();
+  int64_t free = 0;
+  for (const Node& node : state.nodes()) {
+    if (node.removed || node.unschedulable || node.condition != NodeCondition::kReady) continue;
+    if (resource == "cpu") free += node.FreeCpu();
+    if (resource == "memory") free += node.FreeMemory();
+    for (const GpuDevice& device : node.gpus) {
+      if (gpu || (!model.empty() && device.model == model)) free += device.FreeMilli();
+    }
+  }
+  return free;
+}
+
+// For capacity: the managed resources the gang asks more of than the nodes have free (every
+// managed resource it asks for when there is none: then how the free capacity is spread blocks
+// it, not its amount), when the leaf stays within its guarantee for each of them (`charge` is
+// counted in the leaf's use already when `charged`); empty when one would take it above. What
+// the gang needs of a resource that is free in that amount needs no victims, whatever the
+// guarantee.
+std::vector<std::string> CapacityToReclaim(const QueueTree& tree, const ClusterState& state,
+                                           int32_t leaf, const ResourceList& charge,
+                                           bool charged, const ResourceList& gang) {
+  std::vector<std::string> asked;
+  std::vector<std::string> short_of;
+  for (const auto& [resource, amount] : gang) {
+    if (!tree.Manages(resource)) continue;
+    asked.push_back(resource);
+    if (amount > FreeCapacity(state, resource)) short_of.push_back(resource);
+  }
+  if (short_of.empty()) short_of = std::move(asked);
+  for (const std::string& resource : short_of) {
+    auto c = charge.find(resource);
+    const int64_t added = charged || c == charge.end() ? 0 : c->second;
+    if (!tree.WithinOwnGuarantee(leaf, resource, added)) return {};
+  }
+  return short_of;
+}
+
+// Whether a job of `leaf` charged `charge` holds some of one of `resources` that its queue
+// borrows: a victim of reclaim for them.
+bool HoldsBorrowed(const QueueTree& tree, int32_t leaf, const ResourceList& charge,
+                   const std::vector<std::string>& resources) {
+  return std::any_of(resources.begin(), resources.end(), [&](const std::string& resource) {
+    auto held = charge.find(resource);
+    return held != charge.end() && held->second > 0 && tree.IsBorrowing(leaf, resource);
+  });
+}
 
 }  // namespace
 
@@ -33,17 +107,19 @@ int32_t Scheduler::EvictionsLeft(int32_t leaf, TimePoint now) {
 }
 
 // Quota for a job its queue cannot admit now: lower-priority jobs of its own queue give theirs
-// back, and, when its queue stays within its guarantee, jobs of queues above their guarantee
-// give back what they borrowed.
+// back, and, for each resource it is short of while its queue stays within its guarantee for
+// it, jobs of queues borrowing that resource give back what they borrowed.
 bool Scheduler::Reclaim(CycleContext& cycle, Entry& entry, PendingReason& reason) {
   if (!policy_.preemption) return false;
-  const bool reclaims = LeafWithinGuarantee(*tree_, entry.leaf, entry.charge);
+  const std::vector<std::string> reclaim = QuotaToReclaim(*tree_, entry.leaf, entry.charge);
+  auto borrower = [&](const Entry& e) {
+    return e.leaf != entry.leaf && HoldsBorrowed(*tree_, e.leaf, e.charge, reclaim);
+  };
   std::vector<Entry*> candidates;
   for (auto& [id, e] : by_id_) {
     if (e == &entry || !e->charged || !Evictable(*e, cycle.now)) continue;
     const bool lower_in_queue = e->leaf == entry.leaf && e->spec.priority < entry.spec.priority;
-    const bool borrowed = reclaims && e->leaf != entry.leaf && tree_->IsBorrowing(e->leaf);
-    if (lower_in_queue || borrowed) candidates.push_back(e);
+    if (lower_in_queue || borrower(*e)) candidates.push_back(e);
   }
   if (candidates.empty()) return false;
   // Cheaper victims first: lower priority, then the most recently admitted or started.
@@ -59,7 +135,7 @@ bool Scheduler::Reclaim(CycleContext& cycle, Entry& entry, PendingReason& reason
   std::vector<Entry*> taken;
   for (Entry* e : candidates) {
     if (tree_->CanAdmit(entry.leaf, entry.charge).fits) break;
-    if (e->leaf != entry.leaf && !tree_->IsBorrowing(e->leaf)) continue;
+    if (e->leaf != entry.leaf && !borrower(*e)) continue;
     Uncharge(*e);
     taken.push_back(e);
   }
@@ -110,7 +186,8 @@ std::vector<VictimCandidate> Scheduler::CapacityCandidates(CycleContext& cycle,
                                                            const Entry& entry,
                                                            const std::set<int64_t>& exclude,
                                                            std::vector<Entry*>& eligible) {
-  const bool reclaims = LeafWithinGuarantee(*tree_, entry.leaf, {});
+  const std::vector<std::string> reclaim = CapacityToReclaim(
+      *tree_, cycle.state, entry.leaf, entry.charge, entry.charged, JobCharge(GangOf(entry)));
   std::vector<VictimCandidate> candidates;
   for (auto& [id, e] : by_id_) {
     if (e == &entry || e->state != Entry::State::kRunning || !Evictable(*e, cycle.now) ||
@@ -118,7 +195,8 @@ std::vector<VictimCandidate> Scheduler::CapacityCandidates(CycleContext& cycle,
       continue;
     }
     const bool lower_in_queue = e->leaf == entry.leaf && e->spec.priority < entry.spec.priority;
-    const bool borrowed = reclaims && e->leaf != entry.leaf && tree_->IsBorrowing(e->leaf);
+    const bool borrowed =
+        e->leaf != entry.leaf && HoldsBorrowed(*tree_, e->leaf, e->charge, reclaim);
     if (!lower_in_queue && !borrowed) continue;
     VictimCandidate candidate{.job = id, .priority = e->spec.priority, .start_time = e->start_time};
     for (size_t t = 0; t < e->tasks.size(); ++t) {
@@ -133,21 +211,36 @@ std::vector<VictimCandidate> Scheduler::CapacityCandidates(CycleContext& cycle,
   return candidates;
 }
 
-// Whether the job's gang could be placed once `victims` are gone, possibly after evicting
-// further jobs for capacity: reclaiming quota for a gang that would still not fit would only
-// start a loop of evictions.
+void Scheduler::ForgetPlacements(ClusterState& state, const Entry& entry,
+                                 std::vector<std::pair<const TaskRequest*, Placement>>& gone) {
+  for (size_t t = 0; t < entry.tasks.size(); ++t) {
+    if (!entry.placements[t]) continue;
+    state.Forget(entry.tasks[t], *entry.placements[t]);
+    gone.emplace_back(&entry.tasks[t], *entry.placements[t]);
+  }
+}
+
+void Scheduler::ForgetLeaving(ClusterState& state,
+                              std::vector<std::pair<const TaskRequest*, Placement>>& gone) {
+  for (auto& [id, e] : by_id_) {
+    if (e->state == Entry::State::kHeld) ForgetPlacements(state, *e, gone);
+  }
+}
+
+// Whether the job's gang could be placed once `victims` and the jobs being torn down are gone,
+// possibly after evicting further jobs for capacity: reclaiming quota for a gang that would
+// still not fit would only start a loop of evictions. The jobs being torn down count as gone:
+// a job that takes the quota of an admitted job waiting for their teardown (a higher-priority
+// job of its queue, say) gets the capacity they free in its place.
 bool Scheduler::GangFitsWithout(CycleContext& cycle, const Entry& entry,
                                 const std::vector<Entry*>& victims) {
   std::vector<std::pair<const TaskRequest*, Placement>> gone;
   std::set<int64_t> exclude;
   for (const Entry* victim : victims) {
     exclude.insert(victim->id);
-    for (size_t t = 0; t < victim->tasks.size(); ++t) {
-      if (!victim->placements[t]) continue;
-      cycle.state.Forget(victim->tasks[t], *victim->placements[t]);
-      gone.emplace_back(&victim->tasks[t], *victim->placements[t]);
-    }
+    ForgetPlacements(cycle.state, *victim, gone);
   }
+  ForgetLeaving(cycle.state, gone);
   const GangAttempt now = framework_->ScheduleGang(cycle.state, entry.name, GangOf(entry),
                                                    entry.spec.GangSize(),
                                                    MatchMode::kWithoutAllocating);
@@ -174,17 +267,9 @@ bool Scheduler::Preempt(CycleContext& cycle, Entry& entry, PendingReason& reason
                                   entry.awaited_victims.size());
     return true;
   }
-  // Jobs being torn down (preempted earlier, before a restart too) release their resources
-  // soon: evict only for what they leave short.
+  // Jobs being torn down release their resources soon: evict only for what they leave short.
   std::vector<std::pair<const TaskRequest*, Placement>> leaving;
-  for (auto& [id, e] : by_id_) {
-    if (e->state != Entry::State::kHeld) continue;
-    for (size_t t = 0; t < e->tasks.size(); ++t) {
-      if (!e->placements[t]) continue;
-      cycle.state.Forget(e->tasks[t], *e->placements[t]);
-      leaving.emplace_back(&e->tasks[t], *e->placements[t]);
-    }
-  }
+  ForgetLeaving(cycle.state, leaving);
   auto restore = [&] {
     for (const auto& [task, placement] : leaving) cycle.state.Reassume(*task, placement);
   };

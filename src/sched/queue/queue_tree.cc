@@ -349,6 +349,16 @@ bool QueueTree::IsBorrowing(int32_t q) const {
   return false;
 }
 
+bool QueueTree::IsBorrowing(int32_t q, std::string_view resource) const {
+  const int r = ManagedIndex(resource);
+  return r >= 0 && At(used_, q, r) > At(guaranteed_, q, r);
+}
+
+bool QueueTree::WithinOwnGuarantee(int32_t q, std::string_view resource, int64_t amount) const {
+  const int r = ManagedIndex(resource);
+  return r >= 0 && At(used_, q, r) + amount <= At(guaranteed_, q, r);
+}
+
 bool QueueTree::WithinGuarantee(int32_t leaf, const ResourceList& charge) const {
   for (const auto& [resource, amount] : charge) {
     const int r = ManagedIndex(resource);

@@ -16,9 +16,10 @@
 // their borrowing limits and its lending limit). The top-level queues (several roots are
 // allowed) form one implicit cohort whose capacity is the sum of their guarantees, so with a
 // single root maxU(root) = G(root). Guarantees may add up to more than the cluster: admission
-// reserves quota, placement still needs capacity. A queue is BORROWING when U(q) > G(q) for some
-// managed resource; a job whose admission keeps every queue on its path within G may reclaim
-// what borrowing queues use (the Scheduler picks the victims).
+// reserves quota, placement still needs capacity. A queue is BORROWING resource R when
+// U(q,R) > G(q,R), and borrowing when it borrows some managed resource; a job may reclaim a
+// resource its leaf stays within G for from the queues that borrow that resource, even while
+// it borrows another one (the Scheduler picks the victims).
 //
 // Fair share is hierarchical dominant-resource fairness (DRF: Ghodsi et al., NSDI 2011;
 // hierarchical: Bhattacharya et al. 2013, H-DRF): Share(q) = (D(q) + H(q)) / weight(q), where
@@ -31,7 +32,8 @@
 // Quotas are summed in 128-bit arithmetic, so no sum of int64 quantities overflows.
 // Complexity: with d the depth of a leaf and r the entries of a charge, CanAdmit, Admit, Release
 // and WithinGuarantee are O(d * r) plus one hash lookup per charge entry; Share is O(C) for C
-// capacity resources; AdvanceTime is O(queues * C).
+// capacity resources; AdvanceTime is O(queues * C); IsBorrowing(q, R) and WithinOwnGuarantee
+// are one hash lookup.
 //
 // Not thread-safe: the Scheduler calls it from its loop only. Errors: Create returns
 // InvalidArgument naming "queues[i].field" (i the index in the given specs).
@@ -121,6 +123,14 @@ class QueueTree {
   const ResourceList& Usage(int32_t q) const { return usage_[q]; }
   // True when U(q) > G(q) for some managed resource.
   bool IsBorrowing(int32_t q) const;
+  // Whether some queue of the tree mentions `resource` (it is limited and may be borrowed).
+  bool Manages(std::string_view resource) const { return ManagedIndex(resource) >= 0; }
+  // True when U(q, resource) > G(q, resource); false for a resource the tree does not manage.
+  bool IsBorrowing(int32_t q, std::string_view resource) const;
+  // True when q's own use of `resource`, with `amount` added, stays within G(q, resource): the
+  // per-resource condition for reclaiming it from borrowers. False for a resource the tree does
+  // not manage (nothing of it is guaranteed, nobody borrows it).
+  bool WithinOwnGuarantee(int32_t q, std::string_view resource, int64_t amount) const;
   // True when, with `charge` added, every queue on the path leaf..root stays within its
   // guarantee for every managed resource (the condition for reclaiming from borrowers).
   bool WithinGuarantee(int32_t leaf, const ResourceList& charge) const;

@@ -370,6 +370,26 @@ TEST(QueueTreeTest, WithinGuarantee) {
   EXPECT_FALSE(tree.WithinGuarantee(b, {{"gpu", 1}}));
 }
 
+TEST(QueueTreeTest, BorrowingAndGuaranteeArePerResource) {
+  QueueTree tree = MustCreate({Q("a", "", {{"gpu", 8000}, {"cpu", 16000}}),
+                               Q("b", "", {{"gpu", 8000}, {"cpu", 16000}})});
+  const int32_t a = tree.Find("a");
+  const int32_t b = tree.Find("b");
+  tree.Admit(a, {{"gpu", 4000}, {"cpu", 20000}, {"memory", kGiB}});  // borrows cpu, not gpu
+  EXPECT_TRUE(tree.IsBorrowing(a));
+  EXPECT_TRUE(tree.IsBorrowing(a, "cpu"));
+  EXPECT_FALSE(tree.IsBorrowing(a, "gpu"));
+  EXPECT_FALSE(tree.IsBorrowing(a, "memory"));  // unmanaged: nobody borrows it
+  EXPECT_TRUE(tree.Manages("cpu"));
+  EXPECT_FALSE(tree.Manages("memory"));
+  EXPECT_FALSE(tree.IsBorrowing(b, "cpu"));
+  EXPECT_TRUE(tree.WithinOwnGuarantee(a, "gpu", 4000));
+  EXPECT_FALSE(tree.WithinOwnGuarantee(a, "gpu", 4001));
+  EXPECT_FALSE(tree.WithinOwnGuarantee(a, "cpu", 0));
+  EXPECT_FALSE(tree.WithinOwnGuarantee(a, "memory", 0));  // nothing of it is guaranteed
+  EXPECT_TRUE(tree.WithinOwnGuarantee(b, "cpu", 16000));
+}
+
 TEST(QueueTreeTest, DominantShareWithWeights) {
   std::vector<QueueSpec> specs = {Q("a"), Q("b")};
   specs[1].weight = 2;
