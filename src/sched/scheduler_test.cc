@@ -195,6 +195,39 @@ TEST_F(SchedulerTest, WithoutRefusalAJobThatFitsNoNodeWaitsAndItsEstimateSaysSo)
   EXPECT_EQ(sink_.placed[0].job, "huge");
 }
 
+// The CLI's --cluster pins a job with clusterSelector tessera.io/cluster: the nodes of the other
+// clusters are out of its scope and do not hide what its own cluster lacks.
+TEST_F(SchedulerTest, APinnedJobWaitsWithTheReasonOfItsOwnClusterNotTheSelectorMismatch) {
+  for (const std::string cluster : {"a", "b", "b", "b"}) {
+    Node node = GpuNode(cluster + "-n" + std::to_string(state_.size()), 8);
+    node.cluster = cluster;
+    node.labels["tessera.io/cluster"] = cluster;
+    if (cluster == "a") node.condition = NodeCondition::kDown;
+    ASSERT_TRUE(state_.AddNode(std::move(node)).ok());
+  }
+  JobSpec spec = GpuJob("pinned", 1, 8);
+  spec.cluster_selector["tessera.io/cluster"] = "a";
+  ASSERT_TRUE(scheduler_->Submit("pinned", spec).ok());
+  Cycle();
+  const PendingReason* reason = scheduler_->Reason("pinned");
+  ASSERT_NE(reason, nullptr);
+  EXPECT_EQ(reason->code, "NodeUnavailable");
+  EXPECT_THAT(reason->message, HasSubstr("0/4 nodes: 1 node is down, 3 cluster not selected"));
+  EXPECT_EQ(reason->total_nodes, 4);
+  ASSERT_EQ(reason->rejections.size(), 2u);
+  EXPECT_EQ(reason->rejections[0], std::make_pair(std::string("node is down"), int64_t{1}));
+
+  // Pinned to a cluster that does not exist, every node is out of scope: that is the reason.
+  spec.cluster_selector["tessera.io/cluster"] = "c";
+  SchedulingPolicy keep;  // not refused: clusters may join
+  keep.refuse_unfit = false;
+  Recreate(keep);
+  ASSERT_TRUE(scheduler_->Submit("nowhere", spec).ok());
+  Cycle();
+  ASSERT_NE(scheduler_->Reason("nowhere"), nullptr);
+  EXPECT_EQ(scheduler_->Reason("nowhere")->code, "NodeSelectorMismatch");
+}
+
 TEST_F(SchedulerTest, BusyOrCordonedNodesDoNotMakeAJobRefused) {
   AddNodes(1, 8);
   state_.MutableNode(0).unschedulable = true;
