@@ -450,8 +450,26 @@ TEST_F(CommandsTest, DescribeSaysWhenNoNodeCanHoldTheJob) {
                               "position": 0}})");
   ASSERT_EQ(Run(&RunDescribeCommand, {"describe", "42"}), kExitOk) << harness_.err();
   EXPECT_THAT(harness_.out(), HasSubstr("  Estimated start:    never on the clusters there are "
-                                        "now (no node can hold it)\n"));
+                                        "now (even with every node empty)\n"));
   EXPECT_THAT(harness_.out(), HasSubstr("  Blocked by:         NoFit: task main-0 fits no node"));
+}
+
+TEST_F(CommandsTest, DescribeSaysWhenNoClusterCanHoldTheGang) {
+  server_.On("GET", "/api/v1/jobs/42", 200, kPendingJob);
+  server_.On("GET", "/api/v1/jobs/42/events", 200, R"({"items": []})");
+  server_.On("GET", "/api/v1/jobs/42/explain", 200,
+             R"({"phase": "Pending", "reason": "InsufficientResources",
+                 "message": "task main-2: 0/2 nodes: 2 insufficient gpu",
+                 "totalNodes": 2, "rejections": [], "estimatedStartTime": null,
+                 "estimate": {"startTime": null, "blocker": "NoFit",
+                              "message": "its gang of 3 tasks fits no cluster even when empty",
+                              "position": 0}})");
+  ASSERT_EQ(Run(&RunDescribeCommand, {"describe", "42"}), kExitOk) << harness_.err();
+  EXPECT_THAT(harness_.out(), HasSubstr("  Estimated start:    never on the clusters there are "
+                                        "now (even with every node empty)\n"));
+  EXPECT_THAT(harness_.out(),
+              HasSubstr("  Blocked by:         NoFit: its gang of 3 tasks fits no cluster"));
+  EXPECT_THAT(harness_.out(), Not(HasSubstr("waits on jobs without a time limit")));
 }
 
 TEST_F(CommandsTest, QueuesTableAndQueueChanges) {

@@ -196,7 +196,7 @@ void PrintExplanation(const Json& explanation, TimePoint now, std::ostream& out)
   if (!start.empty()) {
     line("Estimated start", StartText(start, now));
   } else if (blocker == "NoFit") {
-    line("Estimated start", "never on the clusters there are now (no node can hold it)");
+    line("Estimated start", "never on the clusters there are now (even with every node empty)");
   } else {
     line("Estimated start", "unknown (waits on jobs without a time limit)");
   }

@@ -146,4 +146,27 @@ void ClusterState::Reassume(const TaskRequest& task, const Placement& placement)
   RecordChange(placement.node_index);
 }
 
+Node EmptiedNode(const Node& node) {
+  Node empty = node;
+  empty.allocated = Resources{};
+  empty.hosted_gpu_classes.clear();
+  empty.condition = NodeCondition::kReady;
+  empty.unschedulable = false;
+  for (GpuDevice& d : empty.gpus) {
+    d.used_milli = 0;
+    d.used_memory = 0;
+    d.healthy = true;
+  }
+  return empty;
+}
+
+ClusterState EmptiedState(const ClusterState& state) {
+  ClusterState empty;
+  for (const Node& node : state.nodes()) {
+    // The names are unique and the quantities valid: the state accepted them.
+    empty.AddNode(EmptiedNode(node)).IgnoreError();
+  }
+  return empty;
+}
+
 }  // namespace tessera

@@ -82,4 +82,12 @@ class ClusterState {
   void RecordChange(int32_t index);
 };
 
+// The node as satisfiability judges it ("could a task ever run here?", MatchMode::
+// kSatisfiability): nothing placed, every device healthy and free, the node up and not cordoned.
+// Labels, taints, allocatable and devices stay as they are; a removed node stays removed.
+Node EmptiedNode(const Node& node);
+// A new state holding every node of `state`, in the same order (same indices), as EmptiedNode
+// gives it. O(nodes).
+ClusterState EmptiedState(const ClusterState& state);
+
 }  // namespace tessera

@@ -26,6 +26,7 @@ void Diagnosis::Merge(const Diagnosis& other) {
 std::vector<ReasonCount> Diagnosis::Counts() const {
   std::vector<ReasonCount> sorted = counts_;
   std::sort(sorted.begin(), sorted.end(), [](const ReasonCount& a, const ReasonCount& b) {
+    if (a.reason->out_of_scope != b.reason->out_of_scope) return b.reason->out_of_scope;
     if (a.nodes != b.nodes) return a.nodes > b.nodes;
     return a.reason->detail < b.reason->detail;
   });

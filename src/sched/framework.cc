@@ -502,16 +502,7 @@ TaskAttempt Framework::PlaceOnEmptyNodes(const ClusterState& state, const TaskRe
   for (const Node& original : state.nodes()) {
     if (original.removed) continue;
     ++total;
-    // The node as it would be with nothing placed, every device healthy and the node up.
-    Node empty = original;
-    empty.allocated = Resources{};
-    empty.condition = NodeCondition::kReady;
-    empty.unschedulable = false;
-    for (GpuDevice& d : empty.gpus) {
-      d.used_milli = 0;
-      d.used_memory = 0;
-      d.healthy = true;
-    }
+    const Node empty = EmptiedNode(original);
     const Reason* rejection = nullptr;
     for (size_t f = 0; f < active_filters_.size() && rejection == nullptr; ++f) {
       SchedStatus verdict = active_filters_[f]->Filter(cycle, task, empty);

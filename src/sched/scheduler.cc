@@ -15,24 +15,10 @@ namespace tessera {
 namespace {
 
 constexpr std::string_view kDefaultQueue = "default";
-constexpr std::string_view kReasonQuotaExceeded = "QuotaExceeded";
-constexpr std::string_view kReasonPriority = "Priority";
-constexpr std::string_view kReasonReservation = "Reservation";
 constexpr std::string_view kReasonGangTimeout = "GangTimeout";
 
 // The longest back-off after a gang timeout; it doubles from the timeout itself.
 constexpr Duration kMaxGangBackoff = std::chrono::hours(1);
-
-// What a blocker code of StartEstimate is, from a pending reason code.
-std::string BlockerOf(std::string_view code) {
-  if (code == kReasonQuotaExceeded) return "Quota";
-  if (code == kReasonGangIncomplete) return "Gang";
-  if (code == kReasonReservation) return "Reservation";
-  if (code == kReasonPriority) return "Position";
-  if (code == kReasonBackoff) return "Backoff";
-  if (code.empty()) return "";
-  return "Capacity";
-}
 
 // Cluster totals for fair shares: allocatable of nodes that take work.
 ResourceList Capacity(const ClusterState& state) {
@@ -77,6 +63,11 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const Profile& prof
       Framework::Create(profile, registry, handle);
   if (!framework.ok()) return framework.status();
   scheduler->framework_ = *std::move(framework);
+  // Gang satisfiability runs on a copy of the nodes, emptied: a framework of its own, so that the
+  // live one keeps its per-state caches.
+  framework = Framework::Create(profile, registry, handle);
+  if (!framework.ok()) return framework.status();
+  scheduler->satisfiability_ = *std::move(framework);
   scheduler->planner_ = std::make_unique<BackfillPlanner>(scheduler->framework_.get());
   const QueueSpec root{.name = std::string(kDefaultQueue)};
   if (absl::Status s = scheduler->SetQueues({&root, 1}); !s.ok()) return s;
@@ -714,15 +705,14 @@ void Scheduler::SetPending(Entry& entry, PendingReason reason, SchedulerSink& si
   sink.OnPending(entry.name, entry.reason);
 }
 
-PlannedRelease Scheduler::ReleaseOf(const Entry& entry) const {
-  PlannedRelease release{.job = entry.id};
+TimePoint Scheduler::EndOf(const Entry& entry) const {
   // A job being torn down ends within its grace; a running one at its time limit.
-  if (entry.state == Entry::State::kHeld) {
-    release.end = entry.held_at + entry.spec.termination_grace;
-  } else {
-    release.end =
-        entry.spec.time_limit ? entry.start_time + *entry.spec.time_limit : TimePoint::max();
-  }
+  if (entry.state == Entry::State::kHeld) return entry.held_at + entry.spec.termination_grace;
+  return entry.spec.time_limit ? entry.start_time + *entry.spec.time_limit : TimePoint::max();
+}
+
+PlannedRelease Scheduler::ReleaseOf(const Entry& entry) const {
+  PlannedRelease release{.job = entry.id, .end = EndOf(entry)};
   for (size_t t = 0; t < entry.tasks.size(); ++t) {
     if (!entry.placements[t]) continue;
     release.tasks.push_back(entry.tasks[t]);
@@ -763,68 +753,6 @@ bool Scheduler::Reserve(CycleContext& cycle, Entry& entry, PendingReason& reason
                         : fmt::format("; reserved to start in {}",
                                       FormatDuration(mine.start - cycle.now));
   return true;
-}
-
-std::optional<std::string> Scheduler::NeverFits(ClusterState& state, const Entry& entry,
-                                                std::set<std::string>* fitting) {
-  for (size_t i = 0; i < entry.tasks.size(); ++i) {
-    // Node shapes do not change within a cycle: one check per task class and cycle.
-    if (!fitting->insert(entry.tasks[i].EquivalenceKey()).second) continue;
-    TaskAttempt attempt = framework_->PlaceTask(state, entry.tasks[i], MatchMode::kSatisfiability);
-    if (attempt.placement.has_value() || attempt.status.code() == SchedStatus::Code::kError) {
-      continue;
-    }
-    fitting->erase(entry.tasks[i].EquivalenceKey());
-    return fmt::format("task {} fits no node even on an empty cluster: {}", entry.task_names[i],
-                       attempt.diagnosis.ToString());
-  }
-  return std::nullopt;
-}
-
-absl::StatusOr<StartEstimate> Scheduler::Estimate(std::string_view job, ClusterState& state) {
-  Entry* target = Find(job);
-  if (target == nullptr || (target->state != Entry::State::kPending &&
-                            target->state != Entry::State::kAdmitted)) {
-    return absl::NotFoundError(fmt::format("job {} is not pending", job));
-  }
-  StartEstimate estimate;
-  std::set<std::string> fitting;
-  if (std::optional<std::string> unfit = NeverFits(state, *target, &fitting)) {
-    estimate.blocker = "NoFit";  // no start to foresee until a cluster that can hold it joins
-    estimate.message = *std::move(unfit);
-    estimate.position = std::max<int64_t>(admission_->Position(target->id), 0);
-    return estimate;
-  }
-  if (target->has_reason) {
-    estimate.blocker = BlockerOf(target->reason.code);
-    estimate.message = target->reason.message;
-  }
-  estimate.position = std::max<int64_t>(admission_->Position(target->id), 0);
-  // Ahead of it: every admitted job, then the pending jobs ahead of it in its own queue.
-  constexpr size_t kMaxAhead = 64;
-  std::vector<BlockedJob> blocked;
-  for (Entry* e : AdmittedInOrder()) {
-    if (e != target && blocked.size() < kMaxAhead) blocked.push_back(AsBlocked(*e));
-  }
-  for (auto& [id, e] : by_id_) {
-    if (blocked.size() >= kMaxAhead) break;
-    if (e == target || e->state != Entry::State::kPending || e->leaf != target->leaf) continue;
-    const int64_t position = admission_->Position(e->id);
-    if (position >= 0 && position < estimate.position) blocked.push_back(AsBlocked(*e));
-  }
-  blocked.push_back(AsBlocked(*target));
-  const TimePoint now = env_.clock->Now();
-  std::vector<Reservation> plan = planner_->Plan(state, now, RunningReleases(), blocked);
-  TimePoint start = plan.back().start;
-  if (target->not_before > now && start != TimePoint::max()) {
-    start = std::max(start, target->not_before);
-  }
-  // The planner foresees capacity, not quota: for a job waiting for quota the plan's start is
-  // only a lower bound, given when capacity itself frees up later; with capacity free now, when
-  // the quota frees is not foreseen.
-  const bool quota_unforeseen = estimate.blocker == "Quota" && start <= now;
-  if (start != TimePoint::max() && !quota_unforeseen) estimate.start = start;
-  return estimate;
 }
 
 }  // namespace tessera

@@ -109,10 +109,12 @@ struct QueueStatus {
 // When a pending job is predicted to start and what holds it back, from a dry run of the
 // same core (the backfill planner over the jobs ahead of it).
 struct StartEstimate {
-  std::optional<TimePoint> start;  // nullopt: not predictable (it waits on jobs without time limit)
+  // nullopt: not predictable (it waits on jobs without a time limit, for their capacity or the
+  // quota they hold), or never (blocker "NoFit").
+  std::optional<TimePoint> start;
   // What blocks it: "Quota", "Capacity", "Gang", "Reservation", "Position", "Backoff", "NoFit"
-  // (no node of the inventory could hold it even empty: no start until a cluster that can
-  // joins), or empty.
+  // (no node of the inventory could hold one of its tasks, or no cluster its gang, even empty:
+  // no start until a cluster that can joins), or empty.
   std::string blocker;
   std::string message;   // the detail in words
   int64_t position = 0;  // jobs ahead of it in its queue
@@ -178,9 +180,15 @@ class Scheduler {
   std::vector<QueueStatus> QueueStatuses() const;
   // A waiting job's predicted start: the backfill planner, in dry run on `state` (left as
   // given), plans the admitted jobs, then at most 64 jobs ahead of it in its own queue, then it.
-  // Jobs of other queues that may be admitted first are not foreseen, nor when quota frees up:
-  // a job waiting for quota gets the plan's start only when capacity too frees up later (a
-  // lower bound), else none. NotFound when the job is unknown, running or held.
+  // A pending job whose charge does not fit its queue now starts no earlier than the quota
+  // frees: the first end, among the jobs holding quota (running ones at their time limits, jobs
+  // being torn down at the end of their grace, admitted ones at the end of their planned run),
+  // after which its charge fits — the plan is then made from that time; no start when the quota
+  // it needs is held by jobs without a time limit. Not foreseen: jobs of other queues admitted
+  // first, quota taken by the jobs ahead of it in its own queue, quota it could reclaim by
+  // preemption (so a start is a lower bound). Blocker "NoFit" and no start when one of its tasks
+  // fits no node, or its gang no cluster, even with every node empty (MatchMode::
+  // kSatisfiability). NotFound when the job is unknown, running or held.
   absl::StatusOr<StartEstimate> Estimate(std::string_view job, ClusterState& state);
 
   ~Scheduler();
@@ -247,6 +255,15 @@ class Scheduler {
   // nullopt when every one fits some node. `fitting` caches the task classes that do.
   std::optional<std::string> NeverFits(ClusterState& state, const Entry& entry,
                                        std::set<std::string>* fitting);
+  // Whether the entry's gang fits no cluster even with every node of `state` empty, in words;
+  // nullopt when it fits, and for a gang of one task (NeverFits judges that one). Costs a copy of
+  // the nodes and one gang attempt on it.
+  std::optional<std::string> GangNeverFits(const ClusterState& state, const Entry& entry);
+  // The earliest time at or after `now` at which `target`'s charge fits its queue as the jobs
+  // holding quota release it (Estimate); admitted jobs release at the end of their reservation in
+  // `plan`. TimePoint::max() when the quota it needs is held by jobs without a time limit.
+  TimePoint QuotaFreesAt(const Entry& target, std::span<const Reservation> plan,
+                         TimePoint now) const;
   // Admission of one pending job, reclaiming quota when allowed; false when it stays pending.
   // Reclaim, Preempt and Reserve add what they did to the job's pending `reason`.
   bool Admit(CycleContext& cycle, Entry& entry);
@@ -301,6 +318,9 @@ class Scheduler {
   void Evict(CycleContext& cycle, Entry& victim, const Entry& preemptor, std::string_view why);
   void SetPending(Entry& entry, PendingReason reason, SchedulerSink& sink);
 
+  // When a running job releases its tasks (TimePoint::max(): no time limit); a held one, at the
+  // end of its termination grace.
+  TimePoint EndOf(const Entry& entry) const;
   PlannedRelease ReleaseOf(const Entry& entry) const;
   std::vector<PlannedRelease> RunningReleases() const;
   BlockedJob AsBlocked(const Entry& entry) const;
@@ -310,6 +330,7 @@ class Scheduler {
   SchedulingPolicy policy_;
   std::unique_ptr<BindRecorder> recorder_;
   std::unique_ptr<Framework> framework_;
+  std::unique_ptr<Framework> satisfiability_;  // the same profile, for GangNeverFits only
   std::unique_ptr<QueueTree> tree_;
   std::unique_ptr<AdmissionQueue> admission_;
   std::unique_ptr<BackfillPlanner> planner_;

@@ -1,17 +1,22 @@
 // The Scheduler's per-job and per-cycle records, shared by the files that implement it
 // (scheduler.cc: admission, placement, backfill; scheduler_preemption.cc: preemption and
-// reclaim). Not a public interface.
+// reclaim; scheduler_estimate.cc: satisfiability and start estimates). Not a public interface.
 #pragma once
 
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sched/queue/queue_tree.h"
 #include "sched/scheduler.h"
 
 namespace tessera {
+
+inline constexpr std::string_view kReasonQuotaExceeded = "QuotaExceeded";
+inline constexpr std::string_view kReasonPriority = "Priority";
+inline constexpr std::string_view kReasonReservation = "Reservation";
 
 struct Scheduler::Entry {
   enum class State { kPending, kAdmitted, kRunning, kHeld };

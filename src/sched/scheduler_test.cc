@@ -195,6 +195,88 @@ TEST_F(SchedulerTest, WithoutRefusalAJobThatFitsNoNodeWaitsAndItsEstimateSaysSo)
   EXPECT_EQ(sink_.placed[0].job, "huge");
 }
 
+// The CLI's --cluster pins a job with clusterSelector tessera.io/cluster: the nodes of the other
+// clusters are out of its scope and do not hide what its own cluster lacks.
+TEST_F(SchedulerTest, APinnedJobWaitsWithTheReasonOfItsOwnClusterNotTheSelectorMismatch) {
+  for (const std::string cluster : {"a", "b", "b", "b"}) {
+    Node node = GpuNode(cluster + "-n" + std::to_string(state_.size()), 8);
+    node.cluster = cluster;
+    node.labels["tessera.io/cluster"] = cluster;
+    if (cluster == "a") node.condition = NodeCondition::kDown;
+    ASSERT_TRUE(state_.AddNode(std::move(node)).ok());
+  }
+  JobSpec spec = GpuJob("pinned", 1, 8);
+  spec.cluster_selector["tessera.io/cluster"] = "a";
+  ASSERT_TRUE(scheduler_->Submit("pinned", spec).ok());
+  Cycle();
+  const PendingReason* reason = scheduler_->Reason("pinned");
+  ASSERT_NE(reason, nullptr);
+  EXPECT_EQ(reason->code, "NodeUnavailable");
+  EXPECT_THAT(reason->message, HasSubstr("0/4 nodes: 1 node is down, 3 cluster not selected"));
+  EXPECT_EQ(reason->total_nodes, 4);
+  ASSERT_EQ(reason->rejections.size(), 2u);
+  EXPECT_EQ(reason->rejections[0], std::make_pair(std::string("node is down"), int64_t{1}));
+
+  // Pinned to a cluster that does not exist, every node is out of scope: that is the reason.
+  spec.cluster_selector["tessera.io/cluster"] = "c";
+  SchedulingPolicy keep;  // not refused: clusters may join
+  keep.refuse_unfit = false;
+  Recreate(keep);
+  ASSERT_TRUE(scheduler_->Submit("nowhere", spec).ok());
+  Cycle();
+  ASSERT_NE(scheduler_->Reason("nowhere"), nullptr);
+  EXPECT_EQ(scheduler_->Reason("nowhere")->code, "NodeSelectorMismatch");
+}
+
+TEST_F(SchedulerTest, EstimateOfAGangThatCanNeverFitTheClusterSaysNever) {
+  SchedulingPolicy policy;
+  policy.refuse_unfit = false;
+  Recreate(policy);
+  AddNodes(2, 8);
+  // Each task fits a node, the gang of three does not fit the two.
+  ASSERT_TRUE(scheduler_->Submit("wide", GpuJob("wide", 3, 8)).ok());
+  Cycle();
+  absl::StatusOr<StartEstimate> estimate = scheduler_->Estimate("wide", state_);
+  ASSERT_TRUE(estimate.ok()) << estimate.status();
+  EXPECT_EQ(estimate->blocker, "NoFit");
+  EXPECT_FALSE(estimate->start.has_value());
+  EXPECT_THAT(estimate->message,
+              HasSubstr("its gang of 3 tasks fits no cluster even when every node is empty: "
+                        "task worker-2: 0/2 nodes: 2 insufficient gpu"));
+
+  // A gang that fits the empty cluster but waits on a job without a time limit is not "never".
+  ASSERT_TRUE(scheduler_->Submit("forever", GpuJob("forever", 1, 8)).ok());
+  ASSERT_TRUE(scheduler_->Submit("pair", GpuJob("pair", 2, 8)).ok());
+  Cycle();
+  estimate = scheduler_->Estimate("pair", state_);
+  ASSERT_TRUE(estimate.ok()) << estimate.status();
+  EXPECT_EQ(estimate->blocker, "Capacity");
+  EXPECT_FALSE(estimate->start.has_value());
+
+  AddNodes(1, 8);  // now three nodes: the wide gang can run once "forever" ends
+  estimate = scheduler_->Estimate("wide", state_);
+  ASSERT_TRUE(estimate.ok()) << estimate.status();
+  EXPECT_NE(estimate->blocker, "NoFit");
+}
+
+TEST_F(SchedulerTest, EstimateOfAGangThatFitsOnlySplitAcrossClustersSaysNever) {
+  SchedulingPolicy policy;
+  policy.refuse_unfit = false;
+  Recreate(policy);
+  for (const std::string cluster : {"a", "a", "b", "b"}) {
+    Node node = GpuNode(cluster + "-n" + std::to_string(state_.size()), 8);
+    node.cluster = cluster;
+    node.labels["tessera.io/cluster"] = cluster;
+    ASSERT_TRUE(state_.AddNode(std::move(node)).ok());
+  }
+  ASSERT_TRUE(scheduler_->Submit("wide", GpuJob("wide", 3, 8)).ok());
+  Cycle();
+  absl::StatusOr<StartEstimate> estimate = scheduler_->Estimate("wide", state_);
+  ASSERT_TRUE(estimate.ok()) << estimate.status();
+  EXPECT_EQ(estimate->blocker, "NoFit");
+  EXPECT_THAT(estimate->message, HasSubstr("the gang fits no single cluster"));
+}
+
 TEST_F(SchedulerTest, BusyOrCordonedNodesDoNotMakeAJobRefused) {
   AddNodes(1, 8);
   state_.MutableNode(0).unschedulable = true;
@@ -372,6 +454,41 @@ TEST_F(SchedulerTest, EstimateComesFromTheRunningJobsTimeLimits) {
   Cycle();
   estimate = scheduler_->Estimate("forever", state_);
   ASSERT_TRUE(estimate.ok()) << estimate.status();
+  EXPECT_FALSE(estimate->start.has_value());
+}
+
+TEST_F(SchedulerTest, EstimateOfAJobWaitingForQuotaComesFromTheTimeLimitsHoldingIt) {
+  AddNodes(4, 8);
+  ASSERT_TRUE(scheduler_->SetQueues(TwoTeams()).ok());
+  // team-b may use 8 GPUs: b1 holds them for 10 minutes; the cluster has room for b2 now.
+  ASSERT_TRUE(
+      scheduler_->Submit("b1", InQueue(GpuJob("b1", 1, 8), "team-b", std::chrono::minutes(10)))
+          .ok());
+  Cycle();
+  ASSERT_TRUE(scheduler_->Submit("b2", InQueue(GpuJob("b2", 1, 8), "team-b")).ok());
+  At(60);
+  Cycle();
+  ASSERT_NE(scheduler_->Reason("b2"), nullptr);
+  ASSERT_EQ(scheduler_->Reason("b2")->code, "QuotaExceeded");
+  absl::StatusOr<StartEstimate> estimate = scheduler_->Estimate("b2", state_);
+  ASSERT_TRUE(estimate.ok()) << estimate.status();
+  EXPECT_EQ(estimate->blocker, "Quota");
+  ASSERT_TRUE(estimate->start.has_value());
+  EXPECT_EQ(*estimate->start, TimePoint{} + std::chrono::minutes(10));
+
+  // Quota held by a job without a time limit frees at no predictable time.
+  ASSERT_TRUE(scheduler_->Submit("b3", InQueue(GpuJob("b3", 1, 8), "team-b")).ok());
+  scheduler_->Remove("b1");
+  scheduler_->Remove("b2");
+  state_ = ClusterState();
+  AddNodes(4, 8);
+  ASSERT_TRUE(scheduler_->Submit("b4", InQueue(GpuJob("b4", 1, 8), "team-b")).ok());
+  Cycle();  // b3 runs without a time limit, b4 waits for its quota
+  ASSERT_NE(scheduler_->Reason("b4"), nullptr);
+  ASSERT_EQ(scheduler_->Reason("b4")->code, "QuotaExceeded");
+  estimate = scheduler_->Estimate("b4", state_);
+  ASSERT_TRUE(estimate.ok()) << estimate.status();
+  EXPECT_EQ(estimate->blocker, "Quota");
   EXPECT_FALSE(estimate->start.has_value());
 }
 

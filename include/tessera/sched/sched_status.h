@@ -25,9 +25,15 @@ namespace tessera {
 // ("InsufficientResources", "GpuModelMismatch", "NodeSelectorMismatch", "Untolerated",
 // "NodeUnavailable", ...); `detail` says it in words for "0/1213 nodes: 1100 insufficient gpu".
 // Define reasons as `inline constexpr Reason` in the plugin that reports them.
+// `out_of_scope` marks a reason that puts the node outside the job's scope rather than saying
+// what it lacks: a node of a cluster the job does not select (clusterSelector, cluster affinity
+// or anti-affinity). Such nodes are counted, but while any node in scope was rejected they do
+// not decide the pending code (Diagnosis::TopCode), as kube-scheduler's "0/N nodes" lists nodes
+// excluded by a selector without letting them hide why the others refused.
 struct Reason {
   std::string_view code;
   std::string_view detail;
+  bool out_of_scope = false;
 };
 
 class SchedStatus {

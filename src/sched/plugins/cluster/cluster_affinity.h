@@ -11,6 +11,9 @@
 //   clusterAntiAffinity.required   a cluster on which any requirement holds is excluded: code
 //                                  "NodeSelectorMismatch", detail "cluster excluded by
 //                                  anti-affinity"
+//                                  Both reasons are out of scope (sched_status.h): they do not
+//                                  decide the pending code while nodes of an allowed cluster
+//                                  were rejected for another reason.
 // As a Score (preferred terms): each clusterAffinity.preferred term whose requirements all hold
 // earns its weight, and so does each clusterAntiAffinity.preferred term that does not hold; the
 // score is the earned share of the sum of every preferred weight, 0..100 (0 for every node when
@@ -49,9 +52,10 @@ class ClusterAffinity final : public PreFilterPlugin,
   static constexpr std::string_view kName = "ClusterAffinity";
 
   static constexpr Reason kAffinityMismatch{"NodeSelectorMismatch",
-                                            "cluster affinity not satisfied"};
-  static constexpr Reason kAntiAffinity{"NodeSelectorMismatch",
-                                        "cluster excluded by anti-affinity"};
+                                            "cluster affinity not satisfied",
+                                            /*out_of_scope=*/true};
+  static constexpr Reason kAntiAffinity{"NodeSelectorMismatch", "cluster excluded by anti-affinity",
+                                        /*out_of_scope=*/true};
 
   // InvalidArgument on any argument.
   static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);

@@ -6,7 +6,10 @@
 // `tessera.io/cluster: NAME`; an empty selector matches every node. A mismatch is
 // UnschedulableAndUnresolvable (labels do not change by evicting tasks), code
 // "NodeSelectorMismatch" (the contract's code for label mismatches), detail "cluster not
-// selected": "0/12 nodes: 8 cluster not selected, 4 insufficient gpu".
+// selected". The reason is out of scope (sched_status.h): the nodes of other clusters are counted
+// after those of the selected ones and do not decide the pending code, so a job pinned to a full
+// cluster waits with "InsufficientResources: 0/12 nodes: 4 insufficient gpu, 8 cluster not
+// selected".
 //
 // The server and the scenario parser also merge the clusterSelector into the node selector, so a
 // profile without this plugin still honours it (NodeAffinity then says "node selector
@@ -32,7 +35,8 @@ class ClusterSelector final : public PreFilterPlugin, public FilterPlugin {
  public:
   static constexpr std::string_view kName = "ClusterSelector";
 
-  static constexpr Reason kNotSelected{"NodeSelectorMismatch", "cluster not selected"};
+  static constexpr Reason kNotSelected{"NodeSelectorMismatch", "cluster not selected",
+                                       /*out_of_scope=*/true};
 
   // InvalidArgument on any argument.
   static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);
