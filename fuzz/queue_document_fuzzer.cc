@@ -1,4 +1,4 @@
-// Feeds arbitrary bytes to the queue document parsers (server/queue_document.h) and on to the
+// Feeds arbitrary bytes to the queue document parsers (spec/queue_document.h) and on to the
 // queue tree (sched/queue/queue_tree.h), the way the server applies them. The first byte picks
 // the entry point, the rest is the input:
 //   'Q'  NAME "\n" BODY                  one queue (PUT /api/v1/queues/{name}), upserted into a
@@ -18,10 +18,10 @@
 #include <string_view>
 #include <vector>
 
-#include "api/errors/request_error.h"
 #include "fuzz_check.h"
 #include "sched/queue/queue_tree.h"
-#include "server/queue_document.h"
+#include "spec/queue_document.h"
+#include "spec/request_error.h"
 
 namespace tessera::server {
 namespace {
@@ -61,7 +61,7 @@ void CheckRejection(const absl::Status& status, std::string_view input) {
   Require(message.size() <= input.size() + 512, "a rejection is bounded", input,
           status.ToString());
   if (IsDocumentLevel(message)) return;
-  const std::optional<std::string> field = api::ErrorField(status);
+  const std::optional<std::string> field = spec::ErrorField(status);
   Require(field.has_value() && !field->empty(), "a rejection names its field", input,
           status.ToString());
   Require(message.starts_with(*field + ": "), "the message opens with the field", input,
@@ -109,24 +109,24 @@ void ExerciseTree(QueueTree& tree, std::string_view input) {
 // A tree as the parser gave it: it builds a QueueTree that keeps its order, and renders to a
 // document that parses back to the same tree.
 void CheckTree(const std::vector<QueueSpec>& queues, std::string_view input) {
-  Require(!queues.empty() && queues.size() <= kMaxQueues, "a tree has 1 to kMaxQueues queues",
+  Require(!queues.empty() && queues.size() <= spec::kMaxQueues, "a tree has 1 to kMaxQueues queues",
           input);
   absl::StatusOr<QueueTree> tree = QueueTree::Create(queues);
   Require(tree.ok(), "a parsed tree builds", input, tree.status().ToString());
   std::vector<int32_t> order(queues.size());
   std::iota(order.begin(), order.end(), 0);
   Require(tree->TreeOrder() == order, "specs come in tree order", input);
-  const std::string rendered = QueueTreeToJson(queues).dump();
-  const absl::StatusOr<std::vector<QueueSpec>> back = ParseQueueDocument(rendered);
+  const std::string rendered = spec::QueueTreeToJson(queues).dump();
+  const absl::StatusOr<std::vector<QueueSpec>> back = spec::ParseQueueDocument(rendered);
   Require(back.ok(), "a rendered tree parses", input,
           back.ok() ? rendered : back.status().ToString() + "\n" + rendered);
   Require(SameTree(queues, *back), "render -> parse round-trips", input,
-          rendered + "\nvs\n" + QueueTreeToJson(*back).dump());
+          rendered + "\nvs\n" + spec::QueueTreeToJson(*back).dump());
   ExerciseTree(*tree, input);
 }
 
 void FuzzDocument(std::string_view text, std::string_view input) {
-  const absl::StatusOr<std::vector<QueueSpec>> queues = ParseQueueDocument(text);
+  const absl::StatusOr<std::vector<QueueSpec>> queues = spec::ParseQueueDocument(text);
   if (!queues.ok()) return CheckRejection(queues.status(), input);
   CheckTree(*queues, input);
 }
@@ -137,32 +137,33 @@ void FuzzQueue(const std::vector<QueueSpec>& base, std::string_view rest, std::s
   const size_t newline = rest.find('\n');
   const std::string_view name = rest.substr(0, newline);
   const std::string_view body = newline == rest.npos ? "" : rest.substr(newline + 1);
-  const absl::StatusOr<QueueSpec> queue = ParseQueueObject(body, name);
+  const absl::StatusOr<QueueSpec> queue = spec::ParseQueueObject(body, name);
   if (!queue.ok()) return CheckRejection(queue.status(), input);
   Require(queue->name == name, "the queue has the path's name", input);
-  const std::string rendered = QueueSpecToJson(*queue).dump();
-  const absl::StatusOr<QueueSpec> back = ParseQueueObject(rendered, name);
+  const std::string rendered = spec::QueueSpecToJson(*queue).dump();
+  const absl::StatusOr<QueueSpec> back = spec::ParseQueueObject(rendered, name);
   Require(back.ok(), "a rendered queue parses", input,
           back.ok() ? rendered : back.status().ToString() + "\n" + rendered);
   Require(SameQueue(*queue, *back), "render -> parse round-trips", input, rendered);
 
-  const absl::StatusOr<std::vector<QueueSpec>> upserted = UpsertQueue(base, *queue);
+  const absl::StatusOr<std::vector<QueueSpec>> upserted = spec::UpsertQueue(base, *queue);
   if (!upserted.ok()) {
     CheckRejection(upserted.status(), input);
-    Require(api::ErrorField(upserted.status()) == "parent", "an upsert refusal names parent",
+    Require(spec::ErrorField(upserted.status()) == "parent", "an upsert refusal names parent",
             input, upserted.status().ToString());
     return;
   }
-  Require(IsLeafQueue(*upserted, name).has_value(), "the upserted queue is in the tree", input);
+  Require(spec::IsLeafQueue(*upserted, name).has_value(), "the upserted queue is in the tree",
+          input);
   CheckTree(*upserted, input);
-  const absl::StatusOr<std::vector<QueueSpec>> removed = RemoveQueue(*upserted, name);
+  const absl::StatusOr<std::vector<QueueSpec>> removed = spec::RemoveQueue(*upserted, name);
   if (!removed.ok()) {
     Require(removed.status().code() == absl::StatusCode::kFailedPrecondition,
             "a removal is refused only for a parent or the last queue", input,
             removed.status().ToString());
     return;
   }
-  Require(!IsLeafQueue(*removed, name).has_value(), "the removed queue is gone", input);
+  Require(!spec::IsLeafQueue(*removed, name).has_value(), "the removed queue is gone", input);
   absl::StatusOr<QueueTree> tree = QueueTree::Create(*removed);
   Require(tree.ok(), "a tree without a leaf builds", input, tree.status().ToString());
 }
@@ -177,7 +178,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view rest = input.substr(1);
   switch (input[0]) {
     case 'Q': {
-      static const std::vector<tessera::QueueSpec> base = *ParseQueueDocument(kBaseTree);
+      static const std::vector<tessera::QueueSpec> base = *spec::ParseQueueDocument(kBaseTree);
       FuzzQueue(base, rest, input);
       break;
     }
@@ -185,7 +186,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const size_t split = rest.find("\n%%\n");
       if (split == rest.npos) return 0;
       const absl::StatusOr<std::vector<tessera::QueueSpec>> base =
-          ParseQueueDocument(rest.substr(0, split));
+          spec::ParseQueueDocument(rest.substr(0, split));
       if (!base.ok()) return 0;
       FuzzQueue(*base, rest.substr(split + 4), input);
       break;

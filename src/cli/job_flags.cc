@@ -6,13 +6,13 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "api/jobspec/jobspec.h"
 #include "cli/wall_time.h"
 #include "core/cluster_name.h"
 #include "core/duration.h"
 #include "core/quantity.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "spec/jobspec.h"
 #include "tessera/common/status_macros.h"
 
 namespace tessera::cli {
@@ -152,7 +152,7 @@ absl::StatusOr<Json> FlagsToJson(const JobFlags& f) {
 
 // A codec error about a field the flags wrote, restated in terms of the flag.
 absl::Status ToFlagError(const absl::Status& status) {
-  std::optional<api::JobSpecError> error = api::GetJobSpecError(status);
+  std::optional<spec::JobSpecError> error = spec::GetJobSpecError(status);
   if (!error || error->field.empty()) return status;
   for (const auto& [prefix, flag] : kFieldFlags) {
     if (error->field.rfind(prefix, 0) == 0) {
@@ -172,7 +172,7 @@ absl::Status CheckClusterName(std::string_view name, std::string_view flag) {
                                      name));
 }
 
-absl::StatusOr<api::JobDocument> BuildJobDocument(const JobFlags& flags) {
+absl::StatusOr<spec::JobDocument> BuildJobDocument(const JobFlags& flags) {
   TESSERA_ASSIGN_OR_RETURN(const Json doc, FlagsToJson(flags));
   std::string text;
   try {
@@ -180,9 +180,9 @@ absl::StatusOr<api::JobDocument> BuildJobDocument(const JobFlags& flags) {
   } catch (const nlohmann::json::type_error&) {
     return absl::InvalidArgumentError("a flag value or the command is not valid UTF-8");
   }
-  api::ParseOptions options;
-  options.format = api::DocumentFormat::kJson;
-  absl::StatusOr<api::JobDocument> job = api::ParseJobDocument(text, options);
+  spec::ParseOptions options;
+  options.format = spec::DocumentFormat::kJson;
+  absl::StatusOr<spec::JobDocument> job = spec::ParseJobDocument(text, options);
   if (!job.ok()) return ToFlagError(job.status());
   return job;
 }

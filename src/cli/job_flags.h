@@ -5,7 +5,7 @@
 // (a share of one GPU when below 1: 0.5) of the allowed `gpu_model`s, and running `command`;
 // `cluster` pins the job to one cluster (spec.clusterSelector {tessera.io/cluster: NAME}).
 // BuildJobDocument writes them as a job document and reads it back with the job-spec codec
-// (api/jobspec/jobspec.h), so a flag means exactly what the matching document key means and
+// (spec/jobspec.h), so a flag means exactly what the matching document key means and
 // the document is validated as the server would; an error names the flag at fault
 // ("--gpus: '1.5': must be a whole number of GPUs, or a share of one GPU below 1 ...").
 // Thread-safe: pure functions.
@@ -18,7 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "api/jobspec/job_document.h"
+#include "spec/job_document.h"
 
 namespace tessera::cli {
 
@@ -42,7 +42,7 @@ struct JobFlags {
 };
 
 // The document the flags describe; InvalidArgument naming the flag when they do not make one.
-absl::StatusOr<api::JobDocument> BuildJobDocument(const JobFlags& flags);
+absl::StatusOr<spec::JobDocument> BuildJobDocument(const JobFlags& flags);
 
 // The group name of a submitted job's task group.
 inline constexpr char kSubmitTaskName[] = "main";

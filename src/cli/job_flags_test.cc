@@ -1,8 +1,8 @@
 #include "cli/job_flags.h"
 
-#include "api/jobspec/jobspec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "spec/jobspec.h"
 
 namespace tessera::cli {
 namespace {
@@ -18,7 +18,7 @@ JobFlags WithCommand() {
 }
 
 TEST(JobFlagsTest, DefaultsToOneTaskWithOneCpu) {
-  absl::StatusOr<api::JobDocument> doc = BuildJobDocument(WithCommand());
+  absl::StatusOr<spec::JobDocument> doc = BuildJobDocument(WithCommand());
   ASSERT_TRUE(doc.ok()) << doc.status();
   const JobSpec& spec = doc->spec;
   EXPECT_EQ(spec.queue, "default");
@@ -50,7 +50,7 @@ TEST(JobFlagsTest, EveryFlagLandsInItsField) {
   f.labels = {"team=vision"};
   f.workdir = "/work";
   f.request_id = "abc-1";
-  absl::StatusOr<api::JobDocument> doc = BuildJobDocument(f);
+  absl::StatusOr<spec::JobDocument> doc = BuildJobDocument(f);
   ASSERT_TRUE(doc.ok()) << doc.status();
   const JobSpec& spec = doc->spec;
   EXPECT_EQ(spec.name, "resnet");
@@ -76,7 +76,7 @@ TEST(JobFlagsTest, EveryFlagLandsInItsField) {
 TEST(JobFlagsTest, FractionalGpuIsAShareOfOneDevice) {
   JobFlags f = WithCommand();
   f.gpus = "0.5";
-  absl::StatusOr<api::JobDocument> doc = BuildJobDocument(f);
+  absl::StatusOr<spec::JobDocument> doc = BuildJobDocument(f);
   ASSERT_TRUE(doc.ok()) << doc.status();
   EXPECT_EQ(doc->spec.tasks[0].request.gpu_count, 1);
   EXPECT_EQ(doc->spec.tasks[0].request.gpu_milli, 500);
@@ -85,7 +85,7 @@ TEST(JobFlagsTest, FractionalGpuIsAShareOfOneDevice) {
 TEST(JobFlagsTest, PriorityClassNamesAreAccepted) {
   JobFlags f = WithCommand();
   f.priority = "high";
-  absl::StatusOr<api::JobDocument> doc = BuildJobDocument(f);
+  absl::StatusOr<spec::JobDocument> doc = BuildJobDocument(f);
   ASSERT_TRUE(doc.ok()) << doc.status();
   EXPECT_EQ(doc->spec.priority, 100);
 }
@@ -94,12 +94,12 @@ TEST(JobFlagsTest, TheDocumentRoundTrips) {
   JobFlags f = WithCommand();
   f.gpus = "2";
   f.time = "90";
-  absl::StatusOr<api::JobDocument> doc = BuildJobDocument(f);
+  absl::StatusOr<spec::JobDocument> doc = BuildJobDocument(f);
   ASSERT_TRUE(doc.ok()) << doc.status();
-  absl::StatusOr<api::JobDocument> again = api::ParseJobDocument(api::RenderJobJson(*doc));
+  absl::StatusOr<spec::JobDocument> again = spec::ParseJobDocument(spec::RenderJobJson(*doc));
   ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_EQ(api::RenderJobJson(*again), api::RenderJobJson(*doc));
-  EXPECT_THAT(api::RenderJobJson(*doc), HasSubstr(R"("timeLimit": "1h30m")"));
+  EXPECT_EQ(spec::RenderJobJson(*again), spec::RenderJobJson(*doc));
+  EXPECT_THAT(spec::RenderJobJson(*doc), HasSubstr(R"("timeLimit": "1h30m")"));
 }
 
 TEST(JobFlagsTest, ClusterNames) {
@@ -127,7 +127,7 @@ class JobFlagsErrorTest : public ::testing::TestWithParam<BadFlags> {};
 TEST_P(JobFlagsErrorTest, NamesTheFlag) {
   JobFlags f = WithCommand();
   GetParam().set(f);
-  absl::StatusOr<api::JobDocument> doc = BuildJobDocument(f);
+  absl::StatusOr<spec::JobDocument> doc = BuildJobDocument(f);
   ASSERT_FALSE(doc.ok());
   EXPECT_EQ(doc.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(doc.status().message(), GetParam().error);

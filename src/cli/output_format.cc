@@ -1,9 +1,9 @@
 #include "cli/output_format.h"
 
 #include "absl/status/status.h"
-#include "api/jobspec/job_json.h"
 #include "cli/job_view.h"
 #include "fmt/format.h"
+#include "spec/job_json.h"
 
 namespace tessera::cli {
 
@@ -17,7 +17,7 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(std::string_view text) {
 }
 
 std::string RenderStructured(const Json& value, OutputFormat format) {
-  if (format == OutputFormat::kYaml) return api::RenderJsonAsYaml(value);
+  if (format == OutputFormat::kYaml) return spec::RenderJsonAsYaml(value);
   return DumpJson(value, 2) + "\n";
 }
 

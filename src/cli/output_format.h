@@ -1,7 +1,7 @@
 // OutputFormat: `-o table|wide|json|yaml` of the read verbs (get, list, nodes, clusters).
 //   table  an aligned table (the default); wide  the table with more columns;
 //   json   the server's JSON, pretty-printed, keys in the server's order;
-//   yaml   the same value as block YAML (api::RenderJsonAsYaml).
+//   yaml   the same value as block YAML (spec::RenderJsonAsYaml).
 // Thread-safe: pure functions.
 #pragma once
 

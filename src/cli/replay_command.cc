@@ -5,7 +5,6 @@
 #include <map>
 #include <string>
 
-#include "api/jobspec/jobspec.h"
 #include "cli/client/api_error.h"
 #include "cli/exit_status.h"
 #include "cli/job_flags.h"
@@ -16,6 +15,7 @@
 #include "fmt/format.h"
 #include "sim/alibaba/alibaba_trace.h"
 #include "sim/swf/swf_trace.h"
+#include "spec/jobspec.h"
 
 namespace tessera::cli {
 namespace {
@@ -92,7 +92,7 @@ std::string Counts(const std::map<std::string, int64_t>& counts) {
 // Submits one job, retrying while the server rate-limits it. An error status is a refusal,
 // or (IsUnreachable) the end of the replay.
 absl::Status Submit(RestClient& client, const ReplayJob& job, Tally& tally, const CommandEnv& env) {
-  const std::string body = api::RenderJobJson(job.document, -1);
+  const std::string body = spec::RenderJobJson(job.document, -1);
   for (int attempt = 0;; ++attempt) {
     int http_status = 0;
     absl::StatusOr<Json> answer = client.PostJson("/api/v1/jobs", body, &http_status);
@@ -122,7 +122,7 @@ void PrintProgress(const Tally& tally, size_t done, size_t total, const ReplayJo
 int DryRun(const ReplayPlan& plan, const CommandEnv& env) {
   for (const ReplayJob& job : plan.jobs) {
     *env.out << "---\n# " << job.trace_id << " at +" << FormatDuration(job.arrival) << "\n"
-             << api::RenderJobYaml(job.document);
+             << spec::RenderJobYaml(job.document);
   }
   *env.err << fmt::format("{} job(s) of {} row(s); {} skipped{}\n", plan.jobs.size(), plan.rows,
                           plan.rows - static_cast<int64_t>(plan.jobs.size()), Counts(plan.skipped));

@@ -3,22 +3,22 @@
 #include <fstream>
 #include <sstream>
 
-#include "api/jobspec/jobspec.h"
 #include "cli/exit_status.h"
 #include "cli/job_flags.h"
 #include "cli/job_view.h"
 #include "cli/verb_common.h"
 #include "fmt/format.h"
+#include "spec/jobspec.h"
 
 namespace tessera::cli {
 namespace {
 
-absl::StatusOr<api::JobDocument> ReadDocument(const std::string& path) {
+absl::StatusOr<spec::JobDocument> ReadDocument(const std::string& path) {
   absl::StatusOr<std::string> text = ReadDocumentFile(path);
   if (!text.ok()) return text.status();
-  api::ParseOptions options;
+  spec::ParseOptions options;
   options.source = path;
-  return api::ParseJobDocument(*text, options);
+  return spec::ParseJobDocument(*text, options);
 }
 
 }  // namespace
@@ -67,7 +67,7 @@ int RunSubmitCommand(int argc, char** argv, const CommandEnv& env) {
     return *rc;
   }
 
-  absl::StatusOr<api::JobDocument> document;
+  absl::StatusOr<spec::JobDocument> document;
   if (!file.empty()) {
     for (const CLI::Option* opt : app.get_options()) {
       const std::string name = opt->get_name();
@@ -89,7 +89,7 @@ int RunSubmitCommand(int argc, char** argv, const CommandEnv& env) {
   }
   if (!document.ok()) return ReportUsageError(std::string(document.status().message()), *env.err);
   if (dry_run) {
-    *env.out << api::RenderJobYaml(*document);
+    *env.out << spec::RenderJobYaml(*document);
     return kExitOk;
   }
 
@@ -97,7 +97,7 @@ int RunSubmitCommand(int argc, char** argv, const CommandEnv& env) {
   if (client == nullptr) return kExitUsage;
   int http_status = 0;
   absl::StatusOr<Json> submitted =
-      client->PostJson("/api/v1/jobs", api::RenderJobJson(*document, -1), &http_status);
+      client->PostJson("/api/v1/jobs", spec::RenderJobJson(*document, -1), &http_status);
   if (!submitted.ok()) return ReportApiError(submitted.status(), *env.err);
   const std::string id = JsonText(*submitted, {"metadata", "id"});
   if (quiet) {

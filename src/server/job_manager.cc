@@ -5,10 +5,10 @@
 #include <future>
 #include <utility>
 
-#include "api/errors/request_error.h"
 #include "fmt/format.h"
 #include "sched/plugins/builtin.h"
-#include "server/queue_document.h"
+#include "spec/queue_document.h"
+#include "spec/request_error.h"
 
 namespace tessera::server {
 namespace {
@@ -60,7 +60,7 @@ absl::Status WithLeadingField(absl::Status status) {
       message.substr(0, colon).find(' ') != std::string::npos) {
     return status;
   }
-  return api::WithField(status, message.substr(0, colon));
+  return spec::WithField(status, message.substr(0, colon));
 }
 
 // The job is being torn down: a cancel or a preemption; its tasks must not start.
@@ -215,7 +215,7 @@ absl::Status JobManager::LoadQueues() {
   std::string source = "the default (one queue \"default\" without limits)";
   bool configured = true;
   if (stored->has_value()) {
-    absl::StatusOr<std::vector<QueueSpec>> decoded = ParseQueueDocument((*stored)->value);
+    absl::StatusOr<std::vector<QueueSpec>> decoded = spec::ParseQueueDocument((*stored)->value);
     if (!decoded.ok()) {
       return absl::DataLossError(
           fmt::format("{}: {}", kQueuesKey, std::string(decoded.status().message())));
@@ -237,7 +237,7 @@ absl::Status JobManager::LoadQueues() {
           fmt::format("queues from {}: {}", source, std::string(s.message())));
     }
     queues_ = tree;
-    queue_leaves_ = LeafIndex(queues_);
+    queue_leaves_ = spec::LeafIndex(queues_);
   }
   if (configured) {
     if (absl::Status s = scheduler_->SetQueues(tree); !s.ok()) {
@@ -255,7 +255,7 @@ absl::Status JobManager::CheckJobsFitTreeLocked(const std::vector<QueueSpec>& tr
   for (const auto& [id, record] : jobs_) {
     if (!IsTerminal(record.status().phase)) ++unfinished[record.document.spec.queue];
   }
-  const QueueLeafIndex leaves = LeafIndex(tree);
+  const spec::QueueLeafIndex leaves = spec::LeafIndex(tree);
   for (const auto& [queue, count] : unfinished) {
     auto it = leaves.find(queue);
     if (it != leaves.end() && it->second) continue;
@@ -344,7 +344,7 @@ absl::StatusOr<JobView> JobManager::GetView(const Caller& caller, std::string_vi
   return record->View();
 }
 
-absl::StatusOr<SubmitResult> JobManager::Submit(const Caller& caller, api::JobDocument job) {
+absl::StatusOr<SubmitResult> JobManager::Submit(const Caller& caller, spec::JobDocument job) {
   if (!Ready()) return absl::UnavailableError("the control plane is starting");
   if (absl::Status s = job.spec.Validate("spec"); !s.ok()) return s;
   auto committed = std::make_shared<std::promise<absl::Status>>();
@@ -425,10 +425,10 @@ absl::StatusOr<SubmitResult> JobManager::Submit(const Caller& caller, api::JobDo
 absl::Status JobManager::CheckQueueLocked(std::string_view queue) const {
   auto leaf = queue_leaves_.find(queue);
   if (leaf == queue_leaves_.end()) {
-    return api::FieldError("spec.queue", fmt::format("unknown queue \"{}\"", queue));
+    return spec::FieldError("spec.queue", fmt::format("unknown queue \"{}\"", queue));
   }
   if (!leaf->second) {
-    return api::FieldError("spec.queue", fmt::format("\"{}\" is not a leaf queue", queue));
+    return spec::FieldError("spec.queue", fmt::format("\"{}\" is not a leaf queue", queue));
   }
   return absl::OkStatus();
 }
@@ -440,14 +440,14 @@ absl::StatusOr<JobView> JobManager::Get(const Caller& caller, std::string_view i
 absl::StatusOr<ListJobsResult> JobManager::List(const Caller& caller,
                                                 const ListJobsRequest& request) {
   if (request.limit < 1 || request.limit > kMaxListLimit) {
-    return api::FieldError(
+    return spec::FieldError(
         "limit", fmt::format("must be between 1 and {}, not {}", kMaxListLimit, request.limit));
   }
   int64_t after = 0;
   if (!request.page_token.empty()) {
     const std::optional<int64_t> token = ParseJobId(request.page_token);
     if (!token.has_value()) {
-      return api::FieldError(
+      return spec::FieldError(
           "pageToken", fmt::format("\"{}\" is not a page token of this API", request.page_token));
     }
     after = *token;
@@ -561,8 +561,8 @@ std::optional<StartEstimate> JobManager::EstimateStart(int64_t id) {
 absl::StatusOr<LogChunk> JobManager::Logs(const Caller& caller, std::string_view id,
                                           const LogRequest& request) {
   if (request.offset < 0 || request.limit <= 0) {
-    return api::FieldError(request.offset < 0 ? "offset" : "limit",
-                           request.offset < 0 ? "must be >= 0" : "must be > 0");
+    return spec::FieldError(request.offset < 0 ? "offset" : "limit",
+                            request.offset < 0 ? "must be >= 0" : "must be > 0");
   }
   std::string launch_id;
   Cluster* cluster = nullptr;
@@ -594,7 +594,7 @@ absl::StatusOr<LogChunk> JobManager::Logs(const Caller& caller, std::string_view
 absl::StatusOr<std::unique_ptr<EventStream>> JobManager::Watch(const Caller& caller,
                                                                const WatchRequest& request) {
   if (request.after_sequence >= 0 && request.job_id.empty()) {
-    return api::FieldError("afterSequence", "needs a job");
+    return spec::FieldError("afterSequence", "needs a job");
   }
   if (!request.job_id.empty()) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -669,7 +669,7 @@ absl::StatusOr<QueueView> JobManager::ApplyQueue(const Caller& caller, QueueSpec
   const std::string name = queue.name;
   if (absl::Status s = EditQueues(caller,
                                   [queue = std::move(queue)](const std::vector<QueueSpec>& tree) {
-                                    return UpsertQueue(tree, queue);
+                                    return spec::UpsertQueue(tree, queue);
                                   });
       !s.ok()) {
     return s;
@@ -682,7 +682,7 @@ absl::StatusOr<QueueView> JobManager::ApplyQueue(const Caller& caller, QueueSpec
 
 absl::Status JobManager::DeleteQueue(const Caller& caller, std::string_view name) {
   return EditQueues(caller, [name = std::string(name)](const std::vector<QueueSpec>& tree) {
-    return RemoveQueue(tree, name);
+    return spec::RemoveQueue(tree, name);
   });
 }
 
@@ -1103,7 +1103,7 @@ void JobManager::Handle(QueuesChanged& event) {
       return event.done(WithLeadingField(s));
     }
     previous = std::exchange(queues_, *edited);
-    queue_leaves_ = LeafIndex(queues_);
+    queue_leaves_ = spec::LeafIndex(queues_);
     tree = *std::move(edited);
   }
   PublishQueueStatuses();
@@ -1120,7 +1120,8 @@ void JobManager::Handle(QueuesChanged& event) {
 
 void JobManager::PersistQueues(const std::vector<QueueSpec>& tree,
                                std::function<void(absl::Status)> done) {
-  store::Txn txn{.success = {store::Op::Put(std::string(kQueuesKey), QueueTreeToJson(tree).dump())}};
+  store::Txn txn{
+      .success = {store::Op::Put(std::string(kQueuesKey), spec::QueueTreeToJson(tree).dump())}};
   ++in_flight_;
   absl::Status admitted = options_.store->CommitAsync(
       std::move(txn), [this, done](absl::StatusOr<store::TxnResult> result) {

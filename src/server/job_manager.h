@@ -67,12 +67,12 @@
 #include "sched/cluster_state.h"
 #include "sched/profile.h"
 #include "sched/scheduler.h"
-#include "tessera/cluster/cluster.h"
 #include "server/event_hub.h"
 #include "server/job_record.h"
 #include "server/job_service.h"
-#include "server/queue_document.h"
 #include "server/server_metrics.h"
+#include "spec/queue_document.h"
+#include "tessera/cluster/cluster.h"
 #include "tessera/common/clock.h"
 #include "tessera/common/rng.h"
 #include "tessera/sched/registry.h"
@@ -116,7 +116,7 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   void Stop();
 
   // JobService.
-  absl::StatusOr<SubmitResult> Submit(const Caller& caller, api::JobDocument job) override;
+  absl::StatusOr<SubmitResult> Submit(const Caller& caller, spec::JobDocument job) override;
   absl::StatusOr<JobView> Get(const Caller& caller, std::string_view id) override;
   absl::StatusOr<ListJobsResult> List(const Caller& caller,
                                       const ListJobsRequest& request) override;
@@ -269,7 +269,7 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   // The queue tree in effect (tree order; written on the loop thread) and the loop's last
   // snapshot of the Scheduler's queue statuses.
   std::vector<QueueSpec> queues_;
-  QueueLeafIndex queue_leaves_;  // of queues_
+  spec::QueueLeafIndex queue_leaves_;  // of queues_
   std::vector<QueueStatus> queue_statuses_;
 
   // Loop state: owned by the loop thread; state_ also read by Nodes()/Clusters() under state_mu_.

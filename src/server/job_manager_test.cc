@@ -10,14 +10,14 @@
 #include <fstream>
 #include <thread>
 
-#include "api/jobspec/jobspec.h"
+#include "agent/local/local_cluster.h"
+#include "agent/sim/sim_cluster.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sched/testing/test_nodes.h"
 #include "sched/profile.h"
-#include "agent/local/local_cluster.h"
-#include "agent/sim/sim_cluster.h"
+#include "sched/testing/test_nodes.h"
+#include "spec/jobspec.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace tessera::server {
@@ -46,15 +46,15 @@ Node GpuNode(std::string name, int32_t gpus) {
   return testing::NamedGpuNode(std::move(name), gpus, 32'000, 256 * kGi);
 }
 
-api::JobDocument Doc(const std::string& yaml) {
-  absl::StatusOr<api::JobDocument> doc =
-      api::ParseJobDocument("apiVersion: tessera/v1\nkind: Job\n" + yaml);
+spec::JobDocument Doc(const std::string& yaml) {
+  absl::StatusOr<spec::JobDocument> doc =
+      spec::ParseJobDocument("apiVersion: tessera/v1\nkind: Job\n" + yaml);
   EXPECT_TRUE(doc.ok()) << doc.status();
   return *doc;
 }
 
 // A job for the simulated nodes: `gpus` per task, running `duration`.
-api::JobDocument SimJob(int replicas, int gpus, std::string duration, std::string extra = "") {
+spec::JobDocument SimJob(int replicas, int gpus, std::string duration, std::string extra = "") {
   return Doc(fmt::format(R"(
 spec:
   duration: {}
@@ -131,7 +131,7 @@ class JobManagerTest : public ::testing::Test {
     manager_.reset();
   }
 
-  std::string Submit(api::JobDocument doc, const Caller& caller = kTenantA) {
+  std::string Submit(spec::JobDocument doc, const Caller& caller = kTenantA) {
     absl::StatusOr<SubmitResult> result = manager_->Submit(caller, std::move(doc));
     EXPECT_TRUE(result.ok()) << result.status();
     return result.ok() ? result->job.document.metadata.id : "";
@@ -197,7 +197,7 @@ TEST_F(JobManagerTest, JobRunsThroughEveryPhaseAndRecordsEachStep) {
 
 TEST_F(JobManagerTest, TenantsAreIsolatedAndRequestIdsAreIdempotent) {
   StartManager();
-  api::JobDocument doc = SimJob(1, 1, "1h");
+  spec::JobDocument doc = SimJob(1, 1, "1h");
   doc.metadata.request_id = "req-1";
   absl::StatusOr<SubmitResult> first = manager_->Submit(kTenantA, doc);
   ASSERT_TRUE(first.ok());
@@ -223,7 +223,7 @@ TEST_F(JobManagerTest, TenantsAreIsolatedAndRequestIdsAreIdempotent) {
 
 TEST_F(JobManagerTest, NamesAreUniqueAmongUnfinishedJobsOfATenant) {
   StartManager();
-  api::JobDocument doc = SimJob(1, 1, "1m");
+  spec::JobDocument doc = SimJob(1, 1, "1m");
   doc.spec.name = "train";
   const std::string id = Submit(doc);
   EXPECT_EQ(manager_->Submit(kTenantA, doc).status().code(), absl::StatusCode::kAlreadyExists);

@@ -3,9 +3,9 @@
 #include <charconv>
 #include <utility>
 
-#include "api/jobspec/jobspec.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "spec/jobspec.h"
 
 namespace tessera::server {
 namespace {
@@ -64,7 +64,7 @@ TaskRuntime DecodeTask(const json& j) {
   return task;
 }
 
-json EncodeStatus(const api::JobStatus& status) {
+json EncodeStatus(const spec::JobStatus& status) {
   return json{{"phase", JobPhaseName(status.phase)},
               {"reason", status.reason},
               {"message", status.message},
@@ -75,8 +75,8 @@ json EncodeStatus(const api::JobStatus& status) {
               {"preemptions", status.preemptions}};
 }
 
-api::JobStatus DecodeStatus(const json& j) {
-  api::JobStatus status;
+spec::JobStatus DecodeStatus(const json& j) {
+  spec::JobStatus status;
   const std::optional<JobPhase> phase = ParseJobPhase(j.at("phase").get<std::string>());
   if (!phase.has_value()) throw std::invalid_argument("unknown job phase");
   status.phase = *phase;
@@ -110,7 +110,7 @@ absl::Status Corrupt(std::string_view key, std::string_view what) {
 }  // namespace
 
 void JobRecord::SyncTaskStatus() {
-  api::JobStatus& s = status();
+  spec::JobStatus& s = status();
   s.tasks.clear();
   for (const TaskRuntime& task : tasks) {
     s.tasks.push_back({.name = task.name,
@@ -123,13 +123,13 @@ void JobRecord::SyncTaskStatus() {
 
 JobView JobRecord::View() const { return JobView{.document = document, .tenant = tenant}; }
 
-JobRecord NewJobRecord(int64_t id, std::string tenant, api::JobDocument document, TimePoint now) {
+JobRecord NewJobRecord(int64_t id, std::string tenant, spec::JobDocument document, TimePoint now) {
   JobRecord record;
   record.id = id;
   record.tenant = std::move(tenant);
   document.metadata.id = FormatJobId(id);
   if (document.spec.name.empty()) document.spec.name = fmt::format("job-{}", id);
-  document.status = api::JobStatus{.phase = JobPhase::kPending, .submit_time = now};
+  document.status = spec::JobStatus{.phase = JobPhase::kPending, .submit_time = now};
   record.document = std::move(document);
   for (const TaskGroup& group : record.document.spec.tasks) {
     for (int32_t r = 0; r < group.replicas; ++r) {
@@ -160,13 +160,13 @@ std::string RequestKey(std::string_view tenant, std::string_view request_id) {
 }
 
 std::string EncodeJobRecord(const JobRecord& record) {
-  api::JobDocument spec_only{.metadata = {.request_id = record.document.metadata.request_id},
-                             .spec = record.document.spec};
+  spec::JobDocument spec_only{.metadata = {.request_id = record.document.metadata.request_id},
+                              .spec = record.document.spec};
   json tasks = json::array();
   for (const TaskRuntime& task : record.tasks) tasks.push_back(EncodeTask(task));
   return json{{"id", record.id},
               {"tenant", record.tenant},
-              {"document", RenderJobJson(spec_only, -1)},
+              {"document", spec::RenderJobJson(spec_only, -1)},
               {"status", EncodeStatus(record.status())},
               {"tasks", std::move(tasks)},
               {"attempt", record.attempt},
@@ -183,8 +183,8 @@ absl::StatusOr<JobRecord> DecodeJobRecord(std::string_view key, std::string_view
     const json j = json::parse(value);
     record.id = j.at("id").get<int64_t>();
     record.tenant = j.at("tenant").get<std::string>();
-    absl::StatusOr<api::JobDocument> document = api::ParseJobDocument(
-        j.at("document").get<std::string>(), {.format = api::DocumentFormat::kJson});
+    absl::StatusOr<spec::JobDocument> document = spec::ParseJobDocument(
+        j.at("document").get<std::string>(), {.format = spec::DocumentFormat::kJson});
     if (!document.ok()) {
       return Corrupt(key, fmt::format("document: {}", std::string(document.status().message())));
     }

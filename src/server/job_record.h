@@ -8,8 +8,8 @@
 //   /tessera/requests/<tenant>/<request id>       the job id a request id was given
 // Ids are decimal integers from 1; keys are zero-padded so that key order is id order.
 //
-// The spec is stored as its own JOBSPEC document (api::RenderJobJson without id and status)
-// and decoded with api::ParseJobDocument, so the store holds exactly what the API accepts.
+// The spec is stored as its own JOBSPEC document (spec::RenderJobJson without id and status)
+// and decoded with spec::ParseJobDocument, so the store holds exactly what the API accepts.
 // Decoding errors are DataLoss naming the key's field. Value types; thread-compatible.
 #pragma once
 
@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "api/jobspec/job_document.h"
 #include "core/placement.h"
 #include "server/job_service.h"
+#include "spec/job_document.h"
 
 namespace tessera::server {
 
@@ -47,7 +47,7 @@ enum class PreemptionAction { kNone, kRequeue, kCancel };
 struct JobRecord {
   int64_t id = 0;
   std::string tenant;
-  api::JobDocument document;  // metadata.id set; status always set
+  spec::JobDocument document;  // metadata.id set; status always set
   std::vector<TaskRuntime> tasks;
   int32_t attempt = 0;   // placements so far minus one; part of every launch id
   int32_t restarts = 0;  // requeues under the restart policy
@@ -56,15 +56,15 @@ struct JobRecord {
   PreemptionAction preemption = PreemptionAction::kNone;
   int64_t last_event = 0;  // sequence of the job's last event
 
-  const api::JobStatus& status() const { return *document.status; }
-  api::JobStatus& status() { return *document.status; }
+  const spec::JobStatus& status() const { return *document.status; }
+  spec::JobStatus& status() { return *document.status; }
   // Copies the tasks' placements and phases into status.tasks.
   void SyncTaskStatus();
   JobView View() const;
 };
 
 // A new Pending record for a submitted document: one TaskRuntime per replica, status set.
-JobRecord NewJobRecord(int64_t id, std::string tenant, api::JobDocument document, TimePoint now);
+JobRecord NewJobRecord(int64_t id, std::string tenant, spec::JobDocument document, TimePoint now);
 
 std::string JobKey(int64_t id);
 std::string EventKey(int64_t id, int64_t sequence);

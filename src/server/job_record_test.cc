@@ -2,18 +2,18 @@
 
 #include <string>
 
-#include "api/jobspec/jobspec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "spec/jobspec.h"
 
 namespace tessera::server {
 namespace {
 
 using ::testing::HasSubstr;
 
-api::JobDocument Document() {
-  absl::StatusOr<api::JobDocument> doc = api::ParseJobDocument(R"(
+spec::JobDocument Document() {
+  absl::StatusOr<spec::JobDocument> doc = spec::ParseJobDocument(R"(
 apiVersion: tessera/v1
 kind: Job
 metadata: {name: train, requestId: r-1}
@@ -38,7 +38,7 @@ TEST(JobRecordTest, NewRecordIsPendingWithOneTaskPerReplica) {
 }
 
 TEST(JobRecordTest, UnnamedJobsAreNamedAfterTheirId) {
-  api::JobDocument doc = Document();
+  spec::JobDocument doc = Document();
   doc.spec.name.clear();
   EXPECT_EQ(NewJobRecord(12, "t", doc, TimePoint()).document.spec.name, "job-12");
 }

@@ -34,11 +34,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "api/jobspec/job_document.h"
 #include "core/job_phase.h"
 #include "core/node.h"
 #include "core/resources.h"
 #include "sched/queue/queue_spec.h"
+#include "spec/job_document.h"
 #include "tessera/cluster/task_log.h"
 #include "tessera/common/clock.h"
 
@@ -69,7 +69,7 @@ struct JobEvent {
 
 // A job as the API shows it: the JOBSPEC.md document (metadata.id and status set) and its owner.
 struct JobView {
-  api::JobDocument document;
+  spec::JobDocument document;
   std::string tenant;
 };
 
@@ -191,7 +191,7 @@ class JobService {
   // job is acknowledged only once committed. A document whose metadata.requestId matches an
   // earlier submission of the same tenant returns that job with created == false (its spec is
   // not compared). metadata.name defaults to "job-<id>".
-  virtual absl::StatusOr<SubmitResult> Submit(const Caller& caller, api::JobDocument job) = 0;
+  virtual absl::StatusOr<SubmitResult> Submit(const Caller& caller, spec::JobDocument job) = 0;
   virtual absl::StatusOr<JobView> Get(const Caller& caller, std::string_view id) = 0;
   virtual absl::StatusOr<ListJobsResult> List(const Caller& caller,
                                               const ListJobsRequest& request) = 0;

@@ -10,8 +10,8 @@
 #include "core/duration.h"
 #include "core/quantity.h"
 #include "fmt/format.h"
+#include "spec/queue_document.h"
 #include "tessera/cluster/cluster.h"
-#include "server/queue_document.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tessera::server {
@@ -368,7 +368,7 @@ absl::Status ParseTopLevel(const YAML::Node& root, std::string_view source, Serv
     config.scheduling = *policy;
   }
   if (const YAML::Node queues = root["queues"]) {
-    absl::StatusOr<std::vector<QueueSpec>> tree = ParseQueueTree(queues, "queues");
+    absl::StatusOr<std::vector<QueueSpec>> tree = spec::ParseQueueTree(queues, "queues");
     if (!tree.ok()) return InSource(source, tree.status());
     config.queues = *std::move(tree);
   }
@@ -404,7 +404,7 @@ absl::StatusOr<ServerConfig> ParseServerConfig(std::string_view yaml, std::strin
     return absl::InvalidArgumentError(
         fmt::format("{}: larger than the limit of {} bytes", source, kMaxConfigBytes));
   }
-  if (FlowDepth(yaml) > kMaxFlowDepth) {
+  if (spec::FlowDepth(yaml) > kMaxFlowDepth) {
     return absl::InvalidArgumentError(
         fmt::format("{}: brackets nest deeper than the limit of {}", source, kMaxFlowDepth));
   }

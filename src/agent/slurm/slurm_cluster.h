@@ -1,7 +1,7 @@
-// SlurmCluster: a Slurm cluster as a Tessera Cluster (tessera/cluster/cluster.h), through slurmrestd's
-// REST API (v0.0.38, Slurm 22.05 and later) with JWT authentication. `tessera agent --backend
-// slurm` runs one and relays it to the control plane; docs/agents/slurm.md is the operator's
-// guide.
+// SlurmCluster: a Slurm cluster as a Tessera Cluster (tessera/cluster/cluster.h), through
+// slurmrestd's REST API (v0.0.38, Slurm 22.05 and later) with JWT authentication. `tessera
+// agent --backend slurm` runs one and relays it to the control plane; docs/agents/slurm.md is
+// the operator's guide.
 //
 // Tessera places each task on one Slurm node; the task becomes one Slurm batch job pinned to
 // that node. Slurm remains the owner of its nodes: it accounts CPUs, memory and GPUs itself and

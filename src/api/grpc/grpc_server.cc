@@ -4,8 +4,8 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
-#include <sstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,13 +15,13 @@
 #include "api/grpc/grpc_status.h"
 #include "api/grpc/proto_convert.h"
 #include "api/grpc/tls_key_pair.h"
-#include "api/jobspec/jobspec.h"
 #include "fmt/format.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/server_context.h"
-#include "server/queue_document.h"
+#include "spec/jobspec.h"
+#include "spec/queue_document.h"
 #include "tessera/v1/jobs.grpc.pb.h"
 
 namespace tessera::api {
@@ -47,7 +47,7 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, std::string_view fi
 }
 
 absl::Status RequireJobId(const std::string& id) {
-  return id.empty() ? FieldError("job_id", "required") : absl::OkStatus();
+  return id.empty() ? spec::FieldError("job_id", "required") : absl::OkStatus();
 }
 
 absl::Status CheckDocumentSize(const std::string& document) {
@@ -73,10 +73,10 @@ class GrpcServer::Service final : public v1::JobService::Service {
             absl::StrCat("job document is ", request->document().size(), " bytes; at most ",
                          kMaxDocumentBytes, " are accepted"));
       }
-      absl::StatusOr<DocumentFormat> format = FromProto(request->format());
+      absl::StatusOr<spec::DocumentFormat> format = FromProto(request->format());
       if (!format.ok()) return format.status();
-      absl::StatusOr<JobDocument> document =
-          ParseJobDocument(request->document(), {.format = *format});
+      absl::StatusOr<spec::JobDocument> document =
+          spec::ParseJobDocument(request->document(), {.format = *format});
       if (!document.ok()) return document.status();
       absl::StatusOr<server::SubmitResult> result =
           options_.service->Submit(caller, *std::move(document));
@@ -189,7 +189,7 @@ class GrpcServer::Service final : public v1::JobService::Service {
                            v1::ListQueuesResponse* response) override {
     return Serve(*context, [&](const server::Caller& caller) -> absl::Status {
       if (absl::Status s = CheckDocumentSize(request->document()); !s.ok()) return s;
-      absl::StatusOr<std::vector<QueueSpec>> tree = server::ParseQueueDocument(request->document());
+      absl::StatusOr<std::vector<QueueSpec>> tree = spec::ParseQueueDocument(request->document());
       if (!tree.ok()) return tree.status();
       absl::StatusOr<std::vector<server::QueueView>> queues =
           options_.service->ApplyQueues(caller, *std::move(tree));
@@ -204,7 +204,7 @@ class GrpcServer::Service final : public v1::JobService::Service {
     return Serve(*context, [&](const server::Caller& caller) -> absl::Status {
       if (absl::Status s = CheckDocumentSize(request->document()); !s.ok()) return s;
       absl::StatusOr<QueueSpec> queue =
-          server::ParseQueueObject(request->document(), request->name());
+          spec::ParseQueueObject(request->document(), request->name());
       if (!queue.ok()) return queue.status();
       absl::StatusOr<server::QueueView> view =
           options_.service->ApplyQueue(caller, *std::move(queue));
@@ -217,7 +217,7 @@ class GrpcServer::Service final : public v1::JobService::Service {
   grpc::Status DeleteQueue(grpc::ServerContext* context, const v1::DeleteQueueRequest* request,
                            v1::ListQueuesResponse* response) override {
     return Serve(*context, [&](const server::Caller& caller) -> absl::Status {
-      if (request->name().empty()) return FieldError("name", "required");
+      if (request->name().empty()) return spec::FieldError("name", "required");
       if (absl::Status s = options_.service->DeleteQueue(caller, request->name()); !s.ok()) {
         return s;
       }
@@ -252,7 +252,7 @@ class GrpcServer::Service final : public v1::JobService::Service {
                              const v1::DeleteClusterRequest* request,
                              v1::ListClustersResponse* response) override {
     return Serve(*context, [&](const server::Caller& caller) -> absl::Status {
-      if (request->name().empty()) return FieldError("name", "required");
+      if (request->name().empty()) return spec::FieldError("name", "required");
       if (absl::Status s = options_.service->DeleteCluster(caller, request->name()); !s.ok()) {
         return s;
       }

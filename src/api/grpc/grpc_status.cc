@@ -6,7 +6,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/optional.h"
-#include "api/jobspec/jobspec.h"
+#include "spec/jobspec.h"
 
 namespace tessera::api {
 grpc::StatusCode ToGrpcCode(absl::StatusCode code) {
@@ -25,7 +25,7 @@ grpc::StatusCode ToGrpcCode(absl::StatusCode code) {
 
 grpc::Status ToGrpcStatus(const absl::Status& status, grpc::ServerContext& context) {
   if (status.ok()) return grpc::Status::OK;
-  if (std::optional<std::string> field = ErrorField(status)) {
+  if (std::optional<std::string> field = spec::ErrorField(status)) {
     context.AddTrailingMetadata(kFieldTrailer, *field);
   }
   return grpc::Status(ToGrpcCode(status.code()), std::string(status.message()));

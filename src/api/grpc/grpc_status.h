@@ -1,10 +1,10 @@
 // Error mapping of the gRPC API: absl::Status (the JobService's canonical codes) to
 // grpc::Status, code for code, with the faulty field's path as the "field" trailer.
 //
-// The field comes from a job-spec parse error (api/jobspec/jobspec.h, GetJobSpecError: the
-// document path, "spec.tasks[1].resources.gpu") or from FieldError (api/errors/request_error.h: a request field,
-// "job_id"). The message is passed through unchanged.
-// Thread-safe: pure functions; ToGrpcStatus writes only to the call's own ServerContext.
+// The field comes from a job-spec parse error (spec/jobspec.h, GetJobSpecError: the
+// document path, "spec.tasks[1].resources.gpu") or from FieldError (spec/request_error.h: a request
+// field, "job_id"). The message is passed through unchanged. Thread-safe: pure functions;
+// ToGrpcStatus writes only to the call's own ServerContext.
 #pragma once
 
 #include <optional>
@@ -13,9 +13,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "api/errors/request_error.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/status.h"
+#include "spec/request_error.h"
 
 namespace tessera::api {
 

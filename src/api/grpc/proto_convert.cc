@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/grpc/grpc_status.h"
-#include "api/jobspec/job_json.h"
 #include "nlohmann/json.hpp"
+#include "spec/job_json.h"
 
 namespace tessera::api {
 namespace {
@@ -86,7 +86,7 @@ v1::Resources ToProto(const Resources& resources) {
 }
 
 std::string JobDocumentJson(const server::JobView& job) {
-  nlohmann::ordered_json document = JobDocumentToJson(job.document);
+  nlohmann::ordered_json document = spec::JobDocumentToJson(job.document);
   nlohmann::ordered_json metadata = nlohmann::ordered_json::object();
   bool placed = false;
   for (auto& [key, value] : document["metadata"].items()) {
@@ -103,14 +103,14 @@ std::string JobDocumentJson(const server::JobView& job) {
 }
 
 v1::Job ToProto(const server::JobView& job) {
-  const JobDocument& document = job.document;
+  const spec::JobDocument& document = job.document;
   v1::Job out;
   out.set_id(document.metadata.id);
   out.set_tenant(job.tenant);
   out.set_name(document.spec.name);
   out.set_queue(document.spec.queue);
   if (document.status.has_value()) {
-    const JobStatus& status = *document.status;
+    const spec::JobStatus& status = *document.status;
     out.set_phase(ToProto(status.phase));
     out.set_reason(status.reason);
     out.set_message(status.message);
@@ -246,21 +246,21 @@ absl::StatusOr<std::optional<JobPhase>> FromProto(v1::JobPhase phase, std::strin
     case v1::JOB_PHASE_CANCELLED:
       return JobPhase::kCancelled;
     default:
-      return FieldError(field, absl::StrCat("unknown job phase ", static_cast<int>(phase)));
+      return spec::FieldError(field, absl::StrCat("unknown job phase ", static_cast<int>(phase)));
   }
 }
 
-absl::StatusOr<DocumentFormat> FromProto(v1::DocumentFormat format) {
+absl::StatusOr<spec::DocumentFormat> FromProto(v1::DocumentFormat format) {
   switch (format) {
     case v1::DOCUMENT_FORMAT_AUTO:
-      return DocumentFormat::kAuto;
+      return spec::DocumentFormat::kAuto;
     case v1::DOCUMENT_FORMAT_YAML:
-      return DocumentFormat::kYaml;
+      return spec::DocumentFormat::kYaml;
     case v1::DOCUMENT_FORMAT_JSON:
-      return DocumentFormat::kJson;
+      return spec::DocumentFormat::kJson;
     default:
-      return FieldError("format",
-                        absl::StrCat("unknown document format ", static_cast<int>(format)));
+      return spec::FieldError("format",
+                              absl::StrCat("unknown document format ", static_cast<int>(format)));
   }
 }
 
@@ -268,8 +268,8 @@ absl::StatusOr<server::ListJobsRequest> FromProto(const v1::ListJobsRequest& req
   absl::StatusOr<std::optional<JobPhase>> phase = FromProto(request.phase(), "phase");
   if (!phase.ok()) return phase.status();
   if (request.limit() < 0 || request.limit() > kMaxListLimit) {
-    return FieldError("limit", absl::StrCat("must be between 1 and ", kMaxListLimit, " (0: ",
-                                            kDefaultListLimit, "), not ", request.limit()));
+    return spec::FieldError("limit", absl::StrCat("must be between 1 and ", kMaxListLimit, " (0: ",
+                                                  kDefaultListLimit, "), not ", request.limit()));
   }
   return server::ListJobsRequest{
       .phase = *phase,
@@ -291,13 +291,14 @@ absl::StatusOr<server::LogRequest> FromProto(const v1::GetJobLogsRequest& reques
       stream = LogStream::kStderr;
       break;
     default:
-      return FieldError("stream",
-                        absl::StrCat("unknown log stream ", static_cast<int>(request.stream())));
+      return spec::FieldError(
+          "stream", absl::StrCat("unknown log stream ", static_cast<int>(request.stream())));
   }
-  if (request.offset() < 0) return FieldError("offset", "must be >= 0");
+  if (request.offset() < 0) return spec::FieldError("offset", "must be >= 0");
   if (request.limit() < 0 || request.limit() > kMaxLogLimit) {
-    return FieldError("limit", absl::StrCat("must be between 1 and ", kMaxLogLimit, " bytes (0: ",
-                                            kMaxLogLimit, "), not ", request.limit()));
+    return spec::FieldError(
+        "limit", absl::StrCat("must be between 1 and ", kMaxLogLimit, " bytes (0: ", kMaxLogLimit,
+                              "), not ", request.limit()));
   }
   return server::LogRequest{
       .task = request.task(),

@@ -17,10 +17,10 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "api/jobspec/jobspec.h"
 #include "core/job_phase.h"
 #include "core/resources.h"
 #include "server/job_service.h"
+#include "spec/jobspec.h"
 #include "tessera/common/clock.h"
 #include "tessera/v1/jobs.pb.h"
 
@@ -43,7 +43,7 @@ std::string JobDocumentJson(const server::JobView& job);
 // nullopt for JOB_PHASE_UNSPECIFIED (no filter); `field` names the request field in errors.
 absl::StatusOr<std::optional<JobPhase>> FromProto(tessera::v1::JobPhase phase,
                                                   std::string_view field);
-absl::StatusOr<DocumentFormat> FromProto(tessera::v1::DocumentFormat format);
+absl::StatusOr<spec::DocumentFormat> FromProto(tessera::v1::DocumentFormat format);
 absl::StatusOr<server::ListJobsRequest> FromProto(const tessera::v1::ListJobsRequest& request);
 absl::StatusOr<server::LogRequest> FromProto(const tessera::v1::GetJobLogsRequest& request);
 server::WatchRequest FromProto(const tessera::v1::WatchJobEventsRequest& request);

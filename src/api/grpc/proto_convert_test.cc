@@ -44,7 +44,7 @@ TEST(ProtoConvertTest, UnspecifiedPhaseIsNoFilterAndUnknownIsAFieldError) {
 
   absl::StatusOr<std::optional<JobPhase>> bad = FromProto(static_cast<v1::JobPhase>(42), "phase");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ErrorField(bad.status()), "phase");
+  EXPECT_EQ(spec::ErrorField(bad.status()), "phase");
 }
 
 TEST(ProtoConvertTest, TimestampsFromMilliseconds) {
@@ -83,7 +83,7 @@ TEST(ProtoConvertTest, ResourcesKeepBaseUnits) {
 }
 
 server::JobView RunningJob() {
-  JobDocument document;
+  spec::JobDocument document;
   document.metadata.id = "42";
   document.spec.name = "train";
   document.spec.queue = "gpu";
@@ -92,12 +92,12 @@ server::JobView RunningJob() {
   group.replicas = 1;
   group.command = {"sleep", "5"};
   document.spec.tasks = {group};
-  document.status = JobStatus{.phase = JobPhase::kRunning,
-                              .reason = "",
-                              .message = "started",
-                              .cluster = "local",
-                              .submit_time = TimePoint(Duration(1'000)),
-                              .start_time = TimePoint(Duration(2'500))};
+  document.status = spec::JobStatus{.phase = JobPhase::kRunning,
+                                    .reason = "",
+                                    .message = "started",
+                                    .cluster = "local",
+                                    .submit_time = TimePoint(Duration(1'000)),
+                                    .start_time = TimePoint(Duration(2'500))};
   return server::JobView{.document = document, .tenant = "team-a"};
 }
 
@@ -170,7 +170,7 @@ TEST(ProtoConvertTest, ListRequestDefaultsAndLimits) {
 
   for (int32_t limit : {-1, 1001}) {
     request.set_limit(limit);
-    EXPECT_EQ(ErrorField(FromProto(request).status()), "limit") << limit;
+    EXPECT_EQ(spec::ErrorField(FromProto(request).status()), "limit") << limit;
   }
 }
 
@@ -192,7 +192,7 @@ TEST(ProtoConvertTest, LogRequestDefaultsAndLimits) {
   for (const auto& c : kBad) {
     request.set_offset(c.offset);
     request.set_limit(c.limit);
-    EXPECT_EQ(ErrorField(FromProto(request).status()), c.field);
+    EXPECT_EQ(spec::ErrorField(FromProto(request).status()), c.field);
   }
 }
 
@@ -235,19 +235,20 @@ TEST(GrpcStatusTest, CodesMapOneToOne) {
 }
 
 TEST(GrpcStatusTest, FieldOfSpecErrorsAndRequestErrors) {
-  absl::StatusOr<JobDocument> bad = ParseJobDocument(
+  absl::StatusOr<spec::JobDocument> bad = spec::ParseJobDocument(
       "apiVersion: tessera/v1\nkind: Job\nspec:\n  tasks:\n  - name: a\n"
       "    resources: {gpu: -1}\n");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(ErrorField(bad.status()), "spec.tasks[0].resources.gpu");
+  EXPECT_EQ(spec::ErrorField(bad.status()), "spec.tasks[0].resources.gpu");
 
-  const absl::Status request_error = FieldError("job_id", "required");
+  const absl::Status request_error = spec::FieldError("job_id", "required");
   EXPECT_EQ(request_error.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(request_error.message(), "job_id: required");
-  EXPECT_EQ(ErrorField(request_error), "job_id");
+  EXPECT_EQ(spec::ErrorField(request_error), "job_id");
 
-  EXPECT_EQ(ErrorField(absl::InvalidArgumentError("x: y")), std::nullopt);
-  EXPECT_EQ(ErrorField(ParseJobDocument("{").status()), std::nullopt);  // syntax: no field
+  EXPECT_EQ(spec::ErrorField(absl::InvalidArgumentError("x: y")), std::nullopt);
+  EXPECT_EQ(spec::ErrorField(spec::ParseJobDocument("{").status()),
+            std::nullopt);  // syntax: no field
 }
 
 }  // namespace

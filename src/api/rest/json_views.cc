@@ -4,11 +4,11 @@
 
 #include "absl/strings/cord.h"
 #include "absl/time/time.h"
-#include "api/jobspec/job_json.h"
-#include "api/jobspec/jobspec.h"
 #include "core/quantity.h"
 #include "fmt/format.h"
-#include "server/queue_document.h"
+#include "spec/job_json.h"
+#include "spec/jobspec.h"
+#include "spec/queue_document.h"
 
 namespace tessera::api {
 namespace {
@@ -58,7 +58,7 @@ Json ResourcesToJson(const Resources& resources) {
 }
 
 Json JobViewToJson(const server::JobView& job) {
-  Json out = JobDocumentToJson(job.document);
+  Json out = spec::JobDocumentToJson(job.document);
   out["metadata"]["tenant"] = job.tenant;
   return out;
 }
@@ -66,7 +66,7 @@ Json JobViewToJson(const server::JobView& job) {
 Json JobEventToJson(const server::JobEvent& event) {
   return {{"jobId", event.job_id},
           {"sequence", event.sequence},
-          {"time", FormatRfc3339(event.time)},
+          {"time", spec::FormatRfc3339(event.time)},
           {"type", event.type},
           {"phase", JobPhaseName(event.phase)},
           {"reason", event.reason},
@@ -80,15 +80,16 @@ Json JobExplanationToJson(const server::JobExplanation& explanation) {
   }
   Json start = nullptr;
   if (explanation.estimated_start_time.has_value()) {
-    start = FormatRfc3339(*explanation.estimated_start_time);
+    start = spec::FormatRfc3339(*explanation.estimated_start_time);
   }
   Json estimate = nullptr;
   if (explanation.estimate.has_value()) {
     const server::StartEstimateView& e = *explanation.estimate;
-    estimate = {{"startTime", e.start.has_value() ? Json(FormatRfc3339(*e.start)) : Json(nullptr)},
-                {"blocker", e.blocker},
-                {"message", e.message},
-                {"position", e.position}};
+    estimate = {
+        {"startTime", e.start.has_value() ? Json(spec::FormatRfc3339(*e.start)) : Json(nullptr)},
+        {"blocker", e.blocker},
+        {"message", e.message},
+        {"position", e.position}};
   }
   return {{"phase", JobPhaseName(explanation.phase)},
           {"reason", explanation.reason},
@@ -115,7 +116,7 @@ Json NodeViewToJson(const server::NodeView& node) {
   }
   return {{"name", node.name},
           {"cluster", node.cluster},
-          {"labels", StringMapToJson(node.labels)},
+          {"labels", spec::StringMapToJson(node.labels)},
           {"taints", std::move(taints)},
           {"ready", node.ready},
           {"unschedulable", node.unschedulable},
@@ -129,7 +130,7 @@ Json ClusterViewToJson(const server::ClusterView& cluster) {
   return {{"name", cluster.name},
           {"backend", cluster.backend},
           {"reachable", cluster.reachable},
-          {"labels", StringMapToJson(cluster.labels)},
+          {"labels", spec::StringMapToJson(cluster.labels)},
           {"nodes", cluster.nodes},
           {"readyNodes", cluster.ready_nodes},
           {"capacity", ResourcesToJson(cluster.capacity)},
@@ -137,8 +138,8 @@ Json ClusterViewToJson(const server::ClusterView& cluster) {
 }
 
 Json QueueViewToJson(const server::QueueView& queue) {
-  Json out = server::QueueSpecToJson(queue.spec);
-  out["usage"] = server::ResourceListToJson(queue.usage);
+  Json out = spec::QueueSpecToJson(queue.spec);
+  out["usage"] = spec::ResourceListToJson(queue.usage);
   out["borrowing"] = queue.borrowing;
   out["share"] = queue.share;
   out["pendingJobs"] = queue.pending_jobs;
@@ -154,7 +155,7 @@ Json ErrorBody(absl::StatusCode code, std::string_view message) {
 HttpError StatusToHttpError(const absl::Status& status) {
   HttpError error{.http_status = HttpStatus(status.code()),
                   .body = ErrorBody(status.code(), std::string(status.message()))};
-  if (std::optional<std::string> field = ErrorField(status)) {
+  if (std::optional<std::string> field = spec::ErrorField(status)) {
     error.body["error"]["field"] = *std::move(field);
   }
   return error;

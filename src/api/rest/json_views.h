@@ -1,21 +1,21 @@
 // JSON views of the JobService's answers for the REST API (docs/api.md, docs/openapi.yaml), and
 // the mapping of an absl::Status onto an HTTP status and the API's error body.
 //
-// Jobs are the job-spec codec's documents (api/jobspec/job_json.h) with metadata.tenant added.
+// Jobs are the job-spec codec's documents (spec/job_json.h) with metadata.tenant added.
 // Quantities are written as in job documents: cpu and memory as Kubernetes strings ("64",
 // "512Gi"), gpu as a number of GPUs (fractional when shared); times as RFC 3339 in UTC.
 //
 // Errors: every error body is {"error": {"code", "message"[, "field"]}} with the canonical code
-// name. `field` comes from api/errors/request_error.h (ErrorField).
+// name. `field` comes from spec/request_error.h (ErrorField).
 // Thread-safe: pure functions.
 #pragma once
 
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "api/errors/request_error.h"
 #include "nlohmann/json.hpp"
 #include "server/job_service.h"
+#include "spec/request_error.h"
 
 namespace tessera::api {
 
@@ -24,7 +24,7 @@ nlohmann::ordered_json JobEventToJson(const server::JobEvent& event);
 nlohmann::ordered_json JobExplanationToJson(const server::JobExplanation& explanation);
 nlohmann::ordered_json NodeViewToJson(const server::NodeView& node);
 nlohmann::ordered_json ClusterViewToJson(const server::ClusterView& cluster);
-// A queue: its spec (server/queue_document.h: QueueSpecToJson) with usage, borrowing, share and
+// A queue: its spec (spec/queue_document.h: QueueSpecToJson) with usage, borrowing, share and
 // pendingJobs, admittedJobs, runningJobs.
 nlohmann::ordered_json QueueViewToJson(const server::QueueView& queue);
 // {"cpu": "64", "memory": "512Gi", "gpu": 8}, plus gpuMemory and extended resources when set.

@@ -1,7 +1,7 @@
 #include "api/rest/json_views.h"
 
-#include "api/jobspec/jobspec.h"
 #include "gtest/gtest.h"
+#include "spec/jobspec.h"
 
 namespace tessera::api {
 namespace {
@@ -35,13 +35,14 @@ TEST(JsonViewsTest, StatusesMapOntoHttp) {
 }
 
 TEST(JsonViewsTest, FieldComesFromTheCodecOrFieldError) {
-  absl::StatusOr<JobDocument> doc = ParseJobDocument("{\"kind\": 3}", {.source = "request"});
+  absl::StatusOr<spec::JobDocument> doc =
+      spec::ParseJobDocument("{\"kind\": 3}", {.source = "request"});
   ASSERT_FALSE(doc.ok());
   HttpError error = StatusToHttpError(doc.status());
   EXPECT_EQ(error.http_status, 400);
   EXPECT_EQ(error.body["error"]["field"], "kind");
 
-  error = StatusToHttpError(FieldError("limit", "must be an integer in 1..1000"));
+  error = StatusToHttpError(spec::FieldError("limit", "must be an integer in 1..1000"));
   EXPECT_EQ(error.body["error"]["field"], "limit");
   EXPECT_EQ(error.body["error"]["message"], "limit: must be an integer in 1..1000");
   EXPECT_FALSE(StatusToHttpError(absl::InvalidArgumentError("x")).body["error"].contains("field"));
@@ -57,7 +58,7 @@ TEST(JsonViewsTest, ResourcesAsInJobDocuments) {
 }
 
 TEST(JsonViewsTest, JobViewAddsTenant) {
-  absl::StatusOr<JobDocument> doc = ParseJobDocument(
+  absl::StatusOr<spec::JobDocument> doc = spec::ParseJobDocument(
       R"({"apiVersion": "tessera/v1", "kind": "Job", "metadata": {"name": "n"}, "spec": {"tasks": [{"name": "m", "command": ["x"]}]}})");
   ASSERT_TRUE(doc.ok()) << doc.status();
   doc->metadata.id = "7";

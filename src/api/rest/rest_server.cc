@@ -14,14 +14,14 @@
 #include <thread>
 #include <utility>
 
-#include "api/jobspec/jobspec.h"
 #include "api/rest/json_views.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "prometheus/counter.h"
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
-#include "server/queue_document.h"
+#include "spec/jobspec.h"
+#include "spec/queue_document.h"
 
 namespace tessera::api {
 namespace {
@@ -75,7 +75,7 @@ absl::StatusOr<int64_t> IntParam(const Request& req, const char* name, int64_t f
   const char* end = text->data() + text->size();
   auto [ptr, ec] = std::from_chars(text->data(), end, value);
   if (text->empty() || ec != std::errc() || ptr != end || value < min || value > max) {
-    return FieldError(name, fmt::format("must be an integer in {}..{}", min, max));
+    return spec::FieldError(name, fmt::format("must be an integer in {}..{}", min, max));
   }
   return value;
 }
@@ -87,15 +87,15 @@ absl::StatusOr<std::optional<JobPhase>> PhaseParam(const Request& req) {
                          JobPhase::kSucceeded, JobPhase::kFailed, JobPhase::kCancelled}) {
     if (JobPhaseName(phase) == *text) return phase;
   }
-  return FieldError("phase",
-                    "must be one of Pending, Admitted, Running, Succeeded, Failed, Cancelled");
+  return spec::FieldError(
+      "phase", "must be one of Pending, Admitted, Running, Succeeded, Failed, Cancelled");
 }
 
 absl::StatusOr<LogStream> StreamParam(const Request& req) {
   std::optional<std::string_view> text = Param(req, "stream");
   if (!text.has_value() || *text == "stdout") return LogStream::kStdout;
   if (*text == "stderr") return LogStream::kStderr;
-  return FieldError("stream", "must be stdout or stderr");
+  return spec::FieldError("stream", "must be stdout or stderr");
 }
 
 bool IsJsonContent(const Request& req) {
@@ -111,17 +111,17 @@ absl::StatusOr<std::pair<std::string, server::Role>> ParseTokenRequest(std::stri
   const Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (!json.is_object()) return absl::InvalidArgumentError("the body must be a JSON object");
   for (const auto& [key, value] : json.items()) {
-    if (key != "tenant" && key != "role") return FieldError(key, "unknown key");
+    if (key != "tenant" && key != "role") return spec::FieldError(key, "unknown key");
   }
   if (!json.contains("tenant") || !json["tenant"].is_string()) {
-    return FieldError("tenant", "must be a string");
+    return spec::FieldError("tenant", "must be a string");
   }
   server::Role role = server::Role::kTenant;
   if (json.contains("role")) {
     if (json["role"] == "admin") {
       role = server::Role::kAdmin;
     } else if (json["role"] != "tenant") {
-      return FieldError("role", "must be admin or tenant");
+      return spec::FieldError("role", "must be admin or tenant");
     }
   }
   return std::pair{json["tenant"].get<std::string>(), role};
@@ -400,7 +400,7 @@ void RestServer::Impl::AddRoutes() {
       [=](const Caller&, const Request&, Response& res) { send_queues(res, service->Queues()); });
   Api(Method::kPut, "/api/v1/queues", "/api/v1/queues",
       [=](const Caller& c, const Request& req, Response& res) {
-        absl::StatusOr<std::vector<QueueSpec>> tree = server::ParseQueueDocument(req.body);
+        absl::StatusOr<std::vector<QueueSpec>> tree = spec::ParseQueueDocument(req.body);
         if (!tree.ok()) return SendError(res, tree.status());
         absl::StatusOr<std::vector<server::QueueView>> queues =
             service->ApplyQueues(c, *std::move(tree));
@@ -409,7 +409,7 @@ void RestServer::Impl::AddRoutes() {
       });
   Api(Method::kPut, "/api/v1/queues/{name}", R"(/api/v1/queues/([^/]+))",
       [=](const Caller& c, const Request& req, Response& res) {
-        absl::StatusOr<QueueSpec> queue = server::ParseQueueObject(req.body, id(req));
+        absl::StatusOr<QueueSpec> queue = spec::ParseQueueObject(req.body, id(req));
         if (!queue.ok()) return SendError(res, queue.status());
         absl::StatusOr<server::QueueView> view = service->ApplyQueue(c, *std::move(queue));
         if (!view.ok()) return SendError(res, view.status());
@@ -457,11 +457,11 @@ void RestServer::Impl::SubmitJob(const Caller& caller, const Request& req, Respo
         ErrorBody(absl::StatusCode::kResourceExhausted,
                   fmt::format("the request body exceeds {} bytes", options_.max_body_bytes)));
   }
-  const ParseOptions parse{
-      .format = IsJsonContent(req) ? DocumentFormat::kJson : DocumentFormat::kAuto,
+  const spec::ParseOptions parse{
+      .format = IsJsonContent(req) ? spec::DocumentFormat::kJson : spec::DocumentFormat::kAuto,
       .source = "request",
       .max_bytes = options_.max_body_bytes};
-  absl::StatusOr<JobDocument> document = ParseJobDocument(req.body, parse);
+  absl::StatusOr<spec::JobDocument> document = spec::ParseJobDocument(req.body, parse);
   if (!document.ok()) return SendError(res, document.status());
   absl::StatusOr<server::SubmitResult> result =
       options_.service->Submit(caller, *std::move(document));
@@ -566,7 +566,8 @@ void RestServer::Impl::IssueToken(const Caller& caller, const Request& req, Resp
       options_.auth->IssueToken(request->first, request->second);
   if (!issued.ok()) {
     absl::Status status = issued.status();
-    if (status.code() == absl::StatusCode::kInvalidArgument) status = WithField(status, "tenant");
+    if (status.code() == absl::StatusCode::kInvalidArgument)
+      status = spec::WithField(status, "tenant");
     return SendError(res, status);
   }
   SendJson(res, 201,

@@ -51,8 +51,8 @@ Duration Scaled(int64_t seconds, double speedup, bool at_least_1ms) {
   return at_least_1ms ? std::max(out, Duration(1)) : out;
 }
 
-api::JobDocument Document(const Row& row, const ReplayOptions& o) {
-  api::JobDocument doc;
+spec::JobDocument Document(const Row& row, const ReplayOptions& o) {
+  spec::JobDocument doc;
   doc.metadata.request_id = fmt::format("replay-{}-{}", o.trace_name, row.id);
   JobSpec& spec = doc.spec;
   spec.name = DnsName(fmt::format("{}-{}", o.trace_name, row.id));
@@ -102,7 +102,7 @@ ReplayPlan Plan(std::vector<Row> rows, const ReplayOptions& o) {
       continue;
     }
     if (!origin) origin = *row.arrival_s;
-    api::JobDocument doc = Document(row, o);
+    spec::JobDocument doc = Document(row, o);
     if (absl::Status valid = doc.spec.Validate("spec"); !valid.ok()) {
       ++plan.skipped[fmt::format("invalid job ({})", std::string(valid.message()))];
       continue;

@@ -31,9 +31,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "api/jobspec/job_document.h"
 #include "sim/alibaba/alibaba_trace.h"
 #include "sim/swf/swf_trace.h"
+#include "spec/job_document.h"
 #include "tessera/common/clock.h"
 
 namespace tessera::cli {
@@ -53,7 +53,7 @@ struct ReplayOptions {
 struct ReplayJob {
   std::string trace_id;  // pod name or SWF job id
   Duration arrival{0};   // after the window's first row, already divided by the speed-up
-  api::JobDocument document;
+  spec::JobDocument document;
 };
 
 struct ReplayPlan {

@@ -1,11 +1,11 @@
 #include "cli/replay/trace_jobs.h"
 
-#include "api/jobspec/jobspec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/alibaba/alibaba_trace.h"
 #include "sim/swf/swf_trace.h"
 #include "sim/swf/test_traces.h"
+#include "spec/jobspec.h"
 
 namespace tessera::cli {
 namespace {
@@ -56,7 +56,7 @@ TEST(TraceJobsTest, AlibabaPodsBecomeOneTaskJobsInArrivalOrder) {
   EXPECT_EQ(plan->jobs[1].arrival, std::chrono::seconds(90));  // (1000 - 100) / 10
   EXPECT_EQ(plan->jobs[2].arrival, std::chrono::seconds(190));
 
-  const api::JobDocument& a = plan->jobs[0].document;
+  const spec::JobDocument& a = plan->jobs[0].document;
   EXPECT_EQ(a.metadata.request_id, "replay-openb_pod_list_test-pod-a");
   EXPECT_EQ(a.spec.name, "openb-pod-list-test-pod-a");
   EXPECT_EQ(a.spec.labels.at("tessera.io/replay"), "openb_pod_list_test");
@@ -88,14 +88,14 @@ TEST(TraceJobsTest, AlibabaPodsBecomeOneTaskJobsInArrivalOrder) {
 TEST(TraceJobsTest, TheDocumentsRenderAsTheContractSays) {
   absl::StatusOr<ReplayPlan> plan = PlanAlibabaReplay(Pods(), Options("t"));
   ASSERT_TRUE(plan.ok()) << plan.status();
-  const std::string yaml = api::RenderJobYaml(plan->jobs[1].document);
+  const std::string yaml = spec::RenderJobYaml(plan->jobs[1].document);
   EXPECT_THAT(yaml, ::testing::HasSubstr("  tolerations:\n    - key: tessera.io/simulated\n"
                                          "      operator: Exists\n"));
   EXPECT_THAT(yaml, ::testing::HasSubstr("gpu: 0.46"));
   EXPECT_THAT(yaml, ::testing::HasSubstr("duration: 1h6m30s"));
-  absl::StatusOr<api::JobDocument> back = api::ParseJobDocument(yaml);
+  absl::StatusOr<spec::JobDocument> back = spec::ParseJobDocument(yaml);
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(api::RenderJobYaml(*back), yaml);
+  EXPECT_EQ(spec::RenderJobYaml(*back), yaml);
 }
 
 TEST(TraceJobsTest, SkipAndLimitSelectAWindowInArrivalOrder) {

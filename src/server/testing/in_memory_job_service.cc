@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "fmt/format.h"
-#include "server/queue_document.h"
+#include "spec/queue_document.h"
 
 namespace tessera::server::testing {
 
@@ -97,11 +97,11 @@ void InMemoryJobService::RecordLocked(Job& job, std::string_view type, std::stri
 }
 
 absl::StatusOr<SubmitResult> InMemoryJobService::Submit(const Caller& caller,
-                                                        api::JobDocument job) {
+                                                        spec::JobDocument job) {
   std::lock_guard lock(mu_);
   if (shut_down_) return absl::UnavailableError("the job service is stopping");
   for (const auto& [number, existing] : jobs_) {
-    const api::JobDocument& doc = existing.view.document;
+    const spec::JobDocument& doc = existing.view.document;
     if (existing.view.tenant != caller.tenant) continue;
     if (!job.metadata.request_id.empty() && doc.metadata.request_id == job.metadata.request_id) {
       return SubmitResult{.job = existing.view, .created = false};
@@ -115,7 +115,7 @@ absl::StatusOr<SubmitResult> InMemoryJobService::Submit(const Caller& caller,
   const int64_t number = next_id_++;
   job.metadata.id = std::to_string(number);
   if (job.spec.name.empty()) job.spec.name = fmt::format("job-{}", number);
-  api::JobStatus status{.phase = JobPhase::kPending, .submit_time = clock_->Now()};
+  spec::JobStatus status{.phase = JobPhase::kPending, .submit_time = clock_->Now()};
   for (const TaskGroup& group : job.spec.tasks) {
     for (int32_t i = 0; i < group.replicas; ++i) {
       status.tasks.push_back({.name = fmt::format("{}-{}", group.name, i)});
@@ -151,7 +151,7 @@ absl::StatusOr<ListJobsResult> InMemoryJobService::List(const Caller& caller,
   ListJobsResult result;
   for (auto it = jobs_.upper_bound(after); it != jobs_.end(); ++it) {
     const JobView& view = it->second.view;
-    const api::JobDocument& doc = view.document;
+    const spec::JobDocument& doc = view.document;
     if (!Visible(caller, view)) continue;
     if (!request.tenant.empty() && view.tenant != request.tenant) continue;
     if (request.phase.has_value() && doc.status->phase != *request.phase) continue;
@@ -171,11 +171,11 @@ absl::StatusOr<JobView> InMemoryJobService::Cancel(const Caller& caller, std::st
   absl::StatusOr<Job*> found = FindLocked(caller, id);
   if (!found.ok()) return found.status();
   Job& job = **found;
-  api::JobStatus& status = *job.view.document.status;
+  spec::JobStatus& status = *job.view.document.status;
   if (IsTerminal(status.phase)) return job.view;
   status.phase = JobPhase::kCancelled;
   status.end_time = clock_->Now();
-  for (api::TaskStatus& task : status.tasks) {
+  for (spec::TaskStatus& task : status.tasks) {
     if (task.phase == TaskPhase::kPending || task.phase == TaskPhase::kRunning) {
       task.phase = TaskPhase::kCancelled;
     }
@@ -198,7 +198,7 @@ absl::StatusOr<JobExplanation> InMemoryJobService::Explain(const Caller& caller,
   absl::StatusOr<Job*> job = FindLocked(caller, id);
   if (!job.ok()) return job.status();
   if ((*job)->explanation.has_value()) return *(*job)->explanation;
-  const api::JobStatus& status = *(*job)->view.document.status;
+  const spec::JobStatus& status = *(*job)->view.document.status;
   return JobExplanation{.phase = status.phase, .reason = status.reason, .message = status.message};
 }
 
@@ -210,7 +210,7 @@ absl::StatusOr<LogChunk> InMemoryJobService::Logs(const Caller& caller, std::str
   absl::StatusOr<Job*> found = FindLocked(caller, id);
   if (!found.ok()) return found.status();
   const Job& job = **found;
-  const std::vector<api::TaskStatus>& tasks = job.view.document.status->tasks;
+  const std::vector<spec::TaskStatus>& tasks = job.view.document.status->tasks;
   std::string task = request.task;
   if (task.empty() && !tasks.empty()) task = tasks.front().name;
   if (std::none_of(tasks.begin(), tasks.end(), [&](const auto& t) { return t.name == task; })) {
@@ -264,7 +264,7 @@ absl::Status InMemoryJobService::SetTreeLocked(const std::vector<QueueSpec>& tre
   std::map<std::string, QueueView, std::less<>> old;
   for (QueueView& view : queues_) old[view.spec.name] = std::move(view);
   for (const auto& [name, view] : old) {
-    if (view.pending_jobs > 0 && !IsLeafQueue(tree, name).value_or(false)) {
+    if (view.pending_jobs > 0 && !spec::IsLeafQueue(tree, name).value_or(false)) {
       std::vector<QueueView> back;
       for (auto& [n, v] : old) back.push_back(std::move(v));
       queues_ = std::move(back);
@@ -297,7 +297,8 @@ absl::StatusOr<QueueView> InMemoryJobService::ApplyQueue(const Caller& caller, Q
   std::vector<QueueSpec> tree;
   for (const QueueView& view : queues_) tree.push_back(view.spec);
   const std::string name = queue.name;
-  absl::StatusOr<std::vector<QueueSpec>> changed = UpsertQueue(std::move(tree), std::move(queue));
+  absl::StatusOr<std::vector<QueueSpec>> changed =
+      spec::UpsertQueue(std::move(tree), std::move(queue));
   if (!changed.ok()) return changed.status();
   if (absl::Status s = SetTreeLocked(*changed); !s.ok()) return s;
   for (const QueueView& view : queues_) {
@@ -311,7 +312,7 @@ absl::Status InMemoryJobService::DeleteQueue(const Caller& caller, std::string_v
   std::lock_guard lock(mu_);
   std::vector<QueueSpec> tree;
   for (const QueueView& view : queues_) tree.push_back(view.spec);
-  absl::StatusOr<std::vector<QueueSpec>> changed = RemoveQueue(std::move(tree), name);
+  absl::StatusOr<std::vector<QueueSpec>> changed = spec::RemoveQueue(std::move(tree), name);
   if (!changed.ok()) return changed.status();
   return SetTreeLocked(*changed);
 }

@@ -45,7 +45,7 @@ class InMemoryJobService final : public JobService {
   explicit InMemoryJobService(const Clock* clock);
   ~InMemoryJobService() override;
 
-  absl::StatusOr<SubmitResult> Submit(const Caller& caller, api::JobDocument job) override;
+  absl::StatusOr<SubmitResult> Submit(const Caller& caller, spec::JobDocument job) override;
   absl::StatusOr<JobView> Get(const Caller& caller, std::string_view id) override;
   absl::StatusOr<ListJobsResult> List(const Caller& caller,
                                       const ListJobsRequest& request) override;

@@ -2,9 +2,9 @@
 
 #include <string>
 
-#include "api/jobspec/jobspec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "spec/jobspec.h"
 
 namespace tessera::server::testing {
 namespace {
@@ -12,14 +12,14 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::Field;
 
-api::JobDocument Doc(std::string_view name, std::string_view request_id = "") {
+spec::JobDocument Doc(std::string_view name, std::string_view request_id = "") {
   std::string text = "{\"apiVersion\":\"tessera/v1\",\"kind\":\"Job\",\"metadata\":{";
   text += "\"name\":\"" + std::string(name) + "\"";
   if (!request_id.empty()) text += ",\"requestId\":\"" + std::string(request_id) + "\"";
   text +=
       "},\"spec\":{\"tasks\":[{\"name\":\"main\",\"replicas\":2,"
       "\"resources\":{\"cpu\":\"1\"},\"command\":[\"true\"]}]}}";
-  absl::StatusOr<api::JobDocument> doc = api::ParseJobDocument(text);
+  absl::StatusOr<spec::JobDocument> doc = spec::ParseJobDocument(text);
   EXPECT_TRUE(doc.ok()) << doc.status();
   return *doc;
 }
@@ -43,8 +43,8 @@ TEST_F(InMemoryJobServiceTest, SubmitAssignsIdsStatusAndEvent) {
   EXPECT_EQ(first->job.document.status->phase, JobPhase::kPending);
   EXPECT_EQ(first->job.document.status->submit_time, clock_.Now());
   EXPECT_THAT(first->job.document.status->tasks,
-              ElementsAre(Field(&api::TaskStatus::name, "main-0"),
-                          Field(&api::TaskStatus::name, "main-1")));
+              ElementsAre(Field(&spec::TaskStatus::name, "main-0"),
+                          Field(&spec::TaskStatus::name, "main-1")));
   EXPECT_EQ(service_.Submit(a_, Doc(""))->job.document.spec.name, "job-2");
   EXPECT_THAT(*service_.Events(a_, "1"), ElementsAre(Field(&JobEvent::type, "Submitted")));
 }

@@ -14,12 +14,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
-#include "api/jobspec/internal/document_error.h"
-#include "api/jobspec/internal/document_tree.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "spec/internal/document_error.h"
+#include "spec/internal/document_tree.h"
 
-namespace tessera::api::internal {
+namespace tessera::spec::internal {
 namespace {
 
 // A forward iterator over the text that publishes how many bytes have been read.
@@ -269,4 +269,4 @@ absl::StatusOr<DocumentTree> ParseJsonTree(std::string_view text, const Document
   return tree;
 }
 
-}  // namespace tessera::api::internal
+}  // namespace tessera::spec::internal

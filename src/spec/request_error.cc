@@ -1,10 +1,10 @@
-#include "api/errors/request_error.h"
+#include "spec/request_error.h"
 
 #include "absl/strings/cord.h"
-#include "api/jobspec/jobspec.h"
 #include "fmt/format.h"
+#include "spec/jobspec.h"
 
-namespace tessera::api {
+namespace tessera::spec {
 namespace {
 
 // The payload FieldError and WithField attach: the name of the offending field.
@@ -32,4 +32,4 @@ std::optional<std::string> ErrorField(const absl::Status& status) {
   return std::nullopt;
 }
 
-}  // namespace tessera::api
+}  // namespace tessera::spec

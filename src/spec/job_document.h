@@ -19,7 +19,7 @@
 #include "core/job_phase.h"
 #include "tessera/common/clock.h"
 
-namespace tessera::api {
+namespace tessera::spec {
 
 struct JobMetadata {
   std::string id;          // assigned by the server; empty in a client's submission
@@ -53,4 +53,4 @@ struct JobDocument {
   std::optional<JobStatus> status;  // nullopt: not rendered
 };
 
-}  // namespace tessera::api
+}  // namespace tessera::spec

@@ -1,4 +1,4 @@
-#include "api/jobspec/internal/document_tree.h"
+#include "spec/internal/document_tree.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -6,10 +6,10 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "api/jobspec/internal/document_error.h"
 #include "fmt/format.h"
+#include "spec/internal/document_error.h"
 
-namespace tessera::api::internal {
+namespace tessera::spec::internal {
 namespace {
 
 // Length of the UTF-8 sequence starting at text[i] (1..4), or 0 when it is malformed
@@ -83,4 +83,4 @@ absl::Status CheckText(std::string_view text, const DocumentLimits& limits) {
   return absl::OkStatus();
 }
 
-}  // namespace tessera::api::internal
+}  // namespace tessera::spec::internal

@@ -1,4 +1,4 @@
-#include "api/jobspec/internal/document_tree.h"
+#include "spec/internal/document_tree.h"
 
 #include <string>
 #include <string_view>
@@ -6,7 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace tessera::api::internal {
+namespace tessera::spec::internal {
 namespace {
 
 using ::testing::HasSubstr;
@@ -117,4 +117,4 @@ TEST(DocumentTreeTest, PositionOfOffset) {
 }
 
 }  // namespace
-}  // namespace tessera::api::internal
+}  // namespace tessera::spec::internal

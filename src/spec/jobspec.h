@@ -29,10 +29,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "api/jobspec/job_document.h"
-#include "api/jobspec/priority_class.h"
+#include "spec/job_document.h"
+#include "spec/priority_class.h"
 
-namespace tessera::api {
+namespace tessera::spec {
 
 enum class DocumentFormat {
   kAuto,  // JSON when the text starts with '{' and parses as JSON, YAML otherwise
@@ -70,4 +70,4 @@ struct JobSpecError {
 // nullopt when `status` did not come from ParseJobDocument (or is OK).
 std::optional<JobSpecError> GetJobSpecError(const absl::Status& status);
 
-}  // namespace tessera::api
+}  // namespace tessera::spec

@@ -13,7 +13,7 @@
 
 #include "absl/status/status.h"
 
-namespace tessera::api {
+namespace tessera::spec {
 
 // InvalidArgument("FIELD: MESSAGE") that remembers FIELD.
 absl::Status FieldError(std::string_view field, std::string_view message);
@@ -22,4 +22,4 @@ absl::Status WithField(absl::Status status, std::string_view field);
 // The field at fault in `status`, if one is named.
 std::optional<std::string> ErrorField(const absl::Status& status);
 
-}  // namespace tessera::api
+}  // namespace tessera::spec

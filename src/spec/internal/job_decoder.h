@@ -8,13 +8,13 @@
 #pragma once
 
 #include "absl/status/statusor.h"
-#include "api/jobspec/internal/document_tree.h"
-#include "api/jobspec/job_document.h"
-#include "api/jobspec/priority_class.h"
+#include "spec/internal/document_tree.h"
+#include "spec/job_document.h"
+#include "spec/priority_class.h"
 
-namespace tessera::api::internal {
+namespace tessera::spec::internal {
 
 absl::StatusOr<JobDocument> DecodeJobDocument(const DocumentTree& tree,
                                               const PriorityClasses& priority_classes);
 
-}  // namespace tessera::api::internal
+}  // namespace tessera::spec::internal

@@ -1,6 +1,6 @@
-#include "api/jobspec/priority_class.h"
+#include "spec/priority_class.h"
 
-namespace tessera::api {
+namespace tessera::spec {
 
 const PriorityClasses& BuiltinPriorityClasses() {
   static const PriorityClasses* const kClasses =
@@ -8,4 +8,4 @@ const PriorityClasses& BuiltinPriorityClasses() {
   return *kClasses;
 }
 
-}  // namespace tessera::api
+}  // namespace tessera::spec

@@ -1,4 +1,4 @@
-#include "api/jobspec/internal/document_error.h"
+#include "spec/internal/document_error.h"
 
 #include <optional>
 #include <string>
@@ -9,7 +9,7 @@
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 
-namespace tessera::api::internal {
+namespace tessera::spec::internal {
 namespace {
 
 constexpr char kPayloadUrl[] = "type.tessera.io/tessera.api.JobSpecError";
@@ -53,4 +53,4 @@ absl::Status WithSource(const absl::Status& status, std::string_view source) {
   return wrapped;
 }
 
-}  // namespace tessera::api::internal
+}  // namespace tessera::spec::internal

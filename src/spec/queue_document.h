@@ -41,7 +41,7 @@ namespace YAML {
 class Node;
 }  // namespace YAML
 
-namespace tessera::server {
+namespace tessera::spec {
 
 // The deepest nesting of flow brackets ('[' and '{') in `text`. yaml-cpp parses flow
 // collections recursively, so documents are refused above a limit before they are parsed.
@@ -90,4 +90,4 @@ absl::StatusOr<std::vector<QueueSpec>> UpsertQueue(std::vector<QueueSpec> tree, 
 absl::StatusOr<std::vector<QueueSpec>> RemoveQueue(std::vector<QueueSpec> tree,
                                                    std::string_view name);
 
-}  // namespace tessera::server
+}  // namespace tessera::spec

@@ -24,7 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace tessera::api::internal {
+namespace tessera::spec::internal {
 
 struct DocumentLimits {
   size_t max_bytes = 1 << 20;   // size of the text
@@ -89,4 +89,4 @@ absl::StatusOr<DocumentTree> ParseYamlTree(std::string_view text, const Document
 // Parses strict JSON (RFC 8259). REQUIRES: CheckText(text) is OK.
 absl::StatusOr<DocumentTree> ParseJsonTree(std::string_view text, const DocumentLimits& limits);
 
-}  // namespace tessera::api::internal
+}  // namespace tessera::spec::internal

@@ -14,15 +14,15 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "api/jobspec/internal/document_error.h"
-#include "api/jobspec/internal/document_tree.h"
 #include "fmt/format.h"
+#include "spec/internal/document_error.h"
+#include "spec/internal/document_tree.h"
 #include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/exceptions.h"
 #include "yaml-cpp/mark.h"
 #include "yaml-cpp/parser.h"
 
-namespace tessera::api::internal {
+namespace tessera::spec::internal {
 namespace {
 
 // Thrown by the builder through yaml-cpp's parser to stop it; caught in ParseYamlTree.
@@ -203,4 +203,4 @@ absl::StatusOr<DocumentTree> ParseYamlTree(std::string_view text, const Document
   return tree;
 }
 
-}  // namespace tessera::api::internal
+}  // namespace tessera::spec::internal

@@ -1,4 +1,4 @@
-#include "api/jobspec/job_json.h"
+#include "spec/job_json.h"
 
 #include <cstdint>
 #include <optional>
@@ -11,11 +11,10 @@
 #include "core/quantity.h"
 #include "nlohmann/json.hpp"
 
-namespace tessera::api {
+namespace tessera::spec {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
 
 Json GpuQuantity(const TaskRequest& r) {
   if (r.gpu_milli == kMilliGpuPerDevice) return r.gpu_count;
@@ -134,7 +133,8 @@ Json Spec(const JobSpec& spec) {
     shared_placement = shared_placement && SamePlacement(group.request, spec.tasks[0].request);
   }
   if (shared_placement && !spec.tasks.empty()) AddPlacement(spec.tasks[0].request, out);
-  if (!spec.cluster_selector.empty()) out["clusterSelector"] = StringMapToJson(spec.cluster_selector);
+  if (!spec.cluster_selector.empty())
+    out["clusterSelector"] = StringMapToJson(spec.cluster_selector);
   if (!spec.cluster_affinity.empty()) out["clusterAffinity"] = Affinity(spec.cluster_affinity);
   if (!spec.cluster_anti_affinity.empty()) {
     out["clusterAntiAffinity"] = Affinity(spec.cluster_anti_affinity);
@@ -201,4 +201,4 @@ nlohmann::ordered_json JobDocumentToJson(const JobDocument& job) {
   return out;
 }
 
-}  // namespace tessera::api
+}  // namespace tessera::spec

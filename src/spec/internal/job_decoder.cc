@@ -1,4 +1,4 @@
-#include "api/jobspec/internal/job_decoder.h"
+#include "spec/internal/job_decoder.h"
 
 #include <algorithm>
 #include <charconv>
@@ -17,14 +17,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
-#include "api/jobspec/internal/document_error.h"
 #include "core/duration.h"
 #include "core/quantity.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
+#include "spec/internal/document_error.h"
 #include "tessera/common/status_macros.h"
 
-namespace tessera::api::internal {
+namespace tessera::spec::internal {
 namespace {
 
 constexpr std::string_view kApiVersion = "tessera/v1";
@@ -866,4 +866,4 @@ absl::StatusOr<JobDocument> DecodeJobDocument(const DocumentTree& tree,
   return Decoder(priority_classes).Decode(tree.root());
 }
 
-}  // namespace tessera::api::internal
+}  // namespace tessera::spec::internal

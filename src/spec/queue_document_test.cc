@@ -1,10 +1,10 @@
-#include "server/queue_document.h"
+#include "spec/queue_document.h"
 
-#include "api/errors/request_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "spec/request_error.h"
 
-namespace tessera::server {
+namespace tessera::spec {
 namespace {
 
 using ::testing::HasSubstr;
@@ -211,15 +211,15 @@ TEST(QueueDocumentTest, EveryRejectionCarriesItsField) {
     absl::StatusOr<std::vector<QueueSpec>> queues = ParseQueueDocument(c.text);
     ASSERT_FALSE(queues.ok()) << c.text;
     EXPECT_EQ(queues.status().code(), absl::StatusCode::kInvalidArgument) << c.text;
-    const std::optional<std::string> field = api::ErrorField(queues.status());
+    const std::optional<std::string> field = spec::ErrorField(queues.status());
     ASSERT_TRUE(field.has_value()) << queues.status();
     EXPECT_THAT(*field, ::testing::StartsWith(c.field)) << queues.status();
     EXPECT_THAT(std::string(queues.status().message()), ::testing::StartsWith(*field + ": "));
   }
   absl::StatusOr<QueueSpec> queue = ParseQueueObject(R"({"guaranteed": {"cpu": "lots"}})", "x");
   ASSERT_FALSE(queue.ok());
-  EXPECT_EQ(api::ErrorField(queue.status()), "guaranteed.cpu");
-  EXPECT_EQ(api::ErrorField(ParseQueueObject(R"({"": 1})", "x").status()), "\"\"");
+  EXPECT_EQ(spec::ErrorField(queue.status()), "guaranteed.cpu");
+  EXPECT_EQ(spec::ErrorField(ParseQueueObject(R"({"": 1})", "x").status()), "\"\"");
 }
 
 TEST(QueueDocumentTest, KeysThatAreNotTextAreRefusedAsTheWrongShape) {
@@ -263,7 +263,7 @@ TEST(QueueDocumentTest, UpsertKeepsTheTreeWithinTheDepthADocumentHolds) {
   tree.push_back({.name = "s1", .parent = "side"});
   absl::StatusOr<std::vector<QueueSpec>> below = UpsertQueue(tree, {.name = "x", .parent = "q32"});
   ASSERT_FALSE(below.ok());
-  EXPECT_EQ(api::ErrorField(below.status()), "parent");
+  EXPECT_EQ(spec::ErrorField(below.status()), "parent");
   EXPECT_THAT(below.status().message(), HasSubstr("nests deeper than 32 levels"));
   // Moving a queue moves its children: side's child would be the 34th level.
   EXPECT_FALSE(UpsertQueue(tree, {.name = "side", .parent = "q31"}).ok());
@@ -285,4 +285,4 @@ TEST(QueueDocumentTest, RemoveOnlyLeaves) {
 }
 
 }  // namespace
-}  // namespace tessera::server
+}  // namespace tessera::spec

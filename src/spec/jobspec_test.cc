@@ -1,4 +1,4 @@
-#include "api/jobspec/jobspec.h"
+#include "spec/jobspec.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -7,12 +7,12 @@
 #include <string>
 #include <string_view>
 
-#include "api/jobspec/job_json.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "spec/job_json.h"
 
-namespace tessera::api {
+namespace tessera::spec {
 namespace {
 
 using ::testing::ElementsAre;
@@ -26,7 +26,7 @@ using namespace std::chrono_literals;
 std::string ReadExample() {
   const char* root = std::getenv("TESSERA_SOURCE_DIR");
   const std::string path =
-      std::string(root != nullptr ? root : ".") + "/src/api/jobspec/testdata/jobspec_example.yaml";
+      std::string(root != nullptr ? root : ".") + "/src/spec/testdata/jobspec_example.yaml";
   std::ifstream in(path);
   EXPECT_TRUE(in.good()) << "cannot read " << path;
   std::stringstream text;
@@ -699,7 +699,8 @@ TEST(RenderTest, RoundTrips) {
 }
 
 TEST(RenderTest, ControlCharactersInStringsRoundTripThroughYaml) {
-  JobDocument job = ParseOk(Doc("  queue: \"team-\\r\"\n  tasks: [{name: w, env: {A: \"x\\ty\"}}]\n"));
+  JobDocument job =
+      ParseOk(Doc("  queue: \"team-\\r\"\n  tasks: [{name: w, env: {A: \"x\\ty\"}}]\n"));
   ASSERT_EQ(job.spec.queue, "team-\r");
   const JobDocument back = ParseOk(RenderJobYaml(job), DocumentFormat::kYaml);
   EXPECT_EQ(back.spec.queue, "team-\r");
@@ -781,4 +782,4 @@ TEST(RenderTest, PhaseNames) {
 }
 
 }  // namespace
-}  // namespace tessera::api
+}  // namespace tessera::spec

@@ -7,10 +7,10 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "api/jobspec/internal/document_tree.h"
-#include "api/jobspec/jobspec.h"
+#include "spec/internal/document_tree.h"
+#include "spec/jobspec.h"
 
-namespace tessera::api::internal {
+namespace tessera::spec::internal {
 
 // `field` may be empty (syntax and size errors); `position` may be unknown.
 absl::Status DocumentError(Position position, std::string_view field, std::string_view message);
@@ -21,4 +21,4 @@ std::optional<JobSpecError> ErrorParts(const absl::Status& status);
 // Prefixes "SOURCE:" (before a position) or "SOURCE: " to the message, keeping the payload.
 absl::Status WithSource(const absl::Status& status, std::string_view source);
 
-}  // namespace tessera::api::internal
+}  // namespace tessera::spec::internal

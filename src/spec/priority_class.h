@@ -12,10 +12,10 @@
 #include <map>
 #include <string>
 
-namespace tessera::api {
+namespace tessera::spec {
 
 using PriorityClasses = std::map<std::string, int32_t, std::less<>>;
 
 const PriorityClasses& BuiltinPriorityClasses();
 
-}  // namespace tessera::api
+}  // namespace tessera::spec

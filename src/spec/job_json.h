@@ -16,10 +16,10 @@
 #include <map>
 #include <string>
 
-#include "api/jobspec/job_document.h"
 #include "nlohmann/json.hpp"
+#include "spec/job_document.h"
 
-namespace tessera::api {
+namespace tessera::spec {
 
 nlohmann::ordered_json JobDocumentToJson(const JobDocument& job);
 
@@ -33,4 +33,4 @@ nlohmann::ordered_json StringMapToJson(const std::map<std::string, std::string, 
 // that would read as a number, boolean, null or date double-quoted.
 std::string RenderJsonAsYaml(const nlohmann::ordered_json& value);
 
-}  // namespace tessera::api
+}  // namespace tessera::spec

@@ -1,4 +1,4 @@
-#include "api/jobspec/jobspec.h"
+#include "spec/jobspec.h"
 
 #include <algorithm>
 #include <iterator>
@@ -9,13 +9,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
-#include "api/jobspec/internal/document_error.h"
-#include "api/jobspec/internal/document_tree.h"
-#include "api/jobspec/internal/job_decoder.h"
-#include "api/jobspec/job_json.h"
+#include "spec/internal/document_error.h"
+#include "spec/internal/document_tree.h"
+#include "spec/internal/job_decoder.h"
+#include "spec/job_json.h"
 #include "yaml-cpp/yaml.h"
 
-namespace tessera::api {
+namespace tessera::spec {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -152,4 +152,4 @@ std::optional<JobSpecError> GetJobSpecError(const absl::Status& status) {
   return internal::ErrorParts(status);
 }
 
-}  // namespace tessera::api
+}  // namespace tessera::spec

@@ -1,4 +1,4 @@
-#include "server/queue_document.h"
+#include "spec/queue_document.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,12 +6,12 @@
 #include <map>
 #include <set>
 
-#include "api/errors/request_error.h"
 #include "core/quantity.h"
 #include "fmt/format.h"
+#include "spec/request_error.h"
 #include "yaml-cpp/yaml.h"
 
-namespace tessera::server {
+namespace tessera::spec {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -23,7 +23,7 @@ constexpr int kMaxFlowDepth = 2 * (kMaxDepth + 1) + 2;
 constexpr size_t kMaxNameLength = 63;
 
 absl::Status Error(std::string_view field, std::string_view what) {
-  return api::FieldError(field, what);
+  return spec::FieldError(field, what);
 }
 
 // A top-level key as a field: the empty key is shown as written, "".
@@ -111,7 +111,7 @@ absl::StatusOr<ResourceList> ParseResources(const YAML::Node& node, const std::s
     } else {
       return Error(path, "unknown resource (cpu, memory, gpu or gpu:<MODEL>)");
     }
-    if (!value.ok()) return api::WithField(value.status(), path);
+    if (!value.ok()) return spec::WithField(value.status(), path);
     out[*key] = *value;
   }
   return out;
@@ -302,9 +302,9 @@ absl::StatusOr<QueueSpec> ParseQueueObject(std::string_view text, std::string_vi
       // Fields of a lone queue have no prefix: ".weight: ..." → "weight: ...".
       std::string message(s.message());
       if (message.starts_with('.')) message.erase(0, 1);
-      std::string field = api::ErrorField(s).value_or("");
+      std::string field = spec::ErrorField(s).value_or("");
       if (field.starts_with('.')) field.erase(0, 1);
-      return api::WithField(absl::InvalidArgumentError(message), field);
+      return spec::WithField(absl::InvalidArgumentError(message), field);
     }
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(e.msg);
@@ -445,8 +445,8 @@ int Levels(std::span<const QueueSpec> queues) {
 absl::StatusOr<std::vector<QueueSpec>> WithinDepth(std::vector<QueueSpec> ordered,
                                                    std::string_view parent) {
   if (Levels(ordered) > kMaxDepth + 1) {
-    return Error("parent", fmt::format("under \"{}\" the tree nests deeper than {} levels",
-                                       parent, kMaxDepth));
+    return Error("parent", fmt::format("under \"{}\" the tree nests deeper than {} levels", parent,
+                                       kMaxDepth));
   }
   return ordered;
 }
@@ -501,4 +501,4 @@ int FlowDepth(std::string_view text) {
   return deepest;
 }
 
-}  // namespace tessera::server
+}  // namespace tessera::spec

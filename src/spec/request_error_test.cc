@@ -1,9 +1,9 @@
-#include "api/errors/request_error.h"
+#include "spec/request_error.h"
 
-#include "api/jobspec/jobspec.h"
 #include "gtest/gtest.h"
+#include "spec/jobspec.h"
 
-namespace tessera::api {
+namespace tessera::spec {
 namespace {
 
 TEST(RequestErrorTest, FieldComesFromThePayloadOrTheJobSpecError) {
@@ -15,11 +15,11 @@ TEST(RequestErrorTest, FieldComesFromThePayloadOrTheJobSpecError) {
   EXPECT_EQ(ErrorField(WithField(absl::NotFoundError("x"), "job_id")), "job_id");
   EXPECT_EQ(ErrorField(absl::InvalidArgumentError("no field")), std::nullopt);
 
-  absl::StatusOr<JobDocument> bad =
-      ParseJobDocument("apiVersion: tessera/v1\nkind: Job\nspec: {tasks: [{name: w, replicas: 0}]}\n");
+  absl::StatusOr<JobDocument> bad = ParseJobDocument(
+      "apiVersion: tessera/v1\nkind: Job\nspec: {tasks: [{name: w, replicas: 0}]}\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(ErrorField(bad.status()), "spec.tasks[0].replicas");
 }
 
 }  // namespace
-}  // namespace tessera::api
+}  // namespace tessera::spec
