@@ -24,6 +24,11 @@ namespace tessera {
 using Labels = std::map<std::string, std::string, std::less<>>;
 
 inline constexpr int64_t kMilliGpuPerDevice = 1000;
+// The most GPU devices one node may have. Today's largest nodes have 8 to 16; an inventory that
+// reports more (an agent, a Slurm GRES, a Kubernetes capacity) is refused as malformed, so that
+// a hostile or broken count can neither allocate without end nor outgrow the node's stored
+// record.
+inline constexpr int32_t kMaxGpusPerNode = 128;
 
 enum class TaintEffect { kNoSchedule, kPreferNoSchedule, kNoExecute };
 

@@ -63,6 +63,20 @@ absl::Status WithLeadingField(absl::Status status) {
   return spec::WithField(status, message.substr(0, colon));
 }
 
+// A store error as the API reports it. Back-pressure and unavailability keep their codes (the
+// client may retry); anything else is Internal: the store's own message, which names fields of
+// its transaction, is for the operator's log, not for the client.
+absl::Status StoreFailure(std::string_view what, const absl::Status& status) {
+  if (absl::IsResourceExhausted(status) || absl::IsUnavailable(status)) {
+    return absl::Status(status.code(), fmt::format("{}: {}", what, std::string(status.message())));
+  }
+  std::fprintf(stderr, "tessera: %s: the store refused the write: %s\n", std::string(what).c_str(),
+               status.ToString().c_str());
+  return absl::InternalError(
+      fmt::format("{}: the state store refused the write ({}); the server's log has the details",
+                  what, absl::StatusCodeToString(status.code())));
+}
+
 // The job is being torn down: a cancel or a preemption; its tasks must not start.
 bool Stopping(const JobRecord& record) {
   return record.cancel_requested || record.preemption != PreemptionAction::kNone;
@@ -204,6 +218,16 @@ absl::Status JobManager::LoadJobs() {
     }
     if (!page->more) break;
     request.after = page->kvs.back().key;
+  }
+  store::RangeRequest tasks{.prefix = std::string(kTaskPrefix), .limit = 1000};
+  while (true) {
+    absl::StatusOr<store::RangeResult> page = options_.store->Range(tasks);
+    if (!page.ok()) return page.status();
+    for (const store::KeyValue& kv : page->kvs) {
+      if (absl::Status s = LoadStoredTask(jobs_, kv.key, kv.value); !s.ok()) return s;
+    }
+    if (!page->more) break;
+    tasks.after = page->kvs.back().key;
   }
   return absl::OkStatus();
 }
@@ -347,6 +371,9 @@ absl::StatusOr<JobView> JobManager::GetView(const Caller& caller, std::string_vi
 absl::StatusOr<SubmitResult> JobManager::Submit(const Caller& caller, spec::JobDocument job) {
   if (!Ready()) return absl::UnavailableError("the control plane is starting");
   if (absl::Status s = job.spec.Validate("spec"); !s.ok()) return s;
+  if (absl::Status s = CheckStorable(job, caller.tenant, options_.store->limits()); !s.ok()) {
+    return s;
+  }
   auto committed = std::make_shared<std::promise<absl::Status>>();
   std::future<absl::Status> done = committed->get_future();
   int64_t id = 0;
@@ -388,7 +415,7 @@ absl::StatusOr<SubmitResult> JobManager::Submit(const Caller& caller, spec::JobD
     absl::Status admitted = options_.store->CommitAsync(
         std::move(txn), [this, committed](absl::StatusOr<store::TxnResult> result) {
           if (!result.ok()) {
-            committed->set_value(result.status());
+            committed->set_value(StoreFailure("the job could not be stored", result.status()));
           } else if (!result->succeeded) {
             committed->set_value(absl::InternalError("job id already in the store"));
           } else {
@@ -401,7 +428,7 @@ absl::StatusOr<SubmitResult> JobManager::Submit(const Caller& caller, spec::JobD
     jobs_.emplace(id, std::move(record));
     if (!admitted.ok()) {
       --in_flight_;
-      committed->set_value(admitted);
+      committed->set_value(StoreFailure("the job could not be stored", admitted));
     }
   }
   const absl::Status status = done.get();
@@ -1120,17 +1147,24 @@ void JobManager::Handle(QueuesChanged& event) {
 
 void JobManager::PersistQueues(const std::vector<QueueSpec>& tree,
                                std::function<void(absl::Status)> done) {
-  store::Txn txn{
-      .success = {store::Op::Put(std::string(kQueuesKey), spec::QueueTreeToJson(tree).dump())}};
+  std::string value = spec::QueueTreeToJson(tree).dump();
+  if (const size_t limit = options_.store->limits().max_value_bytes; value.size() > limit) {
+    return done(spec::FieldError(
+        "queues", fmt::format("the queue tree would take {} bytes in the state store, over its "
+                              "limit of {} bytes per value",
+                              value.size(), limit)));
+  }
+  store::Txn txn{.success = {store::Op::Put(std::string(kQueuesKey), std::move(value))}};
   ++in_flight_;
   absl::Status admitted = options_.store->CommitAsync(
       std::move(txn), [this, done](absl::StatusOr<store::TxnResult> result) {
-        done(result.ok() ? absl::OkStatus() : result.status());
+        done(result.ok() ? absl::OkStatus()
+                         : StoreFailure("the queue tree could not be stored", result.status()));
         --in_flight_;
       });
   if (!admitted.ok()) {
     --in_flight_;
-    done(admitted);
+    done(StoreFailure("the queue tree could not be stored", admitted));
   }
 }
 
@@ -1466,15 +1500,16 @@ JobEvent& JobManager::AddEvent(JobRecord& record, std::vector<JobEvent>& events,
                     .time = options_.clock->Now(),
                     .type = std::move(type),
                     .phase = record.status().phase,
-                    .reason = std::move(reason),
-                    .message = std::move(message)});
+                    .reason = BoundText(reason, kMaxStoredReasonBytes),
+                    .message = BoundText(message, kMaxStoredMessageBytes)});
   return events.back();
 }
 
-void JobManager::PersistLocked(const JobRecord& record, std::vector<JobEvent> events,
+void JobManager::PersistLocked(JobRecord& record, std::vector<JobEvent> events,
                                std::function<void()> done) {
   store::Txn txn;
   txn.success.push_back(store::Op::Put(JobKey(record.id), EncodeJobRecord(record)));
+  for (store::Op& op : TaskWrites(record)) txn.success.push_back(std::move(op));
   for (const JobEvent& event : events) {
     txn.success.push_back(
         store::Op::Put(EventKey(record.id, event.sequence), EncodeJobEvent(event)));

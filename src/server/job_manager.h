@@ -237,9 +237,10 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   // Appends an event to the record and returns it. REQUIRES: mu_ held.
   JobEvent& AddEvent(JobRecord& record, std::vector<JobEvent>& events, std::string type,
                      std::string reason = "", std::string message = "");
-  // Writes the record and `events`; `done` runs after the durable commit (on a store thread).
+  // Writes the record, its tasks that changed and `events`; `done` runs after the durable
+  // commit (on a store thread). Never refused for size: CheckStorable admitted the job.
   // REQUIRES: mu_ held, so that writes are enqueued in decision order.
-  void PersistLocked(const JobRecord& record, std::vector<JobEvent> events,
+  void PersistLocked(JobRecord& record, std::vector<JobEvent> events,
                      std::function<void()> done = nullptr);
 
   // --- start-up ---------------------------------------------------------------------------

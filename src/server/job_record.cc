@@ -1,11 +1,13 @@
 #include "server/job_record.h"
 
 #include <charconv>
+#include <limits>
 #include <utility>
 
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "spec/jobspec.h"
+#include "spec/request_error.h"
 
 namespace tessera::server {
 namespace {
@@ -26,21 +28,60 @@ std::optional<TimePoint> ReadTime(const json& j) {
   return FromMillis(j.get<int64_t>());
 }
 
+// A task as it starts: pending, not placed, never run.
+bool IsInitial(const TaskRuntime& task) {
+  return task.cluster.empty() && task.placement.node.empty() && task.placement.gpus.empty() &&
+         task.placement.gpu_milli == 0 && task.placement.gpu_memory == 0 &&
+         task.phase == TaskPhase::kPending && !task.exit_code.has_value() &&
+         task.launch_id.empty() && !task.launched && !task.start_time.has_value() && !task.ended &&
+         task.reason.empty() && task.message.empty();
+}
+
+// Whether `a` and `b` store the same value (node_index is not stored).
+bool SameStored(const TaskRuntime& a, const TaskRuntime& b) {
+  return a.name == b.name && a.cluster == b.cluster && a.placement.node == b.placement.node &&
+         a.placement.gpus == b.placement.gpus && a.placement.gpu_milli == b.placement.gpu_milli &&
+         a.placement.gpu_memory == b.placement.gpu_memory && a.phase == b.phase &&
+         a.exit_code == b.exit_code && a.launch_id == b.launch_id && a.launched == b.launched &&
+         a.start_time == b.start_time && a.ended == b.ended && a.reason == b.reason &&
+         a.message == b.message;
+}
+
+// The initial tasks of `spec`: one per replica, in task-group order.
+std::vector<TaskRuntime> InitialTasks(const JobSpec& spec) {
+  std::vector<TaskRuntime> tasks;
+  for (const TaskGroup& group : spec.tasks) {
+    for (int32_t r = 0; r < group.replicas; ++r) {
+      tasks.push_back({.name = fmt::format("{}-{}", group.name, r)});
+    }
+  }
+  return tasks;
+}
+
+spec::TaskStatus TaskStatusOf(const TaskRuntime& task) {
+  return {.name = task.name,
+          .node = task.placement.node,
+          .devices = {task.placement.gpus.begin(), task.placement.gpus.end()},
+          .phase = task.phase,
+          .exit_code = task.exit_code};
+}
+
 json EncodeTask(const TaskRuntime& task) {
-  return json{{"name", task.name},
-              {"cluster", task.cluster},
-              {"node", task.placement.node},
-              {"gpus", std::vector<int32_t>(task.placement.gpus.begin(), task.placement.gpus.end())},
-              {"gpuMilli", task.placement.gpu_milli},
-              {"gpuMemory", task.placement.gpu_memory},
-              {"phase", TaskPhaseName(task.phase)},
-              {"exitCode", task.exit_code.has_value() ? json(*task.exit_code) : json(nullptr)},
-              {"launchId", task.launch_id},
-              {"launched", task.launched},
-              {"startTime", OptionalTime(task.start_time)},
-              {"ended", task.ended},
-              {"reason", task.reason},
-              {"message", task.message}};
+  return json{
+      {"name", task.name},
+      {"cluster", task.cluster},
+      {"node", task.placement.node},
+      {"gpus", std::vector<int32_t>(task.placement.gpus.begin(), task.placement.gpus.end())},
+      {"gpuMilli", task.placement.gpu_milli},
+      {"gpuMemory", task.placement.gpu_memory},
+      {"phase", TaskPhaseName(task.phase)},
+      {"exitCode", task.exit_code.has_value() ? json(*task.exit_code) : json(nullptr)},
+      {"launchId", task.launch_id},
+      {"launched", task.launched},
+      {"startTime", OptionalTime(task.start_time)},
+      {"ended", task.ended},
+      {"reason", BoundText(task.reason, kMaxStoredReasonBytes)},
+      {"message", BoundText(task.message, kMaxStoredTaskMessageBytes)}};
 }
 
 TaskRuntime DecodeTask(const json& j) {
@@ -66,8 +107,8 @@ TaskRuntime DecodeTask(const json& j) {
 
 json EncodeStatus(const spec::JobStatus& status) {
   return json{{"phase", JobPhaseName(status.phase)},
-              {"reason", status.reason},
-              {"message", status.message},
+              {"reason", BoundText(status.reason, kMaxStoredReasonBytes)},
+              {"message", BoundText(status.message, kMaxStoredMessageBytes)},
               {"cluster", status.cluster},
               {"submitTime", OptionalTime(status.submit_time)},
               {"startTime", OptionalTime(status.start_time)},
@@ -107,18 +148,130 @@ absl::Status Corrupt(std::string_view key, std::string_view what) {
   return absl::DataLossError(fmt::format("{}: {}", key, what));
 }
 
+// The length of the valid UTF-8 sequence that starts `text`, or 0 when it is not one.
+size_t Utf8Length(std::string_view text) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80) return 1;
+  size_t length = 0;
+  unsigned char low = 0x80;  // the bounds of the second byte (no overlong forms or surrogates)
+  unsigned char high = 0xBF;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (text.size() < length || byte(1) < low || byte(1) > high) return 0;
+  for (size_t i = 2; i < length; ++i) {
+    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
+  }
+  return length;
+}
+
+// The part of a job document that makes its record largest, as a JOBSPEC path
+// ("spec.tasks[0].command"): descends into the largest member while it holds most of its
+// parent; a list of strings is named as a whole. "spec" when no part stands out.
+std::string LargestField(const json& document) {
+  std::string path;
+  const json* node = &document;
+  while (node->is_structured() && !node->empty()) {
+    const json* largest = nullptr;
+    std::string largest_name;
+    size_t largest_size = 0;
+    size_t index = 0;
+    for (auto it = node->begin(); it != node->end(); ++it, ++index) {
+      const size_t size = it->dump().size();
+      if (largest != nullptr && size <= largest_size) continue;
+      largest = &*it;
+      largest_size = size;
+      largest_name = node->is_object() ? fmt::format("{}{}", path.empty() ? "" : ".", it.key())
+                                       : fmt::format("[{}]", index);
+    }
+    if (2 * largest_size < node->dump().size()) break;  // no member dominates: name the whole
+    if (!largest->is_structured() && node->is_array()) break;  // a list of strings, as a whole
+    path += largest_name;
+    node = largest;
+  }
+  return path.empty() ? "spec" : path;
+}
+
+// The largest value a job could store for `record`: every text field at its bound, every
+// counter at its widest.
+size_t WorstRecordBytes(JobRecord record) {
+  const std::string text(kMaxStoredMessageBytes, '"');  // '"' is escaped: 2 bytes each
+  spec::JobStatus& status = record.status();
+  status = spec::JobStatus{.phase = JobPhase::kSucceeded,
+                          .reason = text,
+                          .message = text,
+                          .cluster = std::string(253, 'c'),
+                          .submit_time = TimePoint::max(),
+                          .start_time = TimePoint::max(),
+                          .end_time = TimePoint::max(),
+                          .preemptions = std::numeric_limits<int32_t>::min()};
+  record.tasks.clear();
+  record.attempt = record.restarts = std::numeric_limits<int32_t>::min();
+  record.cancel_requested = true;
+  record.preemption = PreemptionAction::kRequeue;
+  record.last_event = std::numeric_limits<int64_t>::min();
+  return JobKey(record.id).size() + EncodeJobRecord(record).size();
+}
+
+// The largest key and value one task of `group` could store (placed on a node with the longest
+// name, ended with the longest reason and message).
+size_t WorstTaskBytes(int64_t id, const TaskGroup& group) {
+  const std::string name = fmt::format("{}-{}", group.name, group.replicas - 1);
+  TaskRuntime task{
+      .name = name,
+      .cluster = std::string(253, 'c'),
+      .phase = TaskPhase::kSucceeded,
+      .exit_code = std::numeric_limits<int32_t>::min(),
+      .launch_id = fmt::format("{}-{}-a{}", id, name, std::numeric_limits<int32_t>::max()),
+      .launched = true,
+      .start_time = TimePoint::max(),
+      .ended = true,
+      .reason = std::string(kMaxStoredReasonBytes, '"'),
+      .message = std::string(kMaxStoredTaskMessageBytes, '"')};
+  task.placement.node = std::string(253, 'n');
+  task.placement.gpus.assign(static_cast<size_t>(std::max(0, group.request.gpu_count)),
+                             std::numeric_limits<int32_t>::min());
+  task.placement.gpu_milli = task.placement.gpu_memory = std::numeric_limits<int64_t>::min();
+  return TaskKey(id, std::numeric_limits<int32_t>::max()).size() + EncodeTaskRecord(task).size();
+}
+
+// The largest key and value of one event.
+size_t WorstEventBytes(int64_t id) {
+  const JobEvent event{.job_id = FormatJobId(id),
+                       .sequence = std::numeric_limits<int64_t>::min(),
+                       .time = TimePoint::max(),
+                       .type = std::string(32, 't'),
+                       .phase = JobPhase::kSucceeded,
+                       .reason = std::string(kMaxStoredReasonBytes, '"'),
+                       .message = std::string(kMaxStoredMessageBytes, '"')};
+  return EventKey(id, std::numeric_limits<int64_t>::max()).size() + EncodeJobEvent(event).size();
+}
+
+absl::Status TooLarge(std::string_view field, std::string_view what, size_t bytes,
+                      std::string_view limit, size_t limit_value) {
+  return spec::FieldError(
+      field, fmt::format("the job cannot be stored: {} would take up to {} bytes, over the "
+                         "store's limit of {} {}",
+                         what, bytes, limit_value, limit));
+}
+
 }  // namespace
 
 void JobRecord::SyncTaskStatus() {
   spec::JobStatus& s = status();
   s.tasks.clear();
-  for (const TaskRuntime& task : tasks) {
-    s.tasks.push_back({.name = task.name,
-                       .node = task.placement.node,
-                       .devices = {task.placement.gpus.begin(), task.placement.gpus.end()},
-                       .phase = task.phase,
-                       .exit_code = task.exit_code});
-  }
+  for (const TaskRuntime& task : tasks) s.tasks.push_back(TaskStatusOf(task));
 }
 
 JobView JobRecord::View() const { return JobView{.document = document, .tenant = tenant}; }
@@ -131,13 +284,78 @@ JobRecord NewJobRecord(int64_t id, std::string tenant, spec::JobDocument documen
   if (document.spec.name.empty()) document.spec.name = fmt::format("job-{}", id);
   document.status = spec::JobStatus{.phase = JobPhase::kPending, .submit_time = now};
   record.document = std::move(document);
-  for (const TaskGroup& group : record.document.spec.tasks) {
-    for (int32_t r = 0; r < group.replicas; ++r) {
-      record.tasks.push_back({.name = fmt::format("{}-{}", group.name, r)});
-    }
-  }
+  record.tasks = InitialTasks(record.document.spec);
+  record.stored_tasks.resize(record.tasks.size());
   record.SyncTaskStatus();
   return record;
+}
+
+std::string BoundText(std::string_view text, size_t max_bytes) {
+  constexpr std::string_view kEllipsis = "…";
+  std::string out;
+  out.reserve(std::min(text.size(), max_bytes));
+  const size_t cut = text.size() > max_bytes ? max_bytes - kEllipsis.size() : text.size();
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t length = Utf8Length(text.substr(i));
+    const bool control = length == 1 && static_cast<unsigned char>(text[i]) < 0x20 &&
+                         text[i] != '\n' && text[i] != '\t';
+    if (out.size() + std::max<size_t>(length, 1) > cut) break;
+    if (length == 0 || control) {
+      out.push_back(' ');
+      i += std::max<size_t>(length, 1);
+    } else {
+      out.append(text.substr(i, length));
+      i += length;
+    }
+  }
+  if (i < text.size()) out.append(kEllipsis);
+  return out;
+}
+
+absl::Status CheckStorable(const spec::JobDocument& document, std::string_view tenant,
+                           const store::TxnLimits& limits) {
+  // The widest id a job can have (ParseJobId: 18 digits).
+  constexpr int64_t kWidestId = 999'999'999'999'999'999;
+  const JobRecord record = NewJobRecord(kWidestId, std::string(tenant), document, TimePoint());
+  const size_t record_bytes = WorstRecordBytes(record);
+  if (record_bytes > limits.max_value_bytes) {
+    const spec::JobDocument stored{.metadata = {.request_id = document.metadata.request_id},
+                                  .spec = record.document.spec};
+    return TooLarge(LargestField(json::parse(RenderJobJson(stored, -1))), "its record",
+                    record_bytes, "bytes per value", limits.max_value_bytes);
+  }
+  // The write that places every task at once (a gang), with its events.
+  size_t write_bytes = record_bytes + kMaxEventsPerWrite * WorstEventBytes(kWidestId);
+  size_t largest_group = 0;
+  size_t largest_group_bytes = 0;
+  const std::vector<TaskGroup>& groups = record.document.spec.tasks;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const size_t task_bytes = WorstTaskBytes(kWidestId, groups[i]);
+    if (task_bytes > limits.max_value_bytes) {
+      return TooLarge(fmt::format("spec.tasks[{}].resources.gpu", i), "each task's record",
+                      task_bytes, "bytes per value", limits.max_value_bytes);
+    }
+    const size_t group_bytes = task_bytes * static_cast<size_t>(groups[i].replicas);
+    write_bytes += group_bytes;
+    if (group_bytes > largest_group_bytes) {
+      largest_group = i;
+      largest_group_bytes = group_bytes;
+    }
+  }
+  const std::string replicas = fmt::format("spec.tasks[{}].replicas", largest_group);
+  const size_t entries = 1 + record.tasks.size() + kMaxEventsPerWrite;
+  if (entries > limits.max_entries) {
+    return spec::FieldError(
+        replicas, fmt::format("the job cannot be stored: placing its {} tasks takes {} writes in "
+                              "one transaction, over the store's limit of {}",
+                              record.tasks.size(), entries, limits.max_entries));
+  }
+  if (write_bytes > limits.max_total_bytes) {
+    return TooLarge(replicas, fmt::format("placing its {} tasks", record.tasks.size()), write_bytes,
+                    "bytes per transaction", limits.max_total_bytes);
+  }
+  return absl::OkStatus();
 }
 
 std::string FormatJobId(int64_t id) { return std::to_string(id); }
@@ -151,6 +369,9 @@ std::optional<int64_t> ParseJobId(std::string_view text) {
 }
 
 std::string JobKey(int64_t id) { return fmt::format("{}{:020d}", kJobPrefix, id); }
+std::string TaskKey(int64_t id, int32_t index) {
+  return fmt::format("{}{:020d}/{:06d}", kTaskPrefix, id, index);
+}
 std::string EventPrefix(int64_t id) { return fmt::format("{}{:020d}/", kEventPrefix, id); }
 std::string EventKey(int64_t id, int64_t sequence) {
   return fmt::format("{}{:020d}", EventPrefix(id), sequence);
@@ -161,14 +382,11 @@ std::string RequestKey(std::string_view tenant, std::string_view request_id) {
 
 std::string EncodeJobRecord(const JobRecord& record) {
   spec::JobDocument spec_only{.metadata = {.request_id = record.document.metadata.request_id},
-                              .spec = record.document.spec};
-  json tasks = json::array();
-  for (const TaskRuntime& task : record.tasks) tasks.push_back(EncodeTask(task));
+                             .spec = record.document.spec};
   return json{{"id", record.id},
               {"tenant", record.tenant},
               {"document", spec::RenderJobJson(spec_only, -1)},
               {"status", EncodeStatus(record.status())},
-              {"tasks", std::move(tasks)},
               {"attempt", record.attempt},
               {"restarts", record.restarts},
               {"cancelRequested", record.cancel_requested},
@@ -191,7 +409,11 @@ absl::StatusOr<JobRecord> DecodeJobRecord(std::string_view key, std::string_view
     record.document = *std::move(document);
     record.document.metadata.id = FormatJobId(record.id);
     record.document.status = DecodeStatus(j.at("status"));
-    for (const json& task : j.at("tasks")) record.tasks.push_back(DecodeTask(task));
+    if (j.contains("tasks")) {  // written before tasks had their own keys
+      for (const json& task : j.at("tasks")) record.tasks.push_back(DecodeTask(task));
+    } else {
+      record.tasks = InitialTasks(record.document.spec);
+    }
     record.attempt = j.at("attempt").get<int32_t>();
     record.restarts = j.at("restarts").get<int32_t>();
     record.cancel_requested = j.at("cancelRequested").get<bool>();
@@ -204,8 +426,60 @@ absl::StatusOr<JobRecord> DecodeJobRecord(std::string_view key, std::string_view
   if (static_cast<int32_t>(record.tasks.size()) != record.document.spec.TotalTasks()) {
     return Corrupt(key, "tasks do not match the spec's replicas");
   }
+  record.stored_tasks.resize(record.tasks.size());
   record.SyncTaskStatus();
   return record;
+}
+
+std::string EncodeTaskRecord(const TaskRuntime& task) { return EncodeTask(task).dump(); }
+
+std::vector<store::Op> TaskWrites(JobRecord& record) {
+  std::vector<store::Op> ops;
+  for (size_t i = 0; i < record.tasks.size(); ++i) {
+    const TaskRuntime& task = record.tasks[i];
+    std::optional<TaskRuntime>& stored = record.stored_tasks[i];
+    const bool initial = IsInitial(task);
+    if (initial ? !stored.has_value() : stored.has_value() && SameStored(*stored, task)) continue;
+    const std::string key = TaskKey(record.id, static_cast<int32_t>(i));
+    if (initial) {
+      ops.push_back(store::Op::Delete(key));
+      stored.reset();
+    } else {
+      ops.push_back(store::Op::Put(key, EncodeTaskRecord(task)));
+      stored = task;
+    }
+  }
+  return ops;
+}
+
+absl::Status LoadStoredTask(std::map<int64_t, JobRecord>& jobs, std::string_view key,
+                            std::string_view value) {
+  // kTaskPrefix, 20 digits of job id, '/', 6 digits of task index.
+  const std::string_view rest = key.substr(std::min(key.size(), kTaskPrefix.size()));
+  int64_t id = 0;
+  int32_t index = 0;
+  if (!key.starts_with(kTaskPrefix) || rest.size() != 27 || rest[20] != '/' ||
+      std::from_chars(rest.data(), rest.data() + 20, id).ptr != rest.data() + 20 ||
+      std::from_chars(rest.data() + 21, rest.data() + 27, index).ptr != rest.data() + 27) {
+    return Corrupt(key, "not a task key");
+  }
+  auto it = jobs.find(id);
+  if (it == jobs.end()) return Corrupt(key, "a task of no stored job");
+  JobRecord& record = it->second;
+  if (index < 0 || static_cast<size_t>(index) >= record.tasks.size()) {
+    return Corrupt(key, "a task beyond the job's replicas");
+  }
+  TaskRuntime task;
+  try {
+    task = DecodeTask(json::parse(value));
+  } catch (const std::exception& e) {
+    return Corrupt(key, e.what());
+  }
+  if (task.name != record.tasks[index].name) return Corrupt(key, "the task's name does not match");
+  record.status().tasks[index] = TaskStatusOf(task);
+  record.stored_tasks[index] = task;
+  record.tasks[index] = std::move(task);
+  return absl::OkStatus();
 }
 
 std::string EncodeJobEvent(const JobEvent& event) {
@@ -214,8 +488,8 @@ std::string EncodeJobEvent(const JobEvent& event) {
               {"time", Millis(event.time)},
               {"type", event.type},
               {"phase", JobPhaseName(event.phase)},
-              {"reason", event.reason},
-              {"message", event.message}}
+              {"reason", BoundText(event.reason, kMaxStoredReasonBytes)},
+              {"message", BoundText(event.message, kMaxStoredMessageBytes)}}
       .dump();
 }
 

@@ -3,10 +3,21 @@
 // the attempt and restart counts, whether a cancel was asked for — and its store encoding.
 //
 // Store layout (all values JSON):
-//   /tessera/jobs/<id, 20 digits>                 the record (EncodeJobRecord)
+//   /tessera/jobs/<id, 20 digits>                 the record without its tasks (EncodeJobRecord)
+//   /tessera/tasks/<id, 20 digits>/<index, 6 digits>   one task that has left its initial state
+//                                                 (EncodeTaskRecord; absent: as NewJobRecord
+//                                                 makes it — Pending, not placed)
 //   /tessera/events/<id, 20 digits>/<seq, 20 digits>   one JobEvent (EncodeJobEvent)
 //   /tessera/requests/<tenant>/<request id>       the job id a request id was given
-// Ids are decimal integers from 1; keys are zero-padded so that key order is id order.
+// Ids are decimal integers from 1; keys are zero-padded so that key order is id order. Each task
+// has its own key so that a job's stored values do not grow with its placements: a 4,096-task
+// gang is as storable placed as pending. Records written before tasks had keys hold them inline
+// ("tasks") and still decode; their next write moves them to their keys.
+//
+// Size bounds (every write of a job must be storable, whatever happens to it later): free text
+// is stored cut to kMaxStoredReasonBytes / kMaxStoredMessageBytes / kMaxStoredTaskMessageBytes
+// (BoundText), and CheckStorable refuses at submission a job whose worst-case record, task or
+// write would exceed the store's TxnLimits.
 //
 // The spec is stored as its own JOBSPEC document (spec::RenderJobJson without id and status)
 // and decoded with spec::ParseJobDocument, so the store holds exactly what the API accepts.
@@ -14,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +35,7 @@
 #include "core/placement.h"
 #include "server/job_service.h"
 #include "spec/job_document.h"
+#include "tessera/store/txn.h"
 
 namespace tessera::server {
 
@@ -55,6 +68,9 @@ struct JobRecord {
   // Set while a preemption tears the job down (kNone otherwise).
   PreemptionAction preemption = PreemptionAction::kNone;
   int64_t last_event = 0;  // sequence of the job's last event
+  // Per task: what its key holds in the store (nullopt while the key is absent), so that a
+  // write carries only the tasks that changed (TaskWrites). Sized like `tasks`.
+  std::vector<std::optional<TaskRuntime>> stored_tasks;
 
   const spec::JobStatus& status() const { return *document.status; }
   spec::JobStatus& status() { return *document.status; }
@@ -66,18 +82,51 @@ struct JobRecord {
 // A new Pending record for a submitted document: one TaskRuntime per replica, status set.
 JobRecord NewJobRecord(int64_t id, std::string tenant, spec::JobDocument document, TimePoint now);
 
+// Bounds on free text in stored values, in bytes (BoundText).
+inline constexpr size_t kMaxStoredReasonBytes = 256;    // status, task and event reasons
+inline constexpr size_t kMaxStoredMessageBytes = 4096;  // status and event messages
+inline constexpr size_t kMaxStoredTaskMessageBytes = 1024;
+// The most events one write of a job carries (a lifecycle step and its consequences).
+inline constexpr size_t kMaxEventsPerWrite = 4;
+
+// `text` as it is stored: invalid UTF-8 and control characters other than newline and tab
+// become ' ', and text longer than `max_bytes` is cut at a character boundary and ends "…".
+// The result is at most `max_bytes` bytes (REQUIRES: max_bytes >= 3).
+std::string BoundText(std::string_view text, size_t max_bytes);
+
+// OK when a job of `document` submitted by `tenant` can be stored in every state it may reach
+// (all tasks placed, every text field at its bound) under `limits`; otherwise InvalidArgument
+// naming the field that makes it too large (spec::FieldError): the spec's largest part
+// ("spec.tasks[0].command") when the record is, spec.tasks[i].resources.gpu when one task is,
+// spec.tasks[i].replicas when one write placing every task is. REQUIRES: a valid spec.
+absl::Status CheckStorable(const spec::JobDocument& document, std::string_view tenant,
+                           const store::TxnLimits& limits);
+
 std::string JobKey(int64_t id);
+std::string TaskKey(int64_t id, int32_t index);
 std::string EventKey(int64_t id, int64_t sequence);
 std::string EventPrefix(int64_t id);
 std::string RequestKey(std::string_view tenant, std::string_view request_id);
 inline constexpr std::string_view kJobPrefix = "/tessera/jobs/";
+inline constexpr std::string_view kTaskPrefix = "/tessera/tasks/";
 
 std::string FormatJobId(int64_t id);
 // The id of a decimal string; nullopt for anything else ("0042" and "-1" included).
 std::optional<int64_t> ParseJobId(std::string_view text);
 
+// The record without its tasks (they have their own keys: TaskWrites).
 std::string EncodeJobRecord(const JobRecord& record);
+// A record with its tasks as NewJobRecord makes them (or as stored inline by older versions);
+// LoadStoredTask then applies each stored task.
 absl::StatusOr<JobRecord> DecodeJobRecord(std::string_view key, std::string_view value);
+std::string EncodeTaskRecord(const TaskRuntime& task);
+// The puts and deletes that bring the task keys of `record` up to date with its tasks (none for
+// a task unchanged since its last write), and notes them in record.stored_tasks.
+std::vector<store::Op> TaskWrites(JobRecord& record);
+// Applies the task stored under `key` (a TaskKey) to its record in `jobs`. DataLoss naming the
+// key for a value that does not decode, or a task that no record of `jobs` has.
+absl::Status LoadStoredTask(std::map<int64_t, JobRecord>& jobs, std::string_view key,
+                            std::string_view value);
 std::string EncodeJobEvent(const JobEvent& event);
 absl::StatusOr<JobEvent> DecodeJobEvent(std::string_view key, std::string_view value);
 

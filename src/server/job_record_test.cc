@@ -1,11 +1,14 @@
 #include "server/job_record.h"
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "spec/jobspec.h"
+#include "spec/request_error.h"
 
 namespace tessera::server {
 namespace {
@@ -67,15 +70,129 @@ TEST(JobRecordTest, EncodingRoundTrips) {
   record.last_event = 6;
   record.SyncTaskStatus();
 
-  absl::StatusOr<JobRecord> back = DecodeJobRecord(JobKey(42), EncodeJobRecord(record));
+  // The record and its tasks are stored apart; a task left as it started has no key.
+  std::vector<store::Op> writes = TaskWrites(record);
+  ASSERT_EQ(writes.size(), 1u);
+  EXPECT_EQ(writes[0].key, TaskKey(42, 0));
+  std::map<int64_t, JobRecord> jobs;
+  absl::StatusOr<JobRecord> decoded = DecodeJobRecord(JobKey(42), EncodeJobRecord(record));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  jobs.emplace(42, *std::move(decoded));
+  ASSERT_TRUE(LoadStoredTask(jobs, writes[0].key, writes[0].value).ok());
+  const JobRecord& back = jobs.at(42);
+  EXPECT_EQ(EncodeJobRecord(back), EncodeJobRecord(record));
+  EXPECT_EQ(EncodeTaskRecord(back.tasks[0]), EncodeTaskRecord(record.tasks[0]));
+  EXPECT_EQ(back.tasks[1].name, "worker-1");
+  EXPECT_EQ(back.document.spec.duration, Duration(300'000));
+  EXPECT_EQ(back.document.metadata.request_id, "r-1");
+  EXPECT_EQ(back.status().tasks[0].exit_code, 3);
+  EXPECT_EQ(back.status().tasks[0].node, "n1");
+  EXPECT_EQ(back.tasks[0].placement.gpus.size(), 1u);
+  EXPECT_EQ(back.preemption, PreemptionAction::kCancel);
+  EXPECT_EQ(back.status().preemptions, 2);
+  // What was loaded is known to be stored: nothing to write again.
+  EXPECT_TRUE(TaskWrites(jobs.at(42)).empty());
+}
+
+TEST(JobRecordTest, OnlyTasksThatChangedAreWrittenAndARestartedTaskLosesItsKey) {
+  JobRecord record = NewJobRecord(5, "t", Document(), TimePoint());
+  EXPECT_TRUE(TaskWrites(record).empty());  // a new job's tasks have no keys
+  record.tasks[1].placement.node = "n1";
+  record.tasks[1].launch_id = "5-worker-1-a0";
+  std::vector<store::Op> placed = TaskWrites(record);
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].type, store::Op::Type::kPut);
+  EXPECT_EQ(placed[0].key, TaskKey(5, 1));
+  EXPECT_TRUE(TaskWrites(record).empty());
+  record.tasks[1].phase = TaskPhase::kRunning;
+  EXPECT_EQ(TaskWrites(record).size(), 1u);
+  record.tasks[1] = TaskRuntime{.name = "worker-1"};  // a restart
+  std::vector<store::Op> reset = TaskWrites(record);
+  ASSERT_EQ(reset.size(), 1u);
+  EXPECT_EQ(reset[0].type, store::Op::Type::kDelete);
+  EXPECT_TRUE(TaskWrites(record).empty());
+}
+
+TEST(JobRecordTest, RecordsWithInlineTasksStillDecodeAndMoveThemToKeys) {
+  JobRecord record = NewJobRecord(8, "t", Document(), TimePoint());
+  nlohmann::json encoded = nlohmann::json::parse(EncodeJobRecord(record));
+  nlohmann::json task = nlohmann::json::parse(EncodeTaskRecord(record.tasks[0]));
+  task["node"] = "n3";
+  encoded["tasks"] = {task, nlohmann::json::parse(EncodeTaskRecord(record.tasks[1]))};
+  absl::StatusOr<JobRecord> back = DecodeJobRecord(JobKey(8), encoded.dump());
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(EncodeJobRecord(*back), EncodeJobRecord(record));
-  EXPECT_EQ(back->document.spec.duration, Duration(300'000));
-  EXPECT_EQ(back->document.metadata.request_id, "r-1");
-  EXPECT_EQ(back->status().tasks[0].exit_code, 3);
-  EXPECT_EQ(back->tasks[0].placement.gpus.size(), 1u);
-  EXPECT_EQ(back->preemption, PreemptionAction::kCancel);
-  EXPECT_EQ(back->status().preemptions, 2);
+  EXPECT_EQ(back->tasks[0].placement.node, "n3");
+  EXPECT_FALSE(nlohmann::json::parse(EncodeJobRecord(*back)).contains("tasks"));
+  EXPECT_EQ(TaskWrites(*back).size(), 1u);
+  encoded["tasks"].erase(1);
+  EXPECT_EQ(DecodeJobRecord(JobKey(8), encoded.dump()).status().code(),
+            absl::StatusCode::kDataLoss);
+}
+
+TEST(JobRecordTest, StoredTasksOfNoJobOrBadKeysAreDataLoss) {
+  std::map<int64_t, JobRecord> jobs;
+  jobs.emplace(1, NewJobRecord(1, "t", Document(), TimePoint()));
+  const std::string task = EncodeTaskRecord(TaskRuntime{.name = "worker-0", .ended = true});
+  EXPECT_TRUE(LoadStoredTask(jobs, TaskKey(1, 0), task).ok());
+  for (const std::string& key :
+       {TaskKey(2, 0), TaskKey(1, 2), TaskKey(1, 1), std::string("/tessera/tasks/1/0")}) {
+    absl::Status status = LoadStoredTask(jobs, key, task);
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << key;
+    EXPECT_THAT(status.message(), HasSubstr(key));
+  }
+  EXPECT_EQ(LoadStoredTask(jobs, TaskKey(1, 0), "{").code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(JobRecordTest, StoredTextIsBoundedCleanAndCutAtACharacter) {
+  EXPECT_EQ(BoundText("fine\ttext\n", 64), "fine\ttext\n");
+  EXPECT_EQ(BoundText(std::string("a\x01"
+                                  "b\xff"),
+                      64),
+            "a b ");
+  EXPECT_EQ(BoundText("abcdefgh", 6), "abc…");
+  EXPECT_EQ(BoundText("éééé", 6), "é…");  // never half a character
+  EXPECT_LE(BoundText(std::string(1 << 20, 'x'), 4096).size(), 4096u);
+
+  JobRecord record = NewJobRecord(3, "t", Document(), TimePoint());
+  record.status().message = std::string(1 << 20, 'm');
+  record.tasks[0].message = std::string(1 << 20, 'm');
+  record.tasks[0].ended = true;
+  EXPECT_LT(EncodeJobRecord(record).size(), 16u * 1024);
+  EXPECT_LT(EncodeTaskRecord(record.tasks[0]).size(), 2u * 1024);
+  const JobEvent event{.job_id = "3", .type = "Placed", .message = std::string(1 << 20, 'p')};
+  EXPECT_LT(EncodeJobEvent(event).size(), 8u * 1024);
+}
+
+spec::JobDocument Tasks(int replicas, int command_bytes, int gpus = 0) {
+  spec::JobDocument doc = Document();
+  doc.spec.tasks[0].replicas = replicas;
+  doc.spec.tasks[0].command = {"sh", "-c", std::string(command_bytes, 'x')};
+  doc.spec.tasks[0].request.gpu_count = gpus;
+  return doc;
+}
+
+TEST(JobRecordTest, AJobIsStorableWhenEveryStateItMayReachFitsTheStore) {
+  const store::TxnLimits limits;  // etcd's, as the SQLite store's default
+  // The largest job the API takes, placed task by task on nodes with the longest names.
+  EXPECT_TRUE(CheckStorable(Tasks(kMaxTasksPerJob, 64 * 1024, 8), "team-a", limits).ok());
+
+  absl::Status command = CheckStorable(Tasks(1, 2 << 20), "team-a", limits);
+  EXPECT_EQ(command.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(spec::ErrorField(command), "spec.tasks[0].command") << command;
+  EXPECT_THAT(command.message(), HasSubstr("bytes per value"));
+
+  spec::JobDocument env = Tasks(1, 10);
+  env.spec.tasks[0].env["BIG"] = std::string(2 << 20, 'e');
+  EXPECT_EQ(spec::ErrorField(CheckStorable(env, "t", limits)), "spec.tasks[0].env.BIG");
+
+  absl::Status replicas = CheckStorable(Tasks(4096, 10), "t", {.max_total_bytes = 1 << 20});
+  EXPECT_EQ(spec::ErrorField(replicas), "spec.tasks[0].replicas") << replicas;
+  EXPECT_THAT(replicas.message(), HasSubstr("bytes per transaction"));
+  EXPECT_EQ(spec::ErrorField(CheckStorable(Tasks(4096, 10), "t", {.max_entries = 4000})),
+            "spec.tasks[0].replicas");
+
+  absl::Status gpus = CheckStorable(Tasks(1, 10, 200'000), "t", limits);
+  EXPECT_EQ(spec::ErrorField(gpus), "spec.tasks[0].resources.gpu") << gpus;
 }
 
 TEST(JobRecordTest, RecordsWithoutPreemptionKeysDecode) {

@@ -190,7 +190,10 @@ class JobService {
   // Durably stores a new job (Pending) and returns it with metadata.id and status set; the
   // job is acknowledged only once committed. A document whose metadata.requestId matches an
   // earlier submission of the same tenant returns that job with created == false (its spec is
-  // not compared). metadata.name defaults to "job-<id>".
+  // not compared). metadata.name defaults to "job-<id>". A job the state store could not hold
+  // in every state it may reach (placed, with its status at its longest) is refused with
+  // InvalidArgument naming the field that makes it too large ("spec.tasks[0].command"); a
+  // store failure is Internal, or ResourceExhausted / Unavailable when a retry may succeed.
   virtual absl::StatusOr<SubmitResult> Submit(const Caller& caller, spec::JobDocument job) = 0;
   virtual absl::StatusOr<JobView> Get(const Caller& caller, std::string_view id) = 0;
   virtual absl::StatusOr<ListJobsResult> List(const Caller& caller,

@@ -103,6 +103,10 @@ class Store {
   virtual absl::StatusOr<std::unique_ptr<Watcher>> Watch(std::string_view prefix,
                                                          Revision from_revision) = 0;
 
+  // The size bounds Commit and CommitAsync enforce (InvalidArgument beyond them). The default
+  // is etcd's; a backend configured otherwise answers its own.
+  virtual TxnLimits limits() const { return TxnLimits{}; }
+
   // Discards the history of the revisions before `revision`: afterwards Watch accepts
   // from_revision >= `revision` only. Current keys are never affected. Durable on return.
   // Errors: OutOfRange when `revision` is above the current revision, or not above the

@@ -19,12 +19,15 @@
 //
 // Within one branch a key may be put at most once and may not be both put and deleted
 // (directly or through a delete-prefix); deletes may overlap. Violations are InvalidArgument,
-// as in etcd. Backends also bound key, value and transaction sizes (InvalidArgument when
-// exceeded; see the backend's documentation for the numbers).
+// as in etcd. Backends also bound key, value and transaction sizes (TxnLimits below;
+// InvalidArgument when exceeded). A caller that must never have a write refused — the job
+// manager, the clusters behind agents — reads the bounds from Store::limits() and refuses
+// oversized input up front, naming the field at fault.
 //
 // Plain value types; build them on any thread and hand them to a Store.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -76,6 +79,17 @@ struct Txn {
 
   // A transaction that runs `ops` unconditionally.
   static Txn Unconditional(std::vector<Op> ops);
+};
+
+// The size bounds a backend enforces on one transaction (Store::limits()).
+struct TxnLimits {
+  size_t max_key_bytes = 4096;
+  // etcd's default request limit, so that what one backend accepts the other does too.
+  size_t max_value_bytes = 1536 * 1024;
+  // Compares plus the ops of both branches.
+  size_t max_entries = 10000;
+  // Keys and values of the whole transaction together.
+  size_t max_total_bytes = 64 * 1024 * 1024;
 };
 
 struct TxnResult {

@@ -12,8 +12,6 @@ namespace tessera::agent::k8s {
 namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
-// A node with more devices than this is refused (a hostile count would allocate without end).
-constexpr int64_t kMaxGpusPerNode = 4096;
 // Device memory above this (1 PiB) is refused, so sums over a node's devices cannot overflow.
 constexpr int64_t kMaxGpuMemoryMiB = int64_t{1} << 30;
 

@@ -75,6 +75,11 @@ absl::Status CheckNode(const v1::Node& proto, const InventoryRules& rules,
                  fmt::format("{} exceeds the capacity {}", proto.allocatable_memory(),
                              proto.memory()));
   }
+  if (proto.gpus_size() > kMaxGpusPerNode) {
+    return Fault(fmt::format("{}.gpus", field),
+                 fmt::format("{} devices, more than the {} a node may have", proto.gpus_size(),
+                             kMaxGpusPerNode));
+  }
   for (int i = 0; i < proto.gpus_size(); ++i) {
     absl::Status s = CheckGpu(proto.gpus(i), i, rules, fmt::format("{}.gpus[{}]", field, i));
     if (!s.ok()) return s;

@@ -6,9 +6,10 @@
 //   `inventory.nodes[3] "gpu-7": cpu: must be >= 0, not -8000`.
 // Log replies (LogChunk) are checked against the request they answer (CheckLogChunk).
 // Checks: names ([A-Za-z0-9][A-Za-z0-9._-]{0,252}), quantities >= 0, allocatable <= capacity,
-// GPU devices indexed 0..n-1 in order, a GPU model that is a name and, when the control plane
-// lists its known models, one of them; taint effects; label keys non-empty. A full inventory
-// also refuses duplicate node names and ids; a delta refuses a duplicate within itself.
+// at most kMaxGpusPerNode (core/node.h: 128) GPU devices per node, indexed 0..n-1 in order, a
+// GPU model that is a name and, when the control plane lists its known models, one of them; taint
+// effects; label keys non-empty. A full inventory also refuses duplicate node names and ids; a
+// delta refuses a duplicate within itself.
 //
 // Units: as core/node.h (cpu millicores, memory bytes, milli-GPU); times in the protocol are
 // milliseconds since the Unix epoch, durations milliseconds.

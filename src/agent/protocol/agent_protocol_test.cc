@@ -73,6 +73,15 @@ TEST(AgentProtocolTest, BadNodesNameTheField) {
       {"taint effect", [](v1::Node& n) { n.mutable_taints(0)->set_effect("Never"); },
        "n.taints[0].effect"},
       {"empty label key", [](v1::Node& n) { (*n.mutable_labels())[""] = "x"; }, "n.labels"},
+      {"too many devices",
+       [](v1::Node& n) {
+         for (int i = 2; i <= kMaxGpusPerNode; ++i) {
+           v1::GpuDevice* gpu = n.add_gpus();
+           gpu->set_index(i);
+           gpu->set_model("H100");
+         }
+       },
+       "n.gpus: 129 devices, more than the 128 a node may have"},
   };
   const InventoryRules rules{.known_gpu_models = {"H100", "A100-80GB"}};
   for (const BadNodeCase& c : cases) {
@@ -83,6 +92,18 @@ TEST(AgentProtocolTest, BadNodesNameTheField) {
     EXPECT_EQ(node.status().code(), absl::StatusCode::kInvalidArgument) << c.name;
     EXPECT_THAT(node.status().message(), HasSubstr(c.want)) << c.name;
   }
+}
+
+TEST(AgentProtocolTest, ANodeMayHaveAsManyDevicesAsTheBound) {
+  v1::Node proto = GoodNode("gpu-1", 1);
+  for (int i = 2; i < kMaxGpusPerNode; ++i) {
+    v1::GpuDevice* gpu = proto.add_gpus();
+    gpu->set_index(i);
+    gpu->set_model("H100");
+  }
+  absl::StatusOr<Node> node = NodeFromProto(proto, "c", {}, {}, "n");
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ(node->gpus.size(), static_cast<size_t>(kMaxGpusPerNode));
 }
 
 TEST(AgentProtocolTest, AnyValidModelWhenNoneAreListed) {

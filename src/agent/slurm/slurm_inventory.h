@@ -44,9 +44,6 @@ namespace tessera::agent {
 inline constexpr std::string_view kPartitionsLabel = "tessera.io/partitions";
 inline constexpr std::string_view kSlurmNodeLabel = "tessera.io/slurm-node";
 inline constexpr std::string_view kGpuModelLabel = "tessera.io/gpu-model";
-// At most this many GPUs per node: a larger count is refused as malformed.
-inline constexpr int32_t kMaxGpusPerNode = 1024;
-
 // What a GRES type stands for, when its name alone does not say (memory in bytes per device).
 struct SlurmGpuType {
   std::string model;

@@ -144,9 +144,9 @@ TEST(SlurmInventoryTest, MalformedNodesAreSkippedAndNamed) {
        "slurm node n1: gres \"gpu:h100:x\": item \"gpu:h100:x\": count \"x\" is not a number"},
       {"gres", "gpu:h100:99999",
        "slurm node n1: gres \"gpu:h100:99999\": item \"gpu:h100:99999\": count 99999 is more than "
-       "1024 GPUs"},
-      {"gres", "gpu:a:1000,gpu:b:1000",
-       "slurm node n1: gres \"gpu:a:1000,gpu:b:1000\": more than 1024 GPUs"},
+       "128 GPUs"},
+      {"gres", "gpu:a:100,gpu:b:100",
+       "slurm node n1: gres \"gpu:a:100,gpu:b:100\": more than 128 GPUs"},
       {"gres", "gpu::2", "slurm node n1: gres \"gpu::2\": item \"gpu::2\": empty GPU type"},
       {"gres", "gpu:a:b:2",
        "slurm node n1: gres \"gpu:a:b:2\": item \"gpu:a:b:2\": expected gpu[:type][:count]"},

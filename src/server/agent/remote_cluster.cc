@@ -1,6 +1,7 @@
 #include "server/agent/remote_cluster.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -15,7 +16,7 @@ namespace {
 namespace v1 = agent::v1;
 
 constexpr std::string_view kClustersPrefix = "/tessera/clusters/";
-constexpr size_t kOpsPerTxn = 5000;  // the store takes at most 10,000 per transaction
+constexpr size_t kOpsPerTxn = 5000;  // at most; and never more than the store's limits allow
 
 std::string ClusterKey(std::string_view cluster) {
   return fmt::format("{}{}", kClustersPrefix, cluster);
@@ -28,6 +29,55 @@ std::string NodeJson(const v1::Node& node) {
   std::string out;
   (void)google::protobuf::util::MessageToJsonString(node, &out);
   return out;
+}
+
+std::string ClusterRecordJson(std::string_view backend, const Labels& labels, uint64_t epoch,
+                              bool reachable) {
+  nlohmann::json labels_json = nlohmann::json::object();
+  for (const auto& [key, value] : labels) labels_json[key] = value;
+  return nlohmann::json{
+      {"backend", backend}, {"epoch", epoch}, {"labels", labels_json}, {"reachable", reachable}}
+      .dump();
+}
+
+// The part of `node` that makes its record largest, as a field under `field`.
+std::string LargestPart(const v1::Node& node, std::string_view field) {
+  size_t labels = 0;
+  for (const auto& [key, value] : node.labels()) labels += key.size() + value.size();
+  size_t taints = 0;
+  for (const v1::Taint& taint : node.taints()) {
+    taints += taint.key().size() + taint.value().size() + taint.effect().size();
+  }
+  size_t gpus = 0;
+  for (const v1::GpuDevice& gpu : node.gpus()) gpus += gpu.model().size() + 32;
+  const std::pair<const char*, size_t> parts[] = {
+      {"labels", labels}, {"taints", taints}, {"gpus", gpus}, {"pool", node.pool().size()}};
+  const auto largest = std::max_element(
+      parts, std::end(parts), [](const auto& a, const auto& b) { return a.second < b.second; });
+  return fmt::format("{}.{}", field, largest->first);
+}
+
+// InvalidArgument naming the field when a node of `inventory` could not be stored under
+// `limits` (its key, or its record with labels and taints that make it too large).
+absl::Status CheckNodeRecords(const v1::Inventory& inventory, std::string_view cluster,
+                              const store::TxnLimits& limits) {
+  for (int i = 0; i < inventory.nodes_size(); ++i) {
+    const v1::Node& node = inventory.nodes(i);
+    const std::string field = fmt::format("inventory.nodes[{}]", i);
+    if (NodeKey(cluster, node.name()).size() > limits.max_key_bytes) {
+      return absl::InvalidArgumentError(fmt::format(
+          "{}.name: the node's store key would be longer than the store's limit of {} bytes", field,
+          limits.max_key_bytes));
+    }
+    const size_t bytes = NodeJson(node).size();
+    if (bytes > limits.max_value_bytes) {
+      return absl::InvalidArgumentError(fmt::format(
+          "{}: node \"{}\" is too large to store: its record would take {} bytes, over the "
+          "store's limit of {} bytes per value",
+          LargestPart(node, field), node.name(), bytes, limits.max_value_bytes));
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::string Stale(std::string_view what, uint64_t epoch, uint64_t current) {
@@ -279,14 +329,25 @@ absl::StatusOr<uint64_t> RemoteCluster::Attach(AgentChannel* channel,
         "register.backend: cluster {} is a {} cluster, not {}", options_.name, backend_,
         request.backend()));
   }
+  Labels labels;
+  for (const auto& [key, value] : request.labels()) labels[key] = value;
+  labels[std::string(kClusterLabel)] = options_.name;
+  if (!established_) {
+    const size_t bytes =
+        ClusterRecordJson(request.backend(), labels, std::numeric_limits<uint64_t>::max(), true)
+            .size();
+    if (bytes > options_.store->limits().max_value_bytes) {
+      return absl::InvalidArgumentError(fmt::format(
+          "register.labels: {} labels make the cluster's record {} bytes, over the store's "
+          "limit of {} bytes per value",
+          request.labels_size(), bytes, options_.store->limits().max_value_bytes));
+    }
+  }
   if (session_) {
     session_->channel->Close(absl::FailedPreconditionError(fmt::format(
         "the session of epoch {} was superseded by a new session", session_->epoch)));
     FailPendingLogsLocked(session_->epoch, "the agent's session was superseded");
   }
-  Labels labels;
-  for (const auto& [key, value] : request.labels()) labels[key] = value;
-  labels[std::string(kClusterLabel)] = options_.name;
   if (!established_) {  // the registration that establishes it names the backend and labels
     backend_ = request.backend();
     labels_ = std::move(labels);
@@ -344,11 +405,24 @@ absl::Status RemoteCluster::OnInventory(uint64_t epoch, const v1::Inventory& inv
   absl::StatusOr<std::vector<Node>> nodes =
       agent::InventoryFromProto(inventory, options_.name, labels_, options_.rules);
   if (!nodes.ok()) return nodes.status();
+  if (absl::Status s = CheckNodeRecords(inventory, options_.name, options_.store->limits());
+      !s.ok()) {
+    return s;
+  }
   for (int i = 0; i < inventory.nodes_size(); ++i) {
     absl::Status claimed = options_.node_names->Claim(inventory.nodes(i).name(), options_.name);
     if (!claimed.ok()) {
+      ReleaseNewNamesLocked(inventory, i);
       return absl::InvalidArgumentError(
           fmt::format("inventory.nodes[{}].name: {}", i, std::string(claimed.message())));
+    }
+  }
+  // A new cluster is stored whole before anything of it is kept or announced.
+  const bool establishes = !established_;
+  if (establishes) {
+    if (absl::Status s = EstablishLocked(inventory); !s.ok()) {
+      ReleaseNewNamesLocked(inventory, inventory.nodes_size());
+      return s;
     }
   }
   // Names leaving: those missing from a full inventory, or removed by id.
@@ -408,8 +482,6 @@ absl::Status RemoteCluster::OnInventory(uint64_t epoch, const v1::Inventory& inv
   }
   const bool first = !session.inventory_received;
   session.inventory_received = true;
-  const bool establishes = !established_;
-  established_ = true;
   if (first) {
     last_heartbeat_ = options_.clock->Now();
     if (!reachable_) {
@@ -436,9 +508,9 @@ absl::Status RemoteCluster::OnInventory(uint64_t epoch, const v1::Inventory& inv
     }
     session.channel->Send(std::move(message));
   }
-  absl::Status persisted = establishes ? PersistClusterLocked() : absl::OkStatus();
   lock.unlock();
-  if (persisted.ok()) persisted = PersistNodes(changed, removed);
+  // A new cluster's nodes are stored already (EstablishLocked).
+  const absl::Status persisted = establishes ? absl::OkStatus() : PersistNodes(changed, removed);
   if (establishes && options_.on_established) options_.on_established(this);
   if (!notify.empty()) options_.inventory_observer->OnNodesChanged(*this, std::move(notify));
   EndLost(lost_with_nodes, "its node left the cluster's inventory");
@@ -631,14 +703,9 @@ std::vector<Node> RemoteCluster::MarkUnreachableLocked(std::string_view why) {
 
 absl::Status RemoteCluster::PersistClusterLocked() {
   if (!established_) return absl::OkStatus();  // nothing is stored before the first inventory
-  nlohmann::json labels = nlohmann::json::object();
-  for (const auto& [key, value] : labels_) labels[key] = value;
-  const nlohmann::json record = {{"backend", backend_},
-                                 {"epoch", epoch_},
-                                 {"labels", labels},
-                                 {"reachable", reachable_}};
-  absl::StatusOr<store::TxnResult> result = options_.store->Commit(
-      store::Txn::Unconditional({store::Op::Put(ClusterKey(options_.name), record.dump())}));
+  absl::StatusOr<store::TxnResult> result =
+      options_.store->Commit(store::Txn::Unconditional({store::Op::Put(
+          ClusterKey(options_.name), ClusterRecordJson(backend_, labels_, epoch_, reachable_))}));
   return result.status();
 }
 
@@ -651,15 +718,53 @@ absl::Status RemoteCluster::PersistNodes(const std::vector<v1::Node>& changed,
   for (const std::string& name : removed) {
     ops.push_back(store::Op::Delete(NodeKey(options_.name, name)));
   }
-  for (size_t begin = 0; begin < ops.size(); begin += kOpsPerTxn) {
-    const size_t end = std::min(ops.size(), begin + kOpsPerTxn);
-    std::vector<store::Op> chunk(std::make_move_iterator(ops.begin() + begin),
-                                 std::make_move_iterator(ops.begin() + end));
-    absl::StatusOr<store::TxnResult> result =
-        options_.store->Commit(store::Txn::Unconditional(std::move(chunk)));
-    if (!result.ok()) return result.status();
+  // Transactions as large as the store takes, in entries and in bytes (one node always fits:
+  // CheckNodeRecords).
+  const store::TxnLimits limits = options_.store->limits();
+  const size_t max_ops = std::min(kOpsPerTxn, limits.max_entries);
+  std::vector<store::Op> chunk;
+  size_t chunk_bytes = 0;
+  for (size_t i = 0; i <= ops.size(); ++i) {
+    const size_t bytes = i < ops.size() ? ops[i].key.size() + ops[i].value.size() : 0;
+    const bool full = chunk.size() == max_ops || chunk_bytes + bytes > limits.max_total_bytes;
+    if (!chunk.empty() && (i == ops.size() || full)) {
+      absl::StatusOr<store::TxnResult> result =
+          options_.store->Commit(store::Txn::Unconditional(std::exchange(chunk, {})));
+      if (!result.ok()) return result.status();
+      chunk_bytes = 0;
+    }
+    if (i == ops.size()) break;
+    chunk.push_back(std::move(ops[i]));
+    chunk_bytes += bytes;
   }
   return absl::OkStatus();
+}
+
+absl::Status RemoteCluster::EstablishLocked(const v1::Inventory& inventory) {
+  // Its nodes first, then its record: a cluster record is stored only with all its nodes (nodes
+  // without their cluster record are removed at the next start: AgentClusters::Load).
+  absl::Status stored = PersistNodes({inventory.nodes().begin(), inventory.nodes().end()}, {});
+  if (stored.ok()) {
+    established_ = true;
+    stored = PersistClusterLocked();
+    if (!stored.ok()) established_ = false;
+  }
+  if (stored.ok()) return stored;
+  (void)RemoveRecords(*options_.store, options_.name);  // what was written of it
+  Log(fmt::format("not registered: its inventory could not be stored: {}",
+                  std::string(stored.message())));
+  return absl::Status(
+      stored.code(),
+      fmt::format("cluster {} is not registered: its inventory of {} nodes could "
+                  "not be stored ({}); nothing of it was kept",
+                  options_.name, inventory.nodes_size(), absl::StatusCodeToString(stored.code())));
+}
+
+void RemoteCluster::ReleaseNewNamesLocked(const v1::Inventory& inventory, int count) {
+  for (int i = 0; i < count; ++i) {
+    const std::string& name = inventory.nodes(i).name();
+    if (!nodes_.contains(name)) options_.node_names->Release(name, options_.name);
+  }
 }
 
 }  // namespace tessera::server

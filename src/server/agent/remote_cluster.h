@@ -24,7 +24,11 @@
 // the node as its agent last reported it, written when it changes).
 //
 // A cluster is established — stored, and handed to the scheduler — by the first inventory it
-// accepts: a registration that fails before that (a refused inventory) leaves nothing behind.
+// accepts: a registration that fails before that (a refused inventory, or one the store could
+// not hold) leaves nothing behind, neither in the store nor in the scheduler nor among the node
+// names. An inventory is refused up front, naming the node and its part that is too large
+// (`inventory.nodes[3].labels: node "gpu-7" is too large to store ...`), when a node's record
+// would exceed the store's per-value limit (Store::limits()).
 // The backend kind and the cluster labels come from the registration that established it (or
 // the stored record); later sessions must name the same backend, and their labels are not
 // applied. A node that leaves the inventory takes its tasks with it (Failed "Lost"); a cancel
@@ -197,8 +201,17 @@ class RemoteCluster final : public Cluster {
   // One line on standard error for the server's operator: "cluster NAME: <line>".
   void Log(std::string_view line) const;
   absl::Status PersistClusterLocked();
+  // Writes nodes that changed and deletes those removed, in as few transactions as the store's
+  // limits allow.
   absl::Status PersistNodes(const std::vector<agent::v1::Node>& changed,
                             const std::vector<std::string>& removed);
+  // Stores a new cluster whole: every node of its first inventory, then its record; sets
+  // established_. On failure removes what was written and leaves the cluster as it was (not
+  // established), returning the error for its agent. REQUIRES: mu_ held, !established_.
+  absl::Status EstablishLocked(const agent::v1::Inventory& inventory);
+  // Releases the names of `inventory`'s first `count` nodes that the cluster does not hold
+  // (claimed for an inventory that was then refused). REQUIRES: mu_ held.
+  void ReleaseNewNamesLocked(const agent::v1::Inventory& inventory, int count);
   // Sends the launches not yet sent to the current session, and the cancels of those being
   // cancelled. REQUIRES: mu_ held, a resynced session.
   void SendPendingLocked();

@@ -216,6 +216,8 @@ absl::StatusOr<std::unique_ptr<Watcher>> SqliteStore::Watch(std::string_view pre
   return impl_->hub->Watch(prefix, from_revision);
 }
 
+TxnLimits SqliteStore::limits() const { return impl_->options.limits; }
+
 absl::Status SqliteStore::Compact(Revision revision) {
   absl::Notification compacted;
   absl::Status status;

@@ -99,6 +99,7 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::unique_ptr<Watcher>> Watch(std::string_view prefix,
                                                  Revision from_revision) override;
   absl::Status Compact(Revision revision) override;
+  TxnLimits limits() const override;
 
   SqliteStoreStats Stats() const;
 

@@ -326,6 +326,9 @@ TEST_F(SqliteStoreTest, OversizedValueIsInvalidArgument) {
       store->Commit(Txn::Unconditional({Op::Put("/k", std::string(17, 'x'))})).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("success[0].value"));
+  // Callers read the bounds to refuse oversized input before they write.
+  EXPECT_EQ(store->limits().max_value_bytes, 16u);
+  EXPECT_EQ(store->limits().max_entries, TxnLimits{}.max_entries);
 }
 
 TEST_F(SqliteStoreTest, FullDatabaseFailsTheBatchAndAppliesNothingOfIt) {
