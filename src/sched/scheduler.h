@@ -156,7 +156,9 @@ class SchedulerSink {
 struct SchedulerEnv {
   Rng* rng = nullptr;
   const Clock* clock = nullptr;
-  const TargetWorkload* target_workload = nullptr;  // for profiles whose plugins need one (FGD)
+  // The first target workload, for profiles whose plugins need one (FGD); SetTargetWorkload
+  // replaces it later.
+  const TargetWorkload* target_workload = nullptr;
 };
 
 class Scheduler {
@@ -180,6 +182,12 @@ class Scheduler {
   // a job waiting for quota gets the plan's start only when capacity too frees up later (a
   // lower bound), else none. NotFound when the job is unknown, running or held.
   absl::StatusOr<StartEstimate> Estimate(std::string_view job, ClusterState& state);
+
+  // Replaces the target workload the profile's plugins measure against (FGD's M) from the next
+  // attempt on; the framework's cached scores are dropped. A no-op for profiles without such a
+  // plugin. InvalidArgument (the plugin's message) for a workload a plugin refuses: it keeps
+  // the previous one.
+  absl::Status SetTargetWorkload(const TargetWorkload& workload);
 
   ~Scheduler();
 
