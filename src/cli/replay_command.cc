@@ -78,7 +78,7 @@ absl::StatusOr<ReplayPlan> LoadPlan(const ReplayFlags& f) {
   absl::StatusOr<std::string> text = sim::alibaba::ReadFileToString(f.pods);
   if (!text.ok()) return text.status();
   absl::StatusOr<sim::alibaba::PodList> pods =
-      sim::alibaba::ParsePodList(*text, f.pods, GpuSpecModels(*text));
+      sim::alibaba::ParsePodList(*text, f.pods, sim::alibaba::GpuSpecModels(*text));
   if (!pods.ok()) return pods.status();
   return PlanAlibabaReplay(*pods, options);
 }

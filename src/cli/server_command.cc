@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -29,6 +30,7 @@
 #include "server/server_config.h"
 #include "agent/sim/sim_cluster.h"
 #include "sim/alibaba/alibaba_trace.h"
+#include "sim/alibaba/target_workload_builder.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace tessera::cli {
@@ -198,6 +200,36 @@ absl::Status StartAgentClusters(const ServerConfig& config, ControlPlane& plane,
   return absl::OkStatus();
 }
 
+// The configured target workload: the pod list's when one is given (errors name the key), else
+// nullopt (the job manager's window of recent tasks). Says which on stderr when `profile` scores
+// with FGD.
+absl::StatusOr<std::optional<TargetWorkload>> ConfiguredTargetWorkload(
+    const server::TargetWorkloadConfig& config, const Profile& profile) {
+  const bool fgd = std::any_of(profile.score.begin(), profile.score.end(),
+                               [](const WeightedPlugin& p) { return p.name == "FGD"; });
+  if (config.pod_list.empty()) {
+    if (fgd) {
+      std::cerr << fmt::format(
+          "tessera: target workload from the last {} submitted task(s)\n",
+          config.window);
+    }
+    return std::nullopt;
+  }
+  sim::alibaba::TargetWorkloadStats stats;
+  absl::StatusOr<TargetWorkload> loaded = sim::alibaba::LoadTargetWorkload(
+      config.pod_list, {.popularity_threshold_pct = config.popularity_threshold_pct}, &stats);
+  if (!loaded.ok()) {
+    const std::string why(loaded.status().message());
+    return absl::Status(loaded.status().code(), fmt::format("targetWorkload.podList: {}", why));
+  }
+  if (fgd) {
+    std::cerr << fmt::format(
+        "tessera: target workload from {}: {} task shape(s) covering {:.1f}% of its tasks\n",
+        config.pod_list, stats.kept_classes, stats.covered_pct);
+  }
+  return *std::move(loaded);
+}
+
 absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) {
   std::error_code error;
   fs::create_directories(config.data_dir, error);
@@ -222,6 +254,9 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
       std::make_unique<server::RateLimiter>(config.rate_limit, &agent::SystemClock::Get());
   absl::StatusOr<Profile> profile = BuiltinProfile(config.profile);
   if (!profile.ok()) return profile.status();
+  absl::StatusOr<std::optional<TargetWorkload>> target =
+      ConfiguredTargetWorkload(config.target_workload, *profile);
+  if (!target.ok()) return target.status();
   absl::StatusOr<std::unique_ptr<server::JobManager>> manager =
       server::JobManager::Create({.store = plane.store.get(),
                                   .clock = &agent::SystemClock::Get(),
@@ -232,9 +267,15 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
                                   .cycle_interval = config.cycle_interval,
                                   .requeue_backoff = config.requeue_backoff,
                                   .metrics = &plane.metrics,
-                                  .delete_cluster = [&plane](std::string_view name) {
-                                    return plane.agent_clusters->Delete(name);
-                                  }});
+                                  .delete_cluster =
+                                      [&plane](std::string_view name) {
+                                        return plane.agent_clusters->Delete(name);
+                                      },
+                                  .target_workload = *std::move(target),
+                                  .recent_workload = {
+                                      .capacity = config.target_workload.window,
+                                      .popularity_threshold_pct =
+                                          config.target_workload.popularity_threshold_pct}});
   if (!manager.ok()) return manager.status();
   plane.manager = *std::move(manager);
   if (absl::Status s = AddClusters(config, plane); !s.ok()) return s;

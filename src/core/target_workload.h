@@ -1,7 +1,9 @@
 // TargetWorkload: the distribution of "typical" task classes that fragmentation is measured
 // against (the FGD paper's M, §2.1 of its definitions): each class is a task request with the
-// probability that a task drawn at random from the workload has it. Probabilities sum to 1.
-// A value type, fixed for the lifetime of the plugins that read it.
+// probability that a task drawn at random from the workload has it. Probabilities sum to 1;
+// no classes at all means nothing is known about the workload yet (no fragmentation anywhere).
+// A value type: the plugins that read it copy it, and a wiring may hand them a new one between
+// scheduling cycles (Scheduler::SetTargetWorkload).
 #pragma once
 
 #include <vector>

@@ -105,6 +105,9 @@ absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const Profile& prof
                                                     std::string(plugin.status().message())));
     }
     plugins[name] = plugin->get();
+    if (auto* reader = dynamic_cast<TargetWorkloadPlugin*>(plugin->get())) {
+      fw->workload_readers_.push_back(reader);
+    }
     fw->owned_.push_back(*std::move(plugin));
   }
   for (const auto& [name, plugin] : profile.plugin_args) {
@@ -145,6 +148,16 @@ absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const Profile& prof
 }
 
 Framework::~Framework() = default;
+
+absl::Status Framework::SetTargetWorkload(const TargetWorkload& workload) {
+  if (workload_readers_.empty()) return absl::OkStatus();
+  // Cached scores were computed against the previous workload.
+  caches_.clear();
+  for (TargetWorkloadPlugin* reader : workload_readers_) {
+    if (absl::Status s = reader->SetTargetWorkload(workload); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
 
 void Framework::IndexClusters(const ClusterState& state) {
   ClusterIndex& index = clusters_;

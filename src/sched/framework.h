@@ -11,7 +11,8 @@
 //   or the first in node order) → Reserve (devices).
 // Filter verdicts and raw scores are cached per task equivalence class and node version
 // (ClusterState), so identical tasks — a gang's replicas, a burst of inference replicas, the
-// common classes of a trace — reuse each other's work and only changed nodes are re-evaluated.
+// common classes of a trace — reuse each other's work and only changed nodes are re-evaluated;
+// a new target workload (SetTargetWorkload) drops them all.
 // A PreFilter that returns Skip turns its plugin's Filter off for the attempt, a PreScore that
 // returns Skip its Score (the cluster plugins step aside so for jobs without cluster constraints
 // and, ClusterScore, with a single cluster: tessera/sched/cluster_count.h).
@@ -66,6 +67,7 @@
 #include "tessera/sched/registry.h"
 #include "tessera/sched/reserve_plugin.h"
 #include "tessera/sched/score_plugin.h"
+#include "tessera/sched/target_workload_plugin.h"
 
 namespace tessera {
 
@@ -121,6 +123,11 @@ class Framework {
   GangAttempt ScheduleGang(ClusterState& state, std::string_view job,
                            std::span<const TaskRequest> tasks, int32_t min_available,
                            MatchMode mode = MatchMode::kAllocate, std::string_view cluster = {});
+
+  // Hands `workload` to every plugin of the profile that reads the target workload
+  // (TargetWorkloadPlugin), then drops every cached verdict and score, so that the next attempts
+  // measure against it; a no-op for a profile without such a plugin. The first plugin's error.
+  absl::Status SetTargetWorkload(const TargetWorkload& workload);
 
   // The profile's QueueSort order.
   bool Less(const QueuedJobInfo& a, const QueuedJobInfo& b) const {
@@ -207,6 +214,7 @@ class Framework {
   std::vector<ReservePlugin*> reserve_;
   std::vector<PermitPlugin*> permit_;
   std::vector<BindPlugin*> bind_;
+  std::vector<TargetWorkloadPlugin*> workload_readers_;
 
   std::vector<bool> skipped_filters_;  // this attempt's filters skipped by their PreFilter
   std::vector<bool> skipped_scores_;   // this attempt's scorers skipped by their PreScore

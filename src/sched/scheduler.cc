@@ -76,6 +76,10 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const Profile& prof
 
 Scheduler::~Scheduler() = default;
 
+absl::Status Scheduler::SetTargetWorkload(const TargetWorkload& workload) {
+  return framework_->SetTargetWorkload(workload);
+}
+
 absl::Status Scheduler::SetQueues(std::span<const QueueSpec> queues) {
   absl::StatusOr<QueueTree> tree = QueueTree::Create(queues);
   if (!tree.ok()) return tree.status();

@@ -160,7 +160,9 @@ class SchedulerSink {
 struct SchedulerEnv {
   Rng* rng = nullptr;
   const Clock* clock = nullptr;
-  const TargetWorkload* target_workload = nullptr;  // for profiles whose plugins need one (FGD)
+  // The first target workload, for profiles whose plugins need one (FGD); SetTargetWorkload
+  // replaces it later.
+  const TargetWorkload* target_workload = nullptr;
 };
 
 class Scheduler {
@@ -190,6 +192,12 @@ class Scheduler {
   // fits no node, or its gang no cluster, even with every node empty (MatchMode::
   // kSatisfiability). NotFound when the job is unknown, running or held.
   absl::StatusOr<StartEstimate> Estimate(std::string_view job, ClusterState& state);
+
+  // Replaces the target workload the profile's plugins measure against (FGD's M) from the next
+  // attempt on; the framework's cached scores are dropped. A no-op for profiles without such a
+  // plugin. InvalidArgument (the plugin's message) for a workload a plugin refuses: it keeps
+  // the previous one.
+  absl::Status SetTargetWorkload(const TargetWorkload& workload);
 
   ~Scheduler();
 

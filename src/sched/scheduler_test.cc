@@ -41,13 +41,17 @@ struct Placed {
   std::string job;
   bool gang;
   std::vector<int32_t> tasks;
+  std::vector<std::string> nodes;  // of each task
 };
 
 class RecordingSink : public SchedulerSink {
  public:
   void OnPlaced(std::string_view job, bool gang, std::span<const TaskBinding> tasks) override {
     Placed p{std::string(job), gang, {}};
-    for (const TaskBinding& b : tasks) p.tasks.push_back(b.task);
+    for (const TaskBinding& b : tasks) {
+      p.tasks.push_back(b.task);
+      p.nodes.push_back(b.placement.node);
+    }
     placed.push_back(std::move(p));
   }
   void OnRefused(std::string_view job, const PendingReason& reason) override {
@@ -136,6 +140,49 @@ TEST_F(SchedulerTest, RefusesAJobThatFitsNoNodeEvenWhenEmpty) {
   Cycle();
   EXPECT_THAT(sink_.refused, ElementsAre("huge: Refused"));
   EXPECT_EQ(scheduler_->Tasks("huge"), nullptr);
+}
+
+// A new target workload reaches FGD and no score cached for the previous one is reused.
+TEST(SchedulerTargetWorkloadTest, ANewWorkloadIsMeasuredAgainstFromTheNextCycle) {
+  absl::StatusOr<Profile> profile = BuiltinProfile("fgd");
+  ASSERT_TRUE(profile.ok()) << profile.status();
+  Rng rng(1);
+  ManualClock clock;
+  const TargetWorkload nothing_known;
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = Scheduler::Create(
+      *profile, BuiltinPlugins(),
+      SchedulerEnv{.rng = &rng, .clock = &clock, .target_workload = &nothing_known});
+  ASSERT_TRUE(scheduler.ok()) << scheduler.status();
+  // n1 has too little cpu for the workload's class below; n0 has plenty.
+  ClusterState state;
+  ASSERT_TRUE(state.AddNode(testing::NamedGpuNode("n0", 2)).ok());
+  ASSERT_TRUE(state.AddNode(testing::NamedGpuNode("n1", 2, 4000)).ok());
+  RecordingSink sink;
+  JobSpec half = GpuJob("half", 1, 1);
+  half.tasks[0].request.gpu_milli = 500;
+
+  // Nothing known: every node scores alike and the first one takes the task.
+  ASSERT_TRUE((*scheduler)->Submit("a", half).ok());
+  (*scheduler)->RunCycle(state, sink);
+  ASSERT_EQ(sink.placed.size(), 1u);
+  EXPECT_THAT(sink.placed[0].nodes, ElementsAre("n0"));
+
+  // Against 8-core quarter-GPU tasks, n0's GPUs stay usable whatever it takes (delta 0), while
+  // n1's are all fragment already and shrink by the task (delta -500): n1 scores higher. A
+  // score of n1 cached before the change would tie with n0 and lose to it.
+  TargetWorkload quarters;
+  quarters.classes.push_back({.request = {.cpu = 8000, .gpu_count = 1, .gpu_milli = 250},
+                              .probability = 1.0});
+  ASSERT_TRUE((*scheduler)->SetTargetWorkload(quarters).ok());
+  ASSERT_TRUE((*scheduler)->Submit("b", half).ok());
+  (*scheduler)->RunCycle(state, sink);
+  ASSERT_EQ(sink.placed.size(), 2u);
+  EXPECT_THAT(sink.placed[1].nodes, ElementsAre("n1"));
+
+  quarters.classes[0].probability = 2;
+  const absl::Status refused = (*scheduler)->SetTargetWorkload(quarters);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(), HasSubstr("probability"));
 }
 
 TEST_F(SchedulerTest, WithNoNodeYetAJobWaitsAndIsJudgedWhenNodesArrive) {

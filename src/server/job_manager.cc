@@ -138,9 +138,14 @@ absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Create(JobManagerOptions
   // waits for one rather than being refused.
   SchedulingPolicy policy = manager->options_.policy;
   policy.refuse_unfit = false;
+  static const TargetWorkload kNothingSubmitted;
+  const std::optional<TargetWorkload>& fixed = manager->options_.target_workload;
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = Scheduler::Create(
       manager->options_.profile, registry,
-      SchedulerEnv{.rng = manager->rng_.get(), .clock = manager->options_.clock}, policy);
+      SchedulerEnv{.rng = manager->rng_.get(),
+                   .clock = manager->options_.clock,
+                   .target_workload = fixed.has_value() ? &*fixed : &kNothingSubmitted},
+      policy);
   if (!scheduler.ok()) return scheduler.status();
   manager->scheduler_ = *std::move(scheduler);
   return manager;
@@ -149,6 +154,7 @@ absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Create(JobManagerOptions
 JobManager::JobManager(JobManagerOptions options)
     : options_(std::move(options)),
       rng_(std::make_unique<Rng>(options_.seed)),
+      recent_workload_(options_.recent_workload),
       metrics_(std::make_unique<ServerMetrics>(options_.metrics)),
       sink_(std::make_unique<Sink>(this)) {}
 
@@ -172,6 +178,10 @@ absl::Status JobManager::Start(std::vector<Cluster*> clusters) {
     }
   }
   if (absl::Status status = LoadJobs(); !status.ok()) return status;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, record] : jobs_) NoteSubmitted(record.document.spec);
+  }
   if (absl::Status status = LoadQueues(); !status.ok()) return status;
 
   std::map<Cluster*, std::vector<KnownLaunch>> known;
@@ -946,12 +956,32 @@ void JobManager::RunCycle() {
   const auto start = std::chrono::steady_clock::now();
   {
     std::lock_guard<std::mutex> lock(state_mu_);
+    HandRecentWorkload();
     scheduler_->RunCycle(state_, *sink_);
   }
   PublishQueueStatuses();
   metrics_->CycleSeconds(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   UpdateMetrics();
+}
+
+void JobManager::NoteSubmitted(const JobSpec& spec) {
+  if (options_.target_workload.has_value()) return;
+  for (const TaskGroup& group : spec.tasks) {
+    for (int32_t r = 0; r < group.replicas; ++r) recent_workload_.Add(group.request);
+  }
+}
+
+void JobManager::HandRecentWorkload() {
+  if (options_.target_workload.has_value() ||
+      recent_workload_.revision() == handed_workload_revision_) {
+    return;
+  }
+  handed_workload_revision_ = recent_workload_.revision();
+  if (absl::Status s = scheduler_->SetTargetWorkload(recent_workload_.Workload()); !s.ok()) {
+    std::fprintf(stderr, "tessera: target workload of the recent tasks refused: %s\n",
+                 std::string(s.message()).c_str());
+  }
 }
 
 void JobManager::UpdateMetrics() {
@@ -995,7 +1025,9 @@ void JobManager::Handle(JobSubmitted& event) {
     std::vector<JobEvent> events;
     Finish(record, events, JobPhase::kFailed, "Invalid", std::string(s.message()));
     PersistLocked(record, std::move(events));
+    return;
   }
+  NoteSubmitted(record.document.spec);
 }
 
 void JobManager::Handle(CancelRequested& event) {

@@ -41,6 +41,11 @@
 // share, job counts) are a snapshot the loop publishes after each cycle; start-time
 // estimates are dry runs on the loop thread, made when a client asks (Explain).
 //
+// Target workload (what FGD measures fragmentation against; profile fgd): the fixed one of
+// JobManagerOptions::target_workload when set, else the shapes of the tasks submitted last
+// (RecentWorkload: seeded at Start from the stored jobs in submission order, then grown by every
+// submission on the loop thread), handed to the Scheduler before each cycle in which it changed.
+//
 // Errors: as JobService; Create returns the store's errors, and DataLoss for a record that
 // cannot be decoded; Start fails when the tree in effect lacks a leaf queue that unfinished
 // jobs use.
@@ -70,6 +75,7 @@
 #include "server/event_hub.h"
 #include "server/job_record.h"
 #include "server/job_service.h"
+#include "server/recent_workload.h"
 #include "server/server_metrics.h"
 #include "spec/queue_document.h"
 #include "tessera/cluster/cluster.h"
@@ -96,6 +102,10 @@ struct JobManagerOptions {
   // Deletes a cluster behind an agent (AgentClusters::Delete): NotFound for a cluster that is
   // not behind an agent. nullptr: no cluster can be deleted.
   std::function<absl::Status(std::string_view)> delete_cluster;
+  // FGD's target workload: fixed when set (the configuration's pod list); nullopt: the window
+  // of recently submitted tasks below, empty until the first submission.
+  std::optional<TargetWorkload> target_workload;
+  RecentWorkloadOptions recent_workload;
 };
 
 class JobManager final : public JobService, public TaskObserver, public InventoryObserver {
@@ -200,6 +210,11 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   // hold. A name that another cluster owns is left alone (logged). REQUIRES: state_mu_ held.
   void UpsertNodeLocked(Cluster* cluster, Node node);
   void RunCycle();
+  // Adds a submitted job's tasks to the window of recent tasks. Loop thread (or Start).
+  void NoteSubmitted(const JobSpec& spec);
+  // Gives the Scheduler the window's workload when it changed since it was last given.
+  // Loop thread, state_mu_ held.
+  void HandRecentWorkload();
   // Copies the Scheduler's queue statuses for the API threads. Loop thread (or Start).
   void PublishQueueStatuses();
   // Stores the tree; `done` runs after the commit (on a store thread).
@@ -280,6 +295,8 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   mutable std::mutex state_mu_;
   ClusterState state_;
   std::unique_ptr<Scheduler> scheduler_;
+  RecentWorkload recent_workload_;     // unused with a fixed target workload
+  uint64_t handed_workload_revision_ = 0;  // of recent_workload_, as last given to the Scheduler
 
   // The clusters and which one owns each node: written by Start and the loop, read by any
   // thread. clusters_mu_ is taken last: no other lock is taken while it is held.

@@ -93,7 +93,7 @@ class JobManagerTest : public ::testing::Test {
   void StartManager(int nodes = 2, bool local = false,
                     std::optional<std::vector<QueueSpec>> queues = std::nullopt,
                     SchedulingPolicy policy = {}) {
-    absl::StatusOr<Profile> profile = BuiltinProfile("default");
+    absl::StatusOr<Profile> profile = BuiltinProfile(profile_);
     ASSERT_TRUE(profile.ok());
     absl::StatusOr<std::unique_ptr<JobManager>> manager =
         JobManager::Create({.store = store_.get(),
@@ -102,7 +102,8 @@ class JobManagerTest : public ::testing::Test {
                             .policy = policy,
                             .queues = std::move(queues),
                             .cycle_interval = Duration(20),
-                            .requeue_backoff = Duration(0)});
+                            .requeue_backoff = Duration(0),
+                            .target_workload = target_workload_});
     ASSERT_TRUE(manager.ok()) << manager.status();
     manager_ = *std::move(manager);
     std::vector<Node> sim_nodes;
@@ -170,6 +171,8 @@ class JobManagerTest : public ::testing::Test {
     return types;
   }
 
+  std::string profile_ = "default";                 // of the next StartManager
+  std::optional<TargetWorkload> target_workload_;  // of the next StartManager
   fs::path dir_;
   TestClock clock_;
   std::unique_ptr<store::SqliteStore> store_;
@@ -193,6 +196,44 @@ TEST_F(JobManagerTest, JobRunsThroughEveryPhaseAndRecordsEachStep) {
                                           "TaskEnded", "TaskEnded", "Succeeded"));
   // The nodes are free again.
   for (const NodeView& node : manager_->Nodes()) EXPECT_EQ(node.allocated.gpu, 0) << node.name;
+}
+
+// A one-GPU job of `cores` cpu cores for the simulated nodes (8 GPUs, 32 cores each).
+spec::JobDocument CoresJob(int cores) {
+  return Doc(fmt::format(R"(
+spec:
+  duration: 1h
+  tolerations: [{{key: tessera.io/simulated, operator: Exists}}]
+  tasks: [{{name: w, resources: {{cpu: "{}", gpu: 1}}}}]
+)",
+                         cores));
+}
+
+TEST_F(JobManagerTest, FgdMeasuresAgainstTheRecentlySubmittedTasks) {
+  profile_ = "fgd";
+  StartManager();
+  // Both nodes are alike for the first job: the first node takes it, keeping 8 cores.
+  const JobView first = WaitFor(Submit(CoresJob(24)), JobPhase::kRunning);
+  EXPECT_EQ(first.document.status->tasks[0].node, "sim-0");
+  // The recent tasks are {24 cores, 6 cores} x 1 GPU. On sim-0 a 6-core task would leave 2
+  // cores and strand its 6 free GPUs for the 6-core shape; on sim-1 nothing is stranded. (With
+  // nothing known, every node would score alike and sim-0 would take it.)
+  const JobView second = WaitFor(Submit(CoresJob(6)), JobPhase::kRunning);
+  EXPECT_EQ(second.document.status->tasks[0].node, "sim-1");
+}
+
+TEST_F(JobManagerTest, FgdMeasuresAgainstAConfiguredWorkloadInsteadOfTheRecentTasks) {
+  profile_ = "fgd";
+  TargetWorkload one_core;
+  one_core.classes.push_back(
+      {.request = {.cpu = 1000, .gpu_count = 1, .gpu_milli = 1000}, .probability = 1.0});
+  target_workload_ = one_core;
+  StartManager();
+  EXPECT_EQ(WaitFor(Submit(CoresJob(24)), JobPhase::kRunning).document.status->tasks[0].node,
+            "sim-0");
+  // One-core tasks still fit on sim-0 beside a 6-core one: the nodes score alike.
+  EXPECT_EQ(WaitFor(Submit(CoresJob(6)), JobPhase::kRunning).document.status->tasks[0].node,
+            "sim-0");
 }
 
 TEST_F(JobManagerTest, TenantsAreIsolatedAndRequestIdsAreIdempotent) {

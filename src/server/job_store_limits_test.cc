@@ -17,7 +17,7 @@
 #include "sched/profile.h"
 #include "sched/testing/test_nodes.h"
 #include "server/job_manager.h"
-#include "server/sim_cluster.h"
+#include "agent/sim/sim_cluster.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace tessera::server {
@@ -94,8 +94,8 @@ class JobStoreLimitsTest : public ::testing::Test {
       sim_nodes.push_back(testing::NamedGpuNode(
           fmt::format("rack-{:03d}-{}", i, std::string(191, 'n')), 0, 32'000, 256 * kGi));
     }
-    sim_ = std::make_unique<SimCluster>(
-        SimClusterOptions{.nodes = sim_nodes, .clock = &clock_, .tick = Duration(5)},
+    sim_ = std::make_unique<agent::SimCluster>(
+        agent::SimClusterOptions{.nodes = sim_nodes, .clock = &clock_, .tick = Duration(5)},
         manager_.get());
     const absl::Status started = manager_->Start({sim_.get()});
     ASSERT_TRUE(started.ok()) << started;
@@ -127,7 +127,7 @@ class JobStoreLimitsTest : public ::testing::Test {
   TestClock clock_;
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<JobManager> manager_;
-  std::unique_ptr<SimCluster> sim_;
+  std::unique_ptr<agent::SimCluster> sim_;
 };
 
 // The fault: a gang whose record fits the store while pending but not once placed was

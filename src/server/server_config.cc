@@ -290,11 +290,47 @@ absl::Status ParseAgents(const YAML::Node& node, std::string_view source, AgentC
   return absl::OkStatus();
 }
 
+absl::StatusOr<TargetWorkloadConfig> ParseTargetWorkload(const YAML::Node& node,
+                                                         std::string_view source) {
+  if (absl::Status s = CheckKeys(node, source, "targetWorkload",
+                                 {"podList", "window", "popularityThreshold"});
+      !s.ok()) {
+    return s;
+  }
+  TargetWorkloadConfig config;
+  if (node["podList"]) {
+    absl::StatusOr<std::string> path = Text(node["podList"], source, "targetWorkload.podList");
+    if (!path.ok()) return path.status();
+    if (path->empty()) return FieldError(source, "targetWorkload.podList", "must not be empty");
+    config.pod_list = *path;
+  }
+  if (node["window"]) {
+    if (!config.pod_list.empty()) {
+      return FieldError(source, "targetWorkload.window",
+                        "only without podList (the window is the default source)");
+    }
+    absl::StatusOr<int32_t> window = Count(node["window"], source, "targetWorkload.window", 1);
+    if (!window.ok()) return window.status();
+    config.window = *window;
+  }
+  if (node["popularityThreshold"]) {
+    absl::StatusOr<double> pct =
+        Number(node["popularityThreshold"], source, "targetWorkload.popularityThreshold");
+    if (!pct.ok() || *pct <= 0 || *pct > 100) {
+      return FieldError(source, "targetWorkload.popularityThreshold",
+                        "must be a percentage in (0, 100]");
+    }
+    config.popularity_threshold_pct = *pct;
+  }
+  return config;
+}
+
 absl::Status ParseTopLevel(const YAML::Node& root, std::string_view source, ServerConfig& config) {
   if (absl::Status s = CheckKeys(root, source, "",
                                  {"dataDir", "httpAddr", "grpcAddr", "profile", "seed",
                                   "cycleInterval", "requeueBackoff", "rateLimit", "clusters",
-                                  "agents", "grpcTls", "scheduling", "queues"});
+                                  "agents", "grpcTls", "scheduling", "queues",
+                                  "targetWorkload"});
       !s.ok()) {
     return s;
   }
@@ -371,6 +407,11 @@ absl::Status ParseTopLevel(const YAML::Node& root, std::string_view source, Serv
     absl::StatusOr<std::vector<QueueSpec>> tree = spec::ParseQueueTree(queues, "queues");
     if (!tree.ok()) return InSource(source, tree.status());
     config.queues = *std::move(tree);
+  }
+  if (const YAML::Node target = root["targetWorkload"]) {
+    absl::StatusOr<TargetWorkloadConfig> parsed = ParseTargetWorkload(target, source);
+    if (!parsed.ok()) return parsed.status();
+    config.target_workload = *std::move(parsed);
   }
   return absl::OkStatus();
 }

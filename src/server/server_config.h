@@ -34,6 +34,10 @@
 //     - name: org                      # queue "default" without limits
 //       children:
 //         - {name: team-a, guaranteed: {gpu: 8}, borrowingLimit: {gpu: 4}}
+//   targetWorkload:                    # what FGD (profile fgd) measures fragmentation against
+//     podList: openb_pod_list_default.csv   # from an Alibaba pod list (read at start), or
+//     window: 1000                     # without podList: the last N submitted tasks (default)
+//     popularityThreshold: 95          # % of the tasks the kept task shapes cover, (0, 100]
 //
 // `clusters` lists the in-process clusters; clusters behind agents register themselves, so
 // a control plane of agents only may list none.
@@ -77,6 +81,13 @@ struct TlsConfig {
   std::string key_file;
 };
 
+// FGD's target workload (server/recent_workload.h): from a pod list, or a sliding window.
+struct TargetWorkloadConfig {
+  std::string pod_list;   // an Alibaba-format pod list (CSV); empty: the window
+  int32_t window = 1000;  // tasks; only without pod_list
+  double popularity_threshold_pct = 95;
+};
+
 struct ServerConfig {
   std::string data_dir;
   std::string http_addr = "127.0.0.1:8080";
@@ -93,6 +104,7 @@ struct ServerConfig {
   // The queue tree in tree order; nullopt without a `queues:` section. The seed of the tree:
   // once the API changed it, the stored tree is used (JobManagerOptions::queues).
   std::optional<std::vector<QueueSpec>> queues;
+  TargetWorkloadConfig target_workload;
 };
 
 // "host:port" → parts; InvalidArgument naming `field` for anything else (port 0..65535).

@@ -117,6 +117,56 @@ TEST(ServerConfigTest, SchedulingDefaultsAndNoQueues) {
   EXPECT_FALSE(config->queues.has_value());
 }
 
+TEST(ServerConfigTest, TargetWorkloadIsAWindowUnlessAPodListIsGiven) {
+  absl::StatusOr<ServerConfig> defaults = ParseServerConfig("profile: fgd", "c.yaml");
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->target_workload.pod_list, "");
+  EXPECT_EQ(defaults->target_workload.window, 1000);
+  EXPECT_EQ(defaults->target_workload.popularity_threshold_pct, 95);
+
+  absl::StatusOr<ServerConfig> window =
+      ParseServerConfig("targetWorkload: {window: 50, popularityThreshold: 100}", "c.yaml");
+  ASSERT_TRUE(window.ok()) << window.status();
+  EXPECT_EQ(window->target_workload.window, 50);
+  EXPECT_EQ(window->target_workload.popularity_threshold_pct, 100);
+
+  absl::StatusOr<ServerConfig> pods = ParseServerConfig(
+      "targetWorkload: {podList: /data/openb_pod_list_default.csv, popularityThreshold: 90.5}",
+      "c.yaml");
+  ASSERT_TRUE(pods.ok()) << pods.status();
+  EXPECT_EQ(pods->target_workload.pod_list, "/data/openb_pod_list_default.csv");
+  EXPECT_EQ(pods->target_workload.popularity_threshold_pct, 90.5);
+}
+
+TEST(ServerConfigTest, BadTargetWorkloadNamesTheField) {
+  struct Case {
+    const char* yaml;
+    const char* error;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"targetWorkload: pods.csv", "c.yaml: targetWorkload: must be a mapping"},
+           {"targetWorkload: {pods: a.csv}", "c.yaml: targetWorkload.pods: unknown key"},
+           {"targetWorkload: {podList: \"\"}", "c.yaml: targetWorkload.podList: must not be empty"},
+           {"targetWorkload: {podList: [a.csv]}",
+            "c.yaml: targetWorkload.podList: must be a string"},
+           {"targetWorkload: {window: 10, podList: a.csv}",
+            "c.yaml: targetWorkload.window: only without podList"},
+           {"targetWorkload: {window: 0}", "c.yaml: targetWorkload.window: must be a whole number"},
+           {"targetWorkload: {window: 2.5}",
+            "c.yaml: targetWorkload.window: must be a whole number"},
+           {"targetWorkload: {popularityThreshold: 0}",
+            "c.yaml: targetWorkload.popularityThreshold: must be a percentage in (0, 100]"},
+           {"targetWorkload: {popularityThreshold: 101}",
+            "c.yaml: targetWorkload.popularityThreshold: must be a percentage in (0, 100]"},
+           {"targetWorkload: {popularityThreshold: most}",
+            "c.yaml: targetWorkload.popularityThreshold: must be a percentage in (0, 100]"},
+       }) {
+    absl::StatusOr<ServerConfig> config = ParseServerConfig(c.yaml, "c.yaml");
+    ASSERT_FALSE(config.ok()) << c.yaml;
+    EXPECT_THAT(config.status().message(), HasSubstr(c.error)) << c.yaml;
+  }
+}
+
 TEST(ServerConfigTest, BadSchedulingAndQueuesNameTheField) {
   struct Case {
     const char* yaml;

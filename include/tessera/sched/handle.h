@@ -2,7 +2,9 @@
 //
 // Every pointer is owned by the wiring (server or simulator) and outlives the framework and its
 // plugins. `rng` and `sink` are used only from the scheduling thread. `target_workload` is null
-// when the wiring has none; plugins that need it (FGD) fail at start-up without it.
+// when the wiring has none; plugins that need it (FGD) fail at start-up without it. It is the
+// first workload only: a wiring replaces it through Scheduler::SetTargetWorkload
+// (target_workload_plugin.h).
 #pragma once
 
 #include "core/target_workload.h"

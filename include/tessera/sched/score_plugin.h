@@ -6,7 +6,8 @@
 // with the highest total; ties are broken uniformly at random with the injected Rng.
 //
 // Contract: like Filter, the score must be a pure function of (the task's equivalence class,
-// the node's state, the plugin's configuration and Handle inputs fixed at start-up); the
+// the node's state, the plugin's configuration and Handle inputs fixed at start-up — or the
+// target workload, whose replacement drops the cache: target_workload_plugin.h); the
 // framework caches scores per class and node version.
 //
 // NormalizeScore (optional; HasNormalizeScore() returns true) runs once per attempt on the

@@ -6,7 +6,6 @@
 #include <functional>
 #include <limits>
 #include <numeric>
-#include <set>
 
 #include "absl/status/status.h"
 #include "cli/job_flags.h"
@@ -195,40 +194,6 @@ std::string DnsName(std::string_view text) {
   if (out.size() > kMaxNameLength) out.resize(kMaxNameLength);
   while (!out.empty() && out.back() == '-') out.pop_back();
   return out.empty() ? "replay" : out;
-}
-
-std::vector<std::string> GpuSpecModels(std::string_view text) {
-  std::set<std::string> models;
-  size_t start = 0;
-  bool header = true;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    if (header) {
-      header = false;
-      continue;
-    }
-    // The sixth field: name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,...
-    size_t field_start = 0;
-    for (int i = 0; i < 5 && field_start != std::string_view::npos; ++i) {
-      const size_t comma = line.find(',', field_start);
-      field_start = comma == std::string_view::npos ? comma : comma + 1;
-    }
-    if (field_start == std::string_view::npos) continue;
-    std::string_view spec = line.substr(field_start, line.find(',', field_start) - field_start);
-    while (!spec.empty() && spec.back() == '\r') spec.remove_suffix(1);
-    size_t m = 0;
-    while (m <= spec.size()) {
-      const size_t bar = spec.find('|', m);
-      const std::string_view model = spec.substr(m, bar - m);
-      if (!model.empty() && model != "nan" && model != "NaN") models.emplace(model);
-      if (bar == std::string_view::npos) break;
-      m = bar + 1;
-    }
-  }
-  return {models.begin(), models.end()};
 }
 
 }  // namespace tessera::cli

@@ -74,7 +74,4 @@ std::string TraceNameFromPath(std::string_view path);
 // characters, starting and ending with a letter or digit ("NASA-iPSC_1" -> "nasa-ipsc-1").
 std::string DnsName(std::string_view text);
 
-// The models named in a pod list's gpu_spec column (for its loader's known-model check).
-std::vector<std::string> GpuSpecModels(std::string_view pod_list_text);
-
 }  // namespace tessera::cli

@@ -23,7 +23,7 @@ constexpr std::string_view kPods =
 
 sim::alibaba::PodList Pods() {
   absl::StatusOr<sim::alibaba::PodList> pods =
-      sim::alibaba::ParsePodList(kPods, "pods.csv", GpuSpecModels(kPods));
+      sim::alibaba::ParsePodList(kPods, "pods.csv", sim::alibaba::GpuSpecModels(kPods));
   EXPECT_TRUE(pods.ok()) << pods.status();
   return *pods;
 }
@@ -32,11 +32,6 @@ ReplayOptions Options(std::string name) {
   ReplayOptions o;
   o.trace_name = std::move(name);
   return o;
-}
-
-TEST(TraceJobsTest, GpuSpecModelsReadsTheSixthColumn) {
-  EXPECT_THAT(GpuSpecModels(kPods), ElementsAre("G2", "V100M32"));
-  EXPECT_TRUE(GpuSpecModels("name,cpu\nshort,1\n").empty());
 }
 
 TEST(TraceJobsTest, AlibabaPodsBecomeOneTaskJobsInArrivalOrder) {
@@ -201,7 +196,7 @@ TEST(TraceJobsRealTest, AlibabaDefaultPodList) {
   absl::StatusOr<std::string> text = sim::alibaba::ReadFileToString(*path);
   ASSERT_TRUE(text.ok());
   absl::StatusOr<sim::alibaba::PodList> pods =
-      sim::alibaba::ParsePodList(*text, *path, GpuSpecModels(*text));
+      sim::alibaba::ParsePodList(*text, *path, sim::alibaba::GpuSpecModels(*text));
   ASSERT_TRUE(pods.ok()) << pods.status();
   absl::StatusOr<ReplayPlan> plan = PlanAlibabaReplay(*pods, Options("openb_pod_list_default"));
   ASSERT_TRUE(plan.ok()) << plan.status();

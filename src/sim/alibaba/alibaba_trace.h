@@ -70,6 +70,10 @@ absl::StatusOr<NodeList> ParseNodeList(std::string_view text, std::string_view s
 absl::StatusOr<PodList> ParsePodList(std::string_view text, std::string_view source,
                                      const std::vector<std::string>& known_models);
 
+// The distinct models named in a pod list's gpu_spec column, sorted: the known models for
+// parsing a pod list without its node list (a replay, the server's target workload).
+std::vector<std::string> GpuSpecModels(std::string_view pod_list_text);
+
 // Read the file at `path` and parse it as above.
 absl::StatusOr<NodeList> LoadNodeList(const std::string& path);
 absl::StatusOr<PodList> LoadPodList(const std::string& path,

@@ -102,6 +102,18 @@ TEST(PodListTest, ParsesTheFiveColumnForm) {
   EXPECT_FALSE(list->tasks[0].creation_time.has_value());
 }
 
+TEST(PodListTest, GpuSpecModelsReadsTheSixthColumn) {
+  const std::string pods = std::string(kFullHeader) +
+                           "pod-b,6000,12288,1,460,,LS,Running,1000,5000,1010\n"
+                           "pod-a,12000,16384,2,1000,V100M32|G2,LS,Succeeded,100,3700,100\r\n"
+                           "pod-c,4000,4096,0,0,nan,BE,Pending,2000,2600,\n"
+                           "pod-d,4000,4096,1,1000,G2,BE,Running,3000,,3000\n";
+  EXPECT_THAT(GpuSpecModels(pods), ElementsAre("G2", "V100M32"));
+  EXPECT_TRUE(GpuSpecModels("name,cpu\nshort,1\n").empty());
+  // With them as the known models, the pod list parses without its node list.
+  EXPECT_TRUE(ParsePodList(pods, "p.csv", GpuSpecModels(pods)).ok());
+}
+
 struct BadInput {
   std::string name;
   std::string text;

@@ -5,6 +5,9 @@
 #include <string>
 #include <tuple>
 
+#include "fmt/format.h"
+#include "tessera/common/status_macros.h"
+
 namespace tessera::sim::alibaba {
 namespace {
 
@@ -61,6 +64,18 @@ TargetWorkload BuildTargetWorkload(const std::vector<TraceTask>& tasks,
                         : 100.0 * static_cast<double>(covered) / static_cast<double>(considered);
   }
   return workload;
+}
+
+absl::StatusOr<TargetWorkload> LoadTargetWorkload(const std::string& pods_path,
+                                                  const TargetWorkloadOptions& options,
+                                                  TargetWorkloadStats* stats) {
+  TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(pods_path));
+  TESSERA_ASSIGN_OR_RETURN(PodList pods, ParsePodList(text, pods_path, GpuSpecModels(text)));
+  const bool any = std::any_of(pods.tasks.begin(), pods.tasks.end(), [&](const TraceTask& t) {
+    return options.include_cpu_only || t.request.NeedsGpu();
+  });
+  if (!any) return absl::InvalidArgumentError(fmt::format("{}: no GPU task", pods_path));
+  return BuildTargetWorkload(pods.tasks, options, stats);
 }
 
 }  // namespace tessera::sim::alibaba

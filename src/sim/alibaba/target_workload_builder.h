@@ -7,11 +7,13 @@
 // least `popularity_threshold_pct` percent of the tasks considered. Their probabilities are
 // then renormalized to sum to 1. CPU-only tasks are included unless `include_cpu_only` is false.
 // The class requests carry no memory (fragmentation ignores it).
-// Thread-safety: a pure function.
+// Thread-safety: pure functions (LoadTargetWorkload reads its file).
 #pragma once
 
+#include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "core/target_workload.h"
 #include "sim/alibaba/alibaba_trace.h"
 
@@ -32,5 +34,13 @@ struct TargetWorkloadStats {
 TargetWorkload BuildTargetWorkload(const std::vector<TraceTask>& tasks,
                                    const TargetWorkloadOptions& options = {},
                                    TargetWorkloadStats* stats = nullptr);
+
+// M of the pod list file at `pods_path`, read without its node list: every GPU model a gpu_spec
+// names is taken as known (the server's configured target workload, whose clusters join later).
+// Errors: LoadPodList's ("file:line: field: problem"; NotFound / PermissionDenied for a file
+// that cannot be read), and InvalidArgument when `options` leave no task to consider.
+absl::StatusOr<TargetWorkload> LoadTargetWorkload(const std::string& pods_path,
+                                                  const TargetWorkloadOptions& options = {},
+                                                  TargetWorkloadStats* stats = nullptr);
 
 }  // namespace tessera::sim::alibaba

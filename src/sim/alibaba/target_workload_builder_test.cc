@@ -1,8 +1,11 @@
 #include "sim/alibaba/target_workload_builder.h"
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace tessera::sim::alibaba {
@@ -75,6 +78,48 @@ TEST(TargetWorkloadTest, EqualCountsAreOrderedByKey) {
   EXPECT_EQ(m.classes[0].request.cpu, 1000);
   EXPECT_EQ(m.classes[1].request.cpu, 2000);
   EXPECT_DOUBLE_EQ(m.classes[0].probability + m.classes[1].probability, 1.0);
+}
+
+std::string WritePods(const std::string& name, const std::string& rows) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "target_workload_test";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / name).string();
+  std::ofstream(path) << "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n" << rows;
+  return path;
+}
+
+TEST(LoadTargetWorkloadTest, ReadsAPodListWithoutItsNodeList) {
+  const std::string path = WritePods("pods.csv",
+                                     "a,4000,1024,1,500\n"
+                                     "b,4000,2048,1,500\n"
+                                     "c,8000,1024,2,1000\n");
+  TargetWorkloadStats stats;
+  absl::StatusOr<TargetWorkload> m = LoadTargetWorkload(path, {}, &stats);
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->classes.size(), 2u);
+  EXPECT_DOUBLE_EQ(m->classes[0].probability, 2.0 / 3.0);
+  EXPECT_EQ(stats.kept_classes, 2);
+
+  // gpu_spec models need no node list to be known.
+  const std::string models = (std::filesystem::path(::testing::TempDir()) /
+                              "target_workload_test" / "models.csv").string();
+  std::ofstream(models) << "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+                           "creation_time,deletion_time,scheduled_time\n"
+                           "a,4000,1024,1,500,T4|V100M16,LS,Running,0,,0\n";
+  absl::StatusOr<TargetWorkload> pinned = LoadTargetWorkload(models);
+  ASSERT_TRUE(pinned.ok()) << pinned.status();
+  EXPECT_THAT(pinned->classes[0].request.gpu_models, ::testing::ElementsAre("T4", "V100M16"));
+}
+
+TEST(LoadTargetWorkloadTest, BadFilesAreErrorsNamingThem) {
+  EXPECT_EQ(LoadTargetWorkload("/nonexistent/pods.csv").status().code(),
+            absl::StatusCode::kNotFound);
+  const std::string bad = WritePods("bad.csv", "a,4000,1024,1,lots\n");
+  EXPECT_THAT(LoadTargetWorkload(bad).status().message(),
+              ::testing::HasSubstr(bad + ":2: gpu_milli"));
+  const std::string cpu_only = WritePods("cpu.csv", "a,4000,1024,0,0\n");
+  EXPECT_THAT(LoadTargetWorkload(cpu_only, {.include_cpu_only = false}).status().message(),
+              ::testing::HasSubstr("no GPU task"));
 }
 
 }  // namespace

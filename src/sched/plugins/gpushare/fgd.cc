@@ -10,10 +10,6 @@ namespace tessera::gpushare {
 namespace {
 
 absl::Status CheckWorkload(const TargetWorkload& workload) {
-  if (workload.classes.empty()) {
-    return absl::InvalidArgumentError(
-        fmt::format("{}: the target workload has no task classes", Fgd::kName));
-  }
   for (size_t i = 0; i < workload.classes.size(); ++i) {
     const double p = workload.classes[i].probability;
     if (!(p >= 0 && p <= 1)) {
@@ -70,6 +66,7 @@ namespace tessera {
 
 static_assert(std::derived_from<Fgd, ScorePlugin>);
 static_assert(std::derived_from<Fgd, ReservePlugin>);
+static_assert(std::derived_from<Fgd, TargetWorkloadPlugin>);
 
 absl::StatusOr<std::unique_ptr<Plugin>> Fgd::New(const PluginArgs& args, const Handle& handle) {
   if (absl::Status s = gpushare::CheckNoArgs(kName, args); !s.ok()) return s;
@@ -94,6 +91,12 @@ SchedStatus Fgd::Reserve(CycleState& state, const TaskRequest& task, const Node&
   if (!gpushare::NeedsDeviceChoice(task, *placement)) return {};
   return gpushare::FillDevices(task, gpushare::EvaluateFgd(task, node, workload_).devices,
                                placement);
+}
+
+absl::Status Fgd::SetTargetWorkload(const TargetWorkload& workload) {
+  if (absl::Status s = gpushare::CheckWorkload(workload); !s.ok()) return s;
+  workload_ = gpushare::PreparedWorkload(workload);
+  return absl::OkStatus();
 }
 
 }  // namespace tessera

@@ -15,9 +15,14 @@
 //     delta too.
 // A GPU task with no fitting device scores 0. Reserve places the task on the same devices.
 //
-// Arguments: none. Needs handle.target_workload (the factory fails without it). Thread-safety:
-// Score is const and pure (the prepared workload is immutable); it allocates nothing for nodes
-// of up to 8 devices.
+// An empty target workload (no classes) has no fragmentation anywhere: every feasible node and
+// device scores 50 and the tie-break decides (the server's window of recent tasks before the
+// first submission).
+//
+// Arguments: none. Needs handle.target_workload (the factory fails without it); the wiring may
+// replace it between cycles (TargetWorkloadPlugin). Thread-safety: Score is const and pure (the
+// prepared workload is immutable while attempts run); it allocates nothing for nodes of up to 8
+// devices.
 // Source: Weng et al., "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with
 // Fragmentation Gradient Descent", USENIX ATC'23; hkust-adsl/kubernetes-scheduler-simulator,
 // fgd_score.go.
@@ -35,6 +40,7 @@
 #include "tessera/sched/registry.h"
 #include "tessera/sched/reserve_plugin.h"
 #include "tessera/sched/score_plugin.h"
+#include "tessera/sched/target_workload_plugin.h"
 
 namespace tessera::gpushare {
 
@@ -55,12 +61,12 @@ FgdChoice EvaluateFgd(const TaskRequest& task, const Node& node, const PreparedW
 
 namespace tessera {
 
-class Fgd final : public ScorePlugin, public ReservePlugin {
+class Fgd final : public ScorePlugin, public ReservePlugin, public TargetWorkloadPlugin {
  public:
   static constexpr std::string_view kName = "FGD";
 
-  // InvalidArgument on any argument or an empty target workload; FailedPrecondition without
-  // handle.target_workload.
+  // InvalidArgument on any argument or a class probability outside [0, 1]; FailedPrecondition
+  // without handle.target_workload.
   static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);
 
   explicit Fgd(const TargetWorkload& workload) : workload_(workload) {}
@@ -70,6 +76,8 @@ class Fgd final : public ScorePlugin, public ReservePlugin {
                     int64_t* score) const override;
   SchedStatus Reserve(CycleState& state, const TaskRequest& task, const Node& node,
                       Placement* placement) override;
+  // InvalidArgument for a class probability outside [0, 1] (the previous workload stays).
+  absl::Status SetTargetWorkload(const TargetWorkload& workload) override;
 
  private:
   gpushare::PreparedWorkload workload_;

@@ -259,10 +259,6 @@ TEST(FgdTest, FactoryNeedsATargetWorkload) {
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("target_workload"));
 
-  const TargetWorkload empty;
-  handle.target_workload = &empty;
-  EXPECT_EQ(Fgd::New({}, handle).status().code(), absl::StatusCode::kInvalidArgument);
-
   const TargetWorkload bad = Workload({{GpuTask(0, 1, 500), 1.5}});
   handle.target_workload = &bad;
   EXPECT_THAT(Fgd::New({}, handle).status().message(),
@@ -274,6 +270,44 @@ TEST(FgdTest, FactoryNeedsATargetWorkload) {
   absl::StatusOr<std::unique_ptr<Plugin>> plugin = Fgd::New({}, handle);
   ASSERT_TRUE(plugin.ok()) << plugin.status();
   EXPECT_EQ((*plugin)->name(), "FGD");
+}
+
+TEST(FgdTest, AnEmptyWorkloadScoresEveryNodeAlike) {
+  const TargetWorkload empty;
+  Handle handle{.target_workload = &empty};
+  absl::StatusOr<std::unique_ptr<Plugin>> plugin = Fgd::New({}, handle);
+  ASSERT_TRUE(plugin.ok()) << plugin.status();
+  const auto& fgd = dynamic_cast<const Fgd&>(**plugin);
+  CycleState state;
+  for (const Node& node : {MakeNode(64000, {1000, 1000}), MakeNode(8000, {1000, 1000, 400})}) {
+    for (const TaskRequest& task : {GpuTask(0, 1, 500), GpuTask(0, 2, 1000), CpuTask(1000)}) {
+      int64_t score = -1;
+      ASSERT_TRUE(fgd.Score(state, task, node, &score).ok());
+      EXPECT_EQ(score, 50);
+    }
+  }
+}
+
+TEST(FgdTest, SetTargetWorkloadReplacesTheWorkloadOrKeepsItOnError) {
+  // Device 1 has 500 free: a 500 task there leaves no fragment for a whole-GPU workload, one on
+  // device 0 strands 500.
+  const Node node = MakeNode(64000, {1000, 500});
+  const TaskRequest task = GpuTask(0, 1, 500);
+  Fgd plugin(TargetWorkload{});
+  CycleState state;
+  EXPECT_THAT(EvaluateFgd(task, node, PreparedWorkload(TargetWorkload{})).devices,
+              ElementsAre(0));
+  ASSERT_TRUE(plugin.SetTargetWorkload(Workload({{GpuTask(0, 1, 1000), 1.0}})).ok());
+  Placement placement;
+  ASSERT_TRUE(plugin.Reserve(state, task, node, &placement).ok());
+  EXPECT_THAT(placement.gpus, ElementsAre(1));
+
+  const absl::Status bad = plugin.SetTargetWorkload(Workload({{GpuTask(0, 1, 500), -0.5}}));
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.message(), ::testing::HasSubstr("classes[0].probability"));
+  Placement again;
+  ASSERT_TRUE(plugin.Reserve(state, task, node, &again).ok());
+  EXPECT_THAT(again.gpus, ElementsAre(1));
 }
 
 TEST(FgdTest, ReservePlacesOnTheScoredDevice) {
