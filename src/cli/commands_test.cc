@@ -230,6 +230,14 @@ TEST_F(CommandsTest, BadFlagsAreUsageErrors) {
   EXPECT_THAT(harness_.err(), HasSubstr("error: TESSERA_SERVER: 'ftp://h': unsupported scheme"));
   EXPECT_EQ(Run(&RunListCommand, {"list", "--phase", "sleeping"}), kExitUsage);
   EXPECT_THAT(harness_.err(), HasSubstr("--phase: unknown phase 'sleeping'"));
+  EXPECT_EQ(Run(&RunListCommand, {"list", "--state", "finished"}), kExitUsage);
+  EXPECT_THAT(harness_.err(),
+              HasSubstr("--state: unknown state 'finished' (use one of active, terminal, all)"));
+  EXPECT_EQ(Run(&RunListCommand, {"list", "--order", "sideways"}), kExitUsage);
+  EXPECT_THAT(harness_.err(), HasSubstr("--order: unknown order 'sideways'"));
+  EXPECT_EQ(Run(&RunListCommand, {"list", "--state", "active", "--phase", "failed"}), kExitUsage);
+  EXPECT_EQ(Run(&RunListCommand, {"list", "--all", "--state", "terminal"}), kExitUsage);
+  EXPECT_EQ(Run(&RunListCommand, {"list", "--limit", "-1"}), kExitUsage);
   EXPECT_EQ(Run(&RunGetCommand, {"get"}), kExitUsage);
   EXPECT_EQ(Run(&RunGetCommand, {"get", "1", "-o", "xml"}), kExitUsage);
   EXPECT_THAT(harness_.err(), HasSubstr("-o: unknown output format 'xml'"));
@@ -340,16 +348,19 @@ TEST_F(CommandsTest, ListFollowsPagesUpToTheLimit) {
     }
     res.set_content(page.dump(), "application/json");
   });
-  ASSERT_EQ(Run(&RunListCommand, {"list", "--all", "--phase", "running", "--queue", "q1"}), kExitOk)
+  ASSERT_EQ(Run(&RunListCommand, {"list", "--phase", "running", "--queue", "q1", "--limit", "0"}),
+            kExitOk)
       << harness_.err();
   EXPECT_EQ(harness_.out(),
             "ID   NAME    TENANT   QUEUE     PHASE       REASON   AGE\n"
             "1    train   team-a   default   Running              5m\n"
             "2    train   team-a   default   Pending              5m\n"
             "3    train   team-a   default   Succeeded            5m\n");
+  EXPECT_EQ(harness_.err(), "");  // every page was listed
   std::vector<testing::RecordedRequest> lists = server_.Requests("GET", "/api/v1/jobs");
   ASSERT_EQ(lists.size(), 2u);
   EXPECT_EQ(lists[0].Param("phase"), "Running");
+  EXPECT_EQ(lists[0].Param("state"), "");  // --phase alone: that phase, active or not
   EXPECT_EQ(lists[0].Param("queue"), "q1");
   EXPECT_EQ(lists[0].Param("limit"), "1000");
   EXPECT_EQ(lists[1].Param("pageToken"), "p2");
@@ -357,11 +368,68 @@ TEST_F(CommandsTest, ListFollowsPagesUpToTheLimit) {
   ASSERT_EQ(Run(&RunListCommand, {"list", "--limit", "2", "-o", "json"}), kExitOk);
   const nlohmann::json listed = nlohmann::json::parse(harness_.out());
   EXPECT_EQ(listed["items"].size(), 2u);
+  EXPECT_EQ(listed["nextPageToken"], "p2");
+  EXPECT_EQ(harness_.err(), "");  // hints are for tables
   lists = server_.Requests("GET", "/api/v1/jobs");
   ASSERT_EQ(lists.size(), 3u);  // the first page was enough
   EXPECT_EQ(lists[2].Param("limit"), "2");
 
-  EXPECT_EQ(Run(&RunListCommand, {"list", "--all", "--limit", "3"}), kExitUsage);
+  ASSERT_EQ(Run(&RunListCommand, {"list", "--all", "--order", "Oldest", "--limit", "3"}), kExitOk)
+      << harness_.err();
+  lists = server_.Requests("GET", "/api/v1/jobs");
+  ASSERT_EQ(lists.size(), 5u);
+  EXPECT_EQ(lists[3].Param("state"), "");
+  EXPECT_EQ(lists[3].Param("order"), "oldest");
+  EXPECT_EQ(lists[4].Param("limit"), "1");
+}
+
+TEST_F(CommandsTest, ListShowsActiveJobsNewestFirstAndSaysHowManyMore) {
+  server_.OnHandler("GET", "/api/v1/jobs", [](const httplib::Request& req, httplib::Response& res) {
+    nlohmann::json page = {{"items",
+                            {nlohmann::json::parse(Job("9", "Pending")),
+                             nlohmann::json::parse(Job("8", "Running", "n1"))}},
+                           {"nextPageToken", "8"},
+                           {"remainingItemCount", 5}};
+    if (req.get_param_value("pageToken") == "8") {
+      page = {{"items", {nlohmann::json::parse(Job("3", "Running", "n1"))}},
+              {"nextPageToken", ""},
+              {"remainingItemCount", 0}};
+    }
+    res.set_content(page.dump(), "application/json");
+  });
+  ASSERT_EQ(Run(&RunListCommand, {"list", "--limit", "2"}), kExitOk) << harness_.err();
+  EXPECT_EQ(harness_.out(),
+            "ID   NAME    TENANT   QUEUE     PHASE     REASON   AGE\n"
+            "9    train   team-a   default   Pending            5m\n"
+            "8    train   team-a   default   Running            5m\n");
+  EXPECT_EQ(harness_.err(),
+            "5 more active jobs not shown; add --page-token 8 for the next 2, or --limit 0 for "
+            "all\n");
+  std::vector<testing::RecordedRequest> lists = server_.Requests("GET", "/api/v1/jobs");
+  ASSERT_EQ(lists.size(), 1u);
+  EXPECT_EQ(lists[0].Param("state"), "active");
+  EXPECT_EQ(lists[0].Param("order"), "newest");
+  EXPECT_EQ(lists[0].Param("limit"), "2");
+  EXPECT_EQ(lists[0].Param("pageToken"), "");
+
+  ASSERT_EQ(Run(&RunListCommand, {"list", "--limit", "2", "--page-token", "8"}), kExitOk);
+  EXPECT_THAT(harness_.out(), HasSubstr("\n3    train"));
+  EXPECT_EQ(harness_.err(), "");
+  EXPECT_EQ(server_.Requests("GET", "/api/v1/jobs")[1].Param("pageToken"), "8");
+
+  ASSERT_EQ(Run(&RunListCommand, {"list", "--state", "Terminal", "--limit", "2"}), kExitOk);
+  EXPECT_EQ(server_.Requests("GET", "/api/v1/jobs")[2].Param("state"), "terminal");
+  EXPECT_THAT(harness_.err(), HasSubstr("5 more ended jobs not shown"));
+}
+
+TEST_F(CommandsTest, ListWithoutActiveJobsPointsAtAll) {
+  server_.On("GET", "/api/v1/jobs", 200,
+             R"({"items": [], "nextPageToken": "", "remainingItemCount": 0})");
+  ASSERT_EQ(Run(&RunListCommand, {"list"}), kExitOk) << harness_.err();
+  EXPECT_EQ(harness_.out(), "ID   NAME   TENANT   QUEUE   PHASE   REASON   AGE\n");
+  EXPECT_EQ(harness_.err(), "no active jobs; --all lists ended ones too\n");
+  ASSERT_EQ(Run(&RunListCommand, {"list", "--all"}), kExitOk);
+  EXPECT_EQ(harness_.err(), "");
 }
 
 TEST_F(CommandsTest, ListWatchPrintsChangedRowsMatchingTheFilters) {
@@ -369,14 +437,22 @@ TEST_F(CommandsTest, ListWatchPrintsChangedRowsMatchingTheFilters) {
       "GET", "/api/v1/jobs", 200,
       nlohmann::json{{"items", {nlohmann::json::parse(Job("1", "Pending"))}}, {"nextPageToken", ""}}
           .dump());
-  server_.On("GET", "/api/v1/jobs/1", 200, Job("1", "Running", "n1"));
+  // Job 1 runs, then ends: a listed job is followed though it is no longer active.
+  int reads_of_1 = 0;
+  server_.OnHandler("GET", "/api/v1/jobs/1",
+                    [&reads_of_1](const httplib::Request&, httplib::Response& res) {
+                      const bool ended = ++reads_of_1 > 1;
+                      res.set_content(Job("1", ended ? "Succeeded" : "Running", "n1"),
+                                      "application/json");
+                    });
   nlohmann::json other = nlohmann::json::parse(Job("2", "Pending"));
   other["spec"]["queue"] = "elsewhere";
   server_.On("GET", "/api/v1/jobs/2", 200, other.dump());
+  server_.On("GET", "/api/v1/jobs/3", 200, Job("3", "Failed"));  // new, but not active
   server_.OnHandler("GET", "/api/v1/watch", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(
         "{\"jobId\": \"1\", \"sequence\": 5}\n{\"jobId\": \"2\", \"sequence\": 1}\n"
-        "{\"jobId\": \"1\", \"sequence\": 6}\n",
+        "{\"jobId\": \"3\", \"sequence\": 2}\n{\"jobId\": \"1\", \"sequence\": 6}\n",
         "application/x-ndjson");
   });
   ASSERT_EQ(Run(&RunListCommand, {"list", "--queue", "default", "--watch"}), kExitOk)
@@ -384,7 +460,8 @@ TEST_F(CommandsTest, ListWatchPrintsChangedRowsMatchingTheFilters) {
   EXPECT_EQ(harness_.out(),
             "ID   NAME    TENANT   QUEUE     PHASE       REASON   AGE\n"
             "1    train   team-a   default   Pending              5m\n"
-            "1    train   team-a   default   Running              5m\n");
+            "1    train   team-a   default   Running              5m\n"
+            "1    train   team-a   default   Succeeded            5m\n");
 }
 
 TEST_F(CommandsTest, DescribeExplainsAPendingJob) {

@@ -7,6 +7,7 @@
 
 #include "fmt/format.h"
 #include "sched/plugins/builtin.h"
+#include "server/job_listing.h"
 #include "spec/queue_document.h"
 #include "spec/request_error.h"
 
@@ -492,23 +493,18 @@ absl::StatusOr<ListJobsResult> JobManager::List(const Caller& caller,
   if (!request.tenant.empty() && !caller.admin && request.tenant != caller.tenant) {
     return ListJobsResult{};  // a tenant sees only its own jobs
   }
-  ListJobsResult result;
+  ListPage page(request.limit);
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto it = jobs_.upper_bound(after); it != jobs_.end(); ++it) {
-    const JobRecord& record = it->second;
-    if (uncommitted_.contains(record.id)) continue;
-    if (!caller.admin && record.tenant != caller.tenant) continue;
-    if (!request.tenant.empty() && record.tenant != request.tenant) continue;
-    if (request.phase.has_value() && record.status().phase != *request.phase) continue;
-    if (!request.queue.empty() && record.document.spec.queue != request.queue) continue;
-    if (!request.name.empty() && record.document.spec.name != request.name) continue;
-    if (static_cast<int32_t>(result.jobs.size()) == request.limit) {
-      result.next_page_token = result.jobs.back().document.metadata.id;
-      break;
-    }
-    result.jobs.push_back(record.View());
-  }
-  return result;
+  ForEachInListOrder(jobs_, after, request.order, [&](const JobRecord& record) {
+    if (uncommitted_.contains(record.id)) return;
+    if (!caller.admin && record.tenant != caller.tenant) return;
+    if (!request.tenant.empty() && record.tenant != request.tenant) return;
+    if (!ListsPhase(request, record.status().phase)) return;
+    if (!request.queue.empty() && record.document.spec.queue != request.queue) return;
+    if (!request.name.empty() && record.document.spec.name != request.name) return;
+    page.Offer([&] { return record.View(); });
+  });
+  return std::move(page).Take();
 }
 
 absl::StatusOr<JobView> JobManager::Cancel(const Caller& caller, std::string_view id) {

@@ -295,6 +295,41 @@ TEST_F(JobManagerTest, ListFiltersAndPages) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(JobManagerTest, ListNewestFirstByStateAndCountsTheRest) {
+  StartManager();
+  std::vector<std::string> submitted;
+  for (int i = 0; i < 4; ++i) submitted.push_back(Submit(SimJob(1, 1, "1h")));
+  ASSERT_TRUE(manager_->Cancel(kTenantA, submitted[1]).ok());
+  WaitFor(submitted[1], JobPhase::kCancelled);
+  auto ids = [](const ListJobsResult& page) {
+    std::vector<std::string> out;
+    for (const JobView& job : page.jobs) out.push_back(job.document.metadata.id);
+    return out;
+  };
+
+  ListJobsRequest request{
+      .state = JobStateFilter::kActive, .order = ListOrder::kNewestFirst, .limit = 2};
+  absl::StatusOr<ListJobsResult> page = manager_->List(kTenantA, request);
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_THAT(ids(*page), ElementsAre(submitted[3], submitted[2]));
+  EXPECT_EQ(page->remaining, 1);
+  request.page_token = page->next_page_token;
+  page = manager_->List(kTenantA, request);
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_THAT(ids(*page), ElementsAre(submitted[0]));
+  EXPECT_EQ(page->remaining, 0);
+  EXPECT_EQ(page->next_page_token, "");
+
+  page = manager_->List(kTenantA, {.state = JobStateFilter::kTerminal});
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_THAT(ids(*page), ElementsAre(submitted[1]));
+  page = manager_->List(kTenantA, {.limit = 3});  // every phase, oldest first
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_THAT(ids(*page), ElementsAre(submitted[0], submitted[1], submitted[2]));
+  EXPECT_EQ(page->remaining, 1);
+  EXPECT_EQ(manager_->List(kTenantB, {})->remaining, 0);
+}
+
 TEST_F(JobManagerTest, PendingJobExplainsItselfAndCancelsAtOnce) {
   StartManager(/*nodes=*/2);
   const std::string big = Submit(SimJob(2, 8, "1h"));

@@ -78,18 +78,31 @@ struct SubmitResult {
   bool created = true;  // false: metadata.requestId matched an earlier submission, returned here
 };
 
+// Which phases a listing shows, as a class: active jobs are Pending, Admitted or Running;
+// terminal ones Succeeded, Failed or Cancelled.
+enum class JobStateFilter { kAll, kActive, kTerminal };
+// The order of a listing, by id (submission order).
+enum class ListOrder { kOldestFirst, kNewestFirst };
+
 struct ListJobsRequest {
-  std::optional<JobPhase> phase;  // only jobs in this phase
-  std::string queue;              // only jobs of this queue ("" = any)
-  std::string name;               // only jobs with this metadata.name ("" = any)
-  std::string tenant;             // admins only: only this tenant's jobs ("" = all tenants)
-  int32_t limit = 100;            // page size, 1..1000
-  std::string page_token;         // next_page_token of the previous page; "" = first page
+  std::optional<JobPhase> phase;                // only jobs in this phase
+  JobStateFilter state = JobStateFilter::kAll;  // and only jobs of this class of phases
+  std::string queue;                            // only jobs of this queue ("" = any)
+  std::string name;                             // only jobs with this metadata.name ("" = any)
+  std::string tenant;      // admins only: only this tenant's jobs ("" = all tenants)
+  ListOrder order = ListOrder::kOldestFirst;
+  int32_t limit = 100;     // page size, 1..1000
+  // next_page_token of the previous page of the same listing (same filters and order); "" =
+  // the first page.
+  std::string page_token;
 };
 
 struct ListJobsResult {
-  std::vector<JobView> jobs;    // by id, ascending (submission order)
+  std::vector<JobView> jobs;    // in the request's order
   std::string next_page_token;  // "" on the last page
+  // Jobs that match the request after this page (0 on the last page): how many more a client
+  // would see by following next_page_token to the end.
+  int64_t remaining = 0;
 };
 
 // Why a pending job is pending, with the scheduler's per-reason node counts for the task that
@@ -196,6 +209,9 @@ class JobService {
   // store failure is Internal, or ResourceExhausted / Unavailable when a retry may succeed.
   virtual absl::StatusOr<SubmitResult> Submit(const Caller& caller, spec::JobDocument job) = 0;
   virtual absl::StatusOr<JobView> Get(const Caller& caller, std::string_view id) = 0;
+  // One page of the caller's jobs that pass every filter of `request`, in its order, with the
+  // count of those after the page (so a listing walks every job the caller may see).
+  // InvalidArgument for a limit outside 1..1000 or a page token this API did not issue.
   virtual absl::StatusOr<ListJobsResult> List(const Caller& caller,
                                               const ListJobsRequest& request) = 0;
   // Asks the job to stop: a Pending job is Cancelled at once; the tasks of an Admitted or

@@ -107,6 +107,7 @@ class GrpcServer::Service final : public v1::JobService::Service {
       if (!result.ok()) return result.status();
       for (const server::JobView& job : result->jobs) *response->add_jobs() = ToProto(job);
       response->set_next_page_token(result->next_page_token);
+      response->set_remaining_item_count(result->remaining);
       return absl::OkStatus();
     });
   }

@@ -189,6 +189,7 @@ TEST_F(GrpcServerTest, ListPagesAndFilters) {
   ASSERT_EQ(first.jobs_size(), 2);
   EXPECT_EQ(first.jobs(0).name(), "a");
   ASSERT_NE(first.next_page_token(), "");
+  EXPECT_EQ(first.remaining_item_count(), 1);
 
   request.set_page_token(first.next_page_token());
   v1::ListJobsResponse second;
@@ -196,6 +197,17 @@ TEST_F(GrpcServerTest, ListPagesAndFilters) {
   ASSERT_EQ(second.jobs_size(), 1);
   EXPECT_EQ(second.jobs(0).name(), "c");
   EXPECT_EQ(second.next_page_token(), "");
+  EXPECT_EQ(second.remaining_item_count(), 0);
+
+  v1::ListJobsRequest newest;
+  newest.set_order(v1::LIST_ORDER_NEWEST_FIRST);
+  newest.set_state(v1::JOB_STATE_FILTER_ACTIVE);
+  newest.set_limit(1);
+  v1::ListJobsResponse latest;
+  ASSERT_TRUE(stub_->ListJobs(Context(team_a_).get(), newest, &latest).ok());
+  ASSERT_EQ(latest.jobs_size(), 1);
+  EXPECT_EQ(latest.jobs(0).name(), "c");
+  EXPECT_EQ(latest.remaining_item_count(), 2);
 
   v1::ListJobsRequest by_name;
   by_name.set_name("b");

@@ -264,18 +264,50 @@ absl::StatusOr<spec::DocumentFormat> FromProto(v1::DocumentFormat format) {
   }
 }
 
+absl::StatusOr<server::JobStateFilter> FromProto(v1::JobStateFilter state) {
+  switch (state) {
+    case v1::JOB_STATE_FILTER_UNSPECIFIED:
+      return server::JobStateFilter::kAll;
+    case v1::JOB_STATE_FILTER_ACTIVE:
+      return server::JobStateFilter::kActive;
+    case v1::JOB_STATE_FILTER_TERMINAL:
+      return server::JobStateFilter::kTerminal;
+    default:
+      return FieldError("state",
+                        absl::StrCat("unknown job state filter ", static_cast<int>(state)));
+  }
+}
+
+absl::StatusOr<server::ListOrder> FromProto(v1::ListOrder order) {
+  switch (order) {
+    case v1::LIST_ORDER_UNSPECIFIED:
+    case v1::LIST_ORDER_OLDEST_FIRST:
+      return server::ListOrder::kOldestFirst;
+    case v1::LIST_ORDER_NEWEST_FIRST:
+      return server::ListOrder::kNewestFirst;
+    default:
+      return FieldError("order", absl::StrCat("unknown list order ", static_cast<int>(order)));
+  }
+}
+
 absl::StatusOr<server::ListJobsRequest> FromProto(const v1::ListJobsRequest& request) {
   absl::StatusOr<std::optional<JobPhase>> phase = FromProto(request.phase(), "phase");
   if (!phase.ok()) return phase.status();
+  absl::StatusOr<server::JobStateFilter> state = FromProto(request.state());
+  if (!state.ok()) return state.status();
+  absl::StatusOr<server::ListOrder> order = FromProto(request.order());
+  if (!order.ok()) return order.status();
   if (request.limit() < 0 || request.limit() > kMaxListLimit) {
     return spec::FieldError("limit", absl::StrCat("must be between 1 and ", kMaxListLimit, " (0: ",
                                                   kDefaultListLimit, "), not ", request.limit()));
   }
   return server::ListJobsRequest{
       .phase = *phase,
+      .state = *state,
       .queue = request.queue(),
       .name = request.name(),
       .tenant = request.tenant(),
+      .order = *order,
       .limit = request.limit() == 0 ? kDefaultListLimit : request.limit(),
       .page_token = request.page_token(),
   };

@@ -44,6 +44,8 @@ std::string JobDocumentJson(const server::JobView& job);
 absl::StatusOr<std::optional<JobPhase>> FromProto(tessera::v1::JobPhase phase,
                                                   std::string_view field);
 absl::StatusOr<spec::DocumentFormat> FromProto(tessera::v1::DocumentFormat format);
+absl::StatusOr<server::JobStateFilter> FromProto(tessera::v1::JobStateFilter state);
+absl::StatusOr<server::ListOrder> FromProto(tessera::v1::ListOrder order);
 absl::StatusOr<server::ListJobsRequest> FromProto(const tessera::v1::ListJobsRequest& request);
 absl::StatusOr<server::LogRequest> FromProto(const tessera::v1::GetJobLogsRequest& request);
 server::WatchRequest FromProto(const tessera::v1::WatchJobEventsRequest& request);

@@ -91,6 +91,21 @@ absl::StatusOr<std::optional<JobPhase>> PhaseParam(const Request& req) {
       "phase", "must be one of Pending, Admitted, Running, Succeeded, Failed, Cancelled");
 }
 
+absl::StatusOr<server::JobStateFilter> StateParam(const Request& req) {
+  std::optional<std::string_view> text = Param(req, "state");
+  if (!text.has_value() || *text == "all") return server::JobStateFilter::kAll;
+  if (*text == "active") return server::JobStateFilter::kActive;
+  if (*text == "terminal") return server::JobStateFilter::kTerminal;
+  return spec::FieldError("state", "must be all, active or terminal");
+}
+
+absl::StatusOr<server::ListOrder> OrderParam(const Request& req) {
+  std::optional<std::string_view> text = Param(req, "order");
+  if (!text.has_value() || *text == "oldest") return server::ListOrder::kOldestFirst;
+  if (*text == "newest") return server::ListOrder::kNewestFirst;
+  return spec::FieldError("order", "must be oldest or newest");
+}
+
 absl::StatusOr<LogStream> StreamParam(const Request& req) {
   std::optional<std::string_view> text = Param(req, "stream");
   if (!text.has_value() || *text == "stdout") return LogStream::kStdout;
@@ -473,19 +488,28 @@ void RestServer::Impl::SubmitJob(const Caller& caller, const Request& req, Respo
 void RestServer::Impl::ListJobs(const Caller& caller, const Request& req, Response& res) {
   absl::StatusOr<std::optional<JobPhase>> phase = PhaseParam(req);
   if (!phase.ok()) return SendError(res, phase.status());
+  absl::StatusOr<server::JobStateFilter> state = StateParam(req);
+  if (!state.ok()) return SendError(res, state.status());
+  absl::StatusOr<server::ListOrder> order = OrderParam(req);
+  if (!order.ok()) return SendError(res, order.status());
   absl::StatusOr<int64_t> limit = IntParam(req, "limit", 100, 1, 1000);
   if (!limit.ok()) return SendError(res, limit.status());
   const server::ListJobsRequest request{.phase = *phase,
+                                        .state = *state,
                                         .queue = req.get_param_value("queue"),
                                         .name = req.get_param_value("name"),
                                         .tenant = req.get_param_value("tenant"),
+                                        .order = *order,
                                         .limit = static_cast<int32_t>(*limit),
                                         .page_token = req.get_param_value("pageToken")};
   absl::StatusOr<server::ListJobsResult> result = options_.service->List(caller, request);
   if (!result.ok()) return SendError(res, result.status());
   Json items = Json::array();
   for (const server::JobView& job : result->jobs) items.push_back(JobViewToJson(job));
-  SendJson(res, 200, {{"items", std::move(items)}, {"nextPageToken", result->next_page_token}});
+  SendJson(res, 200,
+           {{"items", std::move(items)},
+            {"nextPageToken", result->next_page_token},
+            {"remainingItemCount", result->remaining}});
 }
 
 void RestServer::Impl::GetLogs(const Caller& caller, const Request& req, Response& res) {

@@ -20,6 +20,7 @@
 namespace tessera::api {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using Json = nlohmann::json;
@@ -253,6 +254,49 @@ TEST_F(RestServerTest, ListFiltersAndPages) {
   EXPECT_EQ(Body(Get("/api/v1/jobs?queue=other", a_))["items"].size(), 0);
 }
 
+std::vector<std::string> Ids(const Json& page) {
+  std::vector<std::string> ids;
+  for (const Json& job : page["items"]) ids.push_back(job["metadata"]["id"].get<std::string>());
+  return ids;
+}
+
+TEST_F(RestServerTest, ListSaysHowManyMoreMatch) {
+  for (int i = 0; i < 5; ++i) Submit(a_, "job" + std::to_string(i));
+  Json page = Body(Get("/api/v1/jobs?limit=2", a_));
+  EXPECT_EQ(page["remainingItemCount"], 3);
+  const std::string next = page["nextPageToken"].get<std::string>();
+  page = Body(Get("/api/v1/jobs?limit=2&pageToken=" + next, a_));
+  EXPECT_EQ(page["remainingItemCount"], 1);
+  page = Body(Get("/api/v1/jobs?limit=2&pageToken=4", a_));
+  EXPECT_EQ(page["remainingItemCount"], 0);
+  EXPECT_EQ(page["nextPageToken"], "");
+  EXPECT_EQ(Body(Get("/api/v1/jobs?limit=5", a_))["remainingItemCount"], 0);
+}
+
+TEST_F(RestServerTest, ListNewestFirstAndByState) {
+  for (int i = 0; i < 5; ++i) Submit(a_, "job" + std::to_string(i));
+  ASSERT_EQ(Post("/api/v1/jobs/2/cancel", a_, "")->status, 200);
+  ASSERT_EQ(Post("/api/v1/jobs/5/cancel", a_, "")->status, 200);
+
+  // Without the new parameters: every phase, oldest first, as before.
+  EXPECT_THAT(Ids(Body(Get("/api/v1/jobs", a_))), ElementsAre("1", "2", "3", "4", "5"));
+  EXPECT_THAT(Ids(Body(Get("/api/v1/jobs?state=all&order=oldest", a_))),
+              ElementsAre("1", "2", "3", "4", "5"));
+
+  Json page = Body(Get("/api/v1/jobs?order=newest&state=active&limit=2", a_));
+  EXPECT_THAT(Ids(page), ElementsAre("4", "3"));
+  EXPECT_EQ(page["nextPageToken"], "3");
+  EXPECT_EQ(page["remainingItemCount"], 1);
+  page = Body(Get("/api/v1/jobs?order=newest&state=active&limit=2&pageToken=3", a_));
+  EXPECT_THAT(Ids(page), ElementsAre("1"));
+  EXPECT_EQ(page["nextPageToken"], "");
+  EXPECT_EQ(page["remainingItemCount"], 0);
+
+  EXPECT_THAT(Ids(Body(Get("/api/v1/jobs?state=terminal&order=newest", a_))),
+              ElementsAre("5", "2"));
+  EXPECT_THAT(Ids(Body(Get("/api/v1/jobs?state=terminal&phase=Pending", a_))), ElementsAre());
+}
+
 TEST_F(RestServerTest, HostileQueryParametersAre400NamingTheParameter) {
   const std::string id = Submit(a_, "x");
   ASSERT_TRUE(service_.SetLog(id, "main-0", LogStream::kStdout, "log", false).ok());
@@ -270,6 +314,9 @@ TEST_F(RestServerTest, HostileQueryParametersAre400NamingTheParameter) {
            {"/api/v1/jobs?limit=1.5", "limit"},
            {"/api/v1/jobs?limit=99999999999999999999999", "limit"},
            {"/api/v1/jobs?phase=running", "phase"},
+           {"/api/v1/jobs?state=finished", "state"},
+           {"/api/v1/jobs?state=", "state"},
+           {"/api/v1/jobs?order=desc", "order"},
            {logs + "?offset=-1", "offset"},
            {logs + "?offset=abc", "offset"},
            {logs + "?offset=99999999999999999999999", "offset"},

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "fmt/format.h"
+#include "server/job_listing.h"
 #include "spec/queue_document.h"
 
 namespace tessera::server::testing {
@@ -148,22 +149,18 @@ absl::StatusOr<ListJobsResult> InMemoryJobService::List(const Caller& caller,
     return absl::PermissionDeniedError("only admins may list other tenants' jobs");
   }
   std::lock_guard lock(mu_);
-  ListJobsResult result;
-  for (auto it = jobs_.upper_bound(after); it != jobs_.end(); ++it) {
-    const JobView& view = it->second.view;
+  ListPage page(request.limit);
+  ForEachInListOrder(jobs_, after, request.order, [&](const Job& job) {
+    const JobView& view = job.view;
     const spec::JobDocument& doc = view.document;
-    if (!Visible(caller, view)) continue;
-    if (!request.tenant.empty() && view.tenant != request.tenant) continue;
-    if (request.phase.has_value() && doc.status->phase != *request.phase) continue;
-    if (!request.queue.empty() && doc.spec.queue != request.queue) continue;
-    if (!request.name.empty() && doc.spec.name != request.name) continue;
-    if (static_cast<int32_t>(result.jobs.size()) == request.limit) {
-      result.next_page_token = result.jobs.back().document.metadata.id;
-      break;
-    }
-    result.jobs.push_back(view);
-  }
-  return result;
+    if (!Visible(caller, view)) return;
+    if (!request.tenant.empty() && view.tenant != request.tenant) return;
+    if (!ListsPhase(request, doc.status->phase)) return;
+    if (!request.queue.empty() && doc.spec.queue != request.queue) return;
+    if (!request.name.empty() && doc.spec.name != request.name) return;
+    page.Offer([&] { return view; });
+  });
+  return std::move(page).Take();
 }
 
 absl::StatusOr<JobView> InMemoryJobService::Cancel(const Caller& caller, std::string_view id) {

@@ -28,10 +28,12 @@ std::string FormatBounds(const Bounds& b, bool times) {
   return b.min ? fmt::format(">= {}", f(*b.min)) : fmt::format("<= {}", f(*b.max));
 }
 
-// The latest placement of every task that was ever placed.
+// The placements of the tasks placed now: those holding resources at this instant, including
+// tasks in the termination grace of an eviction. A task that ended, was lost or was evicted is
+// not placed any more.
 std::vector<const Placement*> Placed(const JobRun& job) {
   std::vector<const Placement*> out;
-  for (const std::optional<Placement>& p : job.last) {
+  for (const std::optional<Placement>& p : job.held) {
     if (p.has_value()) out.push_back(&*p);
   }
   return out;
@@ -47,7 +49,7 @@ std::optional<std::string> CheckPlacements(const Check& check, const JobRun& job
   const std::vector<const Placement*> placed = Placed(job);
   if (placed.empty()) {
     if (check.kind == CheckKind::kNodesIn) return std::nullopt;
-    return std::string("the job was never placed");
+    return fmt::format("no task is placed now ({})", Describe(job));
   }
   for (const Placement* p : placed) {
     const Node& node = state.cluster.node(p->node_index);

@@ -51,8 +51,11 @@ TEST(ScenarioRunnerTest, HoldingExpectationsPass) {
   - {by: 100s, job: b, phase: Running}
   - {end: true, job: b, started_after_end_of: a, start_time: 100s, end_time: {max: 150s}}
   - {end: true, job: a, phase: Succeeded, restarts: 0, preemptions: {max: 0}}
-  - {end: true, job: b, started_after: a, node_model: A100, cluster: default, pool: default}
-  - {end: true, job: a, started_before: b, nodes_in: ["n{0..1}"]}
+  - {end: true, job: b, started_after: a}
+  - {at: 100s, job: b, node_model: A100, cluster: default, pool: default}
+  - {end: true, job: a, started_before: b}
+  - {at: 0s, job: a, nodes_in: ["n{0..1}"]}
+  - {end: true, job: a, nodes_in: [n0]}
   - {always: true, queue: default, allocated: {max: {gpu: 16}}}
   - {always: true, job: a, running_tasks_in: [0, 2]}
   - {invariant: no_overcommit}
@@ -76,8 +79,10 @@ TEST(ScenarioRunnerTest, EveryCheckCanFail) {
       {"{at: 10s, job: b, reason_contains: cordoned}", "reason_contains: phase is Pending"},
       {"{at: 0s, job: a, running_tasks: 1}", "running_tasks: 2 running tasks"},
       {"{always: true, job: a, running_tasks_in: [0, 1]}", "running_tasks_in: 2 running tasks"},
-      {"{end: true, job: a, nodes_in: [n0]}", "nodes_in: a task is on node n1"},
-      {"{end: true, job: a, node_model: H100}", "node_model: a task is on node"},
+      {"{at: 0s, job: a, nodes_in: [n0]}", "nodes_in: a task is on node n1"},
+      {"{at: 0s, job: a, node_model: H100}", "node_model: a task is on node"},
+      {"{end: true, job: a, node_model: A100}", "node_model: no task is placed now"},
+      {"{at: 10s, job: b, pool: default}", "pool: no task is placed now (phase is Pending"},
       {"{by: 50s, job: b, phase: Running}", "phase: phase is Pending"},
       {"{end: true, job: a, restarts: {min: 1}}", "restarts: 0 restarts (expected >= 1)"},
       {"{end: true, job: a, preemptions: 1}", "preemptions: 0 preemptions (expected 1)"},

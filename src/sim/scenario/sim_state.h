@@ -33,8 +33,11 @@ struct JobRun {
   const ScenarioJob* def = nullptr;
   std::vector<TaskRequest> tasks;              // task-group order, as the Scheduler indexes them
   std::vector<std::string> task_names;         // "worker-0"
-  std::vector<std::optional<Placement>> held;  // placements holding resources now
-  std::vector<std::optional<Placement>> last;  // the latest placement of each task, ever
+  // Placements holding resources now: what `running_tasks` counts and the placement checks
+  // (`nodes_in`, `node_model`, `cluster`, `pool`) look at.
+  std::vector<std::optional<Placement>> held;
+  // The latest placement of each task, ever: the clusters a job ran on, for the run's report.
+  std::vector<std::optional<Placement>> last;
   std::optional<JobPhase> phase;               // nullopt until submitted
   std::string reason;                          // a pending reason code, or why the job failed
   std::string message;                         // its detail
