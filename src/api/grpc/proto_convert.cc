@@ -273,7 +273,7 @@ absl::StatusOr<server::JobStateFilter> FromProto(v1::JobStateFilter state) {
     case v1::JOB_STATE_FILTER_TERMINAL:
       return server::JobStateFilter::kTerminal;
     default:
-      return FieldError("state",
+      return spec::FieldError("state",
                         absl::StrCat("unknown job state filter ", static_cast<int>(state)));
   }
 }
@@ -286,7 +286,7 @@ absl::StatusOr<server::ListOrder> FromProto(v1::ListOrder order) {
     case v1::LIST_ORDER_NEWEST_FIRST:
       return server::ListOrder::kNewestFirst;
     default:
-      return FieldError("order", absl::StrCat("unknown list order ", static_cast<int>(order)));
+      return spec::FieldError("order", absl::StrCat("unknown list order ", static_cast<int>(order)));
   }
 }
 

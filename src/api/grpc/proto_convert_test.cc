@@ -177,10 +177,10 @@ TEST(ProtoConvertTest, ListRequestDefaultsAndLimits) {
   EXPECT_EQ(list->state, server::JobStateFilter::kActive);
   EXPECT_EQ(list->order, server::ListOrder::kNewestFirst);
   request.set_state(static_cast<v1::JobStateFilter>(9));
-  EXPECT_EQ(ErrorField(FromProto(request).status()), "state");
+  EXPECT_EQ(spec::ErrorField(FromProto(request).status()), "state");
   request.set_state(v1::JOB_STATE_FILTER_TERMINAL);
   request.set_order(static_cast<v1::ListOrder>(9));
-  EXPECT_EQ(ErrorField(FromProto(request).status()), "order");
+  EXPECT_EQ(spec::ErrorField(FromProto(request).status()), "order");
   request.set_order(v1::LIST_ORDER_OLDEST_FIRST);
 
   for (int32_t limit : {-1, 1001}) {
