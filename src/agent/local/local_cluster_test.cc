@@ -10,6 +10,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -84,7 +85,8 @@ class LocalClusterRecoverTest : public ::testing::Test {
   }
   void TearDown() override {
     cluster_.reset();
-    fs::remove_all(dir_);
+    std::error_code ignored;  // a task that outlived its cluster may still be writing its files
+    fs::remove_all(dir_, ignored);
   }
   static KnownLaunch Known(std::string launch_id, std::string script) {
     return {.spec = {.launch_id = launch_id,
@@ -171,6 +173,18 @@ TEST_F(LocalClusterRecoverTest, DestroyingABusyClusterJoinsItsThreadsBeforeRetur
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // time for a stray thread to call
   for (size_t round = 0; round < probes.size(); ++round) {
     EXPECT_EQ(probes[round]->late_calls(), 0) << "round " << round;
+  }
+  // The tasks outlive their cluster (their supervisors write the exit files): give them a few
+  // seconds to end before the directory is removed (a task that never started writes none).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (int round = 0; round < 10; ++round) {
+    for (int task = 0; task < 4; ++task) {
+      const fs::path exit_file =
+          dir_ / fmt::format("round-{}", round) / fmt::format("{}{}-main-0-a0.exit", round, task);
+      while (!fs::exists(exit_file) && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
   }
 }
 
