@@ -53,7 +53,7 @@ void CheckRoundTrip(const spec::JobDocument& job, std::string_view input) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tessera::spec;
   const std::string_view input(reinterpret_cast<const char*>(data), size);
-  const absl::StatusOr<spec::JobDocument> job = Parse(input, spec::DocumentFormat::kAuto);
+  const absl::StatusOr<JobDocument> job = Parse(input, DocumentFormat::kAuto);
   if (!job.ok()) {
     CheckRejection(job.status(), input);
     return 0;
@@ -62,13 +62,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Require(job->metadata.id.empty() && !job->status.has_value(), "no server fields from a client",
           input, "");
   CheckRoundTrip(*job, input);
-  const absl::StatusOr<spec::JobDocument> json = Parse(input, spec::DocumentFormat::kJson);
+  const absl::StatusOr<JobDocument> json = Parse(input, DocumentFormat::kJson);
   if (json.ok()) {
-    const absl::StatusOr<spec::JobDocument> yaml = Parse(input, spec::DocumentFormat::kYaml);
+    const absl::StatusOr<JobDocument> yaml = Parse(input, DocumentFormat::kYaml);
     if (yaml.ok()) {
-      Require(spec::RenderJobJson(*json) == spec::RenderJobJson(*yaml),
+      Require(RenderJobJson(*json) == RenderJobJson(*yaml),
               "JSON and YAML readings agree", input,
-              spec::RenderJobJson(*json) + "\nvs\n" + spec::RenderJobJson(*yaml));
+              RenderJobJson(*json) + "\nvs\n" + RenderJobJson(*yaml));
     }
   }
   return 0;

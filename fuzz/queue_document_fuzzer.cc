@@ -23,7 +23,7 @@
 #include "spec/queue_document.h"
 #include "spec/request_error.h"
 
-namespace tessera::server {
+namespace tessera::spec {
 namespace {
 
 using ::tessera::fuzz::Require;
@@ -169,16 +169,16 @@ void FuzzQueue(const std::vector<QueueSpec>& base, std::string_view rest, std::s
 }
 
 }  // namespace
-}  // namespace tessera::server
+}  // namespace tessera::spec
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace tessera::server;
+  using namespace tessera::spec;
   const std::string_view input(reinterpret_cast<const char*>(data), size);
   if (input.empty()) return 0;
   const std::string_view rest = input.substr(1);
   switch (input[0]) {
     case 'Q': {
-      static const std::vector<tessera::QueueSpec> base = *spec::ParseQueueDocument(kBaseTree);
+      static const std::vector<tessera::QueueSpec> base = *ParseQueueDocument(kBaseTree);
       FuzzQueue(base, rest, input);
       break;
     }
@@ -186,7 +186,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const size_t split = rest.find("\n%%\n");
       if (split == rest.npos) return 0;
       const absl::StatusOr<std::vector<tessera::QueueSpec>> base =
-          spec::ParseQueueDocument(rest.substr(0, split));
+          ParseQueueDocument(rest.substr(0, split));
       if (!base.ok()) return 0;
       FuzzQueue(*base, rest.substr(split + 4), input);
       break;
