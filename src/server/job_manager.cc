@@ -491,7 +491,7 @@ absl::StatusOr<ListJobsResult> JobManager::List(const Caller& caller,
     after = *token;
   }
   if (!request.tenant.empty() && !caller.admin && request.tenant != caller.tenant) {
-    return ListJobsResult{};  // a tenant sees only its own jobs
+    return absl::PermissionDeniedError("tenant: only admins may list other tenants' jobs");
   }
   ListPage page(request.limit);
   std::lock_guard<std::mutex> lock(mu_);

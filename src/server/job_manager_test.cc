@@ -293,6 +293,12 @@ TEST_F(JobManagerTest, ListFiltersAndPages) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(manager_->List(kTenantA, {.page_token = "x"}).status().code(),
             absl::StatusCode::kInvalidArgument);
+  // Another tenant's listing is refused, as Kubernetes refuses a namespace outside a role.
+  EXPECT_EQ(manager_->List(kTenantB, {.tenant = "a"}).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  absl::StatusOr<ListJobsResult> as_admin = manager_->List(kAdmin, {.tenant = "a"});
+  ASSERT_TRUE(as_admin.ok()) << as_admin.status();
+  EXPECT_EQ(as_admin->jobs.size(), 6u);
 }
 
 TEST_F(JobManagerTest, ListNewestFirstByStateAndCountsTheRest) {

@@ -12,7 +12,7 @@
 //                       "spec.tasks[1].resources.gpu: must be >= 0"), a job for a queue that
 //                       is not a leaf of the tree ("spec.queue: unknown queue \"x\""), a bad
 //                       filter or page token, a queue tree that does not hold together;
-//   PermissionDenied    a tenant changing the queue tree;
+//   PermissionDenied    a tenant changing the queue tree or listing another tenant's jobs;
 //   NotFound            no such job for this caller, no such task, no such queue;
 //   AlreadyExists       a non-terminal job of the same tenant already has this metadata.name;
 //   FailedPrecondition  the job cannot do that now (logs of a task that never started); a

@@ -146,7 +146,7 @@ absl::StatusOr<ListJobsResult> InMemoryJobService::List(const Caller& caller,
     return absl::InvalidArgumentError("pageToken: malformed page token");
   }
   if (!caller.admin && !request.tenant.empty() && request.tenant != caller.tenant) {
-    return absl::PermissionDeniedError("only admins may list other tenants' jobs");
+    return absl::PermissionDeniedError("tenant: only admins may list other tenants' jobs");
   }
   std::lock_guard lock(mu_);
   ListPage page(request.limit);
