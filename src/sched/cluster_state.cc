@@ -99,6 +99,7 @@ absl::StatusOr<int32_t> ClusterState::AddNode(Node node) {
   by_name_.emplace(node.name, index);
   nodes_.push_back(std::move(node));
   versions_.push_back(0);
+  ++inventory_version_;
   RecordChange(index);
   return index;
 }
@@ -123,6 +124,7 @@ void ClusterState::RecordChange(int32_t index) {
 }
 
 Node& ClusterState::MutableNode(int32_t index) {
+  ++inventory_version_;
   RecordChange(index);
   return nodes_[index];
 }

@@ -42,6 +42,10 @@ class ClusterState {
   uint32_t version(int32_t index) const { return versions_[index]; }
   // Unique per ClusterState instance; lets caches notice they are given another state.
   uint64_t uid() const { return uid_; }
+  // Counts the changes to the inventory — nodes added, and nodes given out by MutableNode
+  // (labels, taints, capacity, devices) — but not the tasks assumed or forgotten: equal values
+  // mean what could ever run where has not changed (satisfiability caches key on it).
+  uint64_t inventory_version() const { return inventory_version_; }
 
   // The number of node changes so far (each MutableNode, Assume, Forget, AddNode is one).
   uint64_t change_count() const { return change_base_ + change_log_.size(); }
@@ -75,6 +79,7 @@ class ClusterState {
   std::vector<uint32_t> versions_;
   std::unordered_map<std::string, int32_t> by_name_;
   uint64_t uid_;
+  uint64_t inventory_version_ = 0;
   // Indices of changed nodes, oldest first; entry i is change number change_base_ + i.
   std::vector<int32_t> change_log_;
   uint64_t change_base_ = 0;

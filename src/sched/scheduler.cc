@@ -523,9 +523,9 @@ bool Scheduler::RefuseIfUnsatisfiable(CycleContext& cycle, Entry& entry) {
                             fmt::format("the job can never fit its queue: {}", verdict.message)};
   }
   if (!refusal && policy_.refuse_unfit) {
-    if (std::optional<std::string> unfit = NeverFits(cycle.state, entry, &cycle.satisfiable)) {
-      refusal = PendingReason{std::string(kReasonRefused), *std::move(unfit)};
-    }
+    std::optional<std::string> unfit = NeverFits(cycle.state, entry, &cycle.satisfiable);
+    if (!unfit) unfit = GangNeverFits(cycle.state, entry);
+    if (unfit) refusal = PendingReason{std::string(kReasonRefused), *std::move(unfit)};
   }
   if (!refusal) return false;
   const std::string name = entry.name;

@@ -34,8 +34,9 @@
 // Every job that waits has a reason: QuotaExceeded, a placement code (Diagnosis::TopCode(), e.g.
 // "InsufficientResources", with "task worker-1: 0/4 nodes: 3 insufficient gpu, ..."),
 // GangIncomplete, Priority, Reservation or Backoff. A job that fits no node even on an empty
-// cluster (MatchMode::kSatisfiability; unless SchedulingPolicy::refuse_unfit is false), or whose
-// charge exceeds its queue's limits with nothing else admitted, is refused at its first cycle
+// cluster (MatchMode::kSatisfiability), or whose gang fits no cluster as a whole with every node
+// empty although each task fits some node (both unless SchedulingPolicy::refuse_unfit is false),
+// or whose charge exceeds its queue's limits with nothing else admitted, is refused at its first cycle
 // (OnRefused, reason "Refused"); while the state has no node at all the placement check waits for
 // the first cycle with one. The check is not repeated when the job is requeued. A job naming an unknown or non-leaf queue is refused at
 // Submit.
@@ -265,7 +266,8 @@ class Scheduler {
                                        std::set<std::string>* fitting);
   // Whether the entry's gang fits no cluster even with every node of `state` empty, in words;
   // nullopt when it fits, and for a gang of one task (NeverFits judges that one). Costs a copy of
-  // the nodes and one gang attempt on it.
+  // the nodes and one gang attempt on it, unless a gang of the same tasks was found to fit the
+  // same inventory before (fitting_gangs_).
   std::optional<std::string> GangNeverFits(const ClusterState& state, const Entry& entry);
   // The earliest time at or after `now` at which `target`'s charge fits its queue as the jobs
   // holding quota release it (Estimate); admitted jobs release at the end of their reservation in
@@ -339,6 +341,13 @@ class Scheduler {
   std::unique_ptr<BindRecorder> recorder_;
   std::unique_ptr<Framework> framework_;
   std::unique_ptr<Framework> satisfiability_;  // the same profile, for GangNeverFits only
+  // The gangs (by their tasks' equivalence classes) that GangNeverFits found to fit the
+  // inventory of the state `uid` at `inventory_version`; emptied when either changes.
+  struct FittingGangs {
+    uint64_t uid = 0;
+    uint64_t inventory_version = 0;
+    std::set<std::string> gangs;
+  } fitting_gangs_;
   std::unique_ptr<QueueTree> tree_;
   std::unique_ptr<AdmissionQueue> admission_;
   std::unique_ptr<BackfillPlanner> planner_;

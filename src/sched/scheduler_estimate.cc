@@ -49,11 +49,20 @@ std::optional<std::string> Scheduler::NeverFits(ClusterState& state, const Entry
 std::optional<std::string> Scheduler::GangNeverFits(const ClusterState& state, const Entry& entry) {
   const int32_t size = entry.spec.GangSize();
   if (size <= 1) return std::nullopt;
+  if (fitting_gangs_.uid != state.uid() ||
+      fitting_gangs_.inventory_version != state.inventory_version()) {
+    fitting_gangs_ = {.uid = state.uid(), .inventory_version = state.inventory_version()};
+  }
+  const std::span<const TaskRequest> tasks = GangOf(entry);
+  std::string classes;
+  for (const TaskRequest& task : tasks) classes += task.EquivalenceKey() + '\n';
+  if (fitting_gangs_.gangs.contains(classes)) return std::nullopt;
   ClusterState empty = EmptiedState(state);
-  const GangAttempt gang = satisfiability_->ScheduleGang(empty, entry.name, GangOf(entry), size,
-                                                         MatchMode::kWithoutAllocating);
+  const GangAttempt gang =
+      satisfiability_->ScheduleGang(empty, entry.name, tasks, size, MatchMode::kWithoutAllocating);
   if (gang.status.code() == SchedStatus::Code::kError) return std::nullopt;  // cannot judge
   if (gang.status.ok() && static_cast<int32_t>(gang.placements.size()) >= size) {
+    fitting_gangs_.gangs.insert(std::move(classes));
     return std::nullopt;
   }
   std::string why;

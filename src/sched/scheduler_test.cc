@@ -106,6 +106,9 @@ class SchedulerTest : public ::testing::Test {
 };
 
 TEST_F(SchedulerTest, GangThatDoesNotFitHoldsNothingAndHasAReason) {
+  SchedulingPolicy policy;
+  policy.refuse_unfit = false;  // the control plane's policy: a gang that does not fit waits
+  Recreate(policy);
   AddNodes(2, 8);
   ASSERT_TRUE(scheduler_->Submit("big", GpuJob("big", 3, 8)).ok());
   Cycle();
@@ -203,7 +206,31 @@ TEST_F(SchedulerTest, WithNoNodeYetAJobWaitsAndIsJudgedWhenNodesArrive) {
   EXPECT_THAT(sink_.refused, ElementsAre("huge: Refused"));
 }
 
+TEST_F(SchedulerTest, RefusesAGangThatFitsNoClusterAsAWholeEvenWhenEmpty) {
+  AddNodes(2, 8);
+  ASSERT_TRUE(scheduler_->Submit("big", GpuJob("big", 3, 8)).ok());
+  Cycle();
+  EXPECT_THAT(sink_.refused, ElementsAre("big: Refused"));
+  EXPECT_EQ(AllocatedGpu(), 0);
+
+  AddNodes(1, 8);  // the inventory changed: the same gang is judged again, and fits
+  ASSERT_TRUE(scheduler_->Submit("big-again", GpuJob("big-again", 3, 8)).ok());
+  Cycle();
+  EXPECT_THAT(sink_.refused, ElementsAre("big: Refused"));
+  ASSERT_EQ(sink_.placed.size(), 1u);
+  EXPECT_EQ(sink_.placed[0].job, "big-again");
+
+  // A node the gang needs is tainted: a gang of the same shape no longer fits the inventory.
+  state_.MutableNode(2).taints.push_back(Taint{.key = "maintenance"});
+  ASSERT_TRUE(scheduler_->Submit("big-tainted", GpuJob("big-tainted", 3, 8)).ok());
+  Cycle();
+  EXPECT_THAT(sink_.refused, ElementsAre("big: Refused", "big-tainted: Refused"));
+}
+
 TEST_F(SchedulerTest, ANodeOfAnotherClusterCountsAsNotSelectedEvenWhenDown) {
+  SchedulingPolicy policy;
+  policy.refuse_unfit = false;  // the control plane's policy: a gang that does not fit waits
+  Recreate(policy);
   for (const std::string cluster : {"a", "b"}) {
     Node node = GpuNode(cluster + "-n0", 8);
     node.cluster = cluster;

@@ -48,8 +48,9 @@ struct SchedulingPolicy {
   int32_t preemption_rate_max = 10;
   Duration preemption_rate_period = std::chrono::minutes(1);
   PreemptedAction on_preemption = PreemptedAction::kRequeue;
-  // Whether a job none of whose placements fits any node even on an empty inventory is refused
-  // at its first cycle (reason "Refused"), as Slurm refuses a request no partition can satisfy;
+  // Whether a job with a task that fits no node, or a gang that fits no cluster as a whole, even
+  // on an empty inventory is refused at its first cycle (reason "Refused"), as Slurm refuses a
+  // request no partition can satisfy;
   // the simulator does so over its fixed fleet. False: it waits with its placement reason, as
   // Kubernetes, Volcano and Kueue keep it pending; the control plane does so, because its
   // clusters join, leave and change while it runs.
