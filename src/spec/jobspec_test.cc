@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -32,6 +33,26 @@ std::string ReadExample() {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// The example of the contract itself (../shared/JOBSPEC.md beside the source tree, its one
+// fenced block); nullopt when the contract is not there (a tree without its shared folder).
+std::optional<std::string> ContractExample() {
+  const char* root = std::getenv("TESSERA_SOURCE_DIR");
+  std::ifstream in(std::string(root != nullptr ? root : ".") + "/../shared/JOBSPEC.md");
+  if (!in.good()) return std::nullopt;
+  std::string line;
+  std::string block;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (line.starts_with("```")) {
+      if (inside) return block;
+      inside = true;
+    } else if (inside) {
+      block += line + "\n";
+    }
+  }
+  return std::nullopt;
 }
 
 // The example as a client sends it: everything before the server's `status:` block.
@@ -76,7 +97,14 @@ TEST(ParseJobDocumentTest, ExampleVerbatimIsRefusedForItsStatus) {
   options.source = "job.yaml";
   absl::StatusOr<JobDocument> job = ParseJobDocument(example, options);
   ASSERT_FALSE(job.ok());
-  EXPECT_EQ(job.status().message(), "job.yaml:28:1: status: set by the server");
+  EXPECT_EQ(job.status().message(), "job.yaml:30:1: status: set by the server");
+}
+
+TEST(ParseJobDocumentTest, ExampleIsTheContractsVerbatim) {
+  const std::optional<std::string> contract = ContractExample();
+  if (!contract) GTEST_SKIP() << "no ../shared/JOBSPEC.md beside the source tree";
+  EXPECT_EQ(ReadExample(), *contract) << "src/spec/testdata/jobspec_example.yaml must be the "
+                                         "fenced example of JOBSPEC.md, verbatim";
 }
 
 TEST(ParseJobDocumentTest, ExampleAcceptsEveryKey) {
@@ -97,6 +125,12 @@ TEST(ParseJobDocumentTest, ExampleAcceptsEveryKey) {
   EXPECT_EQ(spec.restart_policy.on_failure, RestartAction::kRequeue);
   EXPECT_EQ(spec.restart_policy.max_restarts, 3);
   EXPECT_THAT(spec.cluster_selector, ElementsAre(Pair("region", "east")));
+  ASSERT_EQ(spec.cluster_affinity.required.size(), 1u);
+  EXPECT_EQ(spec.cluster_affinity.required[0],
+            (LabelRequirement{.key = "region", .op = LabelOperator::kIn, .values = {"east", "west"}}));
+  EXPECT_TRUE(spec.cluster_affinity.preferred.empty());
+  EXPECT_TRUE(spec.cluster_anti_affinity.empty());
+  EXPECT_EQ(spec.duration, Duration(10min));
   ASSERT_EQ(spec.tasks.size(), 1u);
   const TaskGroup& worker = spec.tasks[0];
   EXPECT_EQ(worker.name, "worker");
@@ -261,7 +295,7 @@ TEST(ParseJobDocumentTest, Errors) {
       {"unknown key, no suggestion", Doc("  tasks: [{name: w, image: x}]\n"),
        "5:21: spec.tasks[0].image: unknown key"},
       {"status from a client", ClientExample() + "status: {phase: Running}\n",
-       "28:1: status: set by the server"},
+       "30:1: status: set by the server"},
       {"id from a client", "apiVersion: tessera/v1\nkind: Job\nmetadata: {id: j-1}\n",
        "3:12: metadata.id: set by the server"},
       {"missing apiVersion", "kind: Job\nspec: {tasks: [{name: w}]}\n",
@@ -342,7 +376,7 @@ TEST(ParseJobDocumentTest, Errors) {
       {"empty document", "# nothing\n", "the document is empty"},
       {"syntax error", "apiVersion: [\n", "…invalid YAML: …"},
       {"two documents", ClientExample() + "---\nkind: Job\n",
-       "28:1: only one document is allowed (found a second one)"},
+       "30:1: only one document is allowed (found a second one)"},
       // Errors found by JobSpec::Validate, reported under the document's names and positions.
       {"invalid job name",
        "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: Big_Job}\n"
@@ -445,8 +479,12 @@ TEST(ParseJobDocumentTest, ClusterAffinityErrors) {
        "5:67: spec.clusterAffinity.required[0].values: must be empty for operator Exists"},
       {"unknown key", "  clusterAffinity: {require: []}\n",
        "5:21: spec.clusterAffinity.require: unknown key (did you mean \"required\"?)"},
-      {"not a mapping", "  clusterAffinity: [a]\n",
-       "5:20: spec.clusterAffinity: must be a mapping (required, preferred), not a list"},
+      {"neither a list nor a mapping", "  clusterAffinity: east\n",
+       "5:20: spec.clusterAffinity: must be a list of requirements or a mapping (required, "
+       "preferred), not a single value"},
+      {"short form: a requirement not a mapping", "  clusterAffinity: [a]\n",
+       "5:21: spec.clusterAffinity[0]: must be a mapping (key, operator, values), not a single "
+       "value"},
       {"required not a list", "  clusterAntiAffinity: {required: {key: a}}\n",
        "5:35: spec.clusterAntiAffinity.required: must be a list of {key, operator, values} "
        "requirements, not a mapping"},
@@ -502,6 +540,8 @@ TEST(ParseJobDocumentTest, JsonAndYamlAreEquivalent) {
     "nodeSelector": {"rack": "r1"},
     "tolerations": [{"key": "dedicated", "value": "infer", "effect": "NoSchedule"}],
     "clusterSelector": {"region": "east"},
+    "clusterAffinity": [{"key": "region", "operator": "In", "values": ["east", "west"]}],
+    "duration": "10m",
     "tasks": [{"name": "worker", "replicas": 2,
                "resources": {"cpu": "8", "memory": "64Gi", "gpu": 4, "gpuMemory": "40Gi",
                              "gpuModel": ["H100-80GB"]},

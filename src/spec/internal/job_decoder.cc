@@ -499,9 +499,14 @@ absl::Status Decoder::DecodeSpec(const DocNode& n, const std::string& path) {
 absl::StatusOr<ClusterAffinityTerms> Decoder::DecodeClusterAffinity(const DocNode& n,
                                                                     const std::string& path) {
   ClusterAffinityTerms terms;
+  if (n.IsSequence()) {  // JOBSPEC's short form: a list of requirements, all of them required
+    TESSERA_ASSIGN_OR_RETURN(terms.required, DecodeRequirements(n, path));
+    return terms;
+  }
   if (!n.IsMapping() && !n.IsNull()) {
     return Error(n, path,
-                 fmt::format("must be a mapping (required, preferred), not {}", Describe(n)));
+                 fmt::format("must be a list of requirements or a mapping (required, preferred), "
+                             "not {}", Describe(n)));
   }
   TESSERA_RETURN_IF_ERROR(ForEachEntry(
       n, path, {"required", "preferred"},
