@@ -5,6 +5,7 @@
 #include <future>
 #include <utility>
 
+#include "core/duration.h"
 #include "fmt/format.h"
 #include "sched/plugins/builtin.h"
 #include "server/job_listing.h"
@@ -1400,12 +1401,11 @@ void JobManager::Resolve(JobRecord& record, std::vector<JobEvent>& events) {
       EndPreemption(record, events);
       return;
     }
-    const RestartPolicy& policy = record.document.spec.restart_policy;
-    // A time limit or a program that cannot start would end the same way again.
-    const bool retryable = failed->reason != "TimeLimitExceeded" && failed->reason != "StartFailed";
-    if (retryable && policy.on_failure == RestartAction::kRequeue &&
-        record.restarts < policy.max_restarts) {
-      Requeue(record, events, *failed);
+    const control::RestartDecision decision =
+        control::AfterFailure(record.document.spec.restart_policy, record.restarts,
+                              failed->reason, options_.requeue_backoff);
+    if (decision.requeue) {
+      Requeue(record, events, *failed, decision);
     } else {
       Finish(record, events, JobPhase::kFailed, failed->reason.empty() ? "Error" : failed->reason,
              DescribeEnd(*failed));
@@ -1418,27 +1418,28 @@ void JobManager::Resolve(JobRecord& record, std::vector<JobEvent>& events) {
 }
 
 void JobManager::Requeue(JobRecord& record, std::vector<JobEvent>& events,
-                         const TaskRuntime& failed) {
-  std::string message = fmt::format("{}; restart {} of {}", DescribeEnd(failed),
-                                    record.restarts + 1,
-                                    record.document.spec.restart_policy.max_restarts);
-  ++record.restarts;
+                         const TaskRuntime& failed, const control::RestartDecision& decision) {
+  std::string message =
+      fmt::format("{}; restart {} of {} after a back-off of {}", DescribeEnd(failed),
+                  decision.restarts, record.document.spec.restart_policy.max_restarts,
+                  FormatDuration(decision.backoff));
+  record.restarts = decision.restarts;
   Restart(record, events, failed.reason.empty() ? "Error" : failed.reason, std::move(message),
-          options_.clock->Now() + options_.requeue_backoff);
+          options_.clock->Now() + decision.backoff);
 }
 
 void JobManager::EndPreemption(JobRecord& record, std::vector<JobEvent>& events) {
-  const bool requeue = record.preemption == PreemptionAction::kRequeue;
+  const control::RestartDecision decision = control::AfterPreemption(
+      record.preemption == PreemptionAction::kRequeue, record.restarts);
   record.preemption = PreemptionAction::kNone;
-  if (!requeue) {
+  if (!decision.requeue) {
     Finish(record, events, JobPhase::kCancelled, "Preempted",
            "preempted; the scheduling policy cancels preempted jobs");
     return;
   }
-  // Preemption is not the job's fault: no back-off, no restart counted.
   Restart(record, events, "Preempted",
           fmt::format("preempted {} time(s); waits again", record.status().preemptions),
-          options_.clock->Now());
+          options_.clock->Now() + decision.backoff);
 }
 
 void JobManager::Restart(JobRecord& record, std::vector<JobEvent>& events, std::string reason,

@@ -68,6 +68,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "control/restart_rules.h"
 #include "prometheus/registry.h"
 #include "sched/cluster_state.h"
 #include "sched/profile.h"
@@ -97,7 +98,8 @@ struct JobManagerOptions {
   const Registry* registry = nullptr;  // plugins; nullptr = BuiltinPlugins()
   uint64_t seed = 1;               // the scheduler's tie-breaks
   Duration cycle_interval{1000};   // longest wait between cycles while jobs are pending
-  Duration requeue_backoff{5000};  // before a requeued job is tried again
+  // The first restart's back-off; each further one doubles, up to 1h (control/restart_rules.h).
+  Duration requeue_backoff{5000};
   prometheus::Registry* metrics = nullptr;  // nullable
   // Deletes a cluster behind an agent (AgentClusters::Delete): NotFound for a cluster that is
   // not behind an agent. nullptr: no cluster can be deleted.
@@ -236,7 +238,9 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   void Resolve(JobRecord& record, std::vector<JobEvent>& events);
   void EndTask(JobRecord& record, int32_t task, TaskPhase phase, std::optional<int32_t> exit_code,
                std::string reason, std::string message);
-  void Requeue(JobRecord& record, std::vector<JobEvent>& events, const TaskRuntime& failed);
+  // After a failure that the restart rules requeue (control/restart_rules.h).
+  void Requeue(JobRecord& record, std::vector<JobEvent>& events, const TaskRuntime& failed,
+               const control::RestartDecision& decision);
   // After a preemption's teardown: requeues the job (a new attempt) or cancels it.
   void EndPreemption(JobRecord& record, std::vector<JobEvent>& events);
   // Makes the job Pending again for a new attempt and gives it back to the scheduler.
