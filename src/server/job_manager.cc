@@ -158,7 +158,10 @@ JobManager::JobManager(JobManagerOptions options)
       rng_(std::make_unique<Rng>(options_.seed)),
       recent_workload_(options_.recent_workload),
       metrics_(std::make_unique<ServerMetrics>(options_.metrics)),
-      sink_(std::make_unique<Sink>(this)) {}
+      sink_(std::make_unique<Sink>(this)),
+      own_timers_(options_.timers ? nullptr : std::make_unique<TimerThread>(*options_.clock)),
+      wake_ups_(options_.timers ? *options_.timers : *own_timers_,
+                [this](uint64_t wake) { Post(WakeUp{wake}); }) {}
 
 JobManager::~JobManager() { Stop(); }
 
@@ -204,6 +207,7 @@ absl::Status JobManager::Start(std::vector<Cluster*> clusters) {
     }
   }
   for (int64_t id : to_launch) Post(BindingsCommitted{id, jobs_.at(id).attempt});
+  wake_ups_.ArmPeriodic(options_.clock->Now(), options_.cycle_interval);
   loop_ = std::thread([this] { LoopMain(); });
   ready_ = true;
   return absl::OkStatus();
@@ -355,6 +359,7 @@ void JobManager::Stop() {
   }
   queue_cv_.notify_all();
   if (loop_.joinable()) loop_.join();
+  wake_ups_.CancelAll();  // their timers' callbacks refer to this manager
   // Store callbacks refer to this manager: wait for the writes already handed to the store.
   while (in_flight_.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   hub_.Shutdown();
@@ -937,8 +942,7 @@ void JobManager::LoopMain() {
     std::deque<LoopEvent> batch;
     {
       std::unique_lock<std::mutex> lock(queue_mu_);
-      queue_cv_.wait_for(lock, options_.cycle_interval,
-                         [&] { return stopping_ || !queue_.empty(); });
+      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
       batch.swap(queue_);
     }
@@ -946,8 +950,11 @@ void JobManager::LoopMain() {
       std::visit([this](auto& e) { Handle(e); }, event);
     }
     RunCycle();
+    wake_ups_.ArmPeriodic(options_.clock->Now(), options_.cycle_interval);
   }
 }
+
+void JobManager::Handle(WakeUp& event) { wake_ups_.Handled(event.wake); }
 
 void JobManager::RunCycle() {
   const auto start = std::chrono::steady_clock::now();
@@ -1453,6 +1460,7 @@ void JobManager::Restart(JobRecord& record, std::vector<JobEvent>& events, std::
   record.status().start_time.reset();
   record.SyncTaskStatus();
   AddEvent(record, events, "Requeued", std::move(reason), std::move(message));
+  if (not_before > options_.clock->Now()) wake_ups_.At(not_before);  // a cycle when it ends
   if (!scheduler_->Requeue(FormatJobId(record.id), not_before).ok()) {
     scheduler_->Submit(FormatJobId(record.id), SchedulingSpec(record.document.spec)).IgnoreError();
   }

@@ -21,7 +21,9 @@
 // lifecycle state after submission: it takes events from a queue (job submitted or cancelled,
 // bindings committed, task started or ended, a timer) and runs a scheduling cycle over the
 // Scheduler and the ClusterState whenever something changed, and at least every
-// `cycle_interval` while jobs are pending.
+// `cycle_interval`. The loop never waits on real time: its wake-ups — the next periodic cycle,
+// the end of a requeued job's back-off — are timers armed on JobManagerOptions::timers (the
+// clock's time), whose callbacks only post a timer event. Stop cancels the timers still armed.
 //
 // Durability (DESIGN.md §4): a submission is acknowledged only once committed. A placement is
 // committed before its bindings are sent, and a binding is recorded ("Bound") before the
@@ -69,6 +71,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "control/restart_rules.h"
+#include "control/wake_ups.h"
+#include "core/timer_thread.h"
 #include "prometheus/registry.h"
 #include "sched/cluster_state.h"
 #include "sched/profile.h"
@@ -90,6 +94,10 @@ namespace tessera::server {
 struct JobManagerOptions {
   store::Store* store = nullptr;   // required; outlives the manager
   const Clock* clock = nullptr;    // required
+  // Wake-ups on `clock`'s time (a SimulatedClock in tests); outlives the manager.
+  // nullptr: a TimerThread the manager owns, sleeping in real time (for a clock that follows
+  // real time, such as the system clock).
+  Timers* timers = nullptr;
   Profile profile;                 // the scheduling profile (sched/profile.h)
   SchedulingPolicy policy;         // backfill, fair share, preemption (sched/scheduling_policy.h)
   // The configured queue tree (tree order); nullopt: none configured. Used until the tree is
@@ -175,10 +183,11 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   struct ClusterAttached { Cluster* cluster; };
   struct ClusterDetached { Cluster* cluster; std::function<void()> done; };
   struct NodesChanged { const Cluster* cluster; std::vector<Node> nodes; };
+  struct WakeUp { uint64_t wake; };  // a timer of wake_ups_ fired
   using LoopEvent = std::variant<JobSubmitted, CancelRequested, BindingsCommitted, LaunchRecorded,
                                  TaskStarted, TaskEnded, QueuesChanged, EstimateRequested,
                                  PreemptionStarted, ClusterAttached, ClusterDetached,
-                                 NodesChanged>;
+                                 NodesChanged, WakeUp>;
 
   explicit JobManager(JobManagerOptions options);
 
@@ -208,6 +217,7 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   void Handle(ClusterAttached& event);
   void Handle(ClusterDetached& event);
   void Handle(NodesChanged& event);
+  void Handle(WakeUp& event);
   // Adds `node` to the snapshot, or replaces the node of that name, keeping what placed tasks
   // hold. A name that another cluster owns is left alone (logged). REQUIRES: state_mu_ held.
   void UpsertNodeLocked(Cluster* cluster, Node node);
@@ -314,6 +324,10 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   bool stopping_ = false;
   std::thread loop_;
   std::unique_ptr<Sink> sink_;
+  // The loop's wake-ups (the periodic cycle, back-offs' ends) on options_.timers, else on
+  // own_timers_; owned by the loop thread (by Start and Stop while it does not run).
+  std::unique_ptr<TimerThread> own_timers_;
+  control::WakeUps wake_ups_;
   TimePoint last_metrics_{};
 };
 
