@@ -11,7 +11,8 @@
 // torn down like a cancel, then requeued as Pending (not counted against maxRestarts; counted
 // in status.preemptions) or, by policy, Cancelled with reason "Preempted".
 // A task that fails tears the whole job down (its other tasks are cancelled); the restart
-// policy then requeues it as Pending (a new attempt, after a back-off) or fails it. A time limit
+// policy then requeues it as Pending (a new attempt, after a back-off that doubles per restart)
+// or fails it, by the rules of control/restart_rules.h. A time limit
 // exceeded, or a program that cannot start, fails the job without a requeue. A job that fits no
 // node even on an empty cluster fails at its first cycle with reason "Refused". Cancel: a Pending job is Cancelled at once;
 // otherwise its tasks get SIGTERM, then SIGKILL after spec.terminationGracePeriod, and the job
