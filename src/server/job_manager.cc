@@ -5,6 +5,7 @@
 #include <future>
 #include <utility>
 
+#include "core/duration.h"
 #include "fmt/format.h"
 #include "sched/plugins/builtin.h"
 #include "server/job_listing.h"
@@ -157,7 +158,10 @@ JobManager::JobManager(JobManagerOptions options)
       rng_(std::make_unique<Rng>(options_.seed)),
       recent_workload_(options_.recent_workload),
       metrics_(std::make_unique<ServerMetrics>(options_.metrics)),
-      sink_(std::make_unique<Sink>(this)) {}
+      sink_(std::make_unique<Sink>(this)),
+      own_timers_(options_.timers ? nullptr : std::make_unique<TimerThread>(*options_.clock)),
+      wake_ups_(options_.timers ? *options_.timers : *own_timers_,
+                [this](uint64_t wake) { Post(WakeUp{wake}); }) {}
 
 JobManager::~JobManager() { Stop(); }
 
@@ -203,6 +207,7 @@ absl::Status JobManager::Start(std::vector<Cluster*> clusters) {
     }
   }
   for (int64_t id : to_launch) Post(BindingsCommitted{id, jobs_.at(id).attempt});
+  wake_ups_.ArmPeriodic(options_.clock->Now(), options_.cycle_interval);
   loop_ = std::thread([this] { LoopMain(); });
   ready_ = true;
   return absl::OkStatus();
@@ -354,6 +359,7 @@ void JobManager::Stop() {
   }
   queue_cv_.notify_all();
   if (loop_.joinable()) loop_.join();
+  wake_ups_.CancelAll();  // their timers' callbacks refer to this manager
   // Store callbacks refer to this manager: wait for the writes already handed to the store.
   while (in_flight_.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   hub_.Shutdown();
@@ -936,8 +942,7 @@ void JobManager::LoopMain() {
     std::deque<LoopEvent> batch;
     {
       std::unique_lock<std::mutex> lock(queue_mu_);
-      queue_cv_.wait_for(lock, options_.cycle_interval,
-                         [&] { return stopping_ || !queue_.empty(); });
+      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
       batch.swap(queue_);
     }
@@ -945,8 +950,11 @@ void JobManager::LoopMain() {
       std::visit([this](auto& e) { Handle(e); }, event);
     }
     RunCycle();
+    wake_ups_.ArmPeriodic(options_.clock->Now(), options_.cycle_interval);
   }
 }
+
+void JobManager::Handle(WakeUp& event) { wake_ups_.Handled(event.wake); }
 
 void JobManager::RunCycle() {
   const auto start = std::chrono::steady_clock::now();
@@ -1400,12 +1408,11 @@ void JobManager::Resolve(JobRecord& record, std::vector<JobEvent>& events) {
       EndPreemption(record, events);
       return;
     }
-    const RestartPolicy& policy = record.document.spec.restart_policy;
-    // A time limit or a program that cannot start would end the same way again.
-    const bool retryable = failed->reason != "TimeLimitExceeded" && failed->reason != "StartFailed";
-    if (retryable && policy.on_failure == RestartAction::kRequeue &&
-        record.restarts < policy.max_restarts) {
-      Requeue(record, events, *failed);
+    const control::RestartDecision decision =
+        control::AfterFailure(record.document.spec.restart_policy, record.restarts,
+                              failed->reason, options_.requeue_backoff);
+    if (decision.requeue) {
+      Requeue(record, events, *failed, decision);
     } else {
       Finish(record, events, JobPhase::kFailed, failed->reason.empty() ? "Error" : failed->reason,
              DescribeEnd(*failed));
@@ -1418,27 +1425,28 @@ void JobManager::Resolve(JobRecord& record, std::vector<JobEvent>& events) {
 }
 
 void JobManager::Requeue(JobRecord& record, std::vector<JobEvent>& events,
-                         const TaskRuntime& failed) {
-  std::string message = fmt::format("{}; restart {} of {}", DescribeEnd(failed),
-                                    record.restarts + 1,
-                                    record.document.spec.restart_policy.max_restarts);
-  ++record.restarts;
+                         const TaskRuntime& failed, const control::RestartDecision& decision) {
+  std::string message =
+      fmt::format("{}; restart {} of {} after a back-off of {}", DescribeEnd(failed),
+                  decision.restarts, record.document.spec.restart_policy.max_restarts,
+                  FormatDuration(decision.backoff));
+  record.restarts = decision.restarts;
   Restart(record, events, failed.reason.empty() ? "Error" : failed.reason, std::move(message),
-          options_.clock->Now() + options_.requeue_backoff);
+          options_.clock->Now() + decision.backoff);
 }
 
 void JobManager::EndPreemption(JobRecord& record, std::vector<JobEvent>& events) {
-  const bool requeue = record.preemption == PreemptionAction::kRequeue;
+  const control::RestartDecision decision = control::AfterPreemption(
+      record.preemption == PreemptionAction::kRequeue, record.restarts);
   record.preemption = PreemptionAction::kNone;
-  if (!requeue) {
+  if (!decision.requeue) {
     Finish(record, events, JobPhase::kCancelled, "Preempted",
            "preempted; the scheduling policy cancels preempted jobs");
     return;
   }
-  // Preemption is not the job's fault: no back-off, no restart counted.
   Restart(record, events, "Preempted",
           fmt::format("preempted {} time(s); waits again", record.status().preemptions),
-          options_.clock->Now());
+          options_.clock->Now() + decision.backoff);
 }
 
 void JobManager::Restart(JobRecord& record, std::vector<JobEvent>& events, std::string reason,
@@ -1452,6 +1460,7 @@ void JobManager::Restart(JobRecord& record, std::vector<JobEvent>& events, std::
   record.status().start_time.reset();
   record.SyncTaskStatus();
   AddEvent(record, events, "Requeued", std::move(reason), std::move(message));
+  if (not_before > options_.clock->Now()) wake_ups_.At(not_before);  // a cycle when it ends
   if (!scheduler_->Requeue(FormatJobId(record.id), not_before).ok()) {
     scheduler_->Submit(FormatJobId(record.id), SchedulingSpec(record.document.spec)).IgnoreError();
   }

@@ -11,7 +11,8 @@
 // torn down like a cancel, then requeued as Pending (not counted against maxRestarts; counted
 // in status.preemptions) or, by policy, Cancelled with reason "Preempted".
 // A task that fails tears the whole job down (its other tasks are cancelled); the restart
-// policy then requeues it as Pending (a new attempt, after a back-off) or fails it. A time limit
+// policy then requeues it as Pending (a new attempt, after a back-off that doubles per restart)
+// or fails it, by the rules of control/restart_rules.h. A time limit
 // exceeded, or a program that cannot start, fails the job without a requeue. A job that fits no
 // node even on an empty cluster fails at its first cycle with reason "Refused". Cancel: a Pending job is Cancelled at once;
 // otherwise its tasks get SIGTERM, then SIGKILL after spec.terminationGracePeriod, and the job
@@ -21,7 +22,9 @@
 // lifecycle state after submission: it takes events from a queue (job submitted or cancelled,
 // bindings committed, task started or ended, a timer) and runs a scheduling cycle over the
 // Scheduler and the ClusterState whenever something changed, and at least every
-// `cycle_interval` while jobs are pending.
+// `cycle_interval`. The loop never waits on real time: its wake-ups — the next periodic cycle,
+// the end of a requeued job's back-off — are timers armed on JobManagerOptions::timers (the
+// clock's time), whose callbacks only post a timer event. Stop cancels the timers still armed.
 //
 // Durability (DESIGN.md §4): a submission is acknowledged only once committed. A placement is
 // committed before its bindings are sent, and a binding is recorded ("Bound") before the
@@ -68,6 +71,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "control/restart_rules.h"
+#include "control/wake_ups.h"
+#include "core/timer_thread.h"
 #include "prometheus/registry.h"
 #include "sched/cluster_state.h"
 #include "sched/profile.h"
@@ -89,6 +95,10 @@ namespace tessera::server {
 struct JobManagerOptions {
   store::Store* store = nullptr;   // required; outlives the manager
   const Clock* clock = nullptr;    // required
+  // Wake-ups on `clock`'s time (a SimulatedClock in tests); outlives the manager.
+  // nullptr: a TimerThread the manager owns, sleeping in real time (for a clock that follows
+  // real time, such as the system clock).
+  Timers* timers = nullptr;
   Profile profile;                 // the scheduling profile (sched/profile.h)
   SchedulingPolicy policy;         // backfill, fair share, preemption (sched/scheduling_policy.h)
   // The configured queue tree (tree order); nullopt: none configured. Used until the tree is
@@ -97,7 +107,8 @@ struct JobManagerOptions {
   const Registry* registry = nullptr;  // plugins; nullptr = BuiltinPlugins()
   uint64_t seed = 1;               // the scheduler's tie-breaks
   Duration cycle_interval{1000};   // longest wait between cycles while jobs are pending
-  Duration requeue_backoff{5000};  // before a requeued job is tried again
+  // The first restart's back-off; each further one doubles, up to 1h (control/restart_rules.h).
+  Duration requeue_backoff{5000};
   prometheus::Registry* metrics = nullptr;  // nullable
   // Deletes a cluster behind an agent (AgentClusters::Delete): NotFound for a cluster that is
   // not behind an agent. nullptr: no cluster can be deleted.
@@ -173,10 +184,11 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   struct ClusterAttached { Cluster* cluster; };
   struct ClusterDetached { Cluster* cluster; std::function<void()> done; };
   struct NodesChanged { const Cluster* cluster; std::vector<Node> nodes; };
+  struct WakeUp { uint64_t wake; };  // a timer of wake_ups_ fired
   using LoopEvent = std::variant<JobSubmitted, CancelRequested, BindingsCommitted, LaunchRecorded,
                                  TaskStarted, TaskEnded, QueuesChanged, EstimateRequested,
                                  PreemptionStarted, ClusterAttached, ClusterDetached,
-                                 NodesChanged>;
+                                 NodesChanged, WakeUp>;
 
   explicit JobManager(JobManagerOptions options);
 
@@ -206,6 +218,7 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   void Handle(ClusterAttached& event);
   void Handle(ClusterDetached& event);
   void Handle(NodesChanged& event);
+  void Handle(WakeUp& event);
   // Adds `node` to the snapshot, or replaces the node of that name, keeping what placed tasks
   // hold. A name that another cluster owns is left alone (logged). REQUIRES: state_mu_ held.
   void UpsertNodeLocked(Cluster* cluster, Node node);
@@ -236,7 +249,9 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   void Resolve(JobRecord& record, std::vector<JobEvent>& events);
   void EndTask(JobRecord& record, int32_t task, TaskPhase phase, std::optional<int32_t> exit_code,
                std::string reason, std::string message);
-  void Requeue(JobRecord& record, std::vector<JobEvent>& events, const TaskRuntime& failed);
+  // After a failure that the restart rules requeue (control/restart_rules.h).
+  void Requeue(JobRecord& record, std::vector<JobEvent>& events, const TaskRuntime& failed,
+               const control::RestartDecision& decision);
   // After a preemption's teardown: requeues the job (a new attempt) or cancels it.
   void EndPreemption(JobRecord& record, std::vector<JobEvent>& events);
   // Makes the job Pending again for a new attempt and gives it back to the scheduler.
@@ -310,6 +325,10 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   bool stopping_ = false;
   std::thread loop_;
   std::unique_ptr<Sink> sink_;
+  // The loop's wake-ups (the periodic cycle, back-offs' ends) on options_.timers, else on
+  // own_timers_; owned by the loop thread (by Start and Stop while it does not run).
+  std::unique_ptr<TimerThread> own_timers_;
+  control::WakeUps wake_ups_;
   TimePoint last_metrics_{};
 };
 

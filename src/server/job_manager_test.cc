@@ -32,15 +32,6 @@ const Caller kTenantA{.tenant = "a"};
 const Caller kTenantB{.tenant = "b"};
 const Caller kAdmin{.tenant = "admin", .admin = true};
 
-// A clock the test moves while the manager's threads read it.
-class TestClock final : public Clock {
- public:
-  TimePoint Now() const override { return TimePoint(Duration(ms_.load())); }
-  void Advance(Duration d) { ms_ += d.count(); }
-
- private:
-  std::atomic<int64_t> ms_{1'700'000'000'000};
-};
 
 Node GpuNode(std::string name, int32_t gpus) {
   return testing::NamedGpuNode(std::move(name), gpus, 32'000, 256 * kGi);
@@ -98,11 +89,12 @@ class JobManagerTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<JobManager>> manager =
         JobManager::Create({.store = store_.get(),
                             .clock = &clock_,
+                            .timers = &clock_,
                             .profile = *profile,
                             .policy = policy,
                             .queues = std::move(queues),
-                            .cycle_interval = Duration(20),
-                            .requeue_backoff = Duration(0),
+                            .cycle_interval = cycle_interval_,
+                            .requeue_backoff = requeue_backoff_,
                             .target_workload = target_workload_});
     ASSERT_TRUE(manager.ok()) << manager.status();
     manager_ = *std::move(manager);
@@ -173,8 +165,11 @@ class JobManagerTest : public ::testing::Test {
 
   std::string profile_ = "default";                 // of the next StartManager
   std::optional<TargetWorkload> target_workload_;  // of the next StartManager
+  Duration requeue_backoff_{0};                    // of the next StartManager
+  Duration cycle_interval_{20};                    // of the next StartManager
   fs::path dir_;
-  TestClock clock_;
+  // Simulated time, moved by the test: the manager's periodic cycles and back-offs are its timers.
+  SimulatedClock clock_{TimePoint(Duration(1'700'000'000'000))};
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<JobManager> manager_;
   std::unique_ptr<agent::SimCluster> sim_;
@@ -514,6 +509,69 @@ TEST_F(JobManagerTest, TaskCancelledOnItsClusterFollowsTheRestartPolicy) {
       .phase = TaskPhase::kCancelled,
       .time = clock_.Now()});
   EXPECT_EQ(WaitFor(once, JobPhase::kFailed).document.status->phase, JobPhase::kFailed);
+}
+
+// Ends task `task` of the running attempt `attempt` of job `id` Failed, as its cluster would.
+void FailTask(JobManager& manager, const std::string& id, const std::string& task,
+              int attempt, TimePoint time) {
+  manager.OnTaskEnded(TaskEnd{.launch_id = fmt::format("{}-{}-a{}", id, task, attempt),
+                              .phase = TaskPhase::kFailed,
+                              .exit_code = 1,
+                              .reason = "Error",
+                              .time = time});
+}
+
+// The status message of job `id` once it waits out a back-off.
+std::string BackoffMessage(JobManager& manager, const std::string& id) {
+  for (int i = 0; i < 4000; ++i) {
+    const JobView view = *manager.Get(kAdmin, id);
+    if (view.document.status->reason == "Backoff") return view.document.status->message;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return "";
+}
+
+TEST_F(JobManagerTest, EachRestartWaitsTwiceTheBackoffOfTheOneBefore) {
+  requeue_backoff_ = Duration(60'000);
+  StartManager();
+  const std::string id =
+      Submit(SimJob(1, 1, "1h", "  restartPolicy: {onFailure: requeue, maxRestarts: 3}\n"));
+  const std::string task = WaitFor(id, JobPhase::kRunning).document.status->tasks[0].name;
+  FailTask(*manager_, id, task, 0, clock_.Now());
+  EXPECT_EQ(BackoffMessage(*manager_, id), "requeued; next attempt in 1m");
+  clock_.Advance(Duration(60'000));
+  WaitFor(id, JobPhase::kRunning);
+
+  FailTask(*manager_, id, task, 1, clock_.Now());
+  EXPECT_EQ(BackoffMessage(*manager_, id), "requeued; next attempt in 2m");
+  clock_.Advance(Duration(120'000));
+  WaitFor(id, JobPhase::kRunning);
+  const std::vector<JobEvent> events = *manager_->Events(kAdmin, id);
+  std::vector<std::string> requeues;
+  for (const JobEvent& event : events) {
+    if (event.type == "Requeued") requeues.push_back(event.message);
+  }
+  EXPECT_THAT(requeues, ElementsAre(HasSubstr("restart 1 of 3 after a back-off of 1m"),
+                                    HasSubstr("restart 2 of 3 after a back-off of 2m")));
+}
+
+TEST_F(JobManagerTest, ARequeuedJobIsTriedAgainWhenItsBackoffEndsOnTheClock) {
+  requeue_backoff_ = Duration(60'000);
+  cycle_interval_ = Duration(3'600'000);  // no periodic cycle comes in between
+  StartManager();
+  const std::string id =
+      Submit(SimJob(1, 1, "1h", "  restartPolicy: {onFailure: requeue, maxRestarts: 1}\n"));
+  const std::string task = WaitFor(id, JobPhase::kRunning).document.status->tasks[0].name;
+  const TimePoint failed = clock_.Now();
+  FailTask(*manager_, id, task, 0, failed);
+  EXPECT_EQ(BackoffMessage(*manager_, id), "requeued; next attempt in 1m");
+  clock_.Advance(Duration(60'000));  // the back-off's timer fires: a cycle places the job
+  WaitFor(id, JobPhase::kRunning);
+  std::vector<TimePoint> placed;
+  for (const JobEvent& event : *manager_->Events(kAdmin, id)) {
+    if (event.type == "Placed") placed.push_back(event.time);
+  }
+  EXPECT_THAT(placed, ElementsAre(failed, failed + Duration(60'000)));
 }
 
 TEST_F(JobManagerTest, RestartKeepsRunningTasksAndQueuedJobs) {

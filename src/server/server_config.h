@@ -6,7 +6,7 @@
 //   profile: default                   # scheduling profile: a built-in name (docs/plugins.md)
 //   seed: 1                            # the scheduler's tie-breaks
 //   cycleInterval: 1s                  # longest wait between cycles while jobs are pending
-//   requeueBackoff: 5s
+//   requeueBackoff: 5s                 # first restart's back-off; doubles per restart, at most 1h
 //   rateLimit: {ratePerSecond: 50, burst: 100}   # per tenant; ratePerSecond 0 = unlimited
 //   clusters:
 //     - {name: local, backend: local}                       # this machine's processes

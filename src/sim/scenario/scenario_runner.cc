@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "control/restart_rules.h"
 #include "core/duration.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
@@ -23,18 +24,6 @@ namespace {
 constexpr int64_t kMaxInstants = 1'000'000;
 
 TimePoint At(Duration d) { return TimePoint{} + d; }
-
-// The doubling back-off stops growing at this, or at requeue_backoff itself when larger.
-constexpr Duration kMaxBackoff = std::chrono::hours(1);
-
-// requeue_backoff doubled for each restart after the first, up to max(kMaxBackoff, base).
-Duration Backoff(Duration base, int32_t restarts) {
-  if (base <= Duration::zero() || restarts <= 0) return Duration::zero();
-  const Duration cap = std::max(base, kMaxBackoff);
-  Duration backoff = base;
-  for (int32_t i = 1; i < restarts && backoff < cap; ++i) backoff = std::min(backoff * 2, cap);
-  return backoff;
-}
 
 std::string DescribePlacement(const JobRun& job, const TaskBinding& b) {
   std::string out = fmt::format("{}->{}", job.task_names[b.task], b.placement.node);
@@ -489,14 +478,16 @@ void Runner::FinishPreemption(JobRun& job, bool requeue) {
     job.end = Now();
     return;
   }
-  if (!requeue) {
+  const control::RestartDecision decision = control::AfterPreemption(requeue, job.restarts);
+  if (!decision.requeue) {
     scheduler_->Remove(job.name());
     job.charged = false;
     Log("finish", fmt::format("{}: Cancelled: {}", job.name(), job.teardown_message));
     End(job, JobPhase::kCancelled, job.teardown_code, job.teardown_message);
     return;
   }
-  scheduler_->Requeue(job.name(), Now()).IgnoreError();
+  job.restarts = decision.restarts;
+  scheduler_->Requeue(job.name(), Now() + decision.backoff).IgnoreError();
   job.charged = false;
   job.phase = JobPhase::kPending;
   job.reason.clear();
@@ -630,9 +621,11 @@ void Runner::FinishTeardown(JobRun& job) {
 
 void Runner::ApplyRestartPolicy(JobRun& job) {
   const RestartPolicy& policy = job.def->spec.restart_policy;
-  if (policy.on_failure == RestartAction::kRequeue && job.restarts < policy.max_restarts) {
-    ++job.restarts;
-    const Duration backoff = Backoff(scenario_.config.requeue_backoff, job.restarts);
+  const control::RestartDecision decision = control::AfterFailure(
+      policy, job.restarts, job.teardown_code, scenario_.config.requeue_backoff);
+  if (decision.requeue) {
+    job.restarts = decision.restarts;
+    const Duration backoff = decision.backoff;
     scheduler_->Requeue(job.name(), Now() + backoff).IgnoreError();
     job.charged = false;
     if (backoff > Duration::zero()) {

@@ -1,0 +1,34 @@
+#include "control/restart_rules.h"
+
+#include <algorithm>
+
+namespace tessera::control {
+
+bool IsRetryable(std::string_view reason) {
+  return reason != "TimeLimitExceeded" && reason != "StartFailed";
+}
+
+Duration Backoff(Duration base, int32_t restart) {
+  if (base <= Duration::zero() || restart <= 0) return Duration::zero();
+  const Duration cap = std::max(base, kMaxBackoff);
+  Duration backoff = base;
+  for (int32_t i = 1; i < restart && backoff < cap; ++i) backoff = std::min(backoff * 2, cap);
+  return backoff;
+}
+
+RestartDecision AfterFailure(const RestartPolicy& policy, int32_t restarts,
+                             std::string_view reason, Duration base_backoff) {
+  if (!IsRetryable(reason) || policy.on_failure != RestartAction::kRequeue ||
+      restarts >= policy.max_restarts) {
+    return {.requeue = false, .restarts = restarts};
+  }
+  return {.requeue = true,
+          .restarts = restarts + 1,
+          .backoff = Backoff(base_backoff, restarts + 1)};
+}
+
+RestartDecision AfterPreemption(bool requeue, int32_t restarts) {
+  return {.requeue = requeue, .restarts = restarts};
+}
+
+}  // namespace tessera::control

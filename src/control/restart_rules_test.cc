@@ -1,0 +1,72 @@
+#include "control/restart_rules.h"
+
+#include "gtest/gtest.h"
+
+namespace tessera::control {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+TEST(BackoffTest, DoublesPerRestartUpToAnHour) {
+  EXPECT_EQ(Backoff(seconds(5), 1), seconds(5));
+  EXPECT_EQ(Backoff(seconds(5), 2), seconds(10));
+  EXPECT_EQ(Backoff(seconds(5), 3), seconds(20));
+  EXPECT_EQ(Backoff(minutes(20), 3), hours(1));  // 80m, capped
+  EXPECT_EQ(Backoff(seconds(5), 1'000'000), hours(1));
+}
+
+TEST(BackoffTest, ABaseAboveTheCapStaysTheBase) {
+  EXPECT_EQ(Backoff(hours(2), 1), hours(2));
+  EXPECT_EQ(Backoff(hours(2), 5), hours(2));
+}
+
+TEST(BackoffTest, NoBaseOrNoRestartMeansNoWait) {
+  EXPECT_EQ(Backoff(Duration::zero(), 3), Duration::zero());
+  EXPECT_EQ(Backoff(seconds(5), 0), Duration::zero());
+}
+
+TEST(AfterFailureTest, RequeuesCountingARestartWithTheDoublingBackoff) {
+  const RestartPolicy policy{.on_failure = RestartAction::kRequeue, .max_restarts = 3};
+  const RestartDecision first = AfterFailure(policy, 0, "Error", seconds(5));
+  EXPECT_TRUE(first.requeue);
+  EXPECT_EQ(first.restarts, 1);
+  EXPECT_EQ(first.backoff, seconds(5));
+  const RestartDecision second = AfterFailure(policy, first.restarts, "Error", seconds(5));
+  EXPECT_TRUE(second.requeue);
+  EXPECT_EQ(second.restarts, 2);
+  EXPECT_EQ(second.backoff, seconds(10));
+}
+
+TEST(AfterFailureTest, FailsOnceTheRestartsAreUsedUp) {
+  const RestartPolicy policy{.on_failure = RestartAction::kRequeue, .max_restarts = 2};
+  const RestartDecision decision = AfterFailure(policy, 2, "Error", seconds(5));
+  EXPECT_FALSE(decision.requeue);
+  EXPECT_EQ(decision.restarts, 2);
+}
+
+TEST(AfterFailureTest, FailsWhenThePolicySaysFail) {
+  const RestartPolicy policy{.on_failure = RestartAction::kFail, .max_restarts = 3};
+  EXPECT_FALSE(AfterFailure(policy, 0, "Error", seconds(5)).requeue);
+}
+
+TEST(AfterFailureTest, NeverRetriesATimeLimitOrAProgramThatCannotStart) {
+  const RestartPolicy policy{.on_failure = RestartAction::kRequeue, .max_restarts = 3};
+  EXPECT_FALSE(IsRetryable("TimeLimitExceeded"));
+  EXPECT_FALSE(IsRetryable("StartFailed"));
+  EXPECT_TRUE(IsRetryable("Lost"));
+  EXPECT_FALSE(AfterFailure(policy, 0, "TimeLimitExceeded", seconds(5)).requeue);
+  EXPECT_FALSE(AfterFailure(policy, 0, "StartFailed", seconds(5)).requeue);
+}
+
+TEST(AfterPreemptionTest, RequeuesAtOnceWithoutCountingARestart) {
+  const RestartDecision requeued = AfterPreemption(true, 2);
+  EXPECT_TRUE(requeued.requeue);
+  EXPECT_EQ(requeued.restarts, 2);
+  EXPECT_EQ(requeued.backoff, Duration::zero());
+  EXPECT_FALSE(AfterPreemption(false, 2).requeue);
+}
+
+}  // namespace
+}  // namespace tessera::control
