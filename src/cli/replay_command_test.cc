@@ -83,7 +83,7 @@ TEST_F(ReplayCommandTest, SubmitsAtTheScaledArrivalTimes) {
               HasSubstr("replayed 4 row(s) of " + path_ +
                         ": 3 submitted (0 already there), 0 refused, 1 skipped, 0 not sent; "
                         "6.0s wall, 0.50 jobs/s\n"));
-  EXPECT_THAT(harness_.out(), HasSubstr("skipped:\n         1  unknown run time\n"));
+  EXPECT_THAT(harness_.out(), HasSubstr("skipped:\n         1  run time <= 0 or unknown\n"));
 }
 
 TEST_F(ReplayCommandTest, CountsRefusalsByReasonAndRetriesRateLimits) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -11,22 +12,20 @@
 #include "cli/job_flags.h"
 #include "core/cluster_name.h"
 #include "fmt/format.h"
+#include "sim/alibaba/pod_job.h"
+#include "sim/swf/swf_job.h"
 
 namespace tessera::cli {
 namespace {
 
 constexpr size_t kMaxNameLength = 253;
-constexpr char kTaskName[] = "main";
 
-// One trace row, whatever the trace: what the shared mapping needs.
+// One trace row, whatever the trace: its arrival and the job it maps to (or why none).
 struct Row {
   std::string id;
   std::optional<int64_t> arrival_s;
-  std::optional<int64_t> run_s;
-  std::optional<int64_t> time_limit_s;
-  int64_t replicas = 1;
-  TaskRequest request;
-  std::string skip_reason;  // set when the trace itself says the row cannot be replayed
+  std::optional<JobSpec> spec;  // the trace format's mapping (sim/swf/swf_job.h, pod_job.h)
+  std::string skip_reason;      // the mapping's reason when spec is unset
 };
 
 absl::Status CheckOptions(const ReplayOptions& o) {
@@ -41,8 +40,8 @@ absl::Status CheckOptions(const ReplayOptions& o) {
 }
 
 // Seconds of trace time as scaled wall time, at least 1 ms.
-Duration Scaled(int64_t seconds, double speedup, bool at_least_1ms) {
-  const double ms = std::round(static_cast<double>(seconds) * 1000.0 / speedup);
+Duration Scaled(double seconds, double speedup, bool at_least_1ms) {
+  const double ms = std::round(seconds * 1000.0 / speedup);
   // Far beyond any trace, and exactly representable: the cast below cannot overflow.
   constexpr double kMaxMillis = 1e15;
   const double bounded = std::min(ms, kMaxMillis);
@@ -50,26 +49,26 @@ Duration Scaled(int64_t seconds, double speedup, bool at_least_1ms) {
   return at_least_1ms ? std::max(out, Duration(1)) : out;
 }
 
-spec::JobDocument Document(const Row& row, const ReplayOptions& o) {
+// The mapped spec as a replay's document: named, labelled, tolerating simulated nodes, queued,
+// its times divided by the speed-up.
+spec::JobDocument Document(Row& row, const ReplayOptions& o) {
   spec::JobDocument doc;
   doc.metadata.request_id = fmt::format("replay-{}-{}", o.trace_name, row.id);
   JobSpec& spec = doc.spec;
+  spec = *std::move(row.spec);
   spec.name = DnsName(fmt::format("{}-{}", o.trace_name, row.id));
   spec.labels.emplace(kReplayLabel, o.trace_name);
   if (!o.queue.empty()) spec.queue = o.queue;
   if (!o.cluster.empty()) spec.cluster_selector.emplace(std::string(kClusterLabel), o.cluster);
-  if (row.time_limit_s) spec.time_limit = Scaled(*row.time_limit_s, o.speedup, true);
-  spec.duration = Scaled(*row.run_s, o.speedup, true);
-  TaskGroup group;
-  group.name = kTaskName;
-  group.replicas = static_cast<int32_t>(row.replicas);
-  group.request = row.request;
+  const auto scaled = [&](Duration d) {
+    return Scaled(std::chrono::duration<double>(d).count(), o.speedup, true);
+  };
+  if (spec.time_limit) spec.time_limit = scaled(*spec.time_limit);
+  if (spec.duration) spec.duration = scaled(*spec.duration);
   Toleration simulated;
   simulated.key = kSimulatedTaintKey;
   simulated.exists = true;
-  group.request.tolerations.push_back(simulated);
-  spec.tasks.push_back(std::move(group));
-  spec.min_available = static_cast<int32_t>(row.replicas);
+  for (TaskGroup& group : spec.tasks) group.request.tolerations.push_back(simulated);
   return doc;
 }
 
@@ -93,11 +92,8 @@ ReplayPlan Plan(std::vector<Row> rows, const ReplayOptions& o) {
   std::optional<int64_t> origin;
   for (size_t k = begin; k < end; ++k) {
     Row& row = rows[order[k]];
-    std::string reason = row.skip_reason;
-    if (reason.empty() && !row.arrival_s) reason = "unknown arrival time";
-    if (reason.empty() && !row.run_s) reason = "unknown run time";
-    if (!reason.empty()) {
-      ++plan.skipped[reason];
+    if (!row.arrival_s || !row.spec) {
+      ++plan.skipped[!row.arrival_s ? std::string("unknown arrival time") : row.skip_reason];
       continue;
     }
     if (!origin) origin = *row.arrival_s;
@@ -106,8 +102,9 @@ ReplayPlan Plan(std::vector<Row> rows, const ReplayOptions& o) {
       ++plan.skipped[fmt::format("invalid job ({})", std::string(valid.message()))];
       continue;
     }
-    plan.jobs.push_back(
-        {row.id, Scaled(*row.arrival_s - *origin, o.speedup, false), std::move(doc)});
+    plan.jobs.push_back({row.id,
+                         Scaled(static_cast<double>(*row.arrival_s - *origin), o.speedup, false),
+                         std::move(doc)});
   }
   return plan;
 }
@@ -129,15 +126,8 @@ absl::StatusOr<ReplayPlan> PlanAlibabaReplay(const sim::alibaba::PodList& pods,
   std::vector<Row> rows;
   rows.reserve(pods.tasks.size());
   for (const sim::alibaba::TraceTask& t : pods.tasks) {
-    Row row;
-    row.id = t.name;
-    row.arrival_s = t.creation_time;
-    if (t.deletion_time) {
-      const int64_t start = t.scheduled_time.value_or(t.creation_time.value_or(*t.deletion_time));
-      row.run_s = std::max<int64_t>(0, *t.deletion_time - start);
-    }
-    row.request = t.request;
-    rows.push_back(std::move(row));
+    sim::alibaba::PodJobMapping mapped = sim::alibaba::PodJobSpec(t);
+    rows.push_back({t.name, t.creation_time, std::move(mapped.spec), mapped.skip_reason});
   }
   return Plan(std::move(rows), options);
 }
@@ -148,24 +138,9 @@ absl::StatusOr<ReplayPlan> PlanSwfReplay(const sim::swf::SwfTrace& trace,
   std::vector<Row> rows;
   rows.reserve(trace.jobs.size());
   for (const sim::swf::SwfJob& j : trace.jobs) {
-    Row row;
-    row.id = std::to_string(j.id);
-    row.arrival_s = Known(j.submit_time);
-    row.run_s = Known(j.run_time);
-    if (j.requested_time > 0) row.time_limit_s = j.requested_time;
-    const std::optional<int64_t> processors = j.Processors();
-    if (!processors) {
-      row.skip_reason = "no processors";
-    } else if (*processors > std::numeric_limits<int32_t>::max()) {
-      row.skip_reason = "too many processors";
-    } else {
-      row.replicas = *processors;
-    }
-    row.request.cpu = 1000;
-    if (j.requested_memory > 0 && j.requested_memory <= (int64_t{1} << 40)) {
-      row.request.memory = j.requested_memory * 1024;
-    }
-    rows.push_back(std::move(row));
+    sim::swf::SwfJobMapping mapped = sim::swf::SwfJobSpec(j);
+    rows.push_back(
+        {std::to_string(j.id), Known(j.submit_time), std::move(mapped.spec), mapped.skip_reason});
   }
   return Plan(std::move(rows), options);
 }

@@ -3,22 +3,25 @@
 // — with their arrival times.
 //
 // The trace's rows are taken in arrival order (stable for ties); `skip` and `limit` select a
-// window of them. A row becomes one job:
-//   Alibaba pod  one task with the pod's cpu, memory, GPU (num_gpu x gpu_milli: 0.46 of one GPU,
-//                or whole GPUs) and allowed GPU models; spec.duration = the pod's run time
-//                (deletion_time - scheduled_time, or - creation_time when it never ran);
-//                no time limit. Arrival = creation_time.
-//   SWF job      `replicas` = allocated (else requested) processors, 1 cpu each and the
-//                requested memory per processor when known, minAvailable = all (a rigid gang);
-//                spec.timeLimit = requested time when known; spec.duration = run time.
-//                Arrival = submit time.
-// Durations and time limits are divided by `speedup` like the arrivals (at least 1 ms).
+// window of them. A row becomes the job its trace format's mapping gives — the same mapping
+// `tessera sim` runs, so a row is the same job in a simulation and in a replay:
+//   Alibaba pod  sim/alibaba/pod_job.h (PodJobSpec): one task "main" with the pod's cpu, memory,
+//                GPU (num_gpu x gpu_milli: 0.46 of one GPU, or whole GPUs) and allowed GPU
+//                models; spec.duration = the pod's run time (deletion_time - scheduled_time, or
+//                - creation_time when it never ran); no time limit. Arrival = creation_time.
+//   SWF job      sim/swf/swf_job.h (SwfJobSpec): a task group "proc" of P = requested (else
+//                allocated) processors, 1 cpu each and the requested memory per processor when
+//                known, minAvailable = all (a rigid gang); spec.duration = run time;
+//                spec.timeLimit = requested time raised to the run time when below it, the run
+//                time when unknown. Arrival = submit time.
+// Durations and time limits are then divided by `speedup` like the arrivals (at least 1 ms).
 // Every job gets the toleration {key: tessera.io/simulated, operator: Exists}, the label
 // tessera.io/replay: <trace name>, metadata.requestId "replay-<trace name>-<row id>" (a re-run
 // replay submits nothing twice), metadata.name "<trace name>-<row id>" made a DNS-1123 name,
 // and spec.queue / spec.clusterSelector {tessera.io/cluster: <cluster>} when given.
-// Rows that cannot be replayed are counted by reason, not submitted: unknown run time (SWF -1,
-// or a pod without deletion_time), unknown arrival, no processors, a spec that does not validate.
+// Rows that cannot be replayed are counted by reason, not submitted: unknown arrival, the
+// mapping's reasons (a pod without deletion_time; an SWF run time <= 0 or unknown, processors
+// unknown or above kMaxTasksPerJob), a spec that does not validate.
 // Errors: InvalidArgument for options out of range or a pod list without times.
 // Thread-safe: pure functions.
 #pragma once

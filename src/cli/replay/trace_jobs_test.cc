@@ -4,6 +4,7 @@
 #include "gtest/gtest.h"
 #include "sim/alibaba/alibaba_trace.h"
 #include "sim/swf/swf_trace.h"
+#include "sim/swf/swf_workload.h"
 #include "sim/swf/test_traces.h"
 #include "spec/jobspec.h"
 
@@ -127,7 +128,7 @@ constexpr std::string_view kSwf =
     "2  10 -1   -1   8 -1 -1   8   600 -1 5 1 1 -1 -1 -1 -1 -1\n"     // unknown run time
     "3  20 -1   50  -1 -1 -1  16    -1  2048 1 1 1 -1 -1 -1 -1 -1\n"  // requested procs, memory
     "4  30 -1   50   0 -1 -1  -1    -1 -1 1 1 1 -1 -1 -1 -1 -1\n"     // no processors
-    "5  40 -1    0   1 -1 -1   1    60 -1 1 1 1 -1 -1 -1 -1 -1\n";    // zero run time
+    "5  40 -1    0   1 -1 -1   1    60 -1 1 1 1 -1 -1 -1 -1 -1\n";    // zero run time (cancelled)
 
 TEST(TraceJobsTest, SwfJobsBecomeRigidGangs) {
   absl::StatusOr<sim::swf::SwfTrace> trace = sim::swf::ParseSwfTrace(kSwf, "t.swf");
@@ -137,8 +138,9 @@ TEST(TraceJobsTest, SwfJobsBecomeRigidGangs) {
   absl::StatusOr<ReplayPlan> plan = PlanSwfReplay(*trace, o);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->rows, 5);
-  EXPECT_THAT(plan->skipped, ElementsAre(Pair("no processors", 1), Pair("unknown run time", 1)));
-  ASSERT_EQ(plan->jobs.size(), 3u);
+  EXPECT_THAT(plan->skipped,
+              ElementsAre(Pair("processors unknown", 1), Pair("run time <= 0 or unknown", 2)));
+  ASSERT_EQ(plan->jobs.size(), 2u);
 
   const ReplayJob& first = plan->jobs[0];
   EXPECT_EQ(first.trace_id, "1");
@@ -157,9 +159,53 @@ TEST(TraceJobsTest, SwfJobsBecomeRigidGangs) {
   EXPECT_EQ(third.arrival, std::chrono::seconds(10));
   EXPECT_EQ(third.document.spec.tasks[0].replicas, 16);
   EXPECT_EQ(third.document.spec.tasks[0].request.memory, 2048 * 1024);
-  EXPECT_FALSE(third.document.spec.time_limit.has_value());
+  // No requested time: the run time, scaled.
+  EXPECT_EQ(third.document.spec.time_limit, std::chrono::seconds(25));
+}
 
-  EXPECT_EQ(plan->jobs[2].document.spec.duration, Duration(1));  // at least 1 ms
+TEST(TraceJobsTest, ScaledTimesAreAtLeastOneMillisecond) {
+  absl::StatusOr<sim::swf::SwfTrace> trace =
+      sim::swf::ParseSwfTrace("1 0 -1 1 1 -1 -1 1 1 -1 1 1 1 -1 -1 -1 -1 -1\n", "t.swf");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  ReplayOptions o = Options("t");
+  o.speedup = 5000;  // 1 s -> 0.2 ms
+  absl::StatusOr<ReplayPlan> plan = PlanSwfReplay(*trace, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->jobs.size(), 1u);
+  EXPECT_EQ(plan->jobs[0].document.spec.duration, Duration(1));
+  EXPECT_EQ(plan->jobs[0].document.spec.time_limit, Duration(1));
+}
+
+// `tessera sim --swf` and `tessera replay --swf` map a row to the same job: the requested
+// processors (not the allocated ones), the requested memory per processor, and a time limit
+// raised to the run time.
+TEST(TraceJobsTest, SwfRowIsTheSameJobInReplayAndSimulation) {
+  absl::StatusOr<sim::swf::SwfTrace> trace = sim::swf::ParseSwfTrace(
+      "; MaxProcs: 64\n"
+      // id sub wait run alloc cpu mem rproc rtime rmem st usr grp exe q part prec think
+      "   9   0   -1 600   16  -1  -1    12   300 2048  1   1   1  -1 -1  -1   -1    -1\n",
+      "t.swf");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  absl::StatusOr<ReplayPlan> plan = PlanSwfReplay(*trace, Options("t"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  absl::StatusOr<sim::swf::SwfWorkload> sim = sim::swf::BuildSwfWorkload(*trace, "t.swf", {});
+  ASSERT_TRUE(sim.ok()) << sim.status();
+  ASSERT_EQ(plan->jobs.size(), 1u);
+  ASSERT_EQ(sim->scenario.jobs.size(), 1u);
+  const JobSpec& replayed = plan->jobs[0].document.spec;
+  const JobSpec& simulated = sim->scenario.jobs[0].spec;
+  ASSERT_EQ(replayed.tasks.size(), 1u);
+  ASSERT_EQ(simulated.tasks.size(), 1u);
+  for (const JobSpec* spec : {&replayed, &simulated}) {
+    EXPECT_EQ(spec->tasks[0].name, "proc");
+    EXPECT_EQ(spec->tasks[0].replicas, 12);  // requested, not the 16 allocated
+    EXPECT_EQ(spec->GangSize(), 12);
+    EXPECT_EQ(spec->tasks[0].request.cpu, 1000);
+    EXPECT_EQ(spec->tasks[0].request.memory, 2048 * 1024);
+    EXPECT_EQ(spec->duration, std::chrono::seconds(600));
+    EXPECT_EQ(spec->time_limit, std::chrono::seconds(600));  // 300 s requested, raised to the run
+  }
+  EXPECT_EQ(sim->stats.time_limit_raised, 1);
 }
 
 TEST(TraceJobsTest, Names) {
@@ -180,12 +226,13 @@ TEST(TraceJobsRealTest, NasaLogMapsEveryJob) {
   absl::StatusOr<ReplayPlan> plan = PlanSwfReplay(*trace, Options(TraceNameFromPath(*path)));
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->rows, 18239);
-  EXPECT_TRUE(plan->skipped.empty());
-  ASSERT_EQ(plan->jobs.size(), 18239u);
+  // The jobs `tessera sim --swf` keeps of this log (docs/results/swf-nasa-ipsc.md).
+  EXPECT_THAT(plan->skipped, ElementsAre(Pair("run time <= 0 or unknown", 173)));
+  ASSERT_EQ(plan->jobs.size(), 18066u);
   const JobSpec& first = plan->jobs.front().document.spec;
   EXPECT_EQ(first.tasks[0].replicas, 128);
   EXPECT_EQ(first.duration, std::chrono::seconds(1451));
-  EXPECT_FALSE(first.time_limit.has_value());  // the log has no requested times
+  EXPECT_EQ(first.time_limit, std::chrono::seconds(1451));  // no requested times: the run time
   EXPECT_EQ(plan->jobs.back().arrival, std::chrono::seconds(7948936));
 }
 

@@ -12,6 +12,7 @@
 #include "fmt/format.h"
 #include "sim/alibaba/cluster_metrics.h"
 #include "sim/alibaba/curve.h"
+#include "sim/alibaba/pod_job.h"
 #include "sim/alibaba/sim_wiring.h"
 #include "sim/engine/event_queue.h"
 #include "tessera/common/status_macros.h"
@@ -118,11 +119,9 @@ class Replay {
     metrics_.NodeChanged(attempt.placement->node_index);
     const int64_t id = next_running_id_++;
     running_.emplace(id, Running{task, std::move(*attempt.placement)});
-    if (t.deletion_time.has_value()) {
-      const int64_t start = t.scheduled_time.value_or(*t.creation_time);
-      const int64_t hold = std::max<int64_t>(0, *t.deletion_time - start);
+    if (const std::optional<int64_t> hold = PodRunSeconds(t)) {
       ++outstanding_completions_;
-      queue_.Push(queue_.Now() + std::chrono::seconds(hold), EventClass::kTaskCompletion,
+      queue_.Push(queue_.Now() + std::chrono::seconds(*hold), EventClass::kTaskCompletion,
                   [this, id] { Complete(id); });
     }
     return true;

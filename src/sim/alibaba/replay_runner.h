@@ -1,5 +1,6 @@
-// Time-driven replay of the Alibaba trace: tasks arrive at their creation_time and hold their
-// resources for (deletion_time - scheduled_time) seconds (creation_time when the pod was never
+// Time-driven replay of the Alibaba trace: tasks arrive at their creation_time, ask for the pod's
+// request and hold it for the pod's run time (PodRunSeconds, pod_job.h, the mapping `tessera
+// replay --pods` uses too: deletion_time - scheduled_time, creation_time when the pod was never
 // scheduled; forever when it has no deletion_time), on the discrete-event engine
 // (sim/engine/event_queue.h).
 //

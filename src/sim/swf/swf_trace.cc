@@ -213,12 +213,6 @@ absl::Status ParseComment(std::string_view comment, int64_t line_number, const W
 
 }  // namespace
 
-std::optional<int64_t> SwfJob::Processors() const {
-  if (allocated_processors > 0) return allocated_processors;
-  if (requested_processors > 0) return requested_processors;
-  return std::nullopt;
-}
-
 absl::StatusOr<SwfTrace> ParseSwfTrace(std::string_view text, std::string_view source,
                                        const SwfLimits& limits) {
   const Where where(source);

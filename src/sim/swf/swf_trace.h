@@ -58,11 +58,8 @@ struct SwfJob {
   int64_t preceding_job = kSwfUnknown;
   int64_t think_time = kSwfUnknown;  // seconds after the preceding job ended
   int64_t line = 0;                  // 1-based line in the (decompressed) text
-
-  // The processors the job ran on: allocated when known (> 0), else requested when known
-  // (> 0), else nullopt.
-  std::optional<int64_t> Processors() const;
 };
+// A row as a Tessera job (which processor count, time limit, memory): swf_job.h.
 
 // The header comments. Numeric keys the loader knows are parsed; every "Key: value" comment
 // is also kept verbatim in `fields`, in file order.

@@ -11,6 +11,7 @@
 #include "core/cluster_name.h"
 #include "fmt/format.h"
 #include "sched/profile.h"
+#include "sim/swf/swf_job.h"
 
 namespace tessera::sim::swf {
 namespace {
@@ -18,15 +19,17 @@ namespace {
 constexpr std::string_view kRootQueue = "swf";
 constexpr std::string_view kCostTierLabel = "tessera.io/cost-tier";
 constexpr int32_t kHomeWeight = 100;
-constexpr int64_t kMilliPerCpu = 1000;
 constexpr int64_t kBytesPerKb = 1024;
 
-// The processors a job asks for: requested when known, else allocated; nullopt when neither.
-std::optional<int64_t> JobProcessors(const SwfJob& job) {
-  if (job.requested_processors > 0) return job.requested_processors;
-  if (job.allocated_processors > 0) return job.allocated_processors;
-  return std::nullopt;
-}
+// A job of the scenario: its row and the job the row maps to (swf_job.h).
+struct KeptJob {
+  const SwfJob* row;
+  JobSpec spec;
+  bool time_limit_raised;
+};
+
+// The processors of a kept job (its rigid gang).
+int64_t Processors(const KeptJob& job) { return job.spec.tasks.front().replicas; }
 
 struct ClusterShape {
   int64_t processors = 0;
@@ -46,7 +49,7 @@ ClusterShape ShapeOf(const SwfHeader& h, const std::vector<const SwfJob*>& jobs,
     shape = {procs > 0 ? procs : nodes, 1, false};
   } else {
     int64_t largest = 1;
-    for (const SwfJob* job : jobs) largest = std::max(largest, JobProcessors(*job).value_or(1));
+    for (const SwfJob* job : jobs) largest = std::max(largest, SwfJobProcessors(*job).value_or(1));
     shape = {largest, 1, true};
   }
   if (options.processors) {
@@ -77,19 +80,23 @@ std::string QueueOf(const SwfJob& job, QueuesFrom from) {
   return fmt::format("{}-{}", QueuesFromName(from), value);
 }
 
-// Why a job cannot be part of the scenario; nullopt when it can. `largest` is the processors of
-// the largest cluster (a gang runs in one).
-std::optional<std::string> SkipReason(const SwfJob& job, int64_t largest, bool several) {
-  if (job.submit_time < 0) return "submit time unknown";
-  if (job.run_time <= 0) return "run time <= 0 or unknown";
-  const std::optional<int64_t> procs = JobProcessors(job);
-  if (!procs) return "processors unknown";
-  if (*procs > largest) {
+// Memory per cpu of every node: the header's MaxMemory (KB per processor) when given.
+int64_t MemoryPerCpu(const SwfHeader& h, const SwfWorkloadOptions& options) {
+  return h.max_memory && *h.max_memory > 0 ? *h.max_memory * kBytesPerKb
+                                           : options.node_memory_per_cpu;
+}
+
+// Why a job that maps to `spec` cannot run on these clusters; nullopt when it can. `largest` is
+// the processors of the largest cluster (a gang runs in one); `node_memory` the memory of its
+// largest node.
+std::optional<std::string> ClusterSkipReason(const JobSpec& spec, int64_t largest,
+                                             int64_t node_memory, bool several) {
+  if (spec.tasks.front().replicas > largest) {
     return several ? "more processors than the largest cluster"
                    : "more processors than the cluster";
   }
-  if (*procs > kMaxTasksPerJob) {
-    return fmt::format("more than {} processors (tasks per job)", kMaxTasksPerJob);
+  if (spec.tasks.front().request.memory > node_memory) {
+    return "more memory per processor than a node has";
   }
   return std::nullopt;
 }
@@ -99,8 +106,7 @@ std::optional<std::string> SkipReason(const SwfJob& job, int64_t largest, bool s
 void AddNodes(const SwfHeader& h, const ClusterShape& shape, int64_t processors, bool several,
               const ScenarioCluster& cluster, const SwfWorkloadOptions& options,
               std::vector<ScenarioNode>& nodes) {
-  const int64_t memory_per_cpu =
-      h.max_memory && *h.max_memory > 0 ? *h.max_memory * kBytesPerKb : options.node_memory_per_cpu;
+  const int64_t memory_per_cpu = MemoryPerCpu(h, options);
   const int64_t count = (processors + shape.cpus_per_node - 1) / shape.cpus_per_node;
   const int width = static_cast<int>(fmt::format("{}", count - 1).size());
   for (int64_t i = 0; i < count; ++i) {
@@ -111,7 +117,7 @@ void AddNodes(const SwfHeader& h, const ClusterShape& shape, int64_t processors,
     n.node.cluster = cluster.name;
     n.node.labels = cluster.labels;
     if (several) n.node.labels[std::string(kClusterLabel)] = cluster.name;
-    n.node.capacity.cpu = cpus * kMilliPerCpu;
+    n.node.capacity.cpu = cpus * kSwfMilliPerCpu;
     n.node.capacity.memory = cpus * memory_per_cpu;
     n.node.allocatable = n.node.capacity;
     nodes.push_back(std::move(n));
@@ -133,12 +139,12 @@ std::vector<SwfCluster> SplitClusters(int64_t processors, int64_t count, int64_t
 
 // The home cluster of every site (SWF partition): longest processing time first, by work per
 // processor of each cluster.
-std::map<int64_t, int32_t> HomesOfSites(const std::vector<const SwfJob*>& jobs,
+std::map<int64_t, int32_t> HomesOfSites(const std::vector<KeptJob>& jobs,
                                         std::vector<SwfCluster>& clusters) {
   std::map<int64_t, double> work;  // site -> run time x processors
-  for (const SwfJob* job : jobs) {
-    work[job->partition] +=
-        static_cast<double>(job->run_time) * static_cast<double>(*JobProcessors(*job));
+  for (const KeptJob& job : jobs) {
+    work[job.row->partition] +=
+        static_cast<double>(job.row->run_time) * static_cast<double>(Processors(job));
   }
   std::vector<std::pair<double, int64_t>> sites;
   for (const auto& [site, w] : work) sites.emplace_back(w, site);
@@ -193,28 +199,20 @@ std::vector<ScenarioQueue> Queues(const std::set<std::string>& leaves, QueuesFro
   return queues;
 }
 
-ScenarioJob JobOf(const SwfJob& job, int64_t procs, int64_t origin_s, double speedup,
-                  std::string name, std::string queue, bool* limit_raised) {
-  const Duration run = std::chrono::seconds(job.run_time);
-  *limit_raised = job.requested_time != kSwfUnknown && job.requested_time < job.run_time;
-  const Duration limit =
-      job.requested_time >= job.run_time ? Duration(std::chrono::seconds(job.requested_time)) : run;
+// The scenario job of a kept row: its mapped spec, named and queued, submitted at its scaled
+// arrival; not preemptible, no restarts.
+ScenarioJob JobOf(KeptJob job, int64_t origin_s, double speedup, std::string name,
+                  std::string queue) {
   ScenarioJob sj;
+  sj.spec = std::move(job.spec);
   sj.spec.name = std::move(name);
   sj.spec.queue = std::move(queue);
-  sj.spec.time_limit = limit;
-  sj.spec.duration = run;
   sj.spec.preemptible = false;
   sj.spec.restart_policy = RestartPolicy{.on_failure = RestartAction::kFail, .max_restarts = 0};
-  TaskGroup group;
-  group.name = "proc";
-  group.replicas = static_cast<int32_t>(procs);
-  group.request.cpu = kMilliPerCpu;
-  sj.spec.tasks.push_back(std::move(group));
   sj.at = std::chrono::milliseconds(
-      std::llround(static_cast<double>(job.submit_time - origin_s) * 1000.0 / speedup));
-  sj.duration = run;
-  sj.line = static_cast<int>(std::min<int64_t>(job.line, std::numeric_limits<int>::max()));
+      std::llround(static_cast<double>(job.row->submit_time - origin_s) * 1000.0 / speedup));
+  sj.duration = *sj.spec.duration;
+  sj.line = static_cast<int>(std::min<int64_t>(job.row->line, std::numeric_limits<int>::max()));
   return sj;
 }
 
@@ -312,20 +310,26 @@ absl::StatusOr<SwfWorkload> BuildSwfWorkload(const SwfTrace& trace, std::string_
   stats.nodes = 0;
   for (const SwfCluster& cluster : stats.clusters) stats.nodes += cluster.nodes;
 
-  std::vector<const SwfJob*> kept;
+  const int64_t largest = stats.clusters.front().processors;
+  const int64_t node_memory =
+      std::min(shape.cpus_per_node, largest) * MemoryPerCpu(trace.header, options);
+  std::vector<KeptJob> kept;
   for (const SwfJob* job : window) {
-    if (std::optional<std::string> why =
-            SkipReason(*job, stats.clusters.front().processors, several)) {
+    SwfJobMapping mapped = SwfJobSpec(*job);
+    if (!mapped.spec) {
+      ++stats.skipped[mapped.skip_reason];
+    } else if (std::optional<std::string> why =
+                   ClusterSkipReason(*mapped.spec, largest, node_memory, several)) {
       ++stats.skipped[*why];
     } else {
-      kept.push_back(job);
+      kept.push_back({job, *std::move(mapped.spec), mapped.time_limit_raised});
     }
   }
   std::map<int64_t, int32_t> home_of_site = HomesOfSites(kept, stats.clusters);
   if (several && options.site_placement == SitePlacement::kPinned) {
-    std::erase_if(kept, [&](const SwfJob* job) {
-      const SwfCluster& home = stats.clusters[home_of_site.at(job->partition)];
-      if (*JobProcessors(*job) <= home.processors) return false;
+    std::erase_if(kept, [&](const KeptJob& job) {
+      const SwfCluster& home = stats.clusters[home_of_site.at(job.row->partition)];
+      if (Processors(job) <= home.processors) return false;
       ++stats.skipped["more processors than its home cluster"];
       return true;
     });
@@ -339,8 +343,8 @@ absl::StatusOr<SwfWorkload> BuildSwfWorkload(const SwfTrace& trace, std::string_
         fmt::format("{}: jobs: none of the {} jobs read can run{}", source, stats.jobs_read,
                     why.empty() ? std::string() : fmt::format(" (skipped: {})", why)));
   }
-  stats.origin_s = kept.front()->submit_time;
-  for (const SwfJob* job : kept) stats.origin_s = std::min(stats.origin_s, job->submit_time);
+  stats.origin_s = kept.front().row->submit_time;
+  for (const KeptJob& job : kept) stats.origin_s = std::min(stats.origin_s, job.row->submit_time);
 
   Scenario& s = out.scenario;
   s.file = std::string(source);
@@ -365,20 +369,20 @@ absl::StatusOr<SwfWorkload> BuildSwfWorkload(const SwfTrace& trace, std::string_
   std::set<std::string> names;
   s.jobs.reserve(kept.size());
   out.processors.reserve(kept.size());
-  for (const SwfJob* job : kept) {
-    std::string name = fmt::format("job-{}", job->id);
-    if (!names.insert(name).second) name = fmt::format("job-{}-line-{}", job->id, job->line);
+  for (KeptJob& job : kept) {
+    const SwfJob& row = *job.row;
+    std::string name = fmt::format("job-{}", row.id);
+    if (!names.insert(name).second) name = fmt::format("job-{}-line-{}", row.id, row.line);
     names.insert(name);
-    std::string queue = QueueOf(*job, options.queues_from);
+    std::string queue = QueueOf(row, options.queues_from);
     leaves.insert(queue);
-    const int64_t procs = *JobProcessors(*job);
-    bool raised = false;
-    s.jobs.push_back(JobOf(*job, procs, stats.origin_s, options.arrival_speedup, std::move(name),
-                           std::move(queue), &raised));
-    const int32_t home = home_of_site.at(job->partition);
+    const int64_t procs = Processors(job);
+    stats.time_limit_raised += job.time_limit_raised ? 1 : 0;
+    s.jobs.push_back(JobOf(std::move(job), stats.origin_s, options.arrival_speedup, std::move(name),
+                           std::move(queue)));
+    const int32_t home = home_of_site.at(row.partition);
     if (several) PlaceAtHome(options.site_placement, stats.clusters[home].name, s.jobs.back().spec);
     ++stats.clusters[home].home_jobs;
-    stats.time_limit_raised += raised ? 1 : 0;
     out.processors.push_back(procs);
     out.home.push_back(home);
   }

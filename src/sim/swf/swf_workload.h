@@ -10,22 +10,21 @@
 // options.cpus_per_node, the processors are grouped into nodes of cpus_per_node cpus (default:
 // the header's cpus per node, else 1), the last node taking the remainder.
 // Each node has MaxMemory KB x its cpus of memory when the header gives it, else
-// options.node_memory_per_cpu per cpu; tasks ask for no memory (memory is not modelled: most
-// logs, NASA iPSC among them, do not give it per job).
+// options.node_memory_per_cpu per cpu.
 //
-// A job: one task group "proc" of P one-cpu replicas, all of them the gang (a rigid job), where
-// P = requested_processors when known (> 0), else allocated_processors. It runs run_time
-// seconds. Its time limit (what backfill plans with) is requested_time when known and at least
-// run_time, else run_time: logs hold jobs that ran past their request (killed late, or a
-// grace), and a limit below the run would end the job early in simulation
-// (stats.time_limit_raised counts them). It is submitted at (submit_time - origin) /
+// A job: the job its row maps to (SwfJobSpec, swf_job.h, the mapping `tessera replay --swf` uses
+// too): one task group "proc" of P one-cpu replicas (P = requested processors, else allocated),
+// each with the requested memory per processor when the log gives it, all of them the gang (a
+// rigid job), run_time seconds long, its time limit (what backfill plans with) the requested
+// time raised to the run time when below it, else the run time (stats.time_limit_raised counts
+// the raised ones). It is submitted at (submit_time - origin) /
 // options.arrival_speedup, rounded to the millisecond, where origin is the earliest submit_time
 // of the kept jobs, so that the run starts at t=0; a speedup above 1 compresses the arrivals
 // (run times unchanged) and so raises the offered load, as load-scaling studies of these logs do.
 // Priority 0, not preemptible, no restarts (restart_policy fail), no expectations.
-// Skipped, counted per reason in stats.skipped: unknown or negative submit time, run_time
-// <= 0 or unknown, processors unknown, more processors than the cluster has or than a job may
-// have (kMaxTasksPerJob).
+// Skipped, counted per reason in stats.skipped: the rows SwfJobSpec does not map (unknown
+// submit time, run_time <= 0 or unknown, processors unknown, more than kMaxTasksPerJob), and jobs
+// with more processors than the (largest) cluster or more memory per processor than a node has.
 //
 // Queues (options.queues_from):
 //   kSingle     one leaf queue "default" (NASA iPSC: the log has no queue data)

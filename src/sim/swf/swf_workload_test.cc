@@ -94,6 +94,22 @@ TEST(SwfWorkloadTest, ConvertsClusterAndJobs) {
   }
 }
 
+// Tasks ask for the requested memory per processor; a job asking more than a node has is
+// skipped (it could never start).
+TEST(SwfWorkloadTest, RequestedMemoryPerProcessor) {
+  constexpr std::string_view kMemoryLog =
+      "; MaxNodes: 2\n"
+      "; MaxProcs: 4\n"
+      "; MaxMemory: 1024\n"  // KB per processor: nodes of 2 cpus and 2048 KB
+      "    1   0  -1   50    2  -1  -1     2    -1  2048  1   1   1  -1 -1  -1   -1   -1\n"
+      "    2  10  -1   50    2  -1  -1     2    -1  2049  1   1   1  -1 -1  -1   -1   -1\n";
+  absl::StatusOr<SwfWorkload> w = BuildSwfWorkload(Parse(kMemoryLog), "test.swf", {});
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_THAT(w->stats.skipped, ElementsAre(Pair("more memory per processor than a node has", 1)));
+  ASSERT_EQ(w->scenario.jobs.size(), 1u);
+  EXPECT_EQ(w->scenario.jobs[0].spec.tasks[0].request.memory, 2048 * 1024);
+}
+
 TEST(SwfWorkloadTest, QueuesFromAFieldUnderOneRoot) {
   struct Case {
     QueuesFrom from;

@@ -1,4 +1,5 @@
 #include "spec/internal/job_decoder.h"
+#include "spec/internal/job_decoder_impl.h"
 
 #include <algorithm>
 #include <charconv>
@@ -25,36 +26,12 @@
 #include "tessera/common/status_macros.h"
 
 namespace tessera::spec::internal {
+namespace job_decoding {
 namespace {
 
 constexpr std::string_view kApiVersion = "tessera/v1";
 constexpr std::string_view kKind = "Job";
 constexpr size_t kMaxRequestIdLength = 256;
-constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
-constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
-
-using Keys = std::initializer_list<std::string_view>;
-
-std::string Child(std::string_view path, std::string_view key) {
-  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
-}
-
-std::string Item(std::string_view path, size_t i) { return fmt::format("{}[{}]", path, i); }
-
-std::string_view Describe(const DocNode& node) {
-  switch (node.kind) {
-    case DocNode::Kind::kNull:
-      return "nothing";
-    case DocNode::Kind::kScalar:
-      return "a single value";
-    case DocNode::Kind::kSequence:
-      return "a list";
-    case DocNode::Kind::kMapping:
-      return "a mapping";
-  }
-  return "?";
-}
-
 // Levenshtein distance between short keys.
 size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
@@ -102,24 +79,6 @@ std::string Suggestion(std::string_view key, Keys allowed) {
   return best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best);
 }
 
-// Extended resources are domain-qualified ("rdma/hca", "nvidia.com/mig-1g.10gb") or one of
-// Kubernetes' standard names; anything else in `resources` is a typo.
-bool IsExtendedResourceName(std::string_view key) {
-  return key.find('/') != std::string_view::npos || key == "ephemeral-storage" ||
-         key.starts_with("hugepages-");
-}
-
-bool NoExtraKeys(std::string_view) { return false; }
-
-// A task group before the job-level selector and tolerations are merged into it.
-struct TaskDraft {
-  TaskGroup group;
-  Labels node_selector;
-  std::vector<Toleration> tolerations;
-  const DocNode* node_selector_node = nullptr;
-  std::string path;
-};
-
 // The document's name for a field path of JobSpec::Validate ("spec.tasks[0].gpu_models[1]"
 // -> "spec.tasks[0].resources.gpuModel[1]").
 std::string ApiPath(std::string_view core_path) {
@@ -159,64 +118,27 @@ std::string ApiPath(std::string_view core_path) {
   return path;
 }
 
-class Decoder {
- public:
-  explicit Decoder(const PriorityClasses& priority_classes) : priority_classes_(priority_classes) {}
+}  // namespace
 
-  absl::StatusOr<JobDocument> Decode(const DocNode* root);
+std::string Child(std::string_view path, std::string_view key) {
+  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+}
 
- private:
-  using EntryFn = absl::FunctionRef<absl::Status(std::string_view key, const DocNode& value,
-                                                 const std::string& field)>;
+std::string Item(std::string_view path, size_t i) { return fmt::format("{}[{}]", path, i); }
 
-  absl::Status Error(const DocNode& at, std::string_view field, std::string_view message) const {
-    return DocumentError(at.position, field, message);
+std::string_view Describe(const DocNode& node) {
+  switch (node.kind) {
+    case DocNode::Kind::kNull:
+      return "nothing";
+    case DocNode::Kind::kScalar:
+      return "a single value";
+    case DocNode::Kind::kSequence:
+      return "a list";
+    case DocNode::Kind::kMapping:
+      return "a mapping";
   }
-  // An error of a core parser, whose message starts with "FIELD: ".
-  absl::Status Wrap(const DocNode& at, std::string_view field, const absl::Status& status) const;
-
-  // Calls `fn` for each entry of the mapping `map` (null counts as empty) in document order.
-  // Keys must be in `allowed` or accepted by `extra`; keys in `server_keys` are refused as set
-  // by the server; a key given twice is refused.
-  absl::Status ForEachEntry(const DocNode& map, const std::string& path, Keys allowed, EntryFn fn,
-                            Keys server_keys = {},
-                            absl::FunctionRef<bool(std::string_view)> extra = NoExtraKeys);
-
-  absl::StatusOr<std::string> Text(const DocNode& n, std::string_view field) const;
-  absl::StatusOr<int64_t> Int(const DocNode& n, std::string_view field, int64_t min,
-                              int64_t max) const;
-  absl::StatusOr<bool> Bool(const DocNode& n, std::string_view field) const;
-  absl::StatusOr<Duration> Dur(const DocNode& n, std::string_view field) const;
-  absl::StatusOr<std::string> Choice(const DocNode& n, std::string_view field, Keys choices) const;
-  // A mapping of non-empty names to single values.
-  absl::StatusOr<Labels> StringMap(const DocNode& n, const std::string& field);
-  // A list of single values; `allow_one` also takes a single value as a list of one.
-  absl::StatusOr<std::vector<std::string>> StringList(const DocNode& n, const std::string& field,
-                                                      bool allow_one, bool non_empty);
-
-  absl::Status DecodeMetadata(const DocNode& n, const std::string& path);
-  absl::Status DecodeSpec(const DocNode& n, const std::string& path);
-  absl::Status DecodeRestartPolicy(const DocNode& n, const std::string& path);
-  absl::StatusOr<std::vector<Toleration>> DecodeTolerations(const DocNode& n,
-                                                            const std::string& path);
-  absl::StatusOr<Toleration> DecodeToleration(const DocNode& n, const std::string& path);
-  absl::StatusOr<TaskDraft> DecodeTask(const DocNode& n, const std::string& path);
-  absl::StatusOr<ClusterAffinityTerms> DecodeClusterAffinity(const DocNode& n,
-                                                             const std::string& path);
-  absl::StatusOr<std::vector<LabelRequirement>> DecodeRequirements(const DocNode& n,
-                                                                   const std::string& path);
-  absl::StatusOr<LabelRequirement> DecodeRequirement(const DocNode& n, const std::string& path);
-  absl::StatusOr<PreferredLabelTerm> DecodePreferredTerm(const DocNode& n, const std::string& path);
-  absl::Status DecodeResources(const DocNode& n, const std::string& path, TaskRequest& request);
-  absl::Status MergeJobPlacement(const Labels& node_selector,
-                                 const std::vector<Toleration>& tolerations,
-                                 std::vector<TaskDraft>& drafts);
-  absl::Status Validate() const;
-
-  const PriorityClasses& priority_classes_;
-  JobDocument doc_;
-  std::map<std::string, Position> positions_;  // where each decoded field's value starts
-};
+  return "?";
+}
 
 absl::Status Decoder::Wrap(const DocNode& at, std::string_view field,
                            const absl::Status& status) const {
@@ -653,196 +575,6 @@ absl::Status Decoder::DecodeRestartPolicy(const DocNode& n, const std::string& p
       });
 }
 
-absl::StatusOr<std::vector<Toleration>> Decoder::DecodeTolerations(const DocNode& n,
-                                                                   const std::string& path) {
-  std::vector<Toleration> tolerations;
-  if (n.IsNull()) return tolerations;
-  if (!n.IsSequence()) {
-    return Error(n, path, fmt::format("must be a list of tolerations, not {}", Describe(n)));
-  }
-  for (size_t i = 0; i < n.items.size(); ++i) {
-    const std::string item = Item(path, i);
-    positions_[item] = n.items[i]->position;
-    TESSERA_ASSIGN_OR_RETURN(Toleration toleration, DecodeToleration(*n.items[i], item));
-    tolerations.push_back(std::move(toleration));
-  }
-  return tolerations;
-}
-
-absl::StatusOr<Toleration> Decoder::DecodeToleration(const DocNode& n, const std::string& path) {
-  if (!n.IsMapping()) {
-    return Error(
-        n, path,
-        fmt::format("must be a mapping (key, operator, value, effect), not {}", Describe(n)));
-  }
-  Toleration toleration;
-  const DocNode* value_node = nullptr;
-  TESSERA_RETURN_IF_ERROR(ForEachEntry(
-      n, path, {"key", "operator", "value", "effect"},
-      [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
-        if (key == "key") {
-          TESSERA_ASSIGN_OR_RETURN(toleration.key, Text(v, field));
-        } else if (key == "operator") {
-          TESSERA_ASSIGN_OR_RETURN(const std::string op, Choice(v, field, {"Equal", "Exists"}));
-          toleration.exists = op == "Exists";
-        } else if (key == "value") {
-          value_node = &v;
-          TESSERA_ASSIGN_OR_RETURN(toleration.value, Text(v, field));
-        } else {
-          TESSERA_ASSIGN_OR_RETURN(
-              const std::string effect,
-              Choice(v, field, {"NoSchedule", "PreferNoSchedule", "NoExecute", ""}));
-          if (effect == "NoSchedule") toleration.effect = TaintEffect::kNoSchedule;
-          if (effect == "PreferNoSchedule") toleration.effect = TaintEffect::kPreferNoSchedule;
-          if (effect == "NoExecute") toleration.effect = TaintEffect::kNoExecute;
-        }
-        return absl::OkStatus();
-      }));
-  if (toleration.key.empty() && !toleration.exists) {
-    return Error(n, Child(path, "key"), "required unless the operator is Exists");
-  }
-  if (toleration.exists && value_node != nullptr && !toleration.value.empty()) {
-    return Error(*value_node, Child(path, "value"), "must be empty when the operator is Exists");
-  }
-  return toleration;
-}
-
-absl::StatusOr<TaskDraft> Decoder::DecodeTask(const DocNode& n, const std::string& path) {
-  if (!n.IsMapping()) {
-    return Error(n, path, fmt::format("must be a mapping (a task group), not {}", Describe(n)));
-  }
-  TaskDraft draft;
-  draft.path = path;
-  TaskGroup& group = draft.group;
-  bool named = false;
-  TESSERA_RETURN_IF_ERROR(ForEachEntry(
-      n, path,
-      {"name", "replicas", "resources", "command", "args", "env", "workingDir", "nodeSelector",
-       "tolerations"},
-      [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
-        if (key == "name") {
-          named = true;
-          TESSERA_ASSIGN_OR_RETURN(group.name, Text(v, field));
-        } else if (key == "replicas") {
-          TESSERA_ASSIGN_OR_RETURN(const int64_t replicas, Int(v, field, 1, kInt32Max));
-          group.replicas = static_cast<int32_t>(replicas);
-        } else if (key == "resources") {
-          return DecodeResources(v, field, group.request);
-        } else if (key == "command") {
-          TESSERA_ASSIGN_OR_RETURN(group.command, StringList(v, field, false, false));
-        } else if (key == "args") {
-          TESSERA_ASSIGN_OR_RETURN(group.args, StringList(v, field, false, false));
-        } else if (key == "env") {
-          TESSERA_ASSIGN_OR_RETURN(const Labels env, StringMap(v, field));
-          for (const auto& [name, value] : env) {
-            if (name.find('=') != std::string::npos) {
-              return Error(v, Child(field, name), "names must not contain '='");
-            }
-            group.env.emplace(name, value);
-          }
-        } else if (key == "workingDir") {
-          TESSERA_ASSIGN_OR_RETURN(group.working_dir, Text(v, field));
-        } else if (key == "nodeSelector") {
-          draft.node_selector_node = &v;
-          TESSERA_ASSIGN_OR_RETURN(draft.node_selector, StringMap(v, field));
-        } else {
-          TESSERA_ASSIGN_OR_RETURN(draft.tolerations, DecodeTolerations(v, field));
-        }
-        return absl::OkStatus();
-      }));
-  if (!named) return Error(n, Child(path, "name"), "required");
-  return draft;
-}
-
-absl::Status Decoder::DecodeResources(const DocNode& n, const std::string& path,
-                                      TaskRequest& request) {
-  int64_t gpu_milli = 0;
-  const DocNode* gpu_node = nullptr;
-  const DocNode* gpu_memory_node = nullptr;
-  const DocNode* gpu_model_node = nullptr;
-  TESSERA_RETURN_IF_ERROR(ForEachEntry(
-      n, path, {"cpu", "memory", "gpu", "gpuMemory", "gpuModel"},
-      [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
-        if (key == "gpuModel") {
-          gpu_model_node = &v;
-          TESSERA_ASSIGN_OR_RETURN(request.gpu_models, StringList(v, field, true, true));
-          return absl::OkStatus();
-        }
-        if (key == "nvidia.com/gpu" || key == "amd.com/gpu") {
-          return Error(v, field,
-                       "GPUs are requested with gpu (4 = four whole GPUs, 0.5 = half "
-                       "of one)");
-        }
-        TESSERA_ASSIGN_OR_RETURN(const std::string text, Text(v, field));
-        absl::StatusOr<int64_t> quantity;
-        if (key == "cpu") {
-          quantity = ParseCpuMillis(text, field);
-        } else if (key == "memory" || key == "gpuMemory") {
-          quantity = ParseBytes(text, field);
-        } else if (key == "gpu") {
-          quantity = ParseMilliGpu(text, field);
-        } else {
-          quantity = ParseCount(text, field);
-        }
-        if (!quantity.ok()) return Wrap(v, field, quantity.status());
-        if (key == "cpu") {
-          request.cpu = *quantity;
-        } else if (key == "memory") {
-          request.memory = *quantity;
-        } else if (key == "gpuMemory") {
-          gpu_memory_node = &v;
-          request.gpu_memory = *quantity;
-        } else if (key == "gpu") {
-          gpu_node = &v;
-          gpu_milli = *quantity;
-        } else {
-          request.extended.emplace(std::string(key), *quantity);
-        }
-        return absl::OkStatus();
-      },
-      /*server_keys=*/{}, IsExtendedResourceName));
-  if (gpu_milli > kMilliGpuPerDevice && gpu_milli % kMilliGpuPerDevice != 0) {
-    return Error(*gpu_node, Child(path, "gpu"),
-                 fmt::format("must be a whole number of GPUs, or a share of one GPU below 1 "
-                             "(0.5 = half a GPU), not {}",
-                             FormatMilliGpu(gpu_milli)));
-  }
-  if (gpu_milli / kMilliGpuPerDevice > kInt32Max) {
-    return Error(*gpu_node, Child(path, "gpu"), fmt::format("must be <= {}", kInt32Max));
-  }
-  if (gpu_milli > 0) {
-    const bool share = gpu_milli < kMilliGpuPerDevice;
-    request.gpu_count = share ? 1 : static_cast<int32_t>(gpu_milli / kMilliGpuPerDevice);
-    request.gpu_milli = share ? gpu_milli : kMilliGpuPerDevice;
-  } else if (gpu_memory_node != nullptr && request.gpu_memory > 0) {
-    return Error(*gpu_memory_node, Child(path, "gpuMemory"), "needs gpu > 0");
-  } else if (gpu_model_node != nullptr && !request.gpu_models.empty()) {
-    return Error(*gpu_model_node, Child(path, "gpuModel"), "needs gpu > 0");
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Decoder::MergeJobPlacement(const Labels& node_selector,
-                                        const std::vector<Toleration>& tolerations,
-                                        std::vector<TaskDraft>& drafts) {
-  for (TaskDraft& draft : drafts) {
-    TaskRequest& request = draft.group.request;
-    request.node_selector = node_selector;
-    for (const auto& [key, value] : draft.node_selector) {
-      const auto [it, inserted] = request.node_selector.emplace(key, value);
-      if (!inserted && it->second != value) {
-        return Error(*draft.node_selector_node, Child(Child(draft.path, "nodeSelector"), key),
-                     fmt::format("\"{}\" conflicts with spec.nodeSelector.{} (\"{}\")", value, key,
-                                 it->second));
-      }
-    }
-    request.tolerations = tolerations;
-    request.tolerations.insert(request.tolerations.end(), draft.tolerations.begin(),
-                               draft.tolerations.end());
-  }
-  return absl::OkStatus();
-}
-
 absl::Status Decoder::Validate() const {
   absl::Status status = doc_.spec.Validate("spec");
   if (status.ok()) return status;
@@ -864,11 +596,11 @@ absl::Status Decoder::Validate() const {
   return DocumentError(position, field, message.substr(colon + 2));
 }
 
-}  // namespace
+}  // namespace job_decoding
 
 absl::StatusOr<JobDocument> DecodeJobDocument(const DocumentTree& tree,
                                               const PriorityClasses& priority_classes) {
-  return Decoder(priority_classes).Decode(tree.root());
+  return job_decoding::Decoder(priority_classes).Decode(tree.root());
 }
 
 }  // namespace tessera::spec::internal

@@ -1,0 +1,90 @@
+// The Parser behind ParseScenario (scenario_parser.h), split by concept over
+//   scenario_parser.cc        the file, the top-level sections, config and queues
+//   scenario_node_parser.cc   clusters, nodes (name ranges), GPUs and taints
+//   scenario_job_parser.cc    jobs, task groups, tolerations and cluster affinity
+//   scenario_event_parser.cc  events and the nodes, jobs and GPUs they name
+// Errors are InvalidArgument "FILE:LINE: FIELD: problem" (YamlReader). Internal to the parser.
+// Not thread-safe; one parser per file.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "sim/scenario/scenario.h"
+#include "sim/scenario/scenario_index.h"
+#include "sim/scenario/scenario_parser.h"
+#include "sim/scenario/yaml_reader.h"
+#include "yaml-cpp/yaml.h"
+
+namespace tessera::sim::scenario_parsing {
+
+// Where a queue was given: its path ("queues[0].children[1]"), its line, and the lines of its
+// keys ("weight", "guaranteed.gpu"), so that the queue tree's errors can name the file's line.
+struct QueueSource {
+  std::string path;
+  int line = 0;
+  std::map<std::string, int, std::less<>> key_lines;
+};
+
+// The most backfill reservations a scenario may ask for.
+inline constexpr int64_t kMaxBackfillDepth = 1'000'000;
+
+class Parser {
+ public:
+  Parser(std::string_view file, const ParseOptions& options)
+      : r_(std::string(file)), options_(options) {
+    scenario_.file = std::string(file);
+  }
+
+  absl::StatusOr<Scenario> Parse(const YAML::Node& root);
+
+ private:
+  absl::Status ParseConfig(const YAML::Node& n);
+  absl::Status ParsePreemptionRate(const YAML::Node& n, const std::string& path);
+  absl::Status ParseProfileValue(const YAML::Node& n, const std::string& field);
+  absl::Status ParseClusters(const YAML::Node& n);
+  absl::Status ParseNode(const YAML::Node& n, const std::string& path);
+  absl::Status ParseGpus(const YAML::Node& n, const std::string& path, Node& node);
+  absl::StatusOr<Taint> ParseTaint(const YAML::Node& n, const std::string& path,
+                                   bool effect_required, bool* has_effect);
+  absl::Status AddNodes(ScenarioNode proto, int name_line, const std::string& path);
+  absl::Status ParseQueue(const YAML::Node& n, const std::string& path, const std::string& parent);
+  absl::Status ParseQuota(const YAML::Node& n, const std::string& field, QueueSource& source,
+                          ResourceList& quota);
+  // Builds the QueueTree of the parsed queues, so that its checks apply; its errors name the
+  // queue's field in the file.
+  absl::Status CheckQueueTree() const;
+  absl::Status ParseJob(const YAML::Node& n, const std::string& path);
+  absl::Status ParseTaskGroup(const YAML::Node& n, const std::string& path, TaskGroup& group);
+  absl::StatusOr<Toleration> ParseToleration(const YAML::Node& n, const std::string& path);
+  absl::StatusOr<ClusterAffinityTerms> ParseClusterAffinity(const YAML::Node& n,
+                                                            const std::string& path);
+  absl::StatusOr<std::vector<LabelRequirement>> ParseRequirements(const YAML::Node& n,
+                                                                  const std::string& path);
+  absl::Status ParseEvent(const YAML::Node& n, const std::string& path);
+  absl::Status CheckEventTarget(const ScenarioEvent& event, const YAML::Node& n,
+                                const std::string& path, bool has_gpu, bool has_taint);
+
+  YamlReader r_;
+  ParseOptions options_;
+  Scenario scenario_;
+  ScenarioIndex index_;
+  int64_t total_tasks_ = 0;
+  std::vector<QueueSource> queue_sources_;  // one per scenario_.queues entry
+  // `gpus.memory` is required on every node with GPUs once a task asks for gpu_memory.
+  std::vector<std::pair<std::string, int>> nodes_without_gpu_memory_;  // field, line
+  std::optional<std::pair<std::string, int>> gpu_memory_user_;         // the first such task
+};
+
+// A taint or toleration effect: NoSchedule, PreferNoSchedule or NoExecute.
+absl::StatusOr<TaintEffect> ParseEffect(const YamlReader& r, const YAML::Node& v,
+                                        const std::string& field);
+
+}  // namespace tessera::sim::scenario_parsing
