@@ -497,7 +497,8 @@ absl::StatusOr<ListJobsResult> JobManager::List(const Caller& caller,
     after = *token;
   }
   if (!request.tenant.empty() && !caller.admin && request.tenant != caller.tenant) {
-    return absl::PermissionDeniedError("tenant: only admins may list other tenants' jobs");
+    return spec::WithField(
+        absl::PermissionDeniedError("tenant: only admins may list other tenants' jobs"), "tenant");
   }
   ListPage page(request.limit);
   std::lock_guard<std::mutex> lock(mu_);

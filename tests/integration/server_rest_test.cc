@@ -274,7 +274,10 @@ TEST_F(ServerRestTest, TenantsSeeOnlyTheirOwnJobs) {
   ASSERT_EQ(b_list.status, 200) << b_list.text;
   EXPECT_THAT(Ids(b_list.body), Not(Contains(id)));
   EXPECT_THAT(Ids(b_list.body), Contains(id_b));
-  EXPECT_THAT(Ids(b.Get("/api/v1/jobs?tenant=team-a").body), Not(Contains(id)));
+  // Asking for another tenant's jobs is refused outright, naming the filter.
+  const HttpAnswer b_asks_a = b.Get("/api/v1/jobs?tenant=team-a");
+  EXPECT_EQ(b_asks_a.status, 403) << b_asks_a.text;
+  EXPECT_EQ(b_asks_a.body["error"]["field"], "tenant") << b_asks_a.text;
   EXPECT_THAT(Ids(a.Get("/api/v1/jobs").body), ElementsAre(id));
   EXPECT_THAT(Ids(Admin().Get("/api/v1/jobs").body), IsSupersetOf({id, id_b}));
 

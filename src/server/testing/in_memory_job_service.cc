@@ -10,6 +10,7 @@
 #include "fmt/format.h"
 #include "server/job_listing.h"
 #include "spec/queue_document.h"
+#include "spec/request_error.h"
 
 namespace tessera::server::testing {
 
@@ -146,7 +147,8 @@ absl::StatusOr<ListJobsResult> InMemoryJobService::List(const Caller& caller,
     return absl::InvalidArgumentError("pageToken: malformed page token");
   }
   if (!caller.admin && !request.tenant.empty() && request.tenant != caller.tenant) {
-    return absl::PermissionDeniedError("tenant: only admins may list other tenants' jobs");
+    return spec::WithField(
+        absl::PermissionDeniedError("tenant: only admins may list other tenants' jobs"), "tenant");
   }
   std::lock_guard lock(mu_);
   ListPage page(request.limit);
