@@ -1,5 +1,9 @@
 #include "sim/scenario/scenario_parser.h"
 
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -17,6 +21,58 @@ absl::StatusOr<Scenario> Parse(const std::string& text) {
   ParseOptions options;
   options.allow_files = false;
   return ParseScenario(text, "t.yaml", options);
+}
+
+std::string SourceDir() {
+  const char* root = std::getenv("TESSERA_SOURCE_DIR");
+  return root != nullptr ? root : ".";
+}
+
+// SCENARIOS.md's example, verbatim (src/sim/scenario/testdata).
+std::string ReadExample() {
+  std::ifstream in(SourceDir() + "/src/sim/scenario/testdata/scenarios_example.yaml");
+  EXPECT_TRUE(in.good()) << "cannot read the example";
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The fenced example of ../shared/SCENARIOS.md beside the source tree; nullopt without it.
+std::optional<std::string> ContractExample() {
+  std::ifstream in(SourceDir() + "/../shared/SCENARIOS.md");
+  if (!in.good()) return std::nullopt;
+  std::string line;
+  std::string block;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (line.starts_with("```")) {
+      if (inside) return block;
+      inside = true;
+    } else if (inside) {
+      block += line + "\n";
+    }
+  }
+  return std::nullopt;
+}
+
+TEST(ScenarioParserTest, ExampleIsTheContractsVerbatim) {
+  const std::optional<std::string> contract = ContractExample();
+  if (!contract) GTEST_SKIP() << "no ../shared/SCENARIOS.md beside the source tree";
+  EXPECT_EQ(ReadExample(), *contract) << "testdata/scenarios_example.yaml must be the fenced "
+                                         "example of SCENARIOS.md, verbatim";
+}
+
+TEST(ScenarioParserTest, AcceptsTheContractsExampleAsWritten) {
+  absl::StatusOr<Scenario> s = Parse(ReadExample());
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->name, "two-large-gangs-do-not-deadlock");
+  EXPECT_EQ(s->clusters.size(), 1u);
+  EXPECT_EQ(s->nodes.size(), 4u);
+  EXPECT_EQ(s->queues.size(), 3u);  // org, team-a, team-b
+  EXPECT_EQ(s->jobs.size(), 2u);
+  EXPECT_EQ(s->events.size(), 4u);
+  EXPECT_EQ(s->expectations.size(), 12u);
+  EXPECT_EQ(s->until, Duration(600'000));
 }
 
 TEST(ScenarioParserTest, ParsesEveryPartWithDefaults) {
