@@ -1,10 +1,7 @@
 #include "spec/jobspec.h"
 
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -12,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "spec/job_json.h"
+#include "spec/testing/contract_text.h"
 
 namespace tessera::spec {
 namespace {
@@ -25,34 +23,10 @@ using namespace std::chrono_literals;
 
 // shared/JOBSPEC.md's example, verbatim (comments, "…" placeholders and the status block).
 std::string ReadExample() {
-  const char* root = std::getenv("TESSERA_SOURCE_DIR");
-  const std::string path =
-      std::string(root != nullptr ? root : ".") + "/src/spec/testdata/jobspec_example.yaml";
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << "cannot read " << path;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The example of the contract itself (../shared/JOBSPEC.md beside the source tree, its one
-// fenced block); nullopt when the contract is not there (a tree without its shared folder).
-std::optional<std::string> ContractExample() {
-  const char* root = std::getenv("TESSERA_SOURCE_DIR");
-  std::ifstream in(std::string(root != nullptr ? root : ".") + "/../shared/JOBSPEC.md");
-  if (!in.good()) return std::nullopt;
-  std::string line;
-  std::string block;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    if (line.starts_with("```")) {
-      if (inside) return block;
-      inside = true;
-    } else if (inside) {
-      block += line + "\n";
-    }
-  }
-  return std::nullopt;
+  const std::optional<std::string> example =
+      tessera::testing::ReadSourceFile("src/spec/testdata/jobspec_example.yaml");
+  EXPECT_TRUE(example.has_value()) << "cannot read the example";
+  return example.value_or("");
 }
 
 // The example as a client sends it: everything before the server's `status:` block.
@@ -101,7 +75,7 @@ TEST(ParseJobDocumentTest, ExampleVerbatimIsRefusedForItsStatus) {
 }
 
 TEST(ParseJobDocumentTest, ExampleIsTheContractsVerbatim) {
-  const std::optional<std::string> contract = ContractExample();
+  const std::optional<std::string> contract = tessera::testing::ContractExample("JOBSPEC.md");
   if (!contract) GTEST_SKIP() << "no ../shared/JOBSPEC.md beside the source tree";
   EXPECT_EQ(ReadExample(), *contract) << "src/spec/testdata/jobspec_example.yaml must be the "
                                          "fenced example of JOBSPEC.md, verbatim";

@@ -1,13 +1,11 @@
 #include "sim/scenario/scenario_parser.h"
 
-#include <cstdlib>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "spec/testing/contract_text.h"
 
 namespace tessera::sim {
 namespace {
@@ -23,40 +21,16 @@ absl::StatusOr<Scenario> Parse(const std::string& text) {
   return ParseScenario(text, "t.yaml", options);
 }
 
-std::string SourceDir() {
-  const char* root = std::getenv("TESSERA_SOURCE_DIR");
-  return root != nullptr ? root : ".";
-}
-
 // SCENARIOS.md's example, verbatim (src/sim/scenario/testdata).
 std::string ReadExample() {
-  std::ifstream in(SourceDir() + "/src/sim/scenario/testdata/scenarios_example.yaml");
-  EXPECT_TRUE(in.good()) << "cannot read the example";
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The fenced example of ../shared/SCENARIOS.md beside the source tree; nullopt without it.
-std::optional<std::string> ContractExample() {
-  std::ifstream in(SourceDir() + "/../shared/SCENARIOS.md");
-  if (!in.good()) return std::nullopt;
-  std::string line;
-  std::string block;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    if (line.starts_with("```")) {
-      if (inside) return block;
-      inside = true;
-    } else if (inside) {
-      block += line + "\n";
-    }
-  }
-  return std::nullopt;
+  const std::optional<std::string> example =
+      tessera::testing::ReadSourceFile("src/sim/scenario/testdata/scenarios_example.yaml");
+  EXPECT_TRUE(example.has_value()) << "cannot read the example";
+  return example.value_or("");
 }
 
 TEST(ScenarioParserTest, ExampleIsTheContractsVerbatim) {
-  const std::optional<std::string> contract = ContractExample();
+  const std::optional<std::string> contract = tessera::testing::ContractExample("SCENARIOS.md");
   if (!contract) GTEST_SKIP() << "no ../shared/SCENARIOS.md beside the source tree";
   EXPECT_EQ(ReadExample(), *contract) << "testdata/scenarios_example.yaml must be the fenced "
                                          "example of SCENARIOS.md, verbatim";
