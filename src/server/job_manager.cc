@@ -9,6 +9,7 @@
 #include "fmt/format.h"
 #include "sched/plugins/builtin.h"
 #include "server/job_listing.h"
+#include "server/job_manager_internal.h"
 #include "spec/queue_document.h"
 #include "spec/request_error.h"
 
@@ -22,9 +23,14 @@ constexpr std::chrono::seconds kQueueWait{10};
 constexpr std::chrono::seconds kEstimateWait{5};
 constexpr std::string_view kQueuesKey = "/tessera/queues";
 
+}  // namespace
+
+// Shared with job_manager_submit.cc (job_manager_internal.h).
 std::string IndexKey(std::string_view tenant, std::string_view name) {
   return fmt::format("{}{}{}", tenant, '\0', name);
 }
+
+namespace {
 
 // The spec as the scheduler sees it: clusters are matched through their labels, which every
 // node of a cluster carries, so a clusterSelector is one more node selector.
@@ -53,6 +59,8 @@ std::string LaunchId(int64_t job, std::string_view task, int32_t attempt) {
 
 bool IsActive(const TaskRuntime& task) { return !task.launch_id.empty() && !task.ended; }
 
+}  // namespace
+
 // The Scheduler names the field at fault first ("queues[2].weight: must be >= 1"): the API
 // reports it as the error's field.
 absl::Status WithLeadingField(absl::Status status) {
@@ -78,6 +86,8 @@ absl::Status StoreFailure(std::string_view what, const absl::Status& status) {
       fmt::format("{}: the state store refused the write ({}); the server's log has the details",
                   what, absl::StatusCodeToString(status.code())));
 }
+
+namespace {
 
 // The job is being torn down: a cancel or a preemption; its tasks must not start.
 bool Stopping(const JobRecord& record) {
@@ -383,87 +393,6 @@ absl::StatusOr<JobView> JobManager::GetView(const Caller& caller, std::string_vi
   const JobRecord* record = FindVisibleLocked(caller, id);
   if (record == nullptr) return absl::NotFoundError(fmt::format("job {} not found", id));
   return record->View();
-}
-
-absl::StatusOr<SubmitResult> JobManager::Submit(const Caller& caller, spec::JobDocument job) {
-  if (!Ready()) return absl::UnavailableError("the control plane is starting");
-  if (absl::Status s = job.spec.Validate("spec"); !s.ok()) return s;
-  if (absl::Status s = CheckStorable(job, caller.tenant, options_.store->limits()); !s.ok()) {
-    return s;
-  }
-  auto committed = std::make_shared<std::promise<absl::Status>>();
-  std::future<absl::Status> done = committed->get_future();
-  int64_t id = 0;
-  JobEvent submitted;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    const std::string request_id = job.metadata.request_id;
-    if (!request_id.empty()) {
-      if (auto it = requests_.find(IndexKey(caller.tenant, request_id)); it != requests_.end()) {
-        return SubmitResult{.job = jobs_.at(it->second).View(), .created = false};
-      }
-    }
-    if (absl::Status s = CheckQueueLocked(job.spec.queue); !s.ok()) return s;
-    if (!job.spec.name.empty()) {
-      if (auto it = active_names_.find(IndexKey(caller.tenant, job.spec.name));
-          it != active_names_.end()) {
-        return absl::AlreadyExistsError(
-            fmt::format("metadata.name: job {} (\"{}\") is not finished yet; names are unique "
-                        "among a tenant's unfinished jobs",
-                        it->second, job.spec.name));
-      }
-    }
-    id = next_id_++;
-    JobRecord record = NewJobRecord(id, caller.tenant, std::move(job), options_.clock->Now());
-    std::vector<JobEvent> events;
-    submitted = AddEvent(record, events, "Submitted", "",
-                         fmt::format("queue {}, {} task(s)", record.document.spec.queue,
-                                     record.tasks.size()));
-    store::Txn txn{.compares = {store::Compare::Absent(JobKey(id))},
-                   .success = {store::Op::Put(JobKey(id), EncodeJobRecord(record)),
-                               store::Op::Put(EventKey(id, submitted.sequence),
-                                              EncodeJobEvent(submitted))}};
-    if (!request_id.empty()) {
-      txn.success.push_back(store::Op::Put(RequestKey(caller.tenant, request_id), FormatJobId(id)));
-      requests_[IndexKey(caller.tenant, request_id)] = id;
-    }
-    active_names_[IndexKey(caller.tenant, record.document.spec.name)] = id;
-    const std::string name_key = IndexKey(caller.tenant, record.document.spec.name);
-    absl::Status admitted = options_.store->CommitAsync(
-        std::move(txn), [this, committed](absl::StatusOr<store::TxnResult> result) {
-          if (!result.ok()) {
-            committed->set_value(StoreFailure("the job could not be stored", result.status()));
-          } else if (!result->succeeded) {
-            committed->set_value(absl::InternalError("job id already in the store"));
-          } else {
-            committed->set_value(absl::OkStatus());
-          }
-          --in_flight_;
-        });
-    ++in_flight_;
-    uncommitted_.insert(id);
-    jobs_.emplace(id, std::move(record));
-    if (!admitted.ok()) {
-      --in_flight_;
-      committed->set_value(StoreFailure("the job could not be stored", admitted));
-    }
-  }
-  const absl::Status status = done.get();
-  std::lock_guard<std::mutex> lock(mu_);
-  JobRecord& record = jobs_.at(id);
-  uncommitted_.erase(id);
-  if (!status.ok()) {
-    if (!record.document.metadata.request_id.empty()) {
-      requests_.erase(IndexKey(caller.tenant, record.document.metadata.request_id));
-    }
-    active_names_.erase(IndexKey(caller.tenant, record.document.spec.name));
-    jobs_.erase(id);
-    return status;
-  }
-  hub_.Publish(submitted, record.tenant);
-  metrics_->Submitted();
-  Post(JobSubmitted{id});
-  return SubmitResult{.job = record.View(), .created = true};
 }
 
 absl::Status JobManager::CheckQueueLocked(std::string_view queue) const {

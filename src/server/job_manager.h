@@ -138,6 +138,8 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
 
   // JobService.
   absl::StatusOr<SubmitResult> Submit(const Caller& caller, spec::JobDocument job) override;
+  absl::StatusOr<SubmitBatchResult> SubmitBatch(const Caller& caller,
+                                                std::vector<spec::JobDocument> jobs) override;
   absl::StatusOr<JobView> Get(const Caller& caller, std::string_view id) override;
   absl::StatusOr<ListJobsResult> List(const Caller& caller,
                                       const ListJobsRequest& request) override;
@@ -196,6 +198,9 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   // The record `id` names, if `caller` may see it. REQUIRES: mu_ held.
   JobRecord* FindVisibleLocked(const Caller& caller, std::string_view id);
   absl::StatusOr<JobView> GetView(const Caller& caller, std::string_view id);
+  // Submit and SubmitBatch (job_manager_submit.cc): checks `jobs` in order, commits the
+  // accepted ones together and posts them to the loop together; one result per job.
+  SubmitBatchResult SubmitAll(const Caller& caller, std::vector<spec::JobDocument> jobs);
   // InvalidArgument naming spec.queue unless `queue` is a leaf of the tree. REQUIRES: mu_ held.
   absl::Status CheckQueueLocked(std::string_view queue) const;
   // Runs `edit` on the loop thread and waits for it to be stored.
@@ -205,6 +210,8 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
 
   // --- loop side --------------------------------------------------------------------------
   void Post(LoopEvent event);
+  // Queues every event at once (one wake-up of the loop). job_manager_submit.cc.
+  void PostAll(std::vector<LoopEvent> events);
   void LoopMain();
   void Handle(JobSubmitted& event);
   void Handle(CancelRequested& event);

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -34,11 +35,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "core/job_phase.h"
 #include "core/node.h"
 #include "core/resources.h"
 #include "sched/queue/queue_spec.h"
 #include "spec/job_document.h"
+#include "spec/request_error.h"
 #include "tessera/cluster/task_log.h"
 #include "tessera/common/clock.h"
 
@@ -77,6 +80,17 @@ struct SubmitResult {
   JobView job;
   bool created = true;  // false: metadata.requestId matched an earlier submission, returned here
 };
+
+// The most jobs one SubmitBatch takes (a request of more is refused whole, field "items").
+inline constexpr size_t kMaxSubmitBatchItems = 1000;
+// Per item of a SubmitBatch, in the request's order: the job, or why it was refused.
+using SubmitBatchResult = std::vector<absl::StatusOr<SubmitResult>>;
+// InvalidArgument naming "items" unless a batch of `items` jobs holds 1..kMaxSubmitBatchItems.
+inline absl::Status CheckSubmitBatchSize(size_t items) {
+  if (items >= 1 && items <= kMaxSubmitBatchItems) return absl::OkStatus();
+  return spec::FieldError("items", absl::StrCat("must hold 1..", kMaxSubmitBatchItems,
+                                                " jobs, not ", items));
+}
 
 // Which phases a listing shows, as a class: active jobs are Pending, Admitted or Running;
 // terminal ones Succeeded, Failed or Cancelled.
@@ -208,6 +222,17 @@ class JobService {
   // InvalidArgument naming the field that makes it too large ("spec.tasks[0].command"); a
   // store failure is Internal, or ResourceExhausted / Unavailable when a retry may succeed.
   virtual absl::StatusOr<SubmitResult> Submit(const Caller& caller, spec::JobDocument job) = 0;
+  // Submits several jobs at once (Armada's SubmitJobs): each item is checked as Submit checks
+  // a job, in order, as if submitted one after the other (a metadata.requestId or
+  // metadata.name repeated within the batch behaves as it would across two Submits); the
+  // accepted ones are committed together (one store transaction unless the store's limits
+  // force more) and each is acknowledged only once committed. The answer has one result per
+  // item, in order: the SubmitResult, or the error Submit would have returned for that job
+  // (its field "spec.queue"; the API layers put it under the item with spec::ItemError:
+  // "items[3].spec.queue"). The call itself fails only as a whole: InvalidArgument
+  // (CheckSubmitBatchSize) or Unavailable while the service starts.
+  virtual absl::StatusOr<SubmitBatchResult> SubmitBatch(const Caller& caller,
+                                                        std::vector<spec::JobDocument> jobs) = 0;
   virtual absl::StatusOr<JobView> Get(const Caller& caller, std::string_view id) = 0;
   // One page of the caller's jobs that pass every filter of `request`, in its order, with the
   // count of those after the page (so a listing walks every job the caller may see).

@@ -32,4 +32,20 @@ std::optional<std::string> ErrorField(const absl::Status& status) {
   return std::nullopt;
 }
 
+absl::Status ItemError(std::string_view list, size_t index, const absl::Status& status) {
+  const std::string item = fmt::format("{}[{}]", list, index);
+  std::optional<std::string> field = ErrorField(status);
+  std::string message(status.message());
+  if (std::optional<JobSpecError> parse = GetJobSpecError(status); parse.has_value()) {
+    message = field.has_value() ? fmt::format("{}: {}", *field, parse->message) : parse->message;
+  }
+  if (field.has_value() && message.starts_with(*field + ": ")) {
+    message = fmt::format("{}.{}", item, message);
+  } else {
+    message = fmt::format("{}: {}", item, message);
+  }
+  return WithField(absl::Status(status.code(), message),
+                   field.has_value() ? fmt::format("{}.{}", item, *field) : item);
+}
+
 }  // namespace tessera::spec

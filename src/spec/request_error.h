@@ -7,6 +7,7 @@
 // Thread-safe: pure functions.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,5 +22,11 @@ absl::Status FieldError(std::string_view field, std::string_view message);
 absl::Status WithField(absl::Status status, std::string_view field);
 // The field at fault in `status`, if one is named.
 std::optional<std::string> ErrorField(const absl::Status& status);
+// The error of item `index` of the request list `list` ("items"), for batch requests: the same
+// code, the field at fault put under the item ("items[3].spec.tasks[0].resources.gpu") and the
+// message led by it ("items[3].spec.tasks[0].resources.gpu: must be >= 0"). A job-spec parse
+// error loses its line and column (they count within the item, not the request); an error
+// that names no field names the item itself ("items[3]: ..."). REQUIRES: !status.ok().
+absl::Status ItemError(std::string_view list, size_t index, const absl::Status& status);
 
 }  // namespace tessera::spec

@@ -130,6 +130,14 @@ absl::StatusOr<SubmitResult> InMemoryJobService::Submit(const Caller& caller,
   return SubmitResult{.job = stored.view, .created = true};
 }
 
+absl::StatusOr<SubmitBatchResult> InMemoryJobService::SubmitBatch(
+    const Caller& caller, std::vector<spec::JobDocument> jobs) {
+  if (absl::Status s = CheckSubmitBatchSize(jobs.size()); !s.ok()) return s;
+  SubmitBatchResult results;
+  for (spec::JobDocument& job : jobs) results.push_back(Submit(caller, std::move(job)));
+  return results;
+}
+
 absl::StatusOr<JobView> InMemoryJobService::Get(const Caller& caller, std::string_view id) {
   std::lock_guard lock(mu_);
   absl::StatusOr<Job*> job = FindLocked(caller, id);

@@ -7,6 +7,8 @@
 //     ("<group>-<index>"), and records a "Submitted" event;
 //   - tenants: another tenant's job is NotFound; admins see every job; a non-admin listing
 //     another tenant's jobs is PermissionDenied;
+//   - SubmitBatch refuses a batch outside 1..kMaxSubmitBatchItems (CheckSubmitBatchSize) and
+//     otherwise submits each item in order as Submit does;
 //   - metadata.requestId repeats (per tenant) return the earlier job with created == false;
 //     a metadata.name already used by a non-terminal job of the tenant is AlreadyExists;
 //   - List filters by phase, queue, name and (admins) tenant; the page token is the last id of
@@ -46,6 +48,8 @@ class InMemoryJobService final : public JobService {
   ~InMemoryJobService() override;
 
   absl::StatusOr<SubmitResult> Submit(const Caller& caller, spec::JobDocument job) override;
+  absl::StatusOr<SubmitBatchResult> SubmitBatch(const Caller& caller,
+                                                std::vector<spec::JobDocument> jobs) override;
   absl::StatusOr<JobView> Get(const Caller& caller, std::string_view id) override;
   absl::StatusOr<ListJobsResult> List(const Caller& caller,
                                       const ListJobsRequest& request) override;
