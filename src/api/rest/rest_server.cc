@@ -142,6 +142,32 @@ absl::StatusOr<std::pair<std::string, server::Role>> ParseTokenRequest(std::stri
   return std::pair{json["tenant"].get<std::string>(), role};
 }
 
+// {"items": [job, ...]} → each item's job document, or the error that item's decoding gave
+// (the document codec's, naming a field of the item). Errors of the request as a whole: not a
+// JSON object, a key other than "items", "items" not a list or outside
+// 1..kMaxSubmitBatchItems (server::CheckSubmitBatchSize).
+absl::StatusOr<std::vector<absl::StatusOr<spec::JobDocument>>> ParseBatchRequest(
+    std::string_view body, size_t max_bytes) {
+  Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) {
+    return absl::InvalidArgumentError(
+        "the body must be a JSON object: {\"items\": [job document, ...]}");
+  }
+  for (const auto& [key, value] : json.items()) {
+    if (key != "items") return spec::FieldError(key, "unknown key");
+  }
+  if (!json.contains("items") || !json["items"].is_array()) {
+    return spec::FieldError("items", "must be a list of job documents");
+  }
+  if (absl::Status s = server::CheckSubmitBatchSize(json["items"].size()); !s.ok()) return s;
+  std::vector<absl::StatusOr<spec::JobDocument>> items;
+  for (const Json& item : json["items"]) {
+    items.push_back(spec::ParseJobDocument(
+        item.dump(), {.format = spec::DocumentFormat::kJson, .max_bytes = max_bytes}));
+  }
+  return items;
+}
+
 }  // namespace
 
 class RestServer::Impl {
@@ -187,7 +213,10 @@ class RestServer::Impl {
   void Count(const std::string& method, std::string_view route, int code);
   httplib::Server::HandlerResponse OnHttpError(const Request& req, Response& res);
 
+  // Answers 413 (and returns true) for a body above max_body_bytes.
+  bool BodyTooLarge(const Request& req, Response& res) const;
   void SubmitJob(const Caller& caller, const Request& req, Response& res);
+  void SubmitJobs(const Caller& caller, const Request& req, Response& res);
   void ListJobs(const Caller& caller, const Request& req, Response& res);
   void GetLogs(const Caller& caller, const Request& req, Response& res);
   void WatchEvents(const Caller& caller, const Request& req, Response& res);
@@ -374,6 +403,8 @@ void RestServer::Impl::AddRoutes() {
 
   Api(Method::kPost, "/api/v1/jobs", "/api/v1/jobs",
       [this](const Caller& c, const Request& req, Response& res) { SubmitJob(c, req, res); });
+  Api(Method::kPost, "/api/v1/jobs:batch", "/api/v1/jobs:batch",
+      [this](const Caller& c, const Request& req, Response& res) { SubmitJobs(c, req, res); });
   Api(Method::kGet, "/api/v1/jobs", "/api/v1/jobs",
       [this](const Caller& c, const Request& req, Response& res) { ListJobs(c, req, res); });
   Api(Method::kGet, "/api/v1/jobs/{id}", R"(/api/v1/jobs/([^/]+))",
@@ -465,13 +496,16 @@ void RestServer::Impl::AddRoutes() {
   Public("/metrics", [this](const Request&, Response& res) { Metrics(res); });
 }
 
+bool RestServer::Impl::BodyTooLarge(const Request& req, Response& res) const {
+  if (req.body.size() <= options_.max_body_bytes) return false;
+  SendJson(res, 413,
+           ErrorBody(absl::StatusCode::kResourceExhausted,
+                     fmt::format("the request body exceeds {} bytes", options_.max_body_bytes)));
+  return true;
+}
+
 void RestServer::Impl::SubmitJob(const Caller& caller, const Request& req, Response& res) {
-  if (req.body.size() > options_.max_body_bytes) {
-    return SendJson(
-        res, 413,
-        ErrorBody(absl::StatusCode::kResourceExhausted,
-                  fmt::format("the request body exceeds {} bytes", options_.max_body_bytes)));
-  }
+  if (BodyTooLarge(req, res)) return;
   const spec::ParseOptions parse{
       .format = IsJsonContent(req) ? spec::DocumentFormat::kJson : spec::DocumentFormat::kAuto,
       .source = "request",
@@ -483,6 +517,34 @@ void RestServer::Impl::SubmitJob(const Caller& caller, const Request& req, Respo
   if (!result.ok()) return SendError(res, result.status());
   res.set_header("Location", "/api/v1/jobs/" + result->job.document.metadata.id);
   SendJson(res, result->created ? 201 : 200, JobViewToJson(result->job));
+}
+
+void RestServer::Impl::SubmitJobs(const Caller& caller, const Request& req, Response& res) {
+  if (BodyTooLarge(req, res)) return;
+  absl::StatusOr<std::vector<absl::StatusOr<spec::JobDocument>>> items =
+      ParseBatchRequest(req.body, options_.max_body_bytes);
+  if (!items.ok()) return SendError(res, items.status());
+  std::vector<spec::JobDocument> documents;
+  for (absl::StatusOr<spec::JobDocument>& item : *items) {
+    if (item.ok()) documents.push_back(*std::move(item));
+  }
+  absl::StatusOr<server::SubmitBatchResult> submitted =
+      documents.empty() ? server::SubmitBatchResult{}
+                        : options_.service->SubmitBatch(caller, std::move(documents));
+  if (!submitted.ok()) return SendError(res, submitted.status());
+  Json answers = Json::array();
+  size_t next = 0;  // the next result of `submitted`
+  for (size_t i = 0; i < items->size(); ++i) {
+    const absl::StatusOr<server::SubmitResult> result =
+        (*items)[i].ok() ? std::move((*submitted)[next++])
+                         : absl::StatusOr<server::SubmitResult>((*items)[i].status());
+    if (result.ok()) {
+      answers.push_back({{"job", JobViewToJson(result->job)}, {"created", result->created}});
+    } else {
+      answers.push_back(StatusToHttpError(spec::ItemError("items", i, result.status())).body);
+    }
+  }
+  SendItems(res, std::move(answers));
 }
 
 void RestServer::Impl::ListJobs(const Caller& caller, const Request& req, Response& res) {

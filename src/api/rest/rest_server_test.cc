@@ -206,6 +206,71 @@ TEST_F(RestServerTest, BadSpecNamesTheField) {
   EXPECT_THAT(Body(res)["error"]["message"].get<std::string>(), StartsWith("request:"));
 }
 
+TEST_F(RestServerTest, BatchAnswersEachItemInOrderNamingTheItemsField) {
+  Json bad_gpu = Json::parse(kJob);
+  bad_gpu["spec"]["tasks"][0]["resources"]["gpu"] = -1;
+  const Json batch = {{"items",
+                       {Json::parse(NamedJob("one", "r1")), bad_gpu, Json::parse(NamedJob("one")),
+                        Json::parse(NamedJob("two", "r1")), "not a job",
+                        Json::parse(NamedJob("three", "r3"))}}};
+  httplib::Result res = Post("/api/v1/jobs:batch", a_, batch.dump());
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const Json items = Body(res)["items"];
+  ASSERT_EQ(items.size(), 6u) << res->body;
+  const std::string first = items[0]["job"]["metadata"]["id"];
+  EXPECT_EQ(items[0]["created"], true);
+  EXPECT_EQ(items[0]["job"]["metadata"]["tenant"], "team-a");
+  EXPECT_EQ(items[1]["error"]["code"], "INVALID_ARGUMENT");
+  EXPECT_EQ(items[1]["error"]["field"], "items[1].spec.tasks[0].resources.gpu");
+  EXPECT_THAT(items[1]["error"]["message"].get<std::string>(),
+              StartsWith("items[1].spec.tasks[0].resources.gpu: "));
+  EXPECT_EQ(items[2]["error"]["code"], "ALREADY_EXISTS");  // "one" is taken by item 0
+  EXPECT_EQ(items[2]["error"]["field"], "items[2]");
+  // A request id repeated within the batch answers the job of its first use.
+  EXPECT_EQ(items[3]["job"]["metadata"]["id"], first);
+  EXPECT_EQ(items[3]["created"], false);
+  EXPECT_EQ(items[4]["error"]["code"], "INVALID_ARGUMENT");
+  EXPECT_THAT(items[4]["error"]["field"].get<std::string>(), StartsWith("items[4]"));
+  EXPECT_EQ(items[5]["created"], true);
+
+  // The same batch again: the request ids answer the same jobs, nothing new is created.
+  res = Post("/api/v1/jobs:batch", a_, batch.dump());
+  ASSERT_EQ(res->status, 200) << res->body;
+  const Json again = Body(res)["items"];
+  EXPECT_EQ(again[0]["job"]["metadata"]["id"], first);
+  EXPECT_EQ(again[0]["created"], false);
+  EXPECT_EQ(again[5]["job"]["metadata"]["id"], items[5]["job"]["metadata"]["id"]);
+  EXPECT_EQ(again[5]["created"], false);
+  // Across the single and the batch route alike.
+  res = Post("/api/v1/jobs", a_, NamedJob("ignored", "r3"));
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(Body(res)["metadata"]["id"], items[5]["job"]["metadata"]["id"]);
+  res = Get("/api/v1/jobs", a_);
+  EXPECT_EQ(Body(res)["items"].size(), 2u) << res->body;
+}
+
+TEST_F(RestServerTest, ABatchRequestThatIsNotOneIsRefusedWhole) {
+  Json over = {{"items", Json::array()}};
+  for (size_t i = 0; i <= server::kMaxSubmitBatchItems; ++i) over["items"].push_back("x");
+  httplib::Result res = Post("/api/v1/jobs:batch", a_, over.dump());
+  ASSERT_EQ(res->status, 400) << res->body;
+  EXPECT_EQ(Field(res), "items");
+  EXPECT_THAT(Body(res)["error"]["message"].get<std::string>(), HasSubstr("1001"));
+
+  for (const char* body : {R"({"items": []})", R"({"items": {}})", R"({})", "[]", "items"}) {
+    res = Post("/api/v1/jobs:batch", a_, body);
+    EXPECT_EQ(res->status, 400) << body;
+    EXPECT_EQ(Code(res), "INVALID_ARGUMENT") << body;
+  }
+  res = Post("/api/v1/jobs:batch", a_, R"({"items": [], "jobs": []})");
+  EXPECT_EQ(Field(res), "jobs");
+  res = Post("/api/v1/jobs:batch", "", R"({"items": []})");
+  EXPECT_EQ(res->status, 401);
+  res = Get("/api/v1/jobs", a_);
+  EXPECT_TRUE(Body(res)["items"].empty()) << res->body;
+}
+
 TEST_F(RestServerTest, OversizedBodyIs413) {
   const std::string body(RestServer::Options{}.max_body_bytes + 1, ' ');
   httplib::Result res = Post("/api/v1/jobs", a_, body);
