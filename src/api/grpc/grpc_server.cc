@@ -56,6 +56,14 @@ absl::Status CheckDocumentSize(const std::string& document) {
       "document is ", document.size(), " bytes; at most ", kMaxDocumentBytes, " are accepted"));
 }
 
+// One item of a SubmitJobs request as a job document, or the decoder's error for it.
+absl::StatusOr<spec::JobDocument> ParseItem(const v1::SubmitJobRequest& item) {
+  if (absl::Status s = CheckDocumentSize(item.document()); !s.ok()) return s;
+  absl::StatusOr<spec::DocumentFormat> format = FromProto(item.format());
+  if (!format.ok()) return format.status();
+  return spec::ParseJobDocument(item.document(), {.format = *format});
+}
+
 }  // namespace
 
 class GrpcServer::Service final : public v1::JobService::Service {
@@ -83,6 +91,42 @@ class GrpcServer::Service final : public v1::JobService::Service {
       if (!result.ok()) return result.status();
       *response->mutable_job() = ToProto(result->job);
       response->set_created(result->created);
+      return absl::OkStatus();
+    });
+  }
+
+  grpc::Status SubmitJobs(grpc::ServerContext* context, const v1::SubmitJobsRequest* request,
+                          v1::SubmitJobsResponse* response) override {
+    return Serve(*context, [&](const server::Caller& caller) -> absl::Status {
+      if (absl::Status s = server::CheckSubmitBatchSize(request->items_size()); !s.ok()) {
+        return s;
+      }
+      std::vector<absl::StatusOr<spec::JobDocument>> items;
+      std::vector<spec::JobDocument> documents;
+      for (const v1::SubmitJobRequest& item : request->items()) {
+        items.push_back(ParseItem(item));
+        if (items.back().ok()) documents.push_back(*items.back());
+      }
+      absl::StatusOr<server::SubmitBatchResult> submitted =
+          documents.empty() ? server::SubmitBatchResult{}
+                            : options_.service->SubmitBatch(caller, std::move(documents));
+      if (!submitted.ok()) return submitted.status();
+      size_t next = 0;  // the next result of `submitted`
+      for (size_t i = 0; i < items.size(); ++i) {
+        const absl::StatusOr<server::SubmitResult> result =
+            items[i].ok() ? std::move((*submitted)[next++])
+                          : absl::StatusOr<server::SubmitResult>(items[i].status());
+        v1::SubmitJobsItem* answer = response->add_items();
+        if (result.ok()) {
+          *answer->mutable_submitted()->mutable_job() = ToProto(result->job);
+          answer->mutable_submitted()->set_created(result->created);
+          continue;
+        }
+        const absl::Status error = spec::ItemError("items", i, result.status());
+        answer->mutable_error()->set_code(static_cast<int32_t>(error.code()));
+        answer->mutable_error()->set_message(std::string(error.message()));
+        answer->mutable_error()->set_field(spec::ErrorField(error).value_or(""));
+      }
       return absl::OkStatus();
     });
   }

@@ -227,6 +227,69 @@ TEST_F(GrpcServerTest, RepeatedRequestIdReturnsTheEarlierJob) {
   EXPECT_EQ(again.job().id(), first.job().id());
 }
 
+// A batch of the documents, as `token`; the call must succeed.
+v1::SubmitJobsResponse SubmitBatch(v1::JobService::Stub& stub, grpc::ClientContext* context,
+                                   const std::vector<std::string>& documents) {
+  v1::SubmitJobsRequest request;
+  for (const std::string& document : documents) request.add_items()->set_document(document);
+  v1::SubmitJobsResponse response;
+  const grpc::Status status = stub.SubmitJobs(context, request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return response;
+}
+
+TEST_F(GrpcServerTest, BatchAnswersEachItemInOrderAndRepeatsRequestIds) {
+  const std::vector<std::string> batch = {
+      JobYaml("one", "  requestId: r1\n"),
+      "apiVersion: tessera/v1\nkind: Job\nspec:\n  tasks:\n  - name: a\n"
+      "    resources: {gpu: -1}\n",
+      JobYaml("one"),
+      JobYaml("two", "  requestId: r1\n"),
+      JobYaml("three", "  requestId: r3\n")};
+  const v1::SubmitJobsResponse first = SubmitBatch(*stub_, Context(team_a_).get(), batch);
+  ASSERT_EQ(first.items_size(), 5);
+  ASSERT_TRUE(first.items(0).has_submitted());
+  EXPECT_TRUE(first.items(0).submitted().created());
+  ASSERT_TRUE(first.items(1).has_error());
+  EXPECT_EQ(first.items(1).error().code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(first.items(1).error().field(), "items[1].spec.tasks[0].resources.gpu");
+  EXPECT_THAT(first.items(1).error().message(),
+              HasSubstr("items[1].spec.tasks[0].resources.gpu: must be >= 0"));
+  ASSERT_TRUE(first.items(2).has_error());
+  EXPECT_EQ(first.items(2).error().code(), grpc::StatusCode::ALREADY_EXISTS);
+  EXPECT_EQ(first.items(2).error().field(), "items[2]");
+  ASSERT_TRUE(first.items(3).has_submitted());
+  EXPECT_FALSE(first.items(3).submitted().created());
+  EXPECT_EQ(first.items(3).submitted().job().id(), first.items(0).submitted().job().id());
+  ASSERT_TRUE(first.items(4).has_submitted());
+
+  // The same batch again answers the same jobs; a single SubmitJob sees the batch's ids too.
+  const v1::SubmitJobsResponse again = SubmitBatch(*stub_, Context(team_a_).get(), batch);
+  ASSERT_EQ(again.items_size(), 5);
+  EXPECT_EQ(again.items(0).submitted().job().id(), first.items(0).submitted().job().id());
+  EXPECT_FALSE(again.items(0).submitted().created());
+  EXPECT_EQ(again.items(4).submitted().job().id(), first.items(4).submitted().job().id());
+  EXPECT_FALSE(again.items(4).submitted().created());
+  const v1::SubmitJobResponse single = Submit(team_a_, JobYaml("x", "  requestId: r3\n"));
+  EXPECT_FALSE(single.created());
+  EXPECT_EQ(single.job().id(), first.items(4).submitted().job().id());
+}
+
+TEST_F(GrpcServerTest, ABatchOutsideItsBoundsIsInvalidArgumentNamingItems) {
+  for (size_t n : {size_t{0}, server::kMaxSubmitBatchItems + 1}) {
+    v1::SubmitJobsRequest request;
+    for (size_t i = 0; i < n; ++i) request.add_items()->set_document(JobYaml("j"));
+    v1::SubmitJobsResponse response;
+    auto context = Context(team_a_);
+    const grpc::Status status = stub_->SubmitJobs(context.get(), request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << n;
+    EXPECT_EQ(Trailer(*context, "field"), "items") << n;
+  }
+  v1::ListJobsResponse listed;
+  ASSERT_TRUE(stub_->ListJobs(Context(team_a_).get(), {}, &listed).ok());
+  EXPECT_EQ(listed.jobs_size(), 0);
+}
+
 TEST_F(GrpcServerTest, NameInUseIsAlreadyExists) {
   Submit(team_a_, JobYaml("dup"));
   v1::SubmitJobRequest request;
