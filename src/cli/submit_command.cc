@@ -1,9 +1,12 @@
 #include "cli/submit_command.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
 #include "cli/exit_status.h"
+#include "cli/client/api_error.h"
+#include "cli/job_batch.h"
 #include "cli/job_flags.h"
 #include "cli/job_view.h"
 #include "cli/verb_common.h"
@@ -13,12 +16,43 @@
 namespace tessera::cli {
 namespace {
 
-absl::StatusOr<spec::JobDocument> ReadDocument(const std::string& path) {
+absl::StatusOr<std::vector<spec::JobDocument>> ReadDocuments(const std::string& path) {
   absl::StatusOr<std::string> text = ReadDocumentFile(path);
   if (!text.ok()) return text.status();
   spec::ParseOptions options;
   options.source = path;
-  return spec::ParseJobDocument(*text, options);
+  return spec::ParseJobDocuments(*text, options);
+}
+
+// Submits the documents of a multi-document file, kMaxBatchJobs per request; prints one line
+// per job and one error line per refused job ("items[i]" counts within the file).
+int SubmitBatch(RestClient& client, const std::vector<spec::JobDocument>& documents, bool quiet,
+                const CommandEnv& env) {
+  int rc = kExitOk;
+  for (size_t first = 0; first < documents.size(); first += kMaxBatchJobs) {
+    std::vector<std::string> bodies;
+    for (size_t i = first; i < std::min(documents.size(), first + kMaxBatchJobs); ++i) {
+      bodies.push_back(spec::RenderJobJson(documents[i], -1));
+    }
+    absl::StatusOr<std::vector<BatchItem>> items = PostJobBatch(client, bodies);
+    if (!items.ok()) return ReportApiError(items.status(), *env.err);
+    for (size_t i = 0; i < items->size(); ++i) {
+      const BatchItem& item = (*items)[i];
+      if (!item.error.ok()) {
+        // The server counts items within its request; the file's count is what the user sees.
+        *env.err << "error: document " << first + i + 1 << ": " << ApiErrorMessage(item.error)
+                 << "\n";
+        rc = kExitServerError;
+      } else if (quiet) {
+        *env.out << item.id << "\n";
+      } else if (!item.created) {
+        *env.out << "job " << item.id << " was already submitted with this request id\n";
+      } else {
+        *env.out << "submitted job " << item.id << "\n";
+      }
+    }
+  }
+  return rc;
 }
 
 }  // namespace
@@ -36,7 +70,8 @@ int RunSubmitCommand(int argc, char** argv, const CommandEnv& env) {
       "  tessera submit --nodes 4 --gpus 8 --gpu-model H100-80GB --time 1-00:00:00 -- ./run.sh\n"
       "  tessera submit --gpus 0.5 -q -- python serve.py\n"
       "  tessera submit --cluster slurm-a --env OMP_NUM_THREADS=8 -- ./sim.sh -N 2\n"
-      "  tessera submit -f job.yaml",
+      "  tessera submit -f job.yaml\n"
+      "  tessera submit -f jobs.yaml   # several documents (---): submitted in one request",
       "tessera submit"};
   app.add_option("--gpus", job.gpus, "GPUs per task: 4 = four whole GPUs, 0.5 = half of one");
   app.add_option("--cpus", job.cpus, "CPUs per task: 8, 1.5, 500m (default 1)");
@@ -56,7 +91,8 @@ int RunSubmitCommand(int argc, char** argv, const CommandEnv& env) {
   app.add_option("-D,--workdir", job.workdir, "Working directory of the tasks");
   app.add_option("--request-id", job.request_id,
                  "Idempotency key: submitting again with it returns the same job");
-  app.add_option("-f,--file", file, "Submit this job document (YAML or JSON) instead of flags");
+  app.add_option("-f,--file", file, "Submit the job document(s) of this file (YAML or JSON; several YAML documents "
+                 "separated by --- go in one batch request) instead of flags");
   app.add_flag("-q,--quiet", quiet, "Print only the new job's id");
   app.add_flag("--dry-run", dry_run, "Print the job document (YAML) instead of submitting it");
   AddClientFlags(app, &client_flags);
@@ -67,7 +103,7 @@ int RunSubmitCommand(int argc, char** argv, const CommandEnv& env) {
     return *rc;
   }
 
-  absl::StatusOr<spec::JobDocument> document;
+  absl::StatusOr<std::vector<spec::JobDocument>> documents;
   if (!file.empty()) {
     for (const CLI::Option* opt : app.get_options()) {
       const std::string name = opt->get_name();
@@ -83,21 +119,29 @@ int RunSubmitCommand(int argc, char** argv, const CommandEnv& env) {
       return ReportUsageError(
           "a command cannot be combined with -f: the document describes the whole job", *env.err);
     }
-    document = ReadDocument(file);
+    documents = ReadDocuments(file);
+  } else if (absl::StatusOr<spec::JobDocument> built = BuildJobDocument(job); built.ok()) {
+    documents = std::vector<spec::JobDocument>{*std::move(built)};
   } else {
-    document = BuildJobDocument(job);
+    documents = built.status();
   }
-  if (!document.ok()) return ReportUsageError(std::string(document.status().message()), *env.err);
+  if (!documents.ok()) {
+    return ReportUsageError(std::string(documents.status().message()), *env.err);
+  }
   if (dry_run) {
-    *env.out << spec::RenderJobYaml(*document);
+    for (size_t i = 0; i < documents->size(); ++i) {
+      if (i > 0) *env.out << "---\n";
+      *env.out << spec::RenderJobYaml((*documents)[i]);
+    }
     return kExitOk;
   }
 
   std::unique_ptr<RestClient> client = ConnectOrReport(client_flags, env);
   if (client == nullptr) return kExitUsage;
+  if (documents->size() > 1) return SubmitBatch(*client, *documents, quiet, env);
   int http_status = 0;
-  absl::StatusOr<Json> submitted =
-      client->PostJson("/api/v1/jobs", spec::RenderJobJson(*document, -1), &http_status);
+  absl::StatusOr<Json> submitted = client->PostJson(
+      "/api/v1/jobs", spec::RenderJobJson(documents->front(), -1), &http_status);
   if (!submitted.ok()) return ReportApiError(submitted.status(), *env.err);
   const std::string id = JsonText(*submitted, {"metadata", "id"});
   if (quiet) {

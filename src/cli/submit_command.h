@@ -4,6 +4,9 @@
 //                  [--name/-J NAME] [--priority P] [--gpu-model M] [--env K=V] [--label K=V]
 //                  [--workdir DIR] [--request-id ID] [-q] [--dry-run] -- COMMAND [ARGS...]
 //   tessera submit -f job.yaml [-q] [--dry-run]
+// A file of several YAML documents (separated by "---") is sent as one POST
+// /api/v1/jobs:batch (1,000 documents per request): one line per job as below, and for a
+// refused one "error: document N: <the server's error>" on stderr (exit status 1).
 // Prints "submitted job <id>" (with -q: the id alone), or for a repeated --request-id
 // "job <id> was already submitted with this request id". --dry-run prints the document as YAML
 // instead of submitting it. The flags are job_flags.h's; with -f no job flag is allowed.

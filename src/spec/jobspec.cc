@@ -152,4 +152,60 @@ std::optional<JobSpecError> GetJobSpecError(const absl::Status& status) {
   return internal::ErrorParts(status);
 }
 
+namespace {
+
+// Whether a YAML line starts a new document: "---" alone or followed by a blank.
+bool IsDocumentStart(std::string_view line) {
+  return line.starts_with("---") && (line.size() == 3 || line[3] == ' ' || line[3] == '\t' ||
+                                     line[3] == '\r');
+}
+
+// Whether a YAML document holds nothing but blank lines and comments.
+bool IsEmptyDocument(std::string_view text) {
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(at, end - at);
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first != std::string_view::npos && line[first] != '#') return false;
+    at = end + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<JobDocument>> ParseJobDocuments(std::string_view text,
+                                                           const ParseOptions& options) {
+  // Each document is given the blank lines before it, so that errors count lines in `text`.
+  std::vector<std::string> documents(1);
+  int line_number = 0;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(at, end - at);
+    if (options.format != DocumentFormat::kJson && IsDocumentStart(line)) {
+      documents.emplace_back(line_number, '\n');
+      line.remove_prefix(3);
+    }
+    documents.back().append(line).append("\n");
+    ++line_number;
+    at = end + 1;
+  }
+  std::vector<JobDocument> out;
+  for (const std::string& document : documents) {
+    if (IsEmptyDocument(document)) continue;
+    absl::StatusOr<JobDocument> job = ParseJobDocument(document, options);
+    if (!job.ok()) return job.status();
+    out.push_back(*std::move(job));
+  }
+  if (out.empty()) {
+    return absl::InvalidArgumentError(
+        options.source.empty() ? "no job document" : options.source + ": no job document");
+  }
+  return out;
+}
+
 }  // namespace tessera::spec

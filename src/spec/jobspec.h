@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -53,6 +54,14 @@ struct ParseOptions {
 // and `metadata.id` empty.
 absl::StatusOr<JobDocument> ParseJobDocument(std::string_view text,
                                              const ParseOptions& options = {});
+
+// Every job document of a YAML stream (documents separated by "---" lines, as kubectl apply -f
+// reads them; documents holding only comments or blank lines are skipped) or of one JSON
+// document, in order. Errors as ParseJobDocument, for the first document that does not parse,
+// with line numbers counted in the whole text; InvalidArgument when no document is there.
+// `options.max_bytes` bounds each document.
+absl::StatusOr<std::vector<JobDocument>> ParseJobDocuments(std::string_view text,
+                                                           const ParseOptions& options = {});
 
 // JSON, pretty-printed with `indent` spaces (indent < 0: one line). Keys of the JOBSPEC.md
 // shape in its order; metadata.id and status only when set.
