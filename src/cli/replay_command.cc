@@ -2,11 +2,14 @@
 
 #include <cctype>
 #include <cmath>
+#include <algorithm>
 #include <map>
+#include <span>
 #include <string>
 
 #include "cli/client/api_error.h"
 #include "cli/exit_status.h"
+#include "cli/job_batch.h"
 #include "cli/job_flags.h"
 #include "cli/job_view.h"
 #include "cli/replay/trace_jobs.h"
@@ -35,6 +38,7 @@ struct ReplayFlags {
   int64_t skip = 0;
   std::string queue;
   bool dry_run = false;
+  int64_t batch = 1;  // jobs per request; above 1: POST /api/v1/jobs:batch
 };
 
 struct Tally {
@@ -109,6 +113,35 @@ absl::Status Submit(RestClient& client, const ReplayJob& job, Tally& tally, cons
   }
 }
 
+// Submits `jobs` in one batch request, retrying it while the server rate-limits it, and counts
+// each job's answer. An error is the request's own: IsUnreachable ends the replay; any other
+// refuses every job of the batch.
+absl::Status SubmitBatch(RestClient& client, std::span<const ReplayJob> jobs, Tally& tally,
+                         const CommandEnv& env) {
+  std::vector<std::string> bodies;
+  for (const ReplayJob& job : jobs) bodies.push_back(spec::RenderJobJson(job.document, -1));
+  for (int attempt = 0;; ++attempt) {
+    absl::StatusOr<std::vector<BatchItem>> items = PostJobBatch(client, bodies);
+    if (items.ok()) {
+      for (const BatchItem& item : *items) {
+        if (item.error.ok()) {
+          ++tally.submitted;
+          if (!item.created) ++tally.existed;
+        } else {
+          ++tally.refused;
+          ++tally.refusals[RefusalReason(item.error)];
+        }
+      }
+      return absl::OkStatus();
+    }
+    const bool limited = items.status().code() == absl::StatusCode::kResourceExhausted &&
+                         RetryAfter(items.status()).has_value();
+    if (!limited || attempt >= kMaxRateLimitRetries) return items.status();
+    ++tally.rate_limited;
+    env.sleep(std::max(*RetryAfter(items.status()), kDefaultRetryAfter));
+  }
+}
+
 void PrintProgress(const Tally& tally, size_t done, size_t total, const ReplayJob& job,
                    Duration behind, const CommandEnv& env) {
   *env.err << fmt::format("[{}/{}] {} submitted, {} refused; trace time +{}{}\n", done, total,
@@ -156,6 +189,11 @@ int RunReplayCommand(int argc, char** argv, const CommandEnv& env) {
   app.add_option("--skip", f.skip, "Skip this many trace rows first (in arrival order)");
   app.add_option("--queue", f.queue, "Submit to this queue");
   app.add_flag("--dry-run", f.dry_run, "Print the job documents instead of submitting them");
+  app.add_option("--batch", f.batch,
+                 fmt::format("Submit this many jobs per request (1..{}; above 1: POST "
+                             "/api/v1/jobs:batch, sent when the last job of the batch is due)",
+                             kMaxBatchJobs))
+      ->check(CLI::Range(int64_t{1}, static_cast<int64_t>(kMaxBatchJobs)));
   AddClientFlags(app, &client_flags);
   if (std::optional<int> rc = ParseVerbFlags(app, argc, argv, env)) return *rc;
   if (f.pods.empty() == f.swf.empty()) {
@@ -178,22 +216,28 @@ int RunReplayCommand(int argc, char** argv, const CommandEnv& env) {
   TimePoint last_progress = start;
   int rc = kExitOk;
   size_t done = 0;
-  for (const ReplayJob& job : plan->jobs) {
-    const TimePoint due = start + job.arrival;
+  const size_t batch = static_cast<size_t>(f.batch);
+  for (size_t first = 0; first < plan->jobs.size(); first += batch) {
+    const std::span<const ReplayJob> jobs =
+        std::span<const ReplayJob>(plan->jobs).subspan(first, std::min(batch, plan->jobs.size() - first));
+    const TimePoint due = start + jobs.back().arrival;
     if (const TimePoint now = env.clock->Now(); now < due) env.sleep(due - now);
-    absl::Status submitted = Submit(*client, job, tally, env);
+    absl::Status submitted = batch == 1 ? Submit(*client, jobs.front(), tally, env)
+                                        : SubmitBatch(*client, jobs, tally, env);
     if (IsUnreachable(submitted)) {
       rc = ReportApiError(submitted, *env.err);
       break;
     }
     if (!submitted.ok()) {
-      ++tally.refused;
-      ++tally.refusals[RefusalReason(submitted)];
+      tally.refused += static_cast<int64_t>(jobs.size());
+      tally.refusals[RefusalReason(submitted)] += static_cast<int64_t>(jobs.size());
     }
-    ++done;
+    const size_t before = done;
+    done += jobs.size();
     const TimePoint now = env.clock->Now();
-    if (done % kProgressEveryJobs == 0 || now - last_progress >= kProgressEvery) {
-      PrintProgress(tally, done, plan->jobs.size(), job, now - due, env);
+    if (done / kProgressEveryJobs != before / kProgressEveryJobs ||
+        now - last_progress >= kProgressEvery) {
+      PrintProgress(tally, done, plan->jobs.size(), jobs.back(), now - due, env);
       last_progress = now;
     }
   }

@@ -2,7 +2,7 @@
 // times (divided by --speedup), for load tests of the scheduler on simulated nodes.
 //
 //   tessera replay (--pods FILE [--nodes-cluster NAME] | --swf FILE) [--speedup X]
-//                  [--limit N] [--skip N] [--queue Q] [--dry-run]
+//                  [--limit N] [--skip N] [--queue Q] [--batch N] [--dry-run]
 // --pods: an Alibaba GPU pod list (11-column form); --swf: a Parallel Workloads Archive log,
 // plain or .gz. --nodes-cluster (also --cluster) restricts the jobs to the simulated cluster of
 // that name (spec.clusterSelector). How rows become jobs: replay/trace_jobs.h.
@@ -11,6 +11,9 @@
 // is retried after its Retry-After. Progress goes to stderr every 100 jobs or 10 s; the summary
 // names what was submitted (and how many were already there from an earlier run: the request
 // ids make a re-run idempotent), refused with the reasons counted, skipped, and the rate.
+// --batch N (1..1000, default 1) sends N consecutive jobs per request (POST /api/v1/jobs:batch,
+// once the last of them is due) and counts each job's own answer; a batch the server refuses
+// whole counts all its jobs refused.
 // --dry-run prints the job documents (YAML, "---"-separated) without submitting or waiting.
 // Exit statuses: 0 every job submitted, 1 some were refused, 2 bad usage or an unreadable trace,
 // 3 the server could not be reached (the replay stops there).

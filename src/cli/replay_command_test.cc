@@ -191,5 +191,43 @@ TEST_F(ReplayCommandTest, AlibabaPods) {
   EXPECT_FALSE(jobs[0]["spec"].contains("timeLimit"));
 }
 
+TEST_F(ReplayCommandTest, BatchSendsSeveralJobsPerRequestWhenTheLastIsDue) {
+  // Each batch answer: the first job of the batch created, the others an earlier run's, and
+  // a job of request id "replay-tiny-log-4" refused.
+  server_.OnHandler("POST", "/api/v1/jobs:batch",
+                    [this](const httplib::Request& req, httplib::Response& res) {
+                      nlohmann::json items = nlohmann::json::array();
+                      const nlohmann::json sent = nlohmann::json::parse(req.body);
+                      for (const auto& job : sent["items"]) {
+                        if (job["metadata"]["requestId"] == "replay-tiny-log-4") {
+                          items.push_back(nlohmann::json::parse(
+                              ErrorBody("INVALID_ARGUMENT", "items[1].spec.queue: unknown")));
+                          continue;
+                        }
+                        items.push_back({{"job", {{"metadata", {{"id", std::to_string(++ids_)}}}}},
+                                         {"created", items.empty()}});
+                      }
+                      res.set_content(nlohmann::json{{"items", items}}.dump(), "application/json");
+                    });
+  EXPECT_EQ(harness_.Run(&RunReplayCommand,
+                         {"replay", "--swf", path_, "--speedup", "10", "--batch", "2"}),
+            kExitServerError);
+  // Jobs at 0, 20 and 60 s: the first batch (0, 20 s) goes at 2 s, the second (60 s) at 6 s.
+  EXPECT_THAT(harness_.sleeps(), ElementsAre(std::chrono::seconds(2), std::chrono::seconds(4)));
+  const auto posts = server_.Requests("POST", "/api/v1/jobs:batch");
+  ASSERT_EQ(posts.size(), 2u);
+  const nlohmann::json first = nlohmann::json::parse(posts[0].body);
+  ASSERT_EQ(first["items"].size(), 2u);
+  EXPECT_EQ(first["items"][0]["metadata"]["requestId"], "replay-tiny-log-1");
+  EXPECT_EQ(first["items"][1]["metadata"]["requestId"], "replay-tiny-log-3");
+  EXPECT_EQ(nlohmann::json::parse(posts[1].body)["items"].size(), 1u);
+  EXPECT_TRUE(server_.Requests("POST", "/api/v1/jobs").empty());
+  EXPECT_THAT(harness_.out(), HasSubstr("2 submitted (1 already there), 1 refused"));
+  EXPECT_THAT(harness_.out(), HasSubstr("INVALID_ARGUMENT: items[N].spec.queue: unknown"));
+
+  EXPECT_EQ(harness_.Run(&RunReplayCommand, {"replay", "--swf", path_, "--batch", "1001"}),
+            kExitUsage);
+}
+
 }  // namespace
 }  // namespace tessera::cli
