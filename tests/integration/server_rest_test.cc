@@ -246,6 +246,36 @@ TEST_F(ServerRestTest, RetryWithTheSameRequestIdReturnsTheSameJob) {
   EXPECT_EQ(Admin().WaitForEnd(id)["status"]["phase"], "Cancelled");
 }
 
+TEST_F(ServerRestTest, BatchSubmitsEachJobDurablyAndAnswersPerItem) {
+  Json first = ShellJob("batch-a", "echo a; exit 0");
+  first["metadata"]["requestId"] = "batch-r1";
+  Json bad_queue = ShellJob("batch-b", "exit 0");
+  bad_queue["spec"]["queue"] = "no-such-queue";
+  Json repeat = ShellJob("batch-c", "exit 0");
+  repeat["metadata"]["requestId"] = "batch-r1";
+  const Json batch = {{"items", {first, bad_queue, repeat}}};
+  const HttpAnswer answer = Admin().Post("/api/v1/jobs:batch", batch.dump());
+  ASSERT_EQ(answer.status, 200) << answer.text;
+  const Json& items = answer.body["items"];
+  ASSERT_EQ(items.size(), 3u) << answer.text;
+  const std::string id = items[0]["job"]["metadata"].value("id", "");
+  EXPECT_EQ(items[0]["created"], true);
+  EXPECT_EQ(items[1]["error"]["code"], "INVALID_ARGUMENT");
+  EXPECT_EQ(items[1]["error"]["field"], "items[1].spec.queue");
+  EXPECT_EQ(items[2]["job"]["metadata"]["id"], id);
+  EXPECT_EQ(items[2]["created"], false);
+  EXPECT_EQ(Admin().WaitForEnd(id)["status"]["phase"], "Succeeded");
+
+  // Durable: a restarted server has the job, and the same batch answers it again.
+  StartServer("data", {"--rate-limit", "0"});
+  EXPECT_EQ(Admin().Get("/api/v1/jobs/" + id).body["status"]["phase"], "Succeeded");
+  const HttpAnswer replay = Admin().Post("/api/v1/jobs:batch", batch.dump());
+  ASSERT_EQ(replay.status, 200) << replay.text;
+  EXPECT_EQ(replay.body["items"][0]["job"]["metadata"]["id"], id);
+  EXPECT_EQ(replay.body["items"][0]["created"], false);
+  EXPECT_THAT(Ids(Admin().Get("/api/v1/jobs").body), ElementsAre(id));
+}
+
 TEST_F(ServerRestTest, TenantsSeeOnlyTheirOwnJobs) {
   const std::string token_a = Admin().IssueToken("team-a");
   const std::string token_b = Admin().IssueToken("team-b");
