@@ -1,0 +1,307 @@
+// JobManager: the Scheduler's decisions and the job lifecycle they drive — placement,
+// admission, preemption, task ends, restart, requeue and the end of a job (job_manager.h).
+#include "server/job_manager.h"
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <utility>
+
+#include "fmt/format.h"
+#include "server/job_manager_internal.h"
+#include "control/restart_rules.h"
+#include "core/duration.h"
+
+namespace tessera::server {
+
+// ---------------------------------------------------------------------------------------------
+// Scheduler decisions
+
+void JobManager::OnPlaced(std::string_view job, bool gang, std::span<const TaskBinding> tasks) {
+  std::lock_guard<std::mutex> lock(mu_);
+  JobRecord& record = jobs_.at(*ParseJobId(job));
+  std::vector<JobEvent> events;
+  std::vector<std::string> placed;
+  for (const TaskBinding& binding : tasks) {
+    TaskRuntime& task = record.tasks[binding.task];
+    task.placement = binding.placement;
+    task.cluster = ClusterOf(task.placement.node)->name();
+    task.launch_id = LaunchId(record.id, task.name, record.attempt);
+    task.phase = TaskPhase::kPending;
+    launches_[task.launch_id] = record.id;
+    placed.push_back(DescribePlacement(task));
+  }
+  if (gang) {
+    if (record.status().phase == JobPhase::kPending) {
+      MarkAdmitted(record, events, fmt::format("gang of {} placed", tasks.size()));
+    }
+    record.status().reason.clear();
+    record.status().message.clear();
+    record.status().cluster = record.tasks[tasks.front().task].cluster;
+    explanations_.erase(record.id);
+  }
+  AddEvent(record, events, "Placed", "", fmt::format("{}", fmt::join(placed, ", ")));
+  record.SyncTaskStatus();
+  metrics_->Placed(1);
+  const int64_t id = record.id;
+  const int32_t attempt = record.attempt;
+  PersistLocked(record, std::move(events),
+                [this, id, attempt] { Post(BindingsCommitted{id, attempt}); });
+}
+
+void JobManager::OnRefused(std::string_view job, const PendingReason& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  JobRecord& record = jobs_.at(*ParseJobId(job));
+  std::vector<JobEvent> events;
+  metrics_->Refused();
+  Finish(record, events, JobPhase::kFailed, reason.code, reason.message);
+  PersistLocked(record, std::move(events));
+}
+
+void JobManager::OnPending(std::string_view job, const PendingReason& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  JobRecord& record = jobs_.at(*ParseJobId(job));
+  record.status().reason = reason.code;
+  record.status().message = reason.message;
+  JobExplanation& explanation = explanations_[record.id];
+  explanation = {.phase = record.status().phase,
+                 .reason = reason.code,
+                 .message = reason.message,
+                 .total_nodes = reason.total_nodes};
+  for (const auto& [text, nodes] : reason.rejections) {
+    explanation.rejections.push_back({.reason = text, .nodes = nodes});
+  }
+}
+
+void JobManager::OnAdmitted(std::string_view job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  JobRecord& record = jobs_.at(*ParseJobId(job));
+  if (record.status().phase != JobPhase::kPending) return;
+  std::vector<JobEvent> events;
+  MarkAdmitted(record, events,
+               fmt::format("quota reserved in queue {}", record.document.spec.queue));
+  PersistLocked(record, std::move(events));
+}
+
+void JobManager::MarkAdmitted(JobRecord& record, std::vector<JobEvent>& events,
+                              std::string message) {
+  record.status().phase = JobPhase::kAdmitted;
+  record.status().reason.clear();
+  record.status().message.clear();
+  record.status().estimated_start_time.reset();
+  explanations_.erase(record.id);
+  AddEvent(record, events, "Admitted", "", std::move(message));
+}
+
+void JobManager::OnAdmissionRevoked(std::string_view job, const PendingReason& reason,
+                                    bool preempted) {
+  std::lock_guard<std::mutex> lock(mu_);
+  JobRecord& record = jobs_.at(*ParseJobId(job));
+  if (record.status().phase != JobPhase::kAdmitted) return;
+  std::vector<JobEvent> events;
+  record.status().phase = JobPhase::kPending;
+  record.status().reason = reason.code;
+  record.status().message = reason.message;
+  if (preempted) ++record.status().preemptions;
+  // Reclaimed: a queue below its guarantee took the quota back (a preemption); GangTimeout: not
+  // placed in time; otherwise the capacity it waited for went to another job.
+  const char* type = preempted                       ? "Reclaimed"
+                     : reason.code == "GangTimeout" ? "GangTimeout"
+                                                    : "AdmissionRevoked";
+  AddEvent(record, events, type, reason.code, reason.message);
+  PersistLocked(record, std::move(events));
+}
+
+void JobManager::OnPreempted(std::string_view job, const PendingReason& reason, bool requeue) {
+  std::lock_guard<std::mutex> lock(mu_);
+  JobRecord& record = jobs_.at(*ParseJobId(job));
+  if (IsTerminal(record.status().phase) || record.preemption != PreemptionAction::kNone) return;
+  record.preemption = requeue ? PreemptionAction::kRequeue : PreemptionAction::kCancel;
+  ++record.status().preemptions;
+  std::vector<JobEvent> events;
+  AddEvent(record, events, "Preempted", reason.code.empty() ? "Preempted" : reason.code,
+           reason.message);
+  // The teardown calls the Scheduler (Hold, Requeue), which a sink must not: it runs as the
+  // loop's next event.
+  const int64_t id = record.id;
+  PersistLocked(record, std::move(events));
+  Post(PreemptionStarted{id});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lifecycle
+
+void JobManager::EndTask(JobRecord& record, int32_t index, TaskPhase phase,
+                         std::optional<int32_t> exit_code, std::string reason,
+                         std::string message) {
+  TaskRuntime& task = record.tasks[index];
+  task.ended = true;
+  task.phase = phase;
+  task.exit_code = exit_code;
+  task.reason = std::move(reason);
+  task.message = std::move(message);
+  launches_.erase(task.launch_id);
+  if (task.placement.node_index < 0) return;
+  const std::vector<TaskRequest> requests = TaskRequests(record.document.spec);
+  std::lock_guard<std::mutex> lock(state_mu_);
+  state_.Forget(requests[index], task.placement);
+  task.placement.node_index = -1;
+}
+
+void JobManager::Resolve(JobRecord& record, std::vector<JobEvent>& events) {
+  if (IsTerminal(record.status().phase)) return;
+  const TaskRuntime* failed = nullptr;
+  const TaskRuntime* cancelled_outside = nullptr;  // ended Cancelled with no cancel of ours
+  bool active = false;
+  bool all_succeeded = true;
+  for (const TaskRuntime& task : record.tasks) {
+    if (IsActive(task)) active = true;
+    if (task.ended && task.phase == TaskPhase::kFailed && failed == nullptr) failed = &task;
+    if (task.ended && task.phase == TaskPhase::kCancelled && cancelled_outside == nullptr) {
+      cancelled_outside = &task;
+    }
+    if (task.phase != TaskPhase::kSucceeded) all_succeeded = false;
+  }
+  // A task cancelled on its cluster (scancel, a pod deleted) while the job was not being torn
+  // down counts as a failure: the job follows its restart policy.
+  if (failed == nullptr && !Stopping(record)) failed = cancelled_outside;
+  if (Stopping(record) || failed != nullptr) {
+    const std::string job = FormatJobId(record.id);
+    if (active) {
+      scheduler_->Hold(job).IgnoreError();  // no more placements while it is torn down
+      for (const TaskRuntime& task : record.tasks) {
+        if (IsActive(task) && task.launched) {
+          ClusterOf(task.placement.node)
+              ->Cancel(task.launch_id, record.document.spec.termination_grace);
+        }
+      }
+      return;
+    }
+    if (record.cancel_requested) {
+      Finish(record, events, JobPhase::kCancelled, "Cancelled", "cancelled on request");
+      return;
+    }
+    if (record.preemption != PreemptionAction::kNone) {
+      EndPreemption(record, events);
+      return;
+    }
+    const control::RestartDecision decision =
+        control::AfterFailure(record.document.spec.restart_policy, record.restarts,
+                              failed->reason, options_.requeue_backoff);
+    if (decision.requeue) {
+      Requeue(record, events, *failed, decision);
+    } else {
+      Finish(record, events, JobPhase::kFailed, failed->reason.empty() ? "Error" : failed->reason,
+             DescribeEnd(*failed));
+    }
+    return;
+  }
+  if (all_succeeded) {
+    Finish(record, events, JobPhase::kSucceeded, "", "every task exited 0");
+  }
+}
+
+void JobManager::Requeue(JobRecord& record, std::vector<JobEvent>& events,
+                         const TaskRuntime& failed, const control::RestartDecision& decision) {
+  std::string message =
+      fmt::format("{}; restart {} of {} after a back-off of {}", DescribeEnd(failed),
+                  decision.restarts, record.document.spec.restart_policy.max_restarts,
+                  FormatDuration(decision.backoff));
+  record.restarts = decision.restarts;
+  Restart(record, events, failed.reason.empty() ? "Error" : failed.reason, std::move(message),
+          options_.clock->Now() + decision.backoff);
+}
+
+void JobManager::EndPreemption(JobRecord& record, std::vector<JobEvent>& events) {
+  const control::RestartDecision decision = control::AfterPreemption(
+      record.preemption == PreemptionAction::kRequeue, record.restarts);
+  record.preemption = PreemptionAction::kNone;
+  if (!decision.requeue) {
+    Finish(record, events, JobPhase::kCancelled, "Preempted",
+           "preempted; the scheduling policy cancels preempted jobs");
+    return;
+  }
+  Restart(record, events, "Preempted",
+          fmt::format("preempted {} time(s); waits again", record.status().preemptions),
+          options_.clock->Now() + decision.backoff);
+}
+
+void JobManager::Restart(JobRecord& record, std::vector<JobEvent>& events, std::string reason,
+                         std::string message, TimePoint not_before) {
+  ++record.attempt;
+  for (TaskRuntime& task : record.tasks) task = TaskRuntime{.name = task.name};
+  record.status().phase = JobPhase::kPending;
+  record.status().reason = "Requeued";
+  record.status().message = message;
+  record.status().cluster.clear();
+  record.status().start_time.reset();
+  record.SyncTaskStatus();
+  AddEvent(record, events, "Requeued", std::move(reason), std::move(message));
+  if (not_before > options_.clock->Now()) wake_ups_.At(not_before);  // a cycle when it ends
+  if (!scheduler_->Requeue(FormatJobId(record.id), not_before).ok()) {
+    scheduler_->Submit(FormatJobId(record.id), SchedulingSpec(record.document.spec)).IgnoreError();
+  }
+}
+
+void JobManager::Finish(JobRecord& record, std::vector<JobEvent>& events, JobPhase phase,
+                        std::string reason, std::string message) {
+  scheduler_->Remove(FormatJobId(record.id));
+  explanations_.erase(record.id);
+  record.status().estimated_start_time.reset();
+  active_names_.erase(IndexKey(record.tenant, record.document.spec.name));
+  for (size_t i = 0; i < record.tasks.size(); ++i) {
+    if (record.tasks[i].phase == TaskPhase::kPending) {
+      record.tasks[i].phase = TaskPhase::kCancelled;  // never ran
+    }
+  }
+  record.status().phase = phase;
+  record.status().reason = reason;
+  record.status().message = message;
+  record.status().end_time = options_.clock->Now();
+  record.SyncTaskStatus();
+  metrics_->Finished(phase);
+  AddEvent(record, events, std::string(JobPhaseName(phase)), std::move(reason),
+           std::move(message));
+}
+
+TaskLaunchSpec JobManager::LaunchSpec(const JobRecord& record, int32_t index) const {
+  const JobSpec& spec = record.document.spec;
+  const TaskGroup* group = nullptr;
+  int32_t first = 0;
+  for (const TaskGroup& g : spec.tasks) {
+    if (index < first + g.replicas) {
+      group = &g;
+      break;
+    }
+    first += g.replicas;
+  }
+  const TaskRuntime& task = record.tasks[index];
+  TaskLaunchSpec launch{.launch_id = task.launch_id,
+                        .job_id = FormatJobId(record.id),
+                        .task_name = task.name,
+                        .placement = task.placement,
+                        .cpu = group->request.cpu,
+                        .memory = group->request.memory,
+                        .command = group->command,
+                        .args = group->args,
+                        .env = group->env,
+                        .working_dir = group->working_dir,
+                        .time_limit = spec.time_limit,
+                        .termination_grace = spec.termination_grace,
+                        .duration = spec.duration,
+                        .rank = index};
+  launch.env["TESSERA_JOB_ID"] = launch.job_id;
+  launch.env["TESSERA_TASK_NAME"] = task.name;
+  if (record.tasks.size() > 1) {
+    for (const TaskRuntime& peer : record.tasks) launch.peer_nodes.push_back(peer.placement.node);
+  }
+  return launch;
+}
+
+Cluster* JobManager::ClusterOf(std::string_view node) const {
+  std::lock_guard<std::mutex> lock(clusters_mu_);
+  auto it = node_cluster_.find(node);
+  return it == node_cluster_.end() ? nullptr : it->second;
+}
+
+}  // namespace tessera::server
