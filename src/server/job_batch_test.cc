@@ -1,12 +1,15 @@
 // JobManager::SubmitBatch over a real SQLite store and a simulated cluster: per-item results in
 // order, the accepted jobs committed in one store transaction (several only when the store's
 // limits demand it), idempotency by metadata.requestId within and across batches, and every
-// accepted job durable (a restarted manager has it) and started.
+// accepted job durable (a restarted manager has it) and started; and the bound on the
+// submissions waiting for the scheduling loop (back-pressure, ResourceExhausted).
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
 #include "agent/sim/sim_cluster.h"
@@ -16,6 +19,7 @@
 #include "sched/profile.h"
 #include "sched/testing/test_nodes.h"
 #include "server/job_manager.h"
+#include "server/testing/wait_for_phase.h"
 #include "spec/jobspec.h"
 #include "spec/request_error.h"
 #include "store/sqlite/sqlite_store.h"
@@ -78,6 +82,60 @@ class CountingStore final : public store::Store {
   std::atomic<int64_t> creations_{0};
 };
 
+// A cluster whose launches wait until the test opens it: the loop, which launches, stalls there
+// while submissions keep arriving. Everything else is the simulated cluster's.
+class GatedCluster final : public Cluster {
+ public:
+  explicit GatedCluster(Cluster* inner) : inner_(inner) {}
+  ~GatedCluster() override { Open(); }
+
+  // Waits until a launch is held at the gate.
+  void WaitForHeldLaunch() {
+    std::unique_lock<std::mutex> lock(mu_);
+    ASSERT_TRUE(cv_.wait_for(lock, std::chrono::seconds(20), [&] { return held_ > 0; }))
+        << "no launch reached the gate";
+  }
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+
+  const std::string& name() const override { return inner_->name(); }
+  std::string_view backend() const override { return inner_->backend(); }
+  const std::map<std::string, std::string, std::less<>>& labels() const override {
+    return inner_->labels();
+  }
+  std::vector<Node> Inventory() const override { return inner_->Inventory(); }
+  void Launch(const TaskLaunchSpec& spec) override {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      ++held_;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return open_; });
+    }
+    inner_->Launch(spec);
+  }
+  void Cancel(std::string_view launch_id, Duration grace) override {
+    inner_->Cancel(launch_id, grace);
+  }
+  std::vector<std::string> Recover(const std::vector<KnownLaunch>& known) override {
+    return inner_->Recover(known);
+  }
+  void Forget(std::string_view launch_id) override { inner_->Forget(launch_id); }
+  absl::StatusOr<LogChunk> ReadLog(std::string_view launch_id, LogStream stream, int64_t offset,
+                                   int64_t limit) const override {
+    return inner_->ReadLog(launch_id, stream, offset, limit);
+  }
+
+ private:
+  Cluster* const inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int held_ = 0;
+  bool open_ = false;
+};
+
 // A one-task job of 100 millicores for the simulated nodes, with `metadata` keys, in `queue`.
 spec::JobDocument Job(const std::string& metadata = "", const std::string& queue = "default") {
   absl::StatusOr<spec::JobDocument> doc = spec::ParseJobDocument(fmt::format(R"(
@@ -127,7 +185,8 @@ class JobBatchTest : public ::testing::Test {
         JobManager::Create({.store = counting_.get(),
                             .clock = &clock_,
                             .profile = *profile,
-                            .cycle_interval = Duration(20)});
+                            .cycle_interval = Duration(20),
+                            .max_queued_requests = max_queued_requests_});
     ASSERT_TRUE(manager.ok()) << manager.status();
     manager_ = *std::move(manager);
     sim_ = std::make_unique<agent::SimCluster>(
@@ -135,12 +194,19 @@ class JobBatchTest : public ::testing::Test {
                                  .clock = &clock_,
                                  .tick = Duration(5)},
         manager_.get());
-    const absl::Status started = manager_->Start({sim_.get()});
+    Cluster* cluster = sim_.get();
+    if (gated_) {
+      gate_ = std::make_unique<GatedCluster>(sim_.get());
+      cluster = gate_.get();
+    }
+    const absl::Status started = manager_->Start({cluster});
     ASSERT_TRUE(started.ok()) << started;
   }
 
   void Stop() {
+    if (gate_) gate_->Open();  // the loop may be held at the gate
     if (manager_) manager_->Stop();
+    gate_.reset();
     sim_.reset();
     manager_.reset();
   }
@@ -153,13 +219,7 @@ class JobBatchTest : public ::testing::Test {
 
   // Waits (real time, generous bound) until the job reaches `phase`.
   void WaitFor(const std::string& id, JobPhase phase) {
-    for (int i = 0; i < 4000; ++i) {
-      absl::StatusOr<JobView> got = manager_->Get(kTenant, id);
-      ASSERT_TRUE(got.ok()) << got.status();
-      if (got->document.status->phase == phase) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    ADD_FAILURE() << "job " << id << " never reached " << JobPhaseName(phase);
+    WaitForPhase(*manager_, kTenant, id, phase);
   }
 
   fs::path dir_;
@@ -168,6 +228,9 @@ class JobBatchTest : public ::testing::Test {
   std::unique_ptr<CountingStore> counting_;
   std::unique_ptr<JobManager> manager_;
   std::unique_ptr<agent::SimCluster> sim_;
+  size_t max_queued_requests_ = 100'000;  // of the next Start
+  bool gated_ = false;                    // of the next Start: launches wait at gate_
+  std::unique_ptr<GatedCluster> gate_;
 };
 
 TEST_F(JobBatchTest, MixedBatchAnswersPerItemInOrderAndCommitsOnce) {
@@ -285,6 +348,39 @@ TEST_F(JobBatchTest, ABatchLargerThanOneTransactionIsSplitAndEveryJobIsDurable) 
   ASSERT_TRUE(replay[0].ok());
   EXPECT_EQ(replay[0]->job.document.metadata.id, ids[7]);
   EXPECT_FALSE(replay[0]->created);
+}
+
+TEST_F(JobBatchTest, SubmissionsBeyondTheLoopsBacklogAreRefusedBeforeTheyAreStored) {
+  max_queued_requests_ = 3;
+  gated_ = true;
+  Start();
+  const std::string first = Batch({Job()})[0]->job.document.metadata.id;
+  gate_->WaitForHeldLaunch();  // the loop is held launching `first`: nothing leaves its queue
+
+  SubmitBatchResult two = Batch({Job(), Job()});  // two wait
+  ASSERT_TRUE(two[0].ok() && two[1].ok());
+  absl::StatusOr<SubmitBatchResult> too_many = manager_->SubmitBatch(kTenant, {Job(), Job()});
+  EXPECT_EQ(too_many.status().code(), absl::StatusCode::kResourceExhausted) << too_many.status();
+  EXPECT_THAT(too_many.status().message(), HasSubstr("2 requests wait for it (at most 3)"));
+  absl::StatusOr<SubmitResult> third = manager_->Submit(kTenant, Job());  // fills the queue
+  ASSERT_TRUE(third.ok()) << third.status();
+  absl::StatusOr<SubmitResult> refused = manager_->Submit(kTenant, Job());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  // An explain still answers, without an estimate, and a refused job was never stored.
+  absl::StatusOr<JobExplanation> explained =
+      manager_->Explain(kTenant, third->job.document.metadata.id);
+  ASSERT_TRUE(explained.ok()) << explained.status();
+  EXPECT_FALSE(explained->estimate.has_value());
+  absl::StatusOr<ListJobsResult> listed = manager_->List(kTenant, {});
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(listed->jobs.size(), 4u);
+
+  gate_->Open();  // the loop drains its queue: submissions are taken again
+  WaitFor(third->job.document.metadata.id, JobPhase::kRunning);
+  absl::StatusOr<SubmitResult> later = manager_->Submit(kTenant, Job());
+  ASSERT_TRUE(later.ok()) << later.status();
+  WaitFor(later->job.document.metadata.id, JobPhase::kRunning);
+  WaitFor(first, JobPhase::kRunning);
 }
 
 }  // namespace

@@ -23,6 +23,9 @@ absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Create(JobManagerOptions
   if (options.store == nullptr || options.clock == nullptr) {
     return absl::InvalidArgumentError("job manager: a store and a clock are required");
   }
+  if (options.max_queued_requests < 1) {
+    return absl::InvalidArgumentError("job manager: max_queued_requests must be >= 1");
+  }
   if (options.cycle_interval.count() <= 0 || options.requeue_backoff.count() < 0) {
     return absl::InvalidArgumentError(
         "job manager: cycle_interval must be > 0 and requeue_backoff >= 0");

@@ -25,6 +25,12 @@
 // `cycle_interval`. The loop never waits on real time: its wake-ups — the next periodic cycle,
 // the end of a requeued job's back-off — are timers armed on JobManagerOptions::timers (the
 // clock's time), whose callbacks only post a timer event. Stop cancels the timers still armed.
+// Back-pressure: the submissions and start-time estimates waiting for the loop are bounded by
+// JobManagerOptions::max_queued_requests. Past it a submission (or a whole batch) is refused
+// with ResourceExhausted before anything is stored (REST 429 with Retry-After, gRPC
+// RESOURCE_EXHAUSTED), and an explain answers without an estimate. Cancels, queue changes and
+// what clusters report are never refused. Callers that pass the check at the same instant may
+// take the queue above the bound by their own jobs, at most one batch each.
 //
 // Durability (DESIGN.md §4): a submission is acknowledged only once committed. A placement is
 // committed before its bindings are sent, and a binding is recorded ("Bound") before the
@@ -109,6 +115,8 @@ struct JobManagerOptions {
   Duration cycle_interval{1000};   // longest wait between cycles while jobs are pending
   // The first restart's back-off; each further one doubles, up to 1h (control/restart_rules.h).
   Duration requeue_backoff{5000};
+  // Submitted jobs and estimate requests that may wait for the loop at once (>= 1).
+  size_t max_queued_requests = 100'000;
   prometheus::Registry* metrics = nullptr;  // nullable
   // Deletes a cluster behind an agent (AgentClusters::Delete): NotFound for a cluster that is
   // not behind an agent. nullptr: no cluster can be deleted.
@@ -208,7 +216,13 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   // The dry-run start estimate of pending job `id`, from the loop thread; nullopt when none.
   std::optional<StartEstimate> EstimateStart(int64_t id);
 
+  // ResourceExhausted when `requests` more would take the requests waiting for the loop past
+  // max_queued_requests. Any thread.
+  absl::Status CheckLoopBacklog(size_t requests);
+
   // --- loop side --------------------------------------------------------------------------
+  // Whether the event is a request the backlog counts (a submission, an estimate).
+  static bool IsQueuedRequest(const LoopEvent& event);
   void Post(LoopEvent event);
   // Queues every event at once (one wake-up of the loop). job_manager_submit.cc.
   void PostAll(std::vector<LoopEvent> events);
@@ -329,6 +343,7 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;
   std::deque<LoopEvent> queue_;
+  size_t queued_requests_ = 0;  // the events of queue_ for which IsQueuedRequest holds
   bool stopping_ = false;
   std::thread loop_;
   std::unique_ptr<Sink> sink_;

@@ -163,6 +163,7 @@ absl::StatusOr<JobExplanation> JobManager::Explain(const Caller& caller, std::st
 }
 
 std::optional<StartEstimate> JobManager::EstimateStart(int64_t id) {
+  if (!CheckLoopBacklog(1).ok()) return std::nullopt;  // explained without an estimate
   auto answer = std::make_shared<std::promise<absl::StatusOr<StartEstimate>>>();
   std::future<absl::StatusOr<StartEstimate>> estimate = answer->get_future();
   Post(EstimateRequested{id, [answer](absl::StatusOr<StartEstimate> result) {

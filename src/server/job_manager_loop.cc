@@ -140,9 +140,23 @@ void JobManager::UpsertNodeLocked(Cluster* cluster, Node node) {
 // ---------------------------------------------------------------------------------------------
 // The loop
 
+bool JobManager::IsQueuedRequest(const LoopEvent& event) {
+  return std::holds_alternative<JobSubmitted>(event) ||
+         std::holds_alternative<EstimateRequested>(event);
+}
+
+absl::Status JobManager::CheckLoopBacklog(size_t requests) {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  if (queued_requests_ + requests <= options_.max_queued_requests) return absl::OkStatus();
+  return absl::ResourceExhaustedError(fmt::format(
+      "the scheduling loop is behind: {} requests wait for it (at most {}); retry later",
+      queued_requests_, options_.max_queued_requests));
+}
+
 void JobManager::Post(LoopEvent event) {
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
+    if (IsQueuedRequest(event)) ++queued_requests_;
     queue_.push_back(std::move(event));
   }
   queue_cv_.notify_one();
@@ -156,6 +170,7 @@ void JobManager::LoopMain() {
       queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
       batch.swap(queue_);
+      queued_requests_ = 0;
     }
     for (LoopEvent& event : batch) {
       std::visit([this](auto& e) { Handle(e); }, event);

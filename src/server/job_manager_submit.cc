@@ -43,6 +43,7 @@ size_t AddToTxns(std::vector<BatchTxn>& txns, store::Compare compare, std::vecto
 
 absl::StatusOr<SubmitResult> JobManager::Submit(const Caller& caller, spec::JobDocument job) {
   if (!Ready()) return absl::UnavailableError("the control plane is starting");
+  if (absl::Status s = CheckLoopBacklog(1); !s.ok()) return s;
   std::vector<spec::JobDocument> jobs;
   jobs.push_back(std::move(job));
   return std::move(SubmitAll(caller, std::move(jobs)).front());
@@ -52,6 +53,7 @@ absl::StatusOr<SubmitBatchResult> JobManager::SubmitBatch(const Caller& caller,
                                                           std::vector<spec::JobDocument> jobs) {
   if (!Ready()) return absl::UnavailableError("the control plane is starting");
   if (absl::Status s = CheckSubmitBatchSize(jobs.size()); !s.ok()) return s;
+  if (absl::Status s = CheckLoopBacklog(jobs.size()); !s.ok()) return s;
   return SubmitAll(caller, std::move(jobs));
 }
 
@@ -199,7 +201,10 @@ void JobManager::PostAll(std::vector<LoopEvent> events) {
   if (events.empty()) return;
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
-    for (LoopEvent& event : events) queue_.push_back(std::move(event));
+    for (LoopEvent& event : events) {
+      if (IsQueuedRequest(event)) ++queued_requests_;
+      queue_.push_back(std::move(event));
+    }
   }
   queue_cv_.notify_one();
 }

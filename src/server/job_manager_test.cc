@@ -1,6 +1,7 @@
 // JobManager over a real SQLite store, with a simulated cluster (time driven by the test) and
 // the local cluster (real processes).
 #include "server/job_manager.h"
+#include "server/testing/wait_for_phase.h"
 
 #include <unistd.h>
 
@@ -132,19 +133,7 @@ class JobManagerTest : public ::testing::Test {
 
   // Waits (real time, generous bound) until the job reaches `phase`.
   JobView WaitFor(const std::string& id, JobPhase phase) {
-    JobView view;
-    for (int i = 0; i < 4000; ++i) {
-      absl::StatusOr<JobView> got = manager_->Get(kAdmin, id);
-      EXPECT_TRUE(got.ok()) << got.status();
-      if (!got.ok()) return view;
-      view = *got;
-      if (view.document.status->phase == phase) return view;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    ADD_FAILURE() << "job " << id << " stayed " << JobPhaseName(view.document.status->phase)
-                  << " (" << view.document.status->reason << ": "
-                  << view.document.status->message << "), expected " << JobPhaseName(phase);
-    return view;
+    return WaitForPhase(*manager_, kAdmin, id, phase);
   }
 
   // The stored events of a finished job, once its last one is durable too (a job's state is

@@ -18,7 +18,8 @@
 //   FailedPrecondition  the job cannot do that now (logs of a task that never started); a
 //                       queue change would remove (or make a parent of) a queue with
 //                       unfinished jobs;
-//   ResourceExhausted   the store's write queue is full: retry later;
+//   ResourceExhausted   the store's write queue is full, or (submissions) the requests waiting
+//                       for the scheduling loop are at their bound: retry later;
 //   Unavailable         the service is starting or stopping, or the store is unreachable.
 // Times are TimePoints (milliseconds since the Unix epoch).
 // Thread-safety: implementations are safe to call from any number of threads at once.

@@ -17,6 +17,7 @@
 #include "sched/profile.h"
 #include "sched/testing/test_nodes.h"
 #include "server/job_manager.h"
+#include "server/testing/wait_for_phase.h"
 #include "agent/sim/sim_cluster.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -109,18 +110,7 @@ class JobStoreLimitsTest : public ::testing::Test {
 
   // Waits (real time, generous bound) until the job reaches `phase`.
   JobView WaitFor(const std::string& id, JobPhase phase) {
-    JobView view;
-    for (int i = 0; i < 4000; ++i) {
-      absl::StatusOr<JobView> got = manager_->Get(kTenant, id);
-      EXPECT_TRUE(got.ok()) << got.status();
-      if (!got.ok()) return view;
-      view = *got;
-      if (view.document.status->phase == phase) return view;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    ADD_FAILURE() << "job " << id << " stayed " << JobPhaseName(view.document.status->phase)
-                  << ", expected " << JobPhaseName(phase);
-    return view;
+    return WaitForPhase(*manager_, kTenant, id, phase);
   }
 
   fs::path dir_;
