@@ -10,7 +10,11 @@
 //     placements of the running jobs, reconcile the simulated cluster, start the loop),
 //   - time to the first cycle: until the newest pending job shows a pending reason again
 //     (reasons are not stored, so a restarted manager shows none until its first cycle has
-//     considered the job; the newest job is among the last the cycle reaches).
+//     considered the job; the newest job is among the last the cycle reaches),
+//   - after that, on the same (warm) store, how much of Ready two steps of Start take on their
+//     own: reading every job and task record (Range pages of 1,000, as Start reads them) and
+//     decoding the job records (DecodeJobRecord); the rest is rebuilding the manager's and the
+//     scheduler's state.
 // Times are wall time (steady_clock) on this machine.
 //
 // Usage: restart_benchmark [JOBS] [RUNNING_PERCENT]   (defaults 100000 0)
@@ -30,6 +34,7 @@
 #include "fmt/format.h"
 #include "sched/profile.h"
 #include "server/job_manager.h"
+#include "server/job_record.h"
 #include "spec/jobspec.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -149,6 +154,37 @@ std::unique_ptr<store::SqliteStore> OpenStore(const fs::path& dir) {
   return *std::move(opened);
 }
 
+// Reads every record under `prefix` in pages of 1,000, as JobManager::Start does.
+std::vector<store::KeyValue> ReadAll(store::Store& store, std::string_view prefix) {
+  std::vector<store::KeyValue> out;
+  store::RangeRequest request{.prefix = std::string(prefix), .limit = 1000};
+  while (true) {
+    absl::StatusOr<store::RangeResult> page = store.Range(request);
+    if (!page.ok()) Die("Range", page.status());
+    for (store::KeyValue& kv : page->kvs) out.push_back(std::move(kv));
+    if (!page->more) break;
+    request.after = out.back().key;
+  }
+  return out;
+}
+
+// The two first steps of Start on their own: reading the records and decoding the jobs.
+void TimeLoadSteps(store::Store& store) {
+  Steady::time_point start = Steady::now();
+  const std::vector<store::KeyValue> jobs = ReadAll(store, server::kJobPrefix);
+  const std::vector<store::KeyValue> tasks = ReadAll(store, server::kTaskPrefix);
+  const double read = SecondsSince(start);
+  start = Steady::now();
+  for (const store::KeyValue& kv : jobs) {
+    absl::StatusOr<server::JobRecord> record = server::DecodeJobRecord(kv.key, kv.value);
+    if (!record.ok()) Die("DecodeJobRecord", record.status());
+  }
+  const double decode = SecondsSince(start);
+  std::printf("of which (measured apart, warm store): reading %zu job + %zu task records: %.3f s, "
+              "decoding the job records: %.3f s\n",
+              jobs.size(), tasks.size(), read, decode);
+}
+
 int Run(int64_t jobs, int64_t running) {
   const fs::path dir = fs::temp_directory_path() / fmt::format("restart_benchmark_{}", ::getpid());
   fs::remove_all(dir);
@@ -199,9 +235,11 @@ int Run(int64_t jobs, int64_t running) {
     }
     std::printf("running after restart: %lld of %lld\n", static_cast<long long>(still_running),
                 static_cast<long long>(running));
-    std::printf("aim (100,000 jobs ready in <= 2 s): Ready %s, first cycle %s\n",
-                ready <= 2.0 ? "met" : "NOT met",
-                first_cycle >= 0 && first_cycle <= 2.0 ? "met" : "NOT met");
+    std::printf("within 2 s (the aim for 100,000 jobs): Ready %s, first cycle %s\n",
+                ready <= 2.0 ? "yes" : "no",
+                first_cycle >= 0 && first_cycle <= 2.0 ? "yes" : "no");
+    plane.manager->Stop();
+    TimeLoadSteps(*store);
   }
   fs::remove_all(dir);
   return 0;
