@@ -1,6 +1,6 @@
 // How long the control plane takes to be ready after a restart with many stored jobs (the aim:
-// 100,000 stored jobs ready in <= 2 s). A real SQLite store in a temporary directory is filled
-// the way the server stores jobs: a JobManager takes them through SubmitBatch (1,000 a batch).
+// 100,000 stored jobs ready in <= 2 s). A real SQLite store in a temporary directory is
+// filled the way the server stores jobs: a JobManager takes them through SubmitBatch (1,000 a batch).
 // RUNNING_PERCENT of the jobs (one 100m-CPU task of 1h each) land on a simulated cluster and run; the others
 // carry a clusterSelector no cluster matches, so they stay Pending (the control plane keeps an
 // unplaceable job waiting, it does not refuse it). The manager is stopped, then a fresh one is
@@ -61,6 +61,7 @@ double SecondsSince(Steady::time_point start) {
 // A one-task job of 100m CPU and 1h on the simulated nodes; `placeable` false adds a
 // clusterSelector that no cluster matches.
 spec::JobDocument MakeJob(bool placeable) {
+  const std::string_view selector = placeable ? "" : "clusterSelector: {region: nowhere}";
   absl::StatusOr<spec::JobDocument> doc = spec::ParseJobDocument(fmt::format(R"(
 apiVersion: tessera/v1
 kind: Job
@@ -72,7 +73,7 @@ spec:
   tolerations: [{{key: tessera.io/simulated, operator: Exists}}]
   tasks: [{{name: w, replicas: 1, resources: {{cpu: 100m}}, command: [sleep, "3600"]}}]
 )",
-                                                                           placeable ? "" : "clusterSelector: {region: nowhere}"));
+                                                                 selector));
   if (!doc.ok()) Die("job document", doc.status());
   return *std::move(doc);
 }
