@@ -1,7 +1,8 @@
-// How long the control plane takes to be ready after a restart with many stored jobs (the aim:
-// 100,000 stored jobs ready in <= 2 s). A real SQLite store in a temporary directory is
-// filled the way the server stores jobs: a JobManager takes them through SubmitBatch (1,000 a batch).
-// RUNNING_PERCENT of the jobs (one 100m-CPU task of 1h each) land on a simulated cluster and run; the others
+// How long the control plane takes to be ready after a restart with many stored jobs (the
+// aim: 100,000 stored jobs ready in <= 2 s). A real SQLite store in a temporary directory is
+// filled the way the server stores jobs: a JobManager takes them through SubmitBatch (1,000 a
+// batch). RUNNING_PERCENT of the jobs (one 100m-CPU task of 1h each) land on a simulated
+// cluster and run; the others
 // carry a clusterSelector no cluster matches, so they stay Pending (the control plane keeps an
 // unplaceable job waiting, it does not refuse it). The manager is stopped, then a fresh one is
 // created on the same store and started, and the benchmark reports:
