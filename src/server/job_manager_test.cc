@@ -556,8 +556,10 @@ TEST_F(JobManagerTest, ARequeuedJobIsTriedAgainWhenItsBackoffEndsOnTheClock) {
   EXPECT_EQ(BackoffMessage(*manager_, id), "requeued; next attempt in 1m");
   clock_.Advance(Duration(60'000));  // the back-off's timer fires: a cycle places the job
   WaitFor(id, JobPhase::kRunning);
+  const absl::StatusOr<std::vector<JobEvent>> events = manager_->Events(kAdmin, id);
+  ASSERT_TRUE(events.ok()) << events.status();
   std::vector<TimePoint> placed;
-  for (const JobEvent& event : *manager_->Events(kAdmin, id)) {
+  for (const JobEvent& event : *events) {
     if (event.type == "Placed") placed.push_back(event.time);
   }
   EXPECT_THAT(placed, ElementsAre(failed, failed + Duration(60'000)));
