@@ -5,12 +5,14 @@
 // jobs.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
 #include "fuzz_check.h"
+#include "sim/swf/swf_job.h"
 #include "sim/swf/swf_trace.h"
 
 namespace tessera::sim::swf {
@@ -76,7 +78,8 @@ void CheckTrace(const SwfTrace& trace, std::string_view input) {
     }
     Require(job.average_cpu_time >= 0 || job.average_cpu_time == kSwfUnknown,
             "average cpu time below -1", input);
-    if (job.Processors().has_value()) Require(*job.Processors() > 0, "processors <= 0", input);
+    const std::optional<int64_t> processors = SwfJobProcessors(job);
+    if (processors.has_value()) Require(*processors > 0, "processors <= 0", input);
   }
 }
 
