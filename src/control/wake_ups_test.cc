@@ -4,6 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tessera/common/simulated_clock.h"
 
 namespace tessera::control {
 namespace {

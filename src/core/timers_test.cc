@@ -6,6 +6,7 @@
 #include "core/timer_thread.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tessera/common/simulated_clock.h"
 #include "tessera/common/timers.h"
 
 namespace tessera {

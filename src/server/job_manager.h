@@ -101,7 +101,7 @@ namespace tessera::server {
 struct JobManagerOptions {
   store::Store* store = nullptr;   // required; outlives the manager
   const Clock* clock = nullptr;    // required
-  // Wake-ups on `clock`'s time (a SimulatedClock in tests); outlives the manager.
+  // Wake-ups on `clock`'s time (a SimulatedClock, tessera/common/simulated_clock.h, in tests); outlives the manager.
   // nullptr: a TimerThread the manager owns, sleeping in real time (for a clock that follows
   // real time, such as the system clock).
   Timers* timers = nullptr;

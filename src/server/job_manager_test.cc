@@ -20,6 +20,7 @@
 #include "sched/testing/test_nodes.h"
 #include "spec/jobspec.h"
 #include "store/sqlite/sqlite_store.h"
+#include "tessera/common/simulated_clock.h"
 
 namespace tessera::server {
 namespace {

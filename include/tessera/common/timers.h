@@ -1,21 +1,15 @@
 // Timers: wake-ups at an instant of a Clock's time, so that a loop takes both its time and its
 // wake-ups from one source and runs alike on real and on simulated time. Two implementations:
 // TimerThread (core/timer_thread.h) fires on its own thread as real time passes; SimulatedClock
-// (below) fires when its owner moves the time.
+// (tessera/common/simulated_clock.h) fires when its owner moves the time.
 //
 // Thread-safety: Arm and Cancel may be called from any thread, from within a callback too.
 // Callbacks run one at a time on the implementation's firing thread (TimerThread's thread;
 // SimulatedClock's owner, inside Set or Advance), with no lock of the implementation held.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <map>
-#include <mutex>
-#include <thread>
-#include <utility>
 
 #include "tessera/common/clock.h"
 
@@ -34,71 +28,6 @@ class Timers {
   // callback takes). From within the timer's own callback it returns at once. An id that fired
   // or was cancelled is ignored.
   virtual void Cancel(TimerId id) = 0;
-};
-
-// A clock whose time moves only when its owner sets it, with timers: simulated time for tests
-// and simulations of the control plane. Now, Arm and Cancel: any thread. Set and Advance: one
-// thread at a time (the owner); the timers due by the new time fire on it, in time order (ties
-// in arm order), and Now() reads each timer's instant while it fires. A timer armed for an
-// instant already reached fires at the next Set or Advance (Advance(Duration::zero()) too).
-class SimulatedClock final : public Clock, public Timers {
- public:
-  explicit SimulatedClock(TimePoint start = TimePoint{})
-      : now_(start.time_since_epoch().count()) {}
-
-  TimePoint Now() const override {
-    return TimePoint(Duration(now_.load(std::memory_order_acquire)));
-  }
-  // Moves the time to `t`, firing the timers due by then. REQUIRES: t >= Now().
-  void Set(TimePoint t) {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!timers_.empty() && timers_.begin()->first.first <= t) {
-      auto timer = timers_.extract(timers_.begin());
-      const auto [at, id] = timer.key();
-      armed_.erase(id);
-      if (at > Now()) Store(at);
-      firing_ = id;
-      firing_thread_ = std::this_thread::get_id();
-      lock.unlock();
-      timer.mapped()();
-      lock.lock();
-      firing_ = 0;
-      fired_.notify_all();
-    }
-    Store(t);
-  }
-  void Advance(Duration d) { Set(Now() + d); }
-
-  TimerId Arm(TimePoint at, std::function<void()> fire) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    const TimerId id = next_id_++;
-    timers_.emplace(std::make_pair(at, id), std::move(fire));
-    armed_.emplace(id, at);
-    return id;
-  }
-
-  void Cancel(TimerId id) override {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (auto it = armed_.find(id); it != armed_.end()) {
-      timers_.erase({it->second, id});
-      armed_.erase(it);
-      return;
-    }
-    if (firing_ == id && firing_thread_ == std::this_thread::get_id()) return;
-    fired_.wait(lock, [&] { return firing_ != id; });
-  }
-
- private:
-  void Store(TimePoint t) { now_.store(t.time_since_epoch().count(), std::memory_order_release); }
-
-  std::atomic<int64_t> now_;
-  std::mutex mu_;
-  std::condition_variable fired_;  // a callback returned
-  std::map<std::pair<TimePoint, TimerId>, std::function<void()>> timers_;  // in due order
-  std::map<TimerId, TimePoint> armed_;                                      // id → instant
-  TimerId next_id_ = 1;
-  TimerId firing_ = 0;  // the timer whose callback runs now, on firing_thread_
-  std::thread::id firing_thread_;
 };
 
 }  // namespace tessera
