@@ -1,212 +1,31 @@
+// RemoteCluster and AgentClusters: registration and epochs, bindings as leases, heartbeats,
+// unreachable clusters and lost tasks, resync, bad input, inventory deltas, deletion and the
+// store across restarts.
 #include "server/agent/remote_cluster.h"
 
-#include <unistd.h>
-
-#include <condition_variable>
-#include <deque>
-#include <filesystem>
-#include <memory>
-#include <mutex>
-#include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/agent/agent_clusters.h"
-#include "store/sqlite/sqlite_store.h"
+#include "server/agent/testing/remote_cluster_fixture.h"
 
 namespace tessera::server {
 namespace {
 
-namespace fs = std::filesystem;
 namespace v1 = agent::v1;
+using testing::Answer;
+using testing::FullInventory;
+using testing::Hello;
+using testing::Launch;
+using testing::LogRequestChannel;
+using testing::ProtoNode;
+using testing::RecordingChannel;
+using testing::RemoteClusterTest;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
-
-// The agent's end of a session, as the server sees it: what was sent, and the close.
-class RecordingChannel final : public AgentChannel {
- public:
-  void Send(v1::ServerMessage message) override { sent.push_back(std::move(message)); }
-  void Close(absl::Status status) override { closed = std::move(status); }
-  std::vector<v1::ServerMessage> sent;
-  absl::Status closed;
-};
-
-// A session's channel that another thread reads: hands over the log requests sent on it.
-class LogRequestChannel final : public AgentChannel {
- public:
-  void Send(v1::ServerMessage message) override {
-    if (!message.has_log_request()) return;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      requests_.push_back(message.log_request());
-    }
-    sent_.notify_all();
-  }
-  void Close(absl::Status) override {}
-  // Waits for the next log request (the test's timeout ends a test that never gets one).
-  v1::LogRequest NextLogRequest() {
-    std::unique_lock<std::mutex> lock(mu_);
-    sent_.wait(lock, [this] { return !requests_.empty(); });
-    v1::LogRequest request = std::move(requests_.front());
-    requests_.pop_front();
-    return request;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable sent_;
-  std::deque<v1::LogRequest> requests_;
-};
-
-v1::LogChunk Answer(const v1::LogRequest& request, std::string data, bool end) {
-  v1::LogChunk chunk;
-  chunk.set_epoch(request.epoch());
-  chunk.set_request_id(request.request_id());
-  chunk.set_next_offset(request.offset() + static_cast<int64_t>(data.size()));
-  chunk.set_data(std::move(data));
-  chunk.set_end(end);
-  return chunk;
-}
-
-class RecordingObserver final : public TaskObserver, public InventoryObserver {
- public:
-  void OnTaskStarted(std::string_view launch_id, TimePoint) override {
-    started.emplace_back(launch_id);
-  }
-  void OnTaskEnded(const TaskEnd& end) override { ended.push_back(end); }
-  void OnNodesChanged(const Cluster&, std::vector<Node> nodes) override {
-    for (Node& node : nodes) changes.push_back(std::move(node));
-  }
-  std::vector<std::string> started;
-  std::vector<TaskEnd> ended;
-  std::vector<Node> changes;
-};
-
-v1::Node ProtoNode(std::string name, uint32_t id, int gpus = 8) {
-  v1::Node node;
-  node.set_id(id);
-  node.set_name(std::move(name));
-  node.set_cpu(64000);
-  node.set_memory(512LL << 30);
-  node.set_allocatable_cpu(64000);
-  node.set_allocatable_memory(512LL << 30);
-  for (int i = 0; i < gpus; ++i) {
-    v1::GpuDevice* gpu = node.add_gpus();
-    gpu->set_index(i);
-    gpu->set_model("H100");
-    gpu->set_healthy(true);
-  }
-  node.set_ready(true);
-  return node;
-}
-
-v1::Inventory FullInventory(uint64_t epoch, int nodes, std::string prefix = "n") {
-  v1::Inventory inventory;
-  inventory.set_epoch(epoch);
-  inventory.set_full(true);
-  for (int i = 0; i < nodes; ++i) *inventory.add_nodes() = ProtoNode(prefix + std::to_string(i), i);
-  return inventory;
-}
-
-v1::Register Hello(std::string cluster, uint64_t previous = 0) {
-  v1::Register request;
-  request.set_cluster(std::move(cluster));
-  request.set_backend("sim");
-  (*request.mutable_labels())["region"] = "east";
-  request.set_previous_epoch(previous);
-  return request;
-}
-
-TaskLaunchSpec Launch(std::string id, std::string node) {
-  TaskLaunchSpec spec;
-  spec.launch_id = std::move(id);
-  spec.job_id = "j";
-  spec.task_name = "worker-0";
-  spec.placement.node = std::move(node);
-  spec.command = {"true"};
-  return spec;
-}
-
-class RemoteClusterTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           fmt::format("remote_cluster_test_{}_{}", ::getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    OpenStore();
-  }
-  void TearDown() override {
-    clusters_.reset();
-    store_.reset();
-    fs::remove_all(dir_);
-  }
-  void OpenStore() {
-    absl::StatusOr<std::unique_ptr<store::SqliteStore>> store =
-        store::SqliteStore::Open({.data_dir = (dir_ / "store").string()});
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
-  }
-  // AgentClusters over the store, with 1 s heartbeats, 3 s timeout, 10 s grace.
-  void MakeClusters(Duration log_timeout = Duration(10000)) {
-    names_ = std::make_unique<NodeNames>();
-    clusters_ = std::make_unique<AgentClusters>(AgentClustersOptions{
-        .heartbeat_interval = Duration(1000),
-        .unreachable_timeout = Duration(3000),
-        .lost_grace = Duration(10000),
-        .log_timeout = log_timeout,
-        .rules = {.known_gpu_models = {"H100"}},
-        .clock = &clock_,
-        .store = store_.get(),
-        .node_names = names_.get(),
-        .reserved_names = reserved_,
-        .task_observer = &observer_,
-        .inventory_observer = &observer_,
-        .attach = [this](Cluster* cluster) { attached_.push_back(cluster); }});
-    ASSERT_TRUE(clusters_->Load().ok());
-  }
-  // Registers `cluster`, sends a full inventory of `nodes` and answers the resync with
-  // `running`; returns the cluster and the epoch.
-  std::pair<RemoteCluster*, uint64_t> Connect(AgentChannel& channel, std::string cluster,
-                                              int nodes, std::vector<std::string> running = {},
-                                              uint64_t previous = 0) {
-    absl::StatusOr<std::pair<RemoteCluster*, uint64_t>> attached =
-        clusters_->Attach(&channel, Hello(cluster, previous));
-    EXPECT_TRUE(attached.ok()) << attached.status();
-    auto [remote, epoch] = *attached;
-    EXPECT_TRUE(remote->OnInventory(epoch, FullInventory(epoch, nodes, cluster + "-n")).ok());
-    v1::ResyncReport report;
-    report.set_epoch(epoch);
-    for (const std::string& id : running) report.add_running(id);
-    EXPECT_TRUE(remote->OnResyncReport(epoch, report).ok());
-    return {remote, epoch};
-  }
-  v1::Heartbeat Beat(uint64_t epoch, int nodes) {
-    v1::Heartbeat heartbeat;
-    heartbeat.set_epoch(epoch);
-    for (int i = 0; i < nodes; ++i) {
-      heartbeat.add_node_id(i);
-      heartbeat.add_cpu(1000 * i);
-    }
-    return heartbeat;
-  }
-
-  fs::path dir_;
-  std::unique_ptr<store::SqliteStore> store_;
-  ManualClock clock_{TimePoint(Duration(1'000'000))};
-  RecordingObserver observer_;
-  std::unique_ptr<NodeNames> names_;
-  std::unique_ptr<AgentClusters> clusters_;
-  std::set<std::string, std::less<>> reserved_;  // names of the server's config file
-  std::vector<Cluster*> attached_;
-};
 
 TEST_F(RemoteClusterTest, RegistrationGivesEpochsAndTheInventoryReachesTheScheduler) {
   MakeClusters();
@@ -669,161 +488,6 @@ TEST_F(RemoteClusterTest, TheStoreKeepsEpochsAndNodesAcrossRestarts) {
       clusters_->Attach(&other, Hello("east", 7));
   ASSERT_TRUE(fresh.ok());
   EXPECT_EQ(fresh->second, 3u);
-}
-
-TEST_F(RemoteClusterTest, ReadLogAsksTheAgentAndReturnsItsAnswer) {
-  MakeClusters();
-  LogRequestChannel channel;
-  auto [cluster, epoch] = Connect(channel, "east", 1);
-  std::thread agent([&, epoch = epoch, cluster = cluster] {
-    const v1::LogRequest request = channel.NextLogRequest();
-    EXPECT_EQ(request.epoch(), epoch);
-    EXPECT_EQ(request.launch_id(), "j-worker-0-a1");
-    EXPECT_EQ(request.stream(), v1::LogRequest::STREAM_STDERR);
-    EXPECT_EQ(request.offset(), 5);
-    EXPECT_EQ(request.limit(), 100);
-    EXPECT_TRUE(cluster->OnLogChunk(epoch, Answer(request, "hello\n", true)).ok());
-  });
-  absl::StatusOr<LogChunk> chunk = cluster->ReadLog("j-worker-0-a1", LogStream::kStderr, 5, 100);
-  agent.join();
-  ASSERT_TRUE(chunk.ok()) << chunk.status();
-  EXPECT_EQ(chunk->data, "hello\n");
-  EXPECT_EQ(chunk->next_offset, 11);
-  EXPECT_TRUE(chunk->end);
-}
-
-TEST_F(RemoteClusterTest, ReadLogCapsTheLimitAndPassesTheBackendsErrorOn) {
-  MakeClusters();
-  LogRequestChannel channel;
-  auto [cluster, epoch] = Connect(channel, "east", 1);
-  std::thread agent([&, epoch = epoch, cluster = cluster] {
-    const v1::LogRequest request = channel.NextLogRequest();
-    EXPECT_EQ(request.limit(), agent::kMaxLogChunkBytes);
-    v1::LogChunk chunk;
-    chunk.set_epoch(epoch);
-    chunk.set_request_id(request.request_id());
-    chunk.set_error_code(static_cast<int32_t>(absl::StatusCode::kNotFound));
-    chunk.set_error_message("no log for task j-worker-0-a1");
-    EXPECT_TRUE(cluster->OnLogChunk(epoch, chunk).ok());
-  });
-  absl::StatusOr<LogChunk> chunk =
-      cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, 0, int64_t{1} << 40);
-  agent.join();
-  EXPECT_EQ(chunk.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(chunk.status().message(), "no log for task j-worker-0-a1");
-}
-
-TEST_F(RemoteClusterTest, ReadLogTimesOutWhenTheAgentIsSilentAndALateAnswerIsIgnored) {
-  MakeClusters(/*log_timeout=*/Duration(20));
-  LogRequestChannel channel;
-  auto [cluster, epoch] = Connect(channel, "east", 1);
-  absl::StatusOr<LogChunk> chunk = cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, 0, 100);
-  EXPECT_EQ(chunk.status().code(), absl::StatusCode::kDeadlineExceeded);
-  EXPECT_THAT(chunk.status().message(), HasSubstr("cluster east"));
-  const v1::LogRequest request = channel.NextLogRequest();
-  EXPECT_TRUE(cluster->OnLogChunk(epoch, Answer(request, "late", false)).ok());
-}
-
-TEST_F(RemoteClusterTest, ASessionThatEndsWakesTheReadLogWithUnavailable) {
-  MakeClusters();
-  LogRequestChannel first;
-  auto [cluster, epoch] = Connect(first, "east", 1);
-  std::thread detach([&, epoch = epoch, cluster = cluster] {
-    first.NextLogRequest();
-    cluster->Detach(epoch);
-  });
-  absl::StatusOr<LogChunk> chunk = cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, 0, 100);
-  detach.join();
-  EXPECT_EQ(chunk.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(chunk.status().message(), HasSubstr("cluster east"));
-
-  // A newer session fences the one asked.
-  LogRequestChannel second;
-  Connect(second, "east", 1);
-  LogRequestChannel third;
-  std::thread fence([&] {
-    second.NextLogRequest();
-    Connect(third, "east", 1);
-  });
-  chunk = cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, 0, 100);
-  fence.join();
-  EXPECT_EQ(chunk.status().code(), absl::StatusCode::kUnavailable);
-}
-
-TEST_F(RemoteClusterTest, ASilentClusterWakesTheReadLogWithUnavailable) {
-  MakeClusters(/*log_timeout=*/Duration(60'000));
-  LogRequestChannel channel;
-  auto [cluster, epoch] = Connect(channel, "east", 1);
-  std::thread silence([&, cluster = cluster] {
-    channel.NextLogRequest();
-    clock_.Set(clock_.Now() + Duration(3000));
-    cluster->CheckLiveness();
-  });
-  absl::StatusOr<LogChunk> chunk = cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, 0, 100);
-  silence.join();
-  EXPECT_FALSE(cluster->reachable());
-  EXPECT_EQ(chunk.status().code(), absl::StatusCode::kUnavailable) << chunk.status();
-  EXPECT_THAT(chunk.status().message(), HasSubstr("went silent"));
-}
-
-TEST_F(RemoteClusterTest, AStaleEpochsLogChunkIsRefused) {
-  MakeClusters();
-  LogRequestChannel first;
-  Connect(first, "east", 1);
-  LogRequestChannel second;
-  auto [cluster, epoch] = Connect(second, "east", 1);
-  ASSERT_EQ(epoch, 2u);
-  std::thread agent([&, epoch = epoch, cluster = cluster] {
-    const v1::LogRequest request = second.NextLogRequest();
-    v1::LogChunk stale = Answer(request, "stale", true);
-    stale.set_epoch(1);
-    absl::Status refused = cluster->OnLogChunk(1, stale);
-    EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
-    EXPECT_THAT(refused.message(), HasSubstr("stale epoch 1"));
-    EXPECT_EQ(cluster->OnLogChunk(epoch, stale).code(), absl::StatusCode::kFailedPrecondition);
-    EXPECT_TRUE(cluster->OnLogChunk(epoch, Answer(request, "fresh", true)).ok());
-  });
-  absl::StatusOr<LogChunk> chunk = cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, 0, 100);
-  agent.join();
-  ASSERT_TRUE(chunk.ok()) << chunk.status();
-  EXPECT_EQ(chunk->data, "fresh");
-}
-
-TEST_F(RemoteClusterTest, AMalformedLogChunkEndsTheSessionAndFailsTheReadLog) {
-  MakeClusters();
-  LogRequestChannel channel;
-  auto [cluster, epoch] = Connect(channel, "east", 1);
-  std::thread agent([&, epoch = epoch, cluster = cluster] {
-    const v1::LogRequest request = channel.NextLogRequest();
-    v1::LogChunk chunk = Answer(request, "four", false);
-    chunk.set_next_offset(request.offset() + 3);
-    absl::Status refused = cluster->OnLogChunk(epoch, chunk);
-    EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(refused.message(), HasSubstr("logChunk.nextOffset"));
-  });
-  absl::StatusOr<LogChunk> chunk = cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, 0, 100);
-  agent.join();
-  EXPECT_EQ(chunk.status().code(), absl::StatusCode::kInternal);
-  EXPECT_THAT(chunk.status().message(), HasSubstr("logChunk.nextOffset"));
-}
-
-TEST_F(RemoteClusterTest, ReadLogWithoutAReachableAgentIsUnavailable) {
-  MakeClusters();
-  LogRequestChannel channel;
-  auto [cluster, epoch] = Connect(channel, "east", 1);
-  clock_.Set(clock_.Now() + Duration(3000));
-  cluster->CheckLiveness();
-  ASSERT_FALSE(cluster->reachable());
-  absl::StatusOr<LogChunk> chunk = cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, 0, 100);
-  EXPECT_EQ(chunk.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(chunk.status().message(), HasSubstr("cluster east is unreachable"));
-
-  cluster->Detach(epoch);
-  chunk = cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, 0, 100);
-  EXPECT_EQ(chunk.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(chunk.status().message(), HasSubstr("no agent is connected"));
-  EXPECT_EQ(cluster->ReadLog("j-worker-0-a1", LogStream::kStdout, -1, 100).status().code(),
-            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
