@@ -13,6 +13,7 @@ PACKAGES=(
   zlib1g-dev                                         # gzip-compressed traces (SWF)
   curl                                               # make run: waits for the server
   ccache                                             # rebuilds in another clone reuse objects
+  etcd-server                                        # the etcd store backend's tests (a real etcd)
 )
 
 missing=()

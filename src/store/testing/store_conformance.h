@@ -12,7 +12,8 @@
 // Every test gets a fresh environment (an empty store: a new temporary directory, a new etcd
 // key prefix, ...) and may close and reopen the store through it; a reopened store must hold
 // the same data. The crash test forks: Open must work in a child process (the suite closes the
-// parent's store before forking, so no store thread is running at the fork).
+// parent's store before forking, so no store thread is running at the fork), unless the
+// backend says it cannot be (StoreBackend::usable_after_fork).
 //
 // Tests use real storage (real files, a real server), never mocks, and assert no timings; a
 // few guard against hangs with generous deadlines.
@@ -41,6 +42,10 @@ class StoreTestEnvironment {
 struct StoreBackend {
   std::string name;
   std::function<std::unique_ptr<StoreTestEnvironment>()> make_environment;
+  // False for a client library that cannot be used in a forked child of a process that used
+  // it (gRPC's: the etcd backend). The crash test, which kills a forked client, is then
+  // skipped, and the backend's own tests must kill its server instead.
+  bool usable_after_fork = true;
 };
 
 // For INSTANTIATE_TEST_SUITE_P: names the instantiation after the backend.
