@@ -168,6 +168,22 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   absl::Status DeleteCluster(const Caller& caller, std::string_view name) override;
   bool Ready() const override { return ready_.load(); }
 
+  // Driving the manager on simulated time (a SimulatedClock as clock and timers; the parity
+  // test, tests/parity/): within one instant, the test holds the cycles, lets the loop handle
+  // what is due (task ends, submissions, cancels) and waits for it, then releases the hold so
+  // that one cycle sees all of it, as the scenario runner's single cycle per instant does.
+  //
+  // HoldCycles(true): the loop keeps handling what is posted but runs no scheduling cycle;
+  // HoldCycles(false) runs one cycle for everything handled meanwhile (none when nothing was).
+  // Any thread.
+  void HoldCycles(bool hold);
+  // Blocks until the loop is idle: nothing queued, no batch being handled, no cycle owed
+  // (except one held back by HoldCycles), and no store write in flight (their callbacks, and
+  // what those post, are handled too). What a cluster reports from its own threads is not
+  // waited for (SimCluster on the clock's timers reports inside SimulatedClock::Set). It does
+  // not move the clock. Any thread but the loop's; returns at once after Stop.
+  void WaitIdle();
+
   // TaskObserver (any thread): queued for the loop.
   void OnTaskStarted(std::string_view launch_id, TimePoint time) override;
   void OnTaskEnded(const TaskEnd& end) override;
@@ -345,6 +361,10 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   std::deque<LoopEvent> queue_;
   size_t queued_requests_ = 0;  // the events of queue_ for which IsQueuedRequest holds
   bool stopping_ = false;
+  bool handling_ = false;     // the loop handles a batch or runs a cycle
+  bool cycles_held_ = false;  // HoldCycles
+  bool cycle_owed_ = false;   // a batch was handled while the cycles were held
+  std::condition_variable idle_cv_;  // the loop went idle (WaitIdle)
   std::thread loop_;
   std::unique_ptr<Sink> sink_;
   // The loop's wake-ups (the periodic cycle, back-offs' ends) on options_.timers, else on
