@@ -23,8 +23,9 @@
 // bindings committed, task started or ended, a timer) and runs a scheduling cycle over the
 // Scheduler and the ClusterState whenever something changed, and at least every
 // `cycle_interval`. The loop never waits on real time: its wake-ups — the next periodic cycle,
-// the end of a requeued job's back-off — are timers armed on JobManagerOptions::timers (the
-// clock's time), whose callbacks only post a timer event. Stop cancels the timers still armed.
+// the end of a requeued job's back-off, the Scheduler's next wake-up (a victim's min_runtime,
+// a preemption rate-limit window, a gang timeout) — are timers armed on
+// JobManagerOptions::timers (the clock's time), whose callbacks only post a timer event. Stop cancels the timers still armed.
 // Back-pressure: the submissions and start-time estimates waiting for the loop are bounded by
 // JobManagerOptions::max_queued_requests. Past it a submission (or a whole batch) is refused
 // with ResourceExhausted before anything is stored (REST 429 with Retry-After, gRPC
@@ -371,6 +372,7 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   // own_timers_; owned by the loop thread (by Start and Stop while it does not run).
   std::unique_ptr<TimerThread> own_timers_;
   control::WakeUps wake_ups_;
+  std::optional<TimePoint> scheduler_wake_;  // the last Scheduler::NextWakeup armed (loop thread)
   TimePoint last_metrics_{};
 };
 

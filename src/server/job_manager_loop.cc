@@ -217,6 +217,13 @@ void JobManager::RunCycle() {
     std::lock_guard<std::mutex> lock(state_mu_);
     HandRecentWorkload();
     scheduler_->RunCycle(state_, *sink_);
+    // A job that waits on time alone (a victim's min_runtime, a preemption rate-limit window, a
+    // gang timeout) moves at that instant: a cycle then, as Scheduler::NextWakeup asks.
+    const std::optional<TimePoint> wake = scheduler_->NextWakeup();
+    if (wake && *wake > options_.clock->Now() && wake != scheduler_wake_) {
+      scheduler_wake_ = wake;
+      wake_ups_.At(*wake);
+    }
   }
   PublishQueueStatuses();
   metrics_->CycleSeconds(
