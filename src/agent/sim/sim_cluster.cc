@@ -44,6 +44,7 @@ void SimCluster::Track(const TaskLaunchSpec& spec, TimePoint start) {
   }
   if (spec.time_limit.has_value() && (!end.has_value() || start + *spec.time_limit < *end)) {
     end = start + *spec.time_limit;
+    if (options_.exit_after_grace) *end += spec.termination_grace;  // SIGTERM at the limit
     outcome = Outcome::kTimeLimit;
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -138,8 +139,9 @@ void SimCluster::Cancel(std::string_view launch_id, Duration grace) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = running_.find(launch_id);
     if (it == running_.end()) return;
-    if (options_.cancel_after_grace && grace > Duration::zero()) {
-      if (it->second.outcome != Outcome::kCancelled) {  // a second cancel keeps the first end
+    if (options_.exit_after_grace && grace > Duration::zero()) {
+      // A second signal, or one after the time limit's, keeps the first deadline.
+      if (it->second.outcome != Outcome::kCancelled && it->second.outcome != Outcome::kTimeLimit) {
         ScheduleLocked(it->first, it->second, now + grace, Outcome::kCancelled);
       }
       return;

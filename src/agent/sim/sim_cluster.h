@@ -8,9 +8,11 @@
 // once and ends Succeeded after its duration (Failed "Error", exit code 1, when
 // SimClusterOptions::fails says so); with a time limit shorter than the duration (or no
 // duration) it ends Failed "TimeLimitExceeded" at the limit; with neither it runs until
-// cancelled. Cancel ends it at once, Cancelled — or, with
-// SimClusterOptions::cancel_after_grace, after the grace it is given (a program that takes its
-// whole termination grace to exit), its own end during the grace being ignored. Tasks have no
+// cancelled. Cancel ends it at once, Cancelled. With SimClusterOptions::exit_after_grace a
+// signalled task behaves as a program that takes its whole termination grace to exit: a
+// cancelled one ends after the grace Cancel gives it, and one past its time limit ends Failed
+// "TimeLimitExceeded" at the limit plus its spec's termination grace; an end of its duration
+// inside the grace is ignored. Tasks have no
 // logs. After a restart, Recover keeps a task whose end lies in the future and ends the others
 // at their due time. Usage reports each node's GPU utilisation as the share its tasks hold.
 //
@@ -48,7 +50,7 @@ struct SimClusterOptions {
   // Outlives the cluster.
   Timers* timers = nullptr;
   bool simulated_taint = true;      // false: nodes keep their own taints only
-  bool cancel_after_grace = false;  // a cancelled task ends after its grace, not at once
+  bool exit_after_grace = false;  // a signalled task ends after its grace, not at once
   // Whether a launched task fails (exit code 1) at the end of its duration; nullptr: none.
   // Called inside Launch and Recover.
   std::function<bool(const TaskLaunchSpec&)> fails;

@@ -158,13 +158,13 @@ TEST(SimClusterTest, ATaskThatFailsEndsFailedWithExitCodeOne) {
                                                       "end good Succeeded @1000"));
 }
 
-// With cancel_after_grace, a cancelled task ends Cancelled once its grace is over; the end of its
+// With exit_after_grace, a cancelled task ends Cancelled once its grace is over; the end of its
 // duration inside the grace is not reported. Without grace it ends at once.
 TEST(SimClusterTest, CancelAfterGraceEndsTheTaskWhenTheGraceIsOver) {
   SimulatedClock clock;
   RecordingObserver observer;
   SimCluster cluster(
-      {.nodes = {GpuNode("a", 8)}, .clock = &clock, .timers = &clock, .cancel_after_grace = true},
+      {.nodes = {GpuNode("a", 8)}, .clock = &clock, .timers = &clock, .exit_after_grace = true},
       &observer);
   cluster.Launch(SimTask("graceful", 2000));
   cluster.Launch(SimTask("abrupt", 2000));
@@ -179,6 +179,27 @@ TEST(SimClusterTest, CancelAfterGraceEndsTheTaskWhenTheGraceIsOver) {
   clock.Advance(Duration(1));
   EXPECT_THAT(observer.Take(), ::testing::ElementsAre("end graceful Cancelled @4000"));
   EXPECT_THAT(cluster.Usage()[0].gpu_utilization, ::testing::Each(0.0));
+}
+
+// With exit_after_grace, a task past its time limit is signalled at the limit and ends Failed
+// once its termination grace is over; a cancel during that grace does not move the end.
+TEST(SimClusterTest, ExitAfterGraceEndsATaskPastItsTimeLimitAfterItsGrace) {
+  SimulatedClock clock;
+  RecordingObserver observer;
+  SimCluster cluster(
+      {.nodes = {GpuNode("a", 8)}, .clock = &clock, .timers = &clock, .exit_after_grace = true},
+      &observer);
+  TaskLaunchSpec spec = SimTask("slow", 10'000);
+  spec.time_limit = Duration(1000);
+  spec.termination_grace = Duration(500);
+  cluster.Launch(spec);
+  observer.Take();
+  clock.Advance(Duration(1200));
+  cluster.Cancel("slow", Duration(5000));
+  clock.Advance(Duration(299));
+  EXPECT_THAT(observer.Take(), ::testing::IsEmpty());
+  clock.Advance(Duration(1));
+  EXPECT_THAT(observer.Take(), ::testing::ElementsAre("end slow Failed TimeLimitExceeded @1500"));
 }
 
 TEST(SimClusterTest, WithoutTheSimulatedTaintNodesKeepTheirOwnTaints) {
