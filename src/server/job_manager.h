@@ -25,7 +25,8 @@
 // `cycle_interval`. The loop never waits on real time: its wake-ups — the next periodic cycle,
 // the end of a requeued job's back-off, the Scheduler's next wake-up (a victim's min_runtime,
 // a preemption rate-limit window, a gang timeout) — are timers armed on
-// JobManagerOptions::timers (the clock's time), whose callbacks only post a timer event. Stop cancels the timers still armed.
+// JobManagerOptions::timers (the clock's time), whose callbacks only post a timer event. Stop
+// cancels the timers still armed.
 // Back-pressure: the submissions and start-time estimates waiting for the loop are bounded by
 // JobManagerOptions::max_queued_requests. Past it a submission (or a whole batch) is refused
 // with ResourceExhausted before anything is stored (REST 429 with Retry-After, gRPC

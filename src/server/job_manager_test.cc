@@ -653,5 +653,27 @@ TEST_F(JobManagerTest, WaitIdleReturnsOnceEverythingDueNowIsHandledAndStored) {
   EXPECT_EQ(events.back().time, clock_.Now());
 }
 
+// A victim's min_runtime ends between periodic cycles: the cycle at the Scheduler's next
+// wake-up preempts it at that instant, not at the next periodic cycle (an hour away here).
+TEST_F(JobManagerTest, ACycleRunsAtTheSchedulersNextWakeUp) {
+  sim_on_timers_ = true;
+  cycle_interval_ = Duration(3'600'000);
+  StartManager(1, false, std::nullopt, SchedulingPolicy{.preemption = true});
+  const std::string low = Submit(SimJob(1, 8, "1h", "  minRuntime: 60s\n"));
+  manager_->WaitIdle();
+  clock_.Advance(Duration(10'000));
+  const std::string high = Submit(SimJob(1, 8, "1h", "  priority: 100\n"));
+  manager_->WaitIdle();
+  EXPECT_EQ(manager_->Get(kAdmin, high)->document.status->phase, JobPhase::kPending);
+  clock_.Advance(Duration(50'000));  // low has run its 60s
+  manager_->WaitIdle();
+  EXPECT_EQ(manager_->Get(kAdmin, high)->document.status->phase, JobPhase::kRunning);
+  const std::vector<JobEvent> events = manager_->Events(kAdmin, low).value();
+  const auto preempted = std::find_if(events.begin(), events.end(),
+                                      [](const JobEvent& e) { return e.type == "Preempted"; });
+  ASSERT_NE(preempted, events.end());
+  EXPECT_EQ(preempted->time, clock_.Now());
+}
+
 }  // namespace
 }  // namespace tessera::server
