@@ -38,6 +38,18 @@ TEST(SimulatedClockTest, FireInTimeOrderTiesInArmOrderEachAtItsInstant) {
   EXPECT_EQ(clock.Now(), At(40));
 }
 
+TEST(SimulatedClockTest, NextDueIsTheEarliestTimerStillArmed) {
+  SimulatedClock clock;
+  EXPECT_EQ(clock.NextDue(), std::nullopt);
+  const TimerId early = clock.Arm(At(10), [] {});
+  clock.Arm(At(30), [] {});
+  EXPECT_EQ(clock.NextDue(), At(10));
+  clock.Cancel(early);
+  EXPECT_EQ(clock.NextDue(), At(30));
+  clock.Set(At(30));  // fired
+  EXPECT_EQ(clock.NextDue(), std::nullopt);
+}
+
 TEST(SimulatedClockTest, CancelledTimerNeverFires) {
   SimulatedClock clock;
   std::vector<int> fired;

@@ -23,8 +23,10 @@
 // bindings committed, task started or ended, a timer) and runs a scheduling cycle over the
 // Scheduler and the ClusterState whenever something changed, and at least every
 // `cycle_interval`. The loop never waits on real time: its wake-ups — the next periodic cycle,
-// the end of a requeued job's back-off — are timers armed on JobManagerOptions::timers (the
-// clock's time), whose callbacks only post a timer event. Stop cancels the timers still armed.
+// the end of a requeued job's back-off, the Scheduler's next wake-up (a victim's min_runtime,
+// a preemption rate-limit window, a gang timeout) — are timers armed on
+// JobManagerOptions::timers (the clock's time), whose callbacks only post a timer event. Stop
+// cancels the timers still armed.
 // Back-pressure: the submissions and start-time estimates waiting for the loop are bounded by
 // JobManagerOptions::max_queued_requests. Past it a submission (or a whole batch) is refused
 // with ResourceExhausted before anything is stored (REST 429 with Retry-After, gRPC
@@ -167,6 +169,22 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   std::vector<ClusterView> Clusters() override;
   absl::Status DeleteCluster(const Caller& caller, std::string_view name) override;
   bool Ready() const override { return ready_.load(); }
+
+  // Driving the manager on simulated time (a SimulatedClock as clock and timers; the parity
+  // test, tests/parity/): within one instant, the test holds the cycles, lets the loop handle
+  // what is due (task ends, submissions, cancels) and waits for it, then releases the hold so
+  // that one cycle sees all of it, as the scenario runner's single cycle per instant does.
+  //
+  // HoldCycles(true): the loop keeps handling what is posted but runs no scheduling cycle;
+  // HoldCycles(false) runs one cycle for everything handled meanwhile (none when nothing was).
+  // Any thread.
+  void HoldCycles(bool hold);
+  // Blocks until the loop is idle: nothing queued, no batch being handled, no cycle owed
+  // (except one held back by HoldCycles), and no store write in flight (their callbacks, and
+  // what those post, are handled too). What a cluster reports from its own threads is not
+  // waited for (SimCluster on the clock's timers reports inside SimulatedClock::Set). It does
+  // not move the clock. Any thread but the loop's; returns at once after Stop.
+  void WaitIdle();
 
   // TaskObserver (any thread): queued for the loop.
   void OnTaskStarted(std::string_view launch_id, TimePoint time) override;
@@ -345,12 +363,17 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   std::deque<LoopEvent> queue_;
   size_t queued_requests_ = 0;  // the events of queue_ for which IsQueuedRequest holds
   bool stopping_ = false;
+  bool handling_ = false;     // the loop handles a batch or runs a cycle
+  bool cycles_held_ = false;  // HoldCycles
+  bool cycle_owed_ = false;   // a batch was handled while the cycles were held
+  std::condition_variable idle_cv_;  // the loop went idle (WaitIdle)
   std::thread loop_;
   std::unique_ptr<Sink> sink_;
   // The loop's wake-ups (the periodic cycle, back-offs' ends) on options_.timers, else on
   // own_timers_; owned by the loop thread (by Start and Stop while it does not run).
   std::unique_ptr<TimerThread> own_timers_;
   control::WakeUps wake_ups_;
+  std::optional<TimePoint> scheduler_wake_;  // the last Scheduler::NextWakeup armed (loop thread)
   TimePoint last_metrics_{};
 };
 

@@ -167,17 +167,46 @@ void JobManager::LoopMain() {
     std::deque<LoopEvent> batch;
     {
       std::unique_lock<std::mutex> lock(queue_mu_);
-      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      handling_ = false;
+      idle_cv_.notify_all();
+      queue_cv_.wait(lock, [&] {
+        return stopping_ || !queue_.empty() || (cycle_owed_ && !cycles_held_);
+      });
       if (stopping_) return;
+      handling_ = true;
       batch.swap(queue_);
       queued_requests_ = 0;
     }
     for (LoopEvent& event : batch) {
       std::visit([this](auto& e) { Handle(e); }, event);
     }
+    {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      cycle_owed_ = cycles_held_;
+      if (cycle_owed_) continue;
+    }
     RunCycle();
     wake_ups_.ArmPeriodic(options_.clock->Now(), options_.cycle_interval);
   }
+}
+
+void JobManager::HoldCycles(bool hold) {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    cycles_held_ = hold;
+  }
+  queue_cv_.notify_one();
+}
+
+void JobManager::WaitIdle() {
+  std::unique_lock<std::mutex> lock(queue_mu_);
+  const auto idle = [&] {
+    return stopping_ || (queue_.empty() && !handling_ && (!cycle_owed_ || cycles_held_) &&
+                         in_flight_.load() == 0);
+  };
+  // The loop's going idle is notified; a store write's end is not (its callback only counts
+  // down in_flight_), so the condition is read again every millisecond.
+  while (!idle()) idle_cv_.wait_for(lock, std::chrono::milliseconds(1));
 }
 
 void JobManager::Handle(WakeUp& event) { wake_ups_.Handled(event.wake); }
@@ -188,6 +217,13 @@ void JobManager::RunCycle() {
     std::lock_guard<std::mutex> lock(state_mu_);
     HandRecentWorkload();
     scheduler_->RunCycle(state_, *sink_);
+    // A job that waits on time alone (a victim's min_runtime, a preemption rate-limit window, a
+    // gang timeout) moves at that instant: a cycle then, as Scheduler::NextWakeup asks.
+    const std::optional<TimePoint> wake = scheduler_->NextWakeup();
+    if (wake && *wake > options_.clock->Now() && wake != scheduler_wake_) {
+      scheduler_wake_ = wake;
+      wake_ups_.At(*wake);
+    }
   }
   PublishQueueStatuses();
   metrics_->CycleSeconds(

@@ -103,7 +103,10 @@ class JobManagerTest : public ::testing::Test {
     std::vector<Node> sim_nodes;
     for (int i = 0; i < nodes; ++i) sim_nodes.push_back(GpuNode(fmt::format("sim-{}", i), 8));
     sim_ = std::make_unique<agent::SimCluster>(
-        agent::SimClusterOptions{.nodes = sim_nodes, .clock = &clock_, .tick = Duration(5)},
+        agent::SimClusterOptions{.nodes = sim_nodes,
+                                 .clock = &clock_,
+                                 .tick = Duration(5),
+                                 .timers = sim_on_timers_ ? &clock_ : nullptr},
         manager_.get());
     std::vector<Cluster*> clusters{sim_.get()};
     if (local) {
@@ -157,6 +160,7 @@ class JobManagerTest : public ::testing::Test {
   std::optional<TargetWorkload> target_workload_;  // of the next StartManager
   Duration requeue_backoff_{0};                    // of the next StartManager
   Duration cycle_interval_{20};                    // of the next StartManager
+  bool sim_on_timers_ = false;  // the next StartManager's SimCluster ends tasks on clock_'s timers
   fs::path dir_;
   // Simulated time, moved by the test: the manager's periodic cycles and back-offs are its timers.
   SimulatedClock clock_{TimePoint(Duration(1'700'000'000'000))};
@@ -606,6 +610,69 @@ spec:
   EXPECT_EQ(failed.document.status->tasks[0].exit_code, 3);
   std::vector<std::string> types = EventTypes(bad);
   EXPECT_EQ(std::count(types.begin(), types.end(), "Requeued"), 1);
+}
+
+// On simulated time, WaitIdle tells the test when the manager has handled everything due at
+// the current instant — with no real-time wait — and HoldCycles keeps the cycle back until the
+// test releases it.
+TEST_F(JobManagerTest, WaitIdleReturnsOnceEverythingDueNowIsHandledAndStored) {
+  sim_on_timers_ = true;
+  cycle_interval_ = Duration(3'600'000);  // no periodic cycle in the test's span
+  StartManager(1);
+  const auto phase = [&](const std::string& id) {
+    absl::StatusOr<JobView> view = manager_->Get(kAdmin, id);
+    EXPECT_TRUE(view.ok()) << view.status();
+    return view.ok() ? view->document.status->phase : JobPhase::kPending;
+  };
+  const auto stored = [&](const std::string& id) {
+    std::vector<std::string> types;
+    for (const JobEvent& event : manager_->Events(kAdmin, id).value()) types.push_back(event.type);
+    return types;
+  };
+
+  manager_->HoldCycles(true);
+  const std::string id = Submit(SimJob(1, 8, "10s"));
+  manager_->WaitIdle();
+  EXPECT_EQ(phase(id), JobPhase::kPending);  // handled, but no cycle yet
+  EXPECT_THAT(stored(id), ElementsAre("Submitted"));
+
+  manager_->HoldCycles(false);
+  manager_->WaitIdle();  // the cycle, the bindings' commit, the launch and its start
+  EXPECT_EQ(phase(id), JobPhase::kRunning);
+  EXPECT_THAT(stored(id), ElementsAre("Submitted", "Admitted", "Placed", "Bound", "Running"));
+
+  clock_.Advance(Duration(9'999));
+  manager_->WaitIdle();
+  EXPECT_EQ(phase(id), JobPhase::kRunning);
+  clock_.Advance(Duration(1));  // the task's end fires inside Advance
+  manager_->WaitIdle();
+  EXPECT_EQ(phase(id), JobPhase::kSucceeded);
+  EXPECT_THAT(stored(id), ElementsAre("Submitted", "Admitted", "Placed", "Bound", "Running",
+                                      "TaskEnded", "Succeeded"));
+  const std::vector<JobEvent> events = manager_->Events(kAdmin, id).value();
+  EXPECT_EQ(events.back().time, clock_.Now());
+}
+
+// A victim's min_runtime ends between periodic cycles: the cycle at the Scheduler's next
+// wake-up preempts it at that instant, not at the next periodic cycle (an hour away here).
+TEST_F(JobManagerTest, ACycleRunsAtTheSchedulersNextWakeUp) {
+  sim_on_timers_ = true;
+  cycle_interval_ = Duration(3'600'000);
+  StartManager(1, false, std::nullopt, SchedulingPolicy{.preemption = true});
+  const std::string low = Submit(SimJob(1, 8, "1h", "  minRuntime: 60s\n"));
+  manager_->WaitIdle();
+  clock_.Advance(Duration(10'000));
+  const std::string high = Submit(SimJob(1, 8, "1h", "  priority: 100\n"));
+  manager_->WaitIdle();
+  EXPECT_EQ(manager_->Get(kAdmin, high)->document.status->phase, JobPhase::kPending);
+  clock_.Advance(Duration(50'000));  // low has run its 60s
+  manager_->WaitIdle();
+  EXPECT_EQ(manager_->Get(kAdmin, high)->document.status->phase, JobPhase::kRunning);
+  const std::vector<JobEvent> events = manager_->Events(kAdmin, low).value();
+  const auto preempted = std::find_if(events.begin(), events.end(),
+                                      [](const JobEvent& e) { return e.type == "Preempted"; });
+  ASSERT_NE(preempted, events.end());
+  EXPECT_EQ(preempted->time, clock_.Now());
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -49,6 +50,13 @@ class SimulatedClock final : public Clock, public Timers {
   }
   void Advance(Duration d) { Set(Now() + d); }
 
+  // The instant of the earliest timer armed and not fired; nullopt when none is. Any thread.
+  std::optional<TimePoint> NextDue() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (timers_.empty()) return std::nullopt;
+    return timers_.begin()->first.first;
+  }
+
   TimerId Arm(TimePoint at, std::function<void()> fire) override {
     std::lock_guard<std::mutex> lock(mu_);
     const TimerId id = next_id_++;
@@ -72,7 +80,7 @@ class SimulatedClock final : public Clock, public Timers {
   void Store(TimePoint t) { now_.store(t.time_since_epoch().count(), std::memory_order_release); }
 
   std::atomic<int64_t> now_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable fired_;  // a callback returned
   std::map<std::pair<TimePoint, TimerId>, std::function<void()>> timers_;  // in due order
   std::map<TimerId, TimePoint> armed_;                                      // id → instant

@@ -1,5 +1,6 @@
 #include "agent/sim/sim_cluster.h"
 
+#include <memory>
 #include <utility>
 
 #include "fmt/format.h"
@@ -12,35 +13,99 @@ SimCluster::SimCluster(SimClusterOptions options, TaskObserver* observer)
   for (Node& node : options_.nodes) {
     node.cluster = options_.name;
     for (const auto& [key, value] : options_.labels) node.labels[key] = value;
+    if (!options_.simulated_taint) continue;
     node.taints.push_back(
         {.key = std::string(kSimulatedTaint), .value = "true", .effect = TaintEffect::kNoSchedule});
   }
-  timer_ = std::thread([this] { TimerLoop(); });
+  if (options_.timers == nullptr) timer_ = std::thread([this] { TimerLoop(); });
 }
 
 SimCluster::~SimCluster() {
+  std::set<TimerId> armed;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
+    armed.swap(armed_);
   }
   wake_.notify_all();
-  timer_.join();
+  if (timer_.joinable()) timer_.join();
+  for (TimerId id : armed) options_.timers->Cancel(id);  // no lock held: a firing one returns
 }
 
 void SimCluster::Track(const TaskLaunchSpec& spec, TimePoint start) {
   Running running{.node = spec.placement.node,
                   .gpu_milli = spec.placement.gpu_milli *
                                static_cast<int64_t>(spec.placement.gpus.size())};
-  if (spec.duration.has_value()) running.end = start + *spec.duration;
-  if (spec.time_limit.has_value() &&
-      (!running.end.has_value() || start + *spec.time_limit < *running.end)) {
-    running.end = start + *spec.time_limit;
-    running.time_limit = true;
+  std::optional<TimePoint> end;
+  Outcome outcome = Outcome::kSucceeded;
+  if (spec.duration.has_value()) {
+    end = start + *spec.duration;
+    if (options_.fails && options_.fails(spec)) outcome = Outcome::kFailed;
+  }
+  if (spec.time_limit.has_value() && (!end.has_value() || start + *spec.time_limit < *end)) {
+    end = start + *spec.time_limit;
+    if (options_.exit_after_grace) *end += spec.termination_grace;  // SIGTERM at the limit
+    outcome = Outcome::kTimeLimit;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (running.end.has_value()) due_.emplace(*running.end, spec.launch_id);
-  running_[spec.launch_id] = running;
-  wake_.notify_all();
+  Running& tracked = running_[spec.launch_id] = std::move(running);
+  if (end.has_value()) ScheduleLocked(spec.launch_id, tracked, *end, outcome);
+}
+
+void SimCluster::ScheduleLocked(const std::string& launch_id, Running& running, TimePoint end,
+                                Outcome outcome) {
+  if (running.end.has_value()) due_.erase({*running.end, launch_id});
+  running.end = end;
+  running.outcome = outcome;
+  due_.emplace(end, launch_id);
+  if (options_.timers == nullptr) {
+    wake_.notify_all();
+    return;
+  }
+  // The callback reads its own id under mu_, which is held until the id is stored.
+  auto id = std::make_shared<TimerId>(0);
+  *id = options_.timers->Arm(end, [this, id, launch_id, end] { TimerFired(*id, launch_id, end); });
+  armed_.insert(*id);
+}
+
+std::optional<TaskEnd> SimCluster::EndLocked(const std::string& launch_id, TimePoint end) {
+  if (due_.erase({end, launch_id}) == 0) return std::nullopt;  // gone, or its end moved
+  auto it = running_.find(launch_id);
+  const Outcome outcome = it->second.outcome;
+  running_.erase(it);
+  TaskEnd ended{.launch_id = launch_id, .time = end};
+  switch (outcome) {
+    case Outcome::kSucceeded:
+      ended.phase = TaskPhase::kSucceeded;
+      ended.message = "completed";
+      break;
+    case Outcome::kFailed:
+      ended.phase = TaskPhase::kFailed;
+      ended.exit_code = 1;
+      ended.reason = "Error";
+      ended.message = "exited with code 1";
+      break;
+    case Outcome::kTimeLimit:
+      ended.phase = TaskPhase::kFailed;
+      ended.reason = "TimeLimitExceeded";
+      ended.message = "ran past its time limit";
+      break;
+    case Outcome::kCancelled:
+      ended.phase = TaskPhase::kCancelled;
+      ended.message = "cancelled";
+      break;
+  }
+  return ended;
+}
+
+void SimCluster::TimerFired(TimerId id, const std::string& launch_id, TimePoint end) {
+  std::optional<TaskEnd> ended;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (armed_.erase(id) == 0) return;  // the destructor cancels it
+    ended = EndLocked(launch_id, end);
+  }
+  if (ended.has_value()) observer_->OnTaskEnded(*ended);
 }
 
 std::vector<NodeUsage> SimCluster::Usage() const {
@@ -69,17 +134,25 @@ void SimCluster::Launch(const TaskLaunchSpec& spec) {
 }
 
 void SimCluster::Cancel(std::string_view launch_id, Duration grace) {
+  const TimePoint now = options_.clock->Now();
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = running_.find(launch_id);
     if (it == running_.end()) return;
+    if (options_.exit_after_grace && grace > Duration::zero()) {
+      // A second signal, or one after the time limit's, keeps the first deadline.
+      if (it->second.outcome != Outcome::kCancelled && it->second.outcome != Outcome::kTimeLimit) {
+        ScheduleLocked(it->first, it->second, now + grace, Outcome::kCancelled);
+      }
+      return;
+    }
     if (it->second.end.has_value()) due_.erase({*it->second.end, it->first});
     running_.erase(it);
   }
   observer_->OnTaskEnded({.launch_id = std::string(launch_id),
                           .phase = TaskPhase::kCancelled,
                           .message = "cancelled",
-                          .time = options_.clock->Now()});
+                          .time = now});
 }
 
 std::vector<std::string> SimCluster::Recover(const std::vector<KnownLaunch>& known) {
@@ -88,7 +161,7 @@ std::vector<std::string> SimCluster::Recover(const std::vector<KnownLaunch>& kno
     Track(launch.spec, launch.start_time.value_or(options_.clock->Now()));
     running.push_back(launch.spec.launch_id);
   }
-  wake_.notify_all();  // tasks already due end on the timer thread
+  wake_.notify_all();  // tasks already due end on the timer thread (or the timers' next firing)
   return running;
 }
 
@@ -105,15 +178,7 @@ void SimCluster::TimerLoop() {
     std::vector<TaskEnd> ended;
     while (!due_.empty() && due_.begin()->first <= now) {
       const auto [end, launch_id] = *due_.begin();
-      due_.erase(due_.begin());
-      auto it = running_.find(launch_id);
-      const bool time_limit = it->second.time_limit;
-      running_.erase(it);
-      ended.push_back({.launch_id = launch_id,
-                       .phase = time_limit ? TaskPhase::kFailed : TaskPhase::kSucceeded,
-                       .reason = time_limit ? "TimeLimitExceeded" : "",
-                       .message = time_limit ? "ran past its time limit" : "completed",
-                       .time = end});
+      ended.push_back(*EndLocked(launch_id, end));
     }
     if (!ended.empty()) {
       lock.unlock();

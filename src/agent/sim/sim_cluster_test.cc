@@ -1,6 +1,8 @@
 #include "agent/sim/sim_cluster.h"
 
 #include <chrono>
+#include <mutex>
+#include <utility>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -9,6 +11,7 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tessera/common/simulated_clock.h"
 
 namespace tessera::agent {
 namespace {
@@ -18,6 +21,37 @@ class NullObserver final : public TaskObserver {
   void OnTaskStarted(std::string_view, TimePoint) override {}
   void OnTaskEnded(const TaskEnd&) override {}
 };
+
+// What the cluster reported, in order: "start ID @ms" and "end ID PHASE REASON @ms".
+class RecordingObserver final : public TaskObserver {
+ public:
+  void OnTaskStarted(std::string_view id, TimePoint time) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    seen_.push_back(fmt::format("start {} @{}", id, time.time_since_epoch().count()));
+  }
+  void OnTaskEnded(const TaskEnd& end) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    seen_.push_back(fmt::format("end {} {} {}@{}", end.launch_id, TaskPhaseName(end.phase),
+                                end.reason.empty() ? "" : end.reason + " ",
+                                end.time.time_since_epoch().count()));
+  }
+  std::vector<std::string> Take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::exchange(seen_, {});
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> seen_;
+};
+
+TaskLaunchSpec SimTask(std::string id, int64_t duration_ms) {
+  TaskLaunchSpec spec;
+  spec.launch_id = std::move(id);
+  spec.placement.node = "a";
+  spec.duration = Duration(duration_ms);
+  return spec;
+}
 
 Node GpuNode(std::string name, int gpus) {
   Node node;
@@ -90,6 +124,112 @@ TEST(SimClusterTest, DestroyingABusyClusterJoinsItsTimerBeforeReturning) {
     EXPECT_EQ(probes[round]->late_calls(), 0) << "round " << round;
     EXPECT_GT(probes[round]->calls(), 0) << "round " << round << ": launches are told";
   }
+}
+
+// On a SimulatedClock's timers, a task ends exactly at its simulated instant, reported inside
+// the Advance that reaches it, and not a moment before.
+TEST(SimClusterTest, OnTimersATaskEndsAtItsSimulatedInstant) {
+  SimulatedClock clock;
+  RecordingObserver observer;
+  SimCluster cluster({.nodes = {GpuNode("a", 8)}, .clock = &clock, .timers = &clock}, &observer);
+  cluster.Launch(SimTask("short", 1000));
+  cluster.Launch(SimTask("long", 5000));
+  EXPECT_THAT(observer.Take(), ::testing::ElementsAre("start short @0", "start long @0"));
+  clock.Advance(Duration(999));
+  EXPECT_THAT(observer.Take(), ::testing::IsEmpty());
+  clock.Advance(Duration(4001));  // past both: each ends at its own instant, in time order
+  EXPECT_THAT(observer.Take(), ::testing::ElementsAre("end short Succeeded @1000",
+                                                      "end long Succeeded @5000"));
+}
+
+TEST(SimClusterTest, ATaskThatFailsEndsFailedWithExitCodeOne) {
+  SimulatedClock clock;
+  RecordingObserver observer;
+  SimCluster cluster({.nodes = {GpuNode("a", 8)},
+                      .clock = &clock,
+                      .timers = &clock,
+                      .fails = [](const TaskLaunchSpec& s) { return s.launch_id == "bad"; }},
+                     &observer);
+  cluster.Launch(SimTask("bad", 1000));
+  cluster.Launch(SimTask("good", 1000));
+  observer.Take();
+  clock.Advance(Duration(1000));
+  EXPECT_THAT(observer.Take(), ::testing::ElementsAre("end bad Failed Error @1000",
+                                                      "end good Succeeded @1000"));
+}
+
+// With exit_after_grace, a cancelled task ends Cancelled once its grace is over; the end of its
+// duration inside the grace is not reported. Without grace it ends at once.
+TEST(SimClusterTest, CancelAfterGraceEndsTheTaskWhenTheGraceIsOver) {
+  SimulatedClock clock;
+  RecordingObserver observer;
+  SimCluster cluster(
+      {.nodes = {GpuNode("a", 8)}, .clock = &clock, .timers = &clock, .exit_after_grace = true},
+      &observer);
+  cluster.Launch(SimTask("graceful", 2000));
+  cluster.Launch(SimTask("abrupt", 2000));
+  observer.Take();
+  clock.Advance(Duration(1000));
+  cluster.Cancel("graceful", Duration(3000));
+  cluster.Cancel("graceful", Duration(100));  // a second signal keeps the first deadline
+  cluster.Cancel("abrupt", Duration(0));
+  EXPECT_THAT(observer.Take(), ::testing::ElementsAre("end abrupt Cancelled @1000"));
+  clock.Advance(Duration(2999));
+  EXPECT_THAT(observer.Take(), ::testing::IsEmpty());  // its duration ended at 2000: ignored
+  clock.Advance(Duration(1));
+  EXPECT_THAT(observer.Take(), ::testing::ElementsAre("end graceful Cancelled @4000"));
+  EXPECT_THAT(cluster.Usage()[0].gpu_utilization, ::testing::Each(0.0));
+}
+
+// With exit_after_grace, a task past its time limit is signalled at the limit and ends Failed
+// once its termination grace is over; a cancel during that grace does not move the end.
+TEST(SimClusterTest, ExitAfterGraceEndsATaskPastItsTimeLimitAfterItsGrace) {
+  SimulatedClock clock;
+  RecordingObserver observer;
+  SimCluster cluster(
+      {.nodes = {GpuNode("a", 8)}, .clock = &clock, .timers = &clock, .exit_after_grace = true},
+      &observer);
+  TaskLaunchSpec spec = SimTask("slow", 10'000);
+  spec.time_limit = Duration(1000);
+  spec.termination_grace = Duration(500);
+  cluster.Launch(spec);
+  observer.Take();
+  clock.Advance(Duration(1200));
+  cluster.Cancel("slow", Duration(5000));
+  clock.Advance(Duration(299));
+  EXPECT_THAT(observer.Take(), ::testing::IsEmpty());
+  clock.Advance(Duration(1));
+  EXPECT_THAT(observer.Take(), ::testing::ElementsAre("end slow Failed TimeLimitExceeded @1500"));
+}
+
+TEST(SimClusterTest, WithoutTheSimulatedTaintNodesKeepTheirOwnTaints) {
+  SimulatedClock clock;
+  NullObserver observer;
+  Node tainted = GpuNode("a", 8);
+  tainted.taints.push_back({.key = "team", .value = "x", .effect = TaintEffect::kNoSchedule});
+  SimCluster plain({.nodes = {tainted}, .clock = &clock, .timers = &clock,
+                    .simulated_taint = false},
+                   &observer);
+  ASSERT_EQ(plain.Inventory().size(), 1u);
+  ASSERT_EQ(plain.Inventory()[0].taints.size(), 1u);
+  EXPECT_EQ(plain.Inventory()[0].taints[0].key, "team");
+  SimCluster marked({.nodes = {tainted}, .clock = &clock, .timers = &clock}, &observer);
+  EXPECT_EQ(marked.Inventory()[0].taints.size(), 2u);
+}
+
+// Destroying a cluster cancels the timers it armed: advancing the clock afterwards calls nobody.
+TEST(SimClusterTest, DestroyingAClusterOnTimersCancelsItsTimers) {
+  SimulatedClock clock;
+  auto probe = std::make_shared<testing::CallbackProbe>();
+  auto observer = std::make_unique<testing::ProbeObserver>(probe);
+  auto cluster = std::make_unique<SimCluster>(
+      SimClusterOptions{.nodes = {GpuNode("a", 8)}, .clock = &clock, .timers = &clock},
+      observer.get());
+  cluster->Launch(SimTask("t", 1000));
+  cluster.reset();
+  probe->ClusterGone();
+  clock.Advance(Duration(2000));
+  EXPECT_EQ(probe->late_calls(), 0);
 }
 
 }  // namespace
