@@ -233,6 +233,7 @@ class Connection : public std::enable_shared_from_this<Connection>, private Stre
     reading_ = false;
     stream_.expires_never();
     keep_alive_ = parser_->get().keep_alive();
+    head_ = parser_->get().method() == http::verb::head;
     HttpRequest request = BriefOf(*parser_);
     request.body = std::move(parser_->get().body());
     HttpRequest brief{.method = request.method, .path = request.path};
@@ -263,6 +264,7 @@ class Connection : public std::enable_shared_from_this<Connection>, private Stre
   // An answer of the front end itself: its body from the ErrorHandler, then close.
   void Answer(const HttpRequest& request, int status) {
     reading_ = false;
+    head_ = false;
     HttpResponse response{.status = status};
     if (status == 503) response.SetHeader("Retry-After", "1");
     front_->error_handler(request, response);
@@ -287,6 +289,11 @@ class Connection : public std::enable_shared_from_this<Connection>, private Stre
     message->body() = std::move(response.body);
     message->keep_alive(keep_alive);
     message->prepare_payload();
+    if (head_) {  // the header of the answer a GET would get, without its body
+      const size_t length = message->body().size();
+      message->body().clear();
+      message->content_length(length);
+    }
     stream_.expires_after(front_->options.write_timeout);
     http::async_write(stream_, *message,
                       [self = shared_from_this(), message, keep_alive](beast::error_code ec,
@@ -395,6 +402,7 @@ class Connection : public std::enable_shared_from_this<Connection>, private Stre
   std::optional<http::request_parser<http::string_body>> parser_;
   bool reading_ = false;     // waits for or reads a request
   bool keep_alive_ = false;  // the request being served asked to keep the connection
+  bool head_ = false;        // the request being served is a HEAD
   std::optional<http::response<http::empty_body>> stream_header_;
   std::optional<http::response_serializer<http::empty_body>> serializer_;
   std::atomic<bool> client_gone_{false};

@@ -23,7 +23,8 @@
 //   - a request when every worker is busy and max_queued_requests wait already: 503 with
 //     Retry-After: 1;
 //   - a handler that throws: 500.
-// Expect: 100-continue is answered before the body is read.
+// Expect: 100-continue is answered before the body is read. A HEAD request's answer is sent
+// without its body (Content-Length still that of the body the handler set).
 //
 // Lifecycle: construct, Start (binds synchronously, then serves), Stop (or destroy). Stop closes
 // the listening socket and every connection waiting for a request, lets the handlers that run

@@ -151,6 +151,26 @@ TEST_F(HttpFrontEndTest, AnswersAndKeepsTheConnectionAlive) {
   EXPECT_THAT(answer, HasSubstr("\r\n\r\nhello"));
 }
 
+TEST_F(HttpFrontEndTest, HeadIsAnsweredWithoutABody) {
+  Start({});
+  Client client(front_->port());
+  ASSERT_TRUE(client.Send("HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  char buffer[256];
+  std::string header;
+  while (header.find("\r\n\r\n") == std::string::npos) {
+    const ssize_t n = recv(client.fd(), buffer, sizeof(buffer), 0);
+    ASSERT_GT(n, 0);
+    header.append(buffer, static_cast<size_t>(n));
+  }
+  EXPECT_THAT(header, StartsWith("HTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(header, HasSubstr("Content-Length: 3\r\n"));
+  EXPECT_THAT(header, ::testing::EndsWith("\r\n\r\n"));  // no body followed
+  ASSERT_TRUE(client.Send(kHealth));
+  const std::string next = client.ReadAnswer();  // would start with a body sent after the HEAD's
+  EXPECT_THAT(next, StartsWith("HTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(next, HasSubstr("\r\n\r\nok\n"));
+}
+
 TEST_F(HttpFrontEndTest, ExpectContinueIsAnsweredBeforeTheBody) {
   Start({});
   Client client(front_->port());

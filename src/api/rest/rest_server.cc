@@ -271,7 +271,10 @@ void RestServer::Impl::Stop() {
 void RestServer::Impl::Route(Request& req, Response& res) {
   std::smatch match;
   for (const RouteEntry& route : routes_) {
-    if (route.method != req.method || !std::regex_match(req.path, match, route.pattern)) continue;
+    // HEAD is answered as GET; the front end sends no body.
+    const bool method =
+        route.method == req.method || (req.method == "HEAD" && route.method == "GET");
+    if (!method || !std::regex_match(req.path, match, route.pattern)) continue;
     for (size_t i = 1; i < match.size(); ++i) req.path_params.push_back(match[i].str());
     return route.handler(req, res);
   }
