@@ -12,6 +12,9 @@ set -euo pipefail
 BUILD=${1:?build directory}
 BURST=${2:-200}
 SLOW=${3:-200}
+# The client and the server (started from here) each hold a descriptor per slow connection.
+NEED=$((SLOW + BURST + 1024))
+if (($(ulimit -n) < NEED)); then ulimit -n "$NEED" || ulimit -n "$(ulimit -Hn)"; fi
 DATA=$(mktemp -d)
 PORT=$((20000 + RANDOM % 20000))
 "$BUILD/bin/tessera" server --dev --data-dir "$DATA" --http-addr "127.0.0.1:$PORT" \

@@ -10,6 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc   # gRPC API
   libcpp-httplib-dev libssl-dev prometheus-cpp-dev   # REST API, CLI client, token hashes, metrics
+  libboost-dev                                       # Beast + Asio: the REST server's HTTP front end
   zlib1g-dev                                         # gzip-compressed traces (SWF)
   curl                                               # make run: waits for the server
   ccache                                             # rebuilds in another clone reuse objects

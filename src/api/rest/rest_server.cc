@@ -1,19 +1,16 @@
 #include "api/rest/rest_server.h"
 
-#include <httplib.h>
-
 #include <atomic>
-#include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <cstring>
 #include <functional>
 #include <limits>
 #include <optional>
+#include <regex>
 #include <sstream>
-#include <thread>
 #include <utility>
 
+#include "api/rest/http_front_end.h"
 #include "api/rest/json_views.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -27,16 +24,14 @@ namespace tessera::api {
 namespace {
 
 using Json = nlohmann::ordered_json;
-using httplib::Request;
-using httplib::Response;
+using Request = HttpRequest;
+using Response = HttpResponse;
 using server::Caller;
 
 // A watch stream waits this long for an event before it checks whether to stop.
 constexpr std::chrono::milliseconds kWatchPoll{200};
 // Idle polls between two "{}" keep-alive lines: 15 s.
 constexpr int kWatchHeartbeatPolls = 75;
-// Bounds how long Stop waits for an idle keep-alive connection.
-constexpr time_t kKeepAliveSeconds = 1;
 constexpr int64_t kMaxLogChunk = int64_t{1} << 20;
 
 // One line of JSON. Text that is not valid UTF-8 (a client's key echoed in an error message)
@@ -47,14 +42,14 @@ std::string JsonLine(const Json& json) {
 
 void SendJson(Response& res, int http_status, const Json& body) {
   res.status = http_status;
-  res.set_content(JsonLine(body), "application/json");
+  res.SetContent(JsonLine(body), "application/json");
 }
 
 void SendError(Response& res, const absl::Status& status) {
   HttpError error = StatusToHttpError(status);
   SendJson(res, error.http_status, error.body);
-  if (error.http_status == 429 && !res.has_header("Retry-After")) {
-    res.set_header("Retry-After", "1");
+  if (error.http_status == 429 && !res.HasHeader("Retry-After")) {
+    res.SetHeader("Retry-After", "1");
   }
 }
 
@@ -114,7 +109,7 @@ absl::StatusOr<LogStream> StreamParam(const Request& req) {
 }
 
 bool IsJsonContent(const Request& req) {
-  std::string type = req.get_header_value("Content-Type");
+  std::string type = req.Header("Content-Type");
   type = type.substr(0, type.find(';'));
   std::erase(type, ' ');
   for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -172,7 +167,11 @@ absl::StatusOr<std::vector<absl::StatusOr<spec::JobDocument>>> ParseBatchRequest
 
 class RestServer::Impl {
  public:
-  explicit Impl(Options options) : options_(options) {
+  explicit Impl(Options options)
+      : options_(options),
+        front_(FrontEndOptions(options),
+               [this](Request& req, Response& res) { Route(req, res); },
+               [this](const Request& req, Response& res) { OnFrontEndError(req, res); }) {
     if (options_.metrics != nullptr) {
       requests_ = &prometheus::BuildCounter()
                        .Name("tessera_http_requests_total")
@@ -184,12 +183,17 @@ class RestServer::Impl {
   ~Impl() { Stop(); }
 
   absl::Status Start(const std::string& host, int port);
-  int port() const { return port_.load(); }
+  int port() const { return front_.port(); }
   void Stop();
 
  private:
   using Handler = std::function<void(const Caller&, const Request&, Response&)>;
-  enum class Method { kGet, kPost, kPut, kDelete };
+  using PublicHandler = std::function<void(const Request&, Response&)>;
+  struct RouteEntry {
+    std::string method;  // "GET", "POST", "PUT", "DELETE"
+    std::regex pattern;  // the whole path; its captures become Request::path_params
+    PublicHandler handler;
+  };
 
   // One open watch stream; counts itself among the open ones while it lives.
   struct WatchState {
@@ -201,20 +205,30 @@ class RestServer::Impl {
     int idle_polls = 0;
   };
 
+  static HttpFrontEnd::Options FrontEndOptions(const Options& options) {
+    return {.workers = options.threads,
+            .max_queued_requests = options.max_queued_requests,
+            .max_connections = options.max_connections,
+            .max_body_bytes = options.max_body_bytes,
+            .header_timeout = options.header_timeout,
+            .body_timeout = options.body_timeout,
+            .keep_alive_timeout = options.keep_alive_timeout};
+  }
+
   void AddRoutes();
   // Registers `pattern` for `method`; the request is authenticated and rate limited first.
-  void Api(Method method, const char* route, const char* pattern, Handler handler);
-  // Registers a route that needs no token.
-  void Public(const char* route, httplib::Server::Handler handler);
-  void Register(Method method, const char* pattern, httplib::Server::Handler handler);
+  void Api(const char* method, const char* route, const char* pattern, Handler handler);
+  // Registers a GET route that needs no token.
+  void Public(const char* route, PublicHandler handler);
+  // Runs the handler of the first route matching the request; 404 when none does.
+  void Route(Request& req, Response& res);
   absl::StatusOr<Caller> Authenticate(const Request& req) const;
   // Takes a token from the caller's bucket; on refusal answers 429 with Retry-After.
   bool Admit(const Caller& caller, Response& res);
   void Count(const std::string& method, std::string_view route, int code);
-  httplib::Server::HandlerResponse OnHttpError(const Request& req, Response& res);
+  // The JSON error body of an answer no handler gave (no route, or the front end's own).
+  void OnFrontEndError(const Request& req, Response& res);
 
-  // Answers 413 (and returns true) for a body above max_body_bytes.
-  bool BodyTooLarge(const Request& req, Response& res) const;
   void SubmitJob(const Caller& caller, const Request& req, Response& res);
   void SubmitJobs(const Caller& caller, const Request& req, Response& res);
   void ListJobs(const Caller& caller, const Request& req, Response& res);
@@ -223,17 +237,16 @@ class RestServer::Impl {
   void IssueToken(const Caller& caller, const Request& req, Response& res);
   void Ready(Response& res);
   void Metrics(Response& res);
-  // One round of a watch stream: waits for an event and writes it (or a heartbeat).
-  bool PumpWatch(WatchState& state, httplib::DataSink& sink);
+  // One round of a watch stream: waits for an event and writes it (or a heartbeat). False when
+  // the stream is over.
+  bool PumpWatch(WatchState& state, StreamWriter& writer);
 
   const Options options_;
-  httplib::Server http_;
+  std::vector<RouteEntry> routes_;  // written by Start only, before serving
+  HttpFrontEnd front_;
   prometheus::Family<prometheus::Counter>* requests_ = nullptr;
-  std::thread thread_;
-  std::atomic<int> port_{0};
   std::atomic<bool> started_{false};
   std::atomic<bool> stopping_{false};
-  std::atomic<bool> serving_done_{false};
   std::atomic<int> open_watches_{0};
 };
 
@@ -242,101 +255,63 @@ absl::Status RestServer::Impl::Start(const std::string& host, int port) {
   if (options_.service == nullptr || options_.auth == nullptr) {
     return absl::InvalidArgumentError("a RestServer needs a JobService and an Authenticator");
   }
-  if (port < 0 || port > 65535) {
-    return absl::InvalidArgumentError(fmt::format("port {}: must be in 0..65535", port));
-  }
   if (options_.threads < 2 || options_.max_watch_streams < 0 ||
       options_.max_watch_streams >= options_.threads) {
     return absl::InvalidArgumentError("threads must be >= 2 and above max_watch_streams");
   }
   AddRoutes();
-  const int threads = options_.threads;
-  http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http_.set_payload_max_length(options_.max_body_bytes);
-  http_.set_keep_alive_timeout(kKeepAliveSeconds);
-  // Answers are written in pieces (headers, body); without TCP_NODELAY, Nagle's algorithm and
-  // the client's delayed ACK hold every answer on a kept-alive connection back by ~40 ms.
-  http_.set_tcp_nodelay(true);
-  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second server would
-  // silently share a port that is already in use.
-  http_.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  http_.set_error_handler(httplib::Server::HandlerWithResponse(
-      [this](const Request& req, Response& res) { return OnHttpError(req, res); }));
-
-  errno = 0;
-  const int bound =
-      port == 0 ? http_.bind_to_any_port(host) : (http_.bind_to_port(host, port) ? port : -1);
-  if (bound < 0) {
-    const int error = errno;
-    return absl::UnavailableError(fmt::format("cannot listen on {}:{}: {}", host, port,
-                                              error != 0 ? std::strerror(error) : "bind failed"));
-  }
-  port_ = bound;
-  thread_ = std::thread([this] {
-    http_.listen_after_bind();
-    serving_done_ = true;
-  });
-  // httplib's stop() only acts on a running server: wait until it runs, so Stop cannot race.
-  while (!http_.is_running() && !serving_done_) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return absl::OkStatus();
+  return front_.Start(host, port);
 }
 
 void RestServer::Impl::Stop() {
-  if (!thread_.joinable()) return;
-  stopping_ = true;
-  http_.stop();
-  thread_.join();
+  stopping_ = true;  // open watch streams end
+  front_.Stop();
 }
 
-void RestServer::Impl::Register(Method method, const char* pattern,
-                                httplib::Server::Handler handler) {
-  switch (method) {
-    case Method::kGet:
-      http_.Get(pattern, std::move(handler));
-      break;
-    case Method::kPost:
-      http_.Post(pattern, std::move(handler));
-      break;
-    case Method::kPut:
-      http_.Put(pattern, std::move(handler));
-      break;
-    case Method::kDelete:
-      http_.Delete(pattern, std::move(handler));
-      break;
+void RestServer::Impl::Route(Request& req, Response& res) {
+  std::smatch match;
+  for (const RouteEntry& route : routes_) {
+    // HEAD is answered as GET; the front end sends no body.
+    const bool method =
+        route.method == req.method || (req.method == "HEAD" && route.method == "GET");
+    if (!method || !std::regex_match(req.path, match, route.pattern)) continue;
+    for (size_t i = 1; i < match.size(); ++i) req.path_params.push_back(match[i].str());
+    return route.handler(req, res);
   }
+  res.status = 404;
+  OnFrontEndError(req, res);
 }
 
-void RestServer::Impl::Api(Method method, const char* route, const char* pattern, Handler handler) {
-  Register(method, pattern,
-           [this, route, handler = std::move(handler)](const Request& req, Response& res) {
-             absl::StatusOr<Caller> caller = Authenticate(req);
-             if (!caller.ok()) {
-               SendError(res, caller.status());
-               res.set_header("WWW-Authenticate", "Bearer");
-             } else if (Admit(*caller, res)) {
-               handler(*caller, req, res);
-             }
-             Count(req.method, route, res.status);
-           });
+void RestServer::Impl::Api(const char* method, const char* route, const char* pattern,
+                           Handler handler) {
+  routes_.push_back(
+      {method, std::regex(pattern),
+       [this, route, handler = std::move(handler)](const Request& req, Response& res) {
+         absl::StatusOr<Caller> caller = Authenticate(req);
+         if (!caller.ok()) {
+           SendError(res, caller.status());
+           res.SetHeader("WWW-Authenticate", "Bearer");
+         } else if (Admit(*caller, res)) {
+           handler(*caller, req, res);
+         }
+         Count(req.method, route, res.status);
+       }});
 }
 
-void RestServer::Impl::Public(const char* route, httplib::Server::Handler handler) {
-  http_.Get(route, [this, route, handler = std::move(handler)](const Request& req, Response& res) {
-    handler(req, res);
-    Count(req.method, route, res.status);
-  });
+void RestServer::Impl::Public(const char* route, PublicHandler handler) {
+  routes_.push_back({"GET", std::regex(route),
+                     [this, route, handler = std::move(handler)](const Request& req,
+                                                                 Response& res) {
+                       handler(req, res);
+                       Count(req.method, route, res.status);
+                     }});
 }
 
 absl::StatusOr<Caller> RestServer::Impl::Authenticate(const Request& req) const {
-  if (!req.has_header("Authorization")) {
+  if (!req.HasHeader("Authorization")) {
     return absl::UnauthenticatedError("missing bearer token (Authorization: Bearer <token>)");
   }
-  const std::string value = req.get_header_value("Authorization");
+  const std::string value = req.Header("Authorization");
   constexpr std::string_view kScheme = "bearer ";
   const bool bearer = value.size() > kScheme.size() &&
                       std::equal(kScheme.begin(), kScheme.end(), value.begin(), [](char a, char b) {
@@ -358,23 +333,19 @@ bool RestServer::Impl::Admit(const Caller& caller, Response& res) {
   absl::Status admitted = options_.rate_limiter->Admit(caller.tenant, &retry_after);
   if (admitted.ok()) return true;
   const int64_t seconds = std::max<int64_t>(1, (retry_after.count() + 999) / 1000);
-  res.set_header("Retry-After", std::to_string(seconds));
+  res.SetHeader("Retry-After", std::to_string(seconds));
   SendError(res, admitted);
   return false;
 }
 
 void RestServer::Impl::Count(const std::string& method, std::string_view route, int code) {
   if (requests_ == nullptr) return;
-  if (code == -1) code = 200;  // a handler that set content but no status: httplib sends 200
   requests_
       ->Add({{"method", method}, {"route", std::string(route)}, {"code", std::to_string(code)}})
       .Increment();
 }
 
-// Answers httplib raised itself (no route, body too large, unreadable request) get the API's
-// JSON error body; the handlers' own errors already carry one.
-httplib::Server::HandlerResponse RestServer::Impl::OnHttpError(const Request& req, Response& res) {
-  if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+void RestServer::Impl::OnFrontEndError(const Request& req, Response& res) {
   absl::StatusCode code = absl::StatusCode::kInvalidArgument;
   std::string message = "malformed request";
   if (res.status == 404) {
@@ -383,43 +354,49 @@ httplib::Server::HandlerResponse RestServer::Impl::OnHttpError(const Request& re
   } else if (res.status == 413) {
     code = absl::StatusCode::kResourceExhausted;
     message = fmt::format("the request body exceeds {} bytes", options_.max_body_bytes);
+  } else if (res.status == 431) {
+    code = absl::StatusCode::kResourceExhausted;
+    message = "the request header is too large";
+  } else if (res.status == 503) {
+    code = absl::StatusCode::kUnavailable;
+    message = "the server is busy; retry later";
   } else if (res.status >= 500) {
     code = absl::StatusCode::kInternal;
     message = "internal error";
   }
   SendJson(res, res.status, ErrorBody(code, message));
-  Count(req.method, "other", res.status);
-  return httplib::Server::HandlerResponse::Handled;
+  // At the connection cap nothing of the request was read.
+  if (!req.method.empty()) Count(req.method, "other", res.status);
 }
 
 void RestServer::Impl::AddRoutes() {
   server::JobService* service = options_.service;
   // The job id of a /api/v1/jobs/{id}... route.
-  auto id = [](const Request& req) { return req.matches[1].str(); };
+  auto id = [](const Request& req) { return req.path_params[0]; };
   auto send_job = [](Response& res, absl::StatusOr<server::JobView> job) {
     if (!job.ok()) return SendError(res, job.status());
     SendJson(res, 200, JobViewToJson(*job));
   };
 
-  Api(Method::kPost, "/api/v1/jobs", "/api/v1/jobs",
+  Api("POST", "/api/v1/jobs", "/api/v1/jobs",
       [this](const Caller& c, const Request& req, Response& res) { SubmitJob(c, req, res); });
-  Api(Method::kPost, "/api/v1/jobs:batch", "/api/v1/jobs:batch",
+  Api("POST", "/api/v1/jobs:batch", "/api/v1/jobs:batch",
       [this](const Caller& c, const Request& req, Response& res) { SubmitJobs(c, req, res); });
-  Api(Method::kGet, "/api/v1/jobs", "/api/v1/jobs",
+  Api("GET", "/api/v1/jobs", "/api/v1/jobs",
       [this](const Caller& c, const Request& req, Response& res) { ListJobs(c, req, res); });
-  Api(Method::kGet, "/api/v1/jobs/{id}", R"(/api/v1/jobs/([^/]+))",
+  Api("GET", "/api/v1/jobs/{id}", R"(/api/v1/jobs/([^/]+))",
       [=](const Caller& c, const Request& req, Response& res) {
         send_job(res, service->Get(c, id(req)));
       });
-  Api(Method::kPost, "/api/v1/jobs/{id}/cancel", R"(/api/v1/jobs/([^/]+)/cancel)",
+  Api("POST", "/api/v1/jobs/{id}/cancel", R"(/api/v1/jobs/([^/]+)/cancel)",
       [=](const Caller& c, const Request& req, Response& res) {
         send_job(res, service->Cancel(c, id(req)));
       });
-  Api(Method::kDelete, "/api/v1/jobs/{id}", R"(/api/v1/jobs/([^/]+))",
+  Api("DELETE", "/api/v1/jobs/{id}", R"(/api/v1/jobs/([^/]+))",
       [=](const Caller& c, const Request& req, Response& res) {
         send_job(res, service->Cancel(c, id(req)));
       });
-  Api(Method::kGet, "/api/v1/jobs/{id}/events", R"(/api/v1/jobs/([^/]+)/events)",
+  Api("GET", "/api/v1/jobs/{id}/events", R"(/api/v1/jobs/([^/]+)/events)",
       [=](const Caller& c, const Request& req, Response& res) {
         absl::StatusOr<std::vector<server::JobEvent>> events = service->Events(c, id(req));
         if (!events.ok()) return SendError(res, events.status());
@@ -427,24 +404,24 @@ void RestServer::Impl::AddRoutes() {
         for (const server::JobEvent& event : *events) items.push_back(JobEventToJson(event));
         SendItems(res, std::move(items));
       });
-  Api(Method::kGet, "/api/v1/jobs/{id}/explain", R"(/api/v1/jobs/([^/]+)/explain)",
+  Api("GET", "/api/v1/jobs/{id}/explain", R"(/api/v1/jobs/([^/]+)/explain)",
       [=](const Caller& c, const Request& req, Response& res) {
         absl::StatusOr<server::JobExplanation> explanation = service->Explain(c, id(req));
         if (!explanation.ok()) return SendError(res, explanation.status());
         SendJson(res, 200, JobExplanationToJson(*explanation));
       });
-  Api(Method::kGet, "/api/v1/jobs/{id}/logs", R"(/api/v1/jobs/([^/]+)/logs)",
+  Api("GET", "/api/v1/jobs/{id}/logs", R"(/api/v1/jobs/([^/]+)/logs)",
       [this](const Caller& c, const Request& req, Response& res) { GetLogs(c, req, res); });
-  Api(Method::kGet, "/api/v1/watch", "/api/v1/watch",
+  Api("GET", "/api/v1/watch", "/api/v1/watch",
       [this](const Caller& c, const Request& req, Response& res) { WatchEvents(c, req, res); });
   auto send_queues = [](Response& res, const std::vector<server::QueueView>& queues) {
     Json items = Json::array();
     for (const server::QueueView& queue : queues) items.push_back(QueueViewToJson(queue));
     SendItems(res, std::move(items));
   };
-  Api(Method::kGet, "/api/v1/queues", "/api/v1/queues",
+  Api("GET", "/api/v1/queues", "/api/v1/queues",
       [=](const Caller&, const Request&, Response& res) { send_queues(res, service->Queues()); });
-  Api(Method::kPut, "/api/v1/queues", "/api/v1/queues",
+  Api("PUT", "/api/v1/queues", "/api/v1/queues",
       [=](const Caller& c, const Request& req, Response& res) {
         absl::StatusOr<std::vector<QueueSpec>> tree = spec::ParseQueueDocument(req.body);
         if (!tree.ok()) return SendError(res, tree.status());
@@ -453,7 +430,7 @@ void RestServer::Impl::AddRoutes() {
         if (!queues.ok()) return SendError(res, queues.status());
         send_queues(res, *queues);
       });
-  Api(Method::kPut, "/api/v1/queues/{name}", R"(/api/v1/queues/([^/]+))",
+  Api("PUT", "/api/v1/queues/{name}", R"(/api/v1/queues/([^/]+))",
       [=](const Caller& c, const Request& req, Response& res) {
         absl::StatusOr<QueueSpec> queue = spec::ParseQueueObject(req.body, id(req));
         if (!queue.ok()) return SendError(res, queue.status());
@@ -461,12 +438,12 @@ void RestServer::Impl::AddRoutes() {
         if (!view.ok()) return SendError(res, view.status());
         SendJson(res, 200, QueueViewToJson(*view));
       });
-  Api(Method::kDelete, "/api/v1/queues/{name}", R"(/api/v1/queues/([^/]+))",
+  Api("DELETE", "/api/v1/queues/{name}", R"(/api/v1/queues/([^/]+))",
       [=](const Caller& c, const Request& req, Response& res) {
         if (absl::Status s = service->DeleteQueue(c, id(req)); !s.ok()) return SendError(res, s);
         send_queues(res, service->Queues());
       });
-  Api(Method::kGet, "/api/v1/nodes", "/api/v1/nodes",
+  Api("GET", "/api/v1/nodes", "/api/v1/nodes",
       [=](const Caller&, const Request&, Response& res) {
         Json items = Json::array();
         for (const server::NodeView& node : service->Nodes()) items.push_back(NodeViewToJson(node));
@@ -479,33 +456,24 @@ void RestServer::Impl::AddRoutes() {
     }
     SendItems(res, std::move(items));
   };
-  Api(Method::kGet, "/api/v1/clusters", "/api/v1/clusters",
+  Api("GET", "/api/v1/clusters", "/api/v1/clusters",
       [=](const Caller&, const Request&, Response& res) { send_clusters(res); });
-  Api(Method::kDelete, "/api/v1/clusters/{name}", R"(/api/v1/clusters/([^/]+))",
+  Api("DELETE", "/api/v1/clusters/{name}", R"(/api/v1/clusters/([^/]+))",
       [=](const Caller& c, const Request& req, Response& res) {
         if (absl::Status s = service->DeleteCluster(c, id(req)); !s.ok()) {
           return SendError(res, s);
         }
         send_clusters(res);
       });
-  Api(Method::kPost, "/api/v1/tokens", "/api/v1/tokens",
+  Api("POST", "/api/v1/tokens", "/api/v1/tokens",
       [this](const Caller& c, const Request& req, Response& res) { IssueToken(c, req, res); });
 
-  Public("/healthz", [](const Request&, Response& res) { res.set_content("ok\n", "text/plain"); });
+  Public("/healthz", [](const Request&, Response& res) { res.SetContent("ok\n", "text/plain"); });
   Public("/readyz", [this](const Request&, Response& res) { Ready(res); });
   Public("/metrics", [this](const Request&, Response& res) { Metrics(res); });
 }
 
-bool RestServer::Impl::BodyTooLarge(const Request& req, Response& res) const {
-  if (req.body.size() <= options_.max_body_bytes) return false;
-  SendJson(res, 413,
-           ErrorBody(absl::StatusCode::kResourceExhausted,
-                     fmt::format("the request body exceeds {} bytes", options_.max_body_bytes)));
-  return true;
-}
-
 void RestServer::Impl::SubmitJob(const Caller& caller, const Request& req, Response& res) {
-  if (BodyTooLarge(req, res)) return;
   const spec::ParseOptions parse{
       .format = IsJsonContent(req) ? spec::DocumentFormat::kJson : spec::DocumentFormat::kAuto,
       .source = "request",
@@ -515,12 +483,11 @@ void RestServer::Impl::SubmitJob(const Caller& caller, const Request& req, Respo
   absl::StatusOr<server::SubmitResult> result =
       options_.service->Submit(caller, *std::move(document));
   if (!result.ok()) return SendError(res, result.status());
-  res.set_header("Location", "/api/v1/jobs/" + result->job.document.metadata.id);
+  res.SetHeader("Location", "/api/v1/jobs/" + result->job.document.metadata.id);
   SendJson(res, result->created ? 201 : 200, JobViewToJson(result->job));
 }
 
 void RestServer::Impl::SubmitJobs(const Caller& caller, const Request& req, Response& res) {
-  if (BodyTooLarge(req, res)) return;
   absl::StatusOr<std::vector<absl::StatusOr<spec::JobDocument>>> items =
       ParseBatchRequest(req.body, options_.max_body_bytes);
   if (!items.ok()) return SendError(res, items.status());
@@ -558,12 +525,12 @@ void RestServer::Impl::ListJobs(const Caller& caller, const Request& req, Respon
   if (!limit.ok()) return SendError(res, limit.status());
   const server::ListJobsRequest request{.phase = *phase,
                                         .state = *state,
-                                        .queue = req.get_param_value("queue"),
-                                        .name = req.get_param_value("name"),
-                                        .tenant = req.get_param_value("tenant"),
+                                        .queue = req.Param("queue"),
+                                        .name = req.Param("name"),
+                                        .tenant = req.Param("tenant"),
                                         .order = *order,
                                         .limit = static_cast<int32_t>(*limit),
-                                        .page_token = req.get_param_value("pageToken")};
+                                        .page_token = req.Param("pageToken")};
   absl::StatusOr<server::ListJobsResult> result = options_.service->List(caller, request);
   if (!result.ok()) return SendError(res, result.status());
   Json items = Json::array();
@@ -583,12 +550,12 @@ void RestServer::Impl::GetLogs(const Caller& caller, const Request& req, Respons
   absl::StatusOr<int64_t> limit = IntParam(req, "limit", kMaxLogChunk, 1, kMaxLogChunk);
   if (!limit.ok()) return SendError(res, limit.status());
   absl::StatusOr<LogChunk> chunk = options_.service->Logs(
-      caller, req.matches[1].str(),
-      {.task = req.get_param_value("task"), .stream = *stream, .offset = *offset, .limit = *limit});
+      caller, req.path_params[0],
+      {.task = req.Param("task"), .stream = *stream, .offset = *offset, .limit = *limit});
   if (!chunk.ok()) return SendError(res, chunk.status());
-  res.set_header("X-Tessera-Next-Offset", std::to_string(chunk->next_offset));
-  res.set_header("X-Tessera-Log-End", chunk->end ? "true" : "false");
-  res.set_content(chunk->data, "text/plain");
+  res.SetHeader("X-Tessera-Next-Offset", std::to_string(chunk->next_offset));
+  res.SetHeader("X-Tessera-Log-End", chunk->end ? "true" : "false");
+  res.SetContent(chunk->data, "text/plain");
 }
 
 void RestServer::Impl::WatchEvents(const Caller& caller, const Request& req, Response& res) {
@@ -600,27 +567,19 @@ void RestServer::Impl::WatchEvents(const Caller& caller, const Request& req, Res
     return SendError(res, absl::UnavailableError("too many open watch streams; retry later"));
   }
   auto stream = options_.service->Watch(
-      caller, {.job_id = req.get_param_value("job"), .after_sequence = *after});
+      caller, {.job_id = req.Param("job"), .after_sequence = *after});
   if (!stream.ok()) {
     --open_watches_;
     return SendError(res, stream.status());
   }
   auto state = std::make_shared<WatchState>(*std::move(stream), &open_watches_);
-  res.set_chunked_content_provider(
-      "application/x-ndjson",
-      [this, state](size_t, httplib::DataSink& sink) { return PumpWatch(*state, sink); });
+  res.content_type = "application/x-ndjson";
+  res.stream = [this, state](StreamWriter& writer) { return PumpWatch(*state, writer); };
 }
 
-bool RestServer::Impl::PumpWatch(WatchState& state, httplib::DataSink& sink) {
-  auto write_line = [&sink](const Json& json) {
-    const std::string line = JsonLine(json);
-    return sink.write(line.data(), line.size());
-  };
-  if (!sink.is_writable()) return false;  // the client went away
-  if (stopping_) {
-    sink.done();
-    return true;
-  }
+bool RestServer::Impl::PumpWatch(WatchState& state, StreamWriter& writer) {
+  auto write_line = [&writer](const Json& json) { return writer.Write(JsonLine(json)); };
+  if (!writer.Open() || stopping_) return false;  // the client went away, or the server stops
   absl::StatusOr<std::optional<server::JobEvent>> next = state.stream->Next(kWatchPoll);
   if (!next.ok()) {
     // Cancelled: the service stops, the stream simply ends. Anything else (a reader that fell
@@ -628,8 +587,7 @@ bool RestServer::Impl::PumpWatch(WatchState& state, httplib::DataSink& sink) {
     if (next.status().code() != absl::StatusCode::kCancelled) {
       write_line(StatusToHttpError(next.status()).body);
     }
-    sink.done();
-    return true;
+    return false;
   }
   if (next->has_value()) {
     state.idle_polls = 0;
@@ -663,7 +621,7 @@ void RestServer::Impl::IssueToken(const Caller& caller, const Request& req, Resp
 }
 
 void RestServer::Impl::Ready(Response& res) {
-  if (options_.service->Ready()) return res.set_content("ready\n", "text/plain");
+  if (options_.service->Ready()) return res.SetContent("ready\n", "text/plain");
   SendError(res, absl::UnavailableError("not ready: the state is being rebuilt from the store"));
 }
 
@@ -673,7 +631,7 @@ void RestServer::Impl::Metrics(Response& res) {
   }
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, options_.metrics->Collect());
-  res.set_content(out.str(), "text/plain; version=0.0.4");
+  res.SetContent(out.str(), "text/plain; version=0.0.4");
 }
 
 RestServer::RestServer(Options options) : impl_(std::make_unique<Impl>(options)) {}

@@ -7,13 +7,19 @@
 // JSON body of json_views.h with the HTTP status that maps the absl code. Hostile query
 // parameters (non-numeric, negative or out-of-range numbers) are 400 naming the parameter.
 //
-// Each request runs on one of Options::threads worker threads; an open watch stream
-// (GET /api/v1/watch) holds its thread until the client goes away or the server stops, so at
-// most Options::max_watch_streams are open at once (more: 503) and the rest stay for requests.
+// The HTTP transport is an HttpFrontEnd (http_front_end.h): idle and slow connections cost no
+// thread; each request header must arrive within Options::header_timeout and its body within
+// Options::body_timeout (else the connection is closed), a kept-alive connection is closed after
+// Options::keep_alive_timeout without a request. Requests run on Options::threads worker
+// threads with at most Options::max_queued_requests waiting; beyond that, and beyond
+// Options::max_connections open connections, the answer is 503 with Retry-After: 1 (the error
+// body, code UNAVAILABLE). An open watch stream (GET /api/v1/watch) holds its worker thread
+// until the client goes away or the server stops, so at most Options::max_watch_streams are
+// open at once (more: 503) and the rest stay for requests.
 //
-// Lifecycle: construct, Start (binds synchronously, then serves on its own thread), Stop (or
-// destroy). A server is started at most once. Stop ends open watch streams and waits for
-// in-flight requests; idle keep-alive connections delay it by at most one second.
+// Lifecycle: construct, Start (binds synchronously, then serves on its own threads), Stop (or
+// destroy). A server is started at most once. Stop ends open watch streams, closes idle
+// connections at once and waits for in-flight requests.
 // Thread-safety: Start and Stop from one owner thread; port() from any thread after Start.
 #pragma once
 
@@ -25,6 +31,7 @@
 #include "server/auth/authenticator.h"
 #include "server/auth/rate_limiter.h"
 #include "server/job_service.h"
+#include "tessera/common/clock.h"
 
 namespace prometheus {
 class Registry;
@@ -44,6 +51,11 @@ class RestServer {
     size_t max_body_bytes = size_t{1} << 20;
     int threads = 32;            // worker threads, >= 2
     int max_watch_streams = 16;  // open watch streams at once, < threads
+    int max_queued_requests = 256;  // requests waiting for a worker thread, >= 0
+    int max_connections = 10'000;   // open connections at once, >= 1
+    Duration header_timeout = std::chrono::seconds(10);  // a whole request header, > 0
+    Duration body_timeout = std::chrono::seconds(30);    // a whole request body, > 0
+    Duration keep_alive_timeout = std::chrono::seconds(30);  // idle between two requests, > 0
   };
 
   // REQUIRES: options.service and options.auth are not null.
