@@ -31,6 +31,7 @@
 #include "agent/sim/sim_cluster.h"
 #include "sim/alibaba/alibaba_trace.h"
 #include "sim/alibaba/target_workload_builder.h"
+#include "store/etcd/etcd_store.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace tessera::cli {
@@ -50,6 +51,8 @@ struct Flags {
   std::optional<uint64_t> seed;
   std::string local_gpus;  // MODEL:COUNT:MEMORY
   std::optional<double> rate_limit;
+  std::string store;                        // sqlite | etcd
+  std::vector<std::string> etcd_endpoints;  // host:port
 };
 
 // "T4:2:16Gi" → declared GPUs.
@@ -84,6 +87,8 @@ absl::StatusOr<ServerConfig> BuildConfig(const Flags& flags) {
       config.clusters.push_back({.name = "sim", .backend = "sim", .node_list = flags.sim_nodes});
     }
   }
+  if (!flags.store.empty()) config.store.backend = flags.store;
+  if (!flags.etcd_endpoints.empty()) config.store.etcd_endpoints = flags.etcd_endpoints;
   if (!flags.http_addr.empty()) config.http_addr = flags.http_addr;
   if (!flags.grpc_addr.empty()) config.grpc_addr = flags.grpc_addr;
   if (!flags.profile.empty()) config.profile = flags.profile;
@@ -121,7 +126,7 @@ absl::StatusOr<std::string> AdminToken(server::Authenticator& auth, const fs::pa
 
 // Everything the server runs, in construction order; destroyed in reverse.
 struct ControlPlane {
-  std::unique_ptr<store::SqliteStore> store;
+  std::unique_ptr<store::Store> store;
   std::unique_ptr<server::Authenticator> auth;
   prometheus::Registry metrics;
   std::unique_ptr<server::RateLimiter> rate_limiter;
@@ -230,6 +235,23 @@ absl::StatusOr<std::optional<TargetWorkload>> ConfiguredTargetWorkload(
   return *std::move(loaded);
 }
 
+// The store the config names: SQLite in the data directory, or etcd.
+absl::StatusOr<std::unique_ptr<store::Store>> OpenStore(const ServerConfig& config) {
+  if (config.store.backend == "etcd") {
+    absl::StatusOr<std::unique_ptr<store::EtcdStore>> etcd =
+        store::EtcdStore::Open({.endpoints = config.store.etcd_endpoints,
+                                .ca_file = config.store.etcd_ca_file,
+                                .cert_file = config.store.etcd_cert_file,
+                                .key_file = config.store.etcd_key_file});
+    if (!etcd.ok()) return etcd.status();
+    return std::unique_ptr<store::Store>(*std::move(etcd));
+  }
+  absl::StatusOr<std::unique_ptr<store::SqliteStore>> sqlite =
+      store::SqliteStore::Open({.data_dir = (fs::path(config.data_dir) / "store").string()});
+  if (!sqlite.ok()) return sqlite.status();
+  return std::unique_ptr<store::Store>(*std::move(sqlite));
+}
+
 absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) {
   std::error_code error;
   fs::create_directories(config.data_dir, error);
@@ -237,8 +259,7 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
     return absl::PermissionDeniedError(
         fmt::format("--data-dir {}: {}", config.data_dir, error.message()));
   }
-  absl::StatusOr<std::unique_ptr<store::SqliteStore>> store =
-      store::SqliteStore::Open({.data_dir = (fs::path(config.data_dir) / "store").string()});
+  absl::StatusOr<std::unique_ptr<store::Store>> store = OpenStore(config);
   if (!store.ok()) return store.status();
   plane.store = *std::move(store);
   absl::StatusOr<std::unique_ptr<server::Authenticator>> auth =
@@ -335,6 +356,10 @@ int RunServerCommand(int argc, char** argv) {
                "embedded defaults: SQLite in --data-dir, this machine as cluster 'local', and a "
                "simulated cluster 'sim' from --sim-nodes");
   app.add_option("--data-dir", flags.data_dir, "store, task logs and admin.token");
+  app.add_option("--store", flags.store, "where the state lives: sqlite (in --data-dir, the "
+                 "default) or etcd (--etcd-endpoints)");
+  app.add_option("--etcd-endpoints", flags.etcd_endpoints, "etcd's host:port, comma-separated")
+      ->delimiter(',');
   app.add_option("--http-addr", flags.http_addr, "REST API address (default 127.0.0.1:8080)");
   app.add_option("--grpc-addr", flags.grpc_addr, "gRPC API address (default 127.0.0.1:9090)");
   app.add_option("--sim-nodes", flags.sim_nodes,

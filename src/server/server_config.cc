@@ -325,9 +325,46 @@ absl::StatusOr<TargetWorkloadConfig> ParseTargetWorkload(const YAML::Node& node,
   return config;
 }
 
+absl::Status ParseStore(const YAML::Node& node, std::string_view source, StoreConfig& config) {
+  if (absl::Status s = CheckKeys(node, source, "store", {"backend", "etcd"}); !s.ok()) return s;
+  if (node["backend"]) {
+    absl::StatusOr<std::string> backend = Text(node["backend"], source, "store.backend");
+    if (!backend.ok()) return backend.status();
+    config.backend = *backend;
+  }
+  const YAML::Node etcd = node["etcd"];
+  if (!etcd) return absl::OkStatus();
+  if (absl::Status s =
+          CheckKeys(etcd, source, "store.etcd", {"endpoints", "caFile", "certFile", "keyFile"});
+      !s.ok()) {
+    return s;
+  }
+  if (const YAML::Node endpoints = etcd["endpoints"]) {
+    if (!endpoints.IsSequence()) {
+      return FieldError(source, "store.etcd.endpoints", "must be a list of host:port");
+    }
+    for (size_t i = 0; i < endpoints.size(); ++i) {
+      absl::StatusOr<std::string> endpoint =
+          Text(endpoints[i], source, fmt::format("store.etcd.endpoints[{}]", i));
+      if (!endpoint.ok()) return endpoint.status();
+      config.etcd_endpoints.push_back(*endpoint);
+    }
+  }
+  for (const auto& [key, target] : std::initializer_list<std::pair<const char*, std::string*>>{
+           {"caFile", &config.etcd_ca_file},
+           {"certFile", &config.etcd_cert_file},
+           {"keyFile", &config.etcd_key_file}}) {
+    if (!etcd[key]) continue;
+    absl::StatusOr<std::string> value = Text(etcd[key], source, fmt::format("store.etcd.{}", key));
+    if (!value.ok()) return value.status();
+    *target = *value;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseTopLevel(const YAML::Node& root, std::string_view source, ServerConfig& config) {
   if (absl::Status s = CheckKeys(root, source, "",
-                                 {"dataDir", "httpAddr", "grpcAddr", "profile", "seed",
+                                 {"dataDir", "store", "httpAddr", "grpcAddr", "profile", "seed",
                                   "cycleInterval", "requeueBackoff", "rateLimit", "clusters",
                                   "agents", "grpcTls", "scheduling", "queues",
                                   "targetWorkload"});
@@ -382,6 +419,9 @@ absl::Status ParseTopLevel(const YAML::Node& root, std::string_view source, Serv
       if (!cluster.ok()) return cluster.status();
       config.clusters.push_back(*std::move(cluster));
     }
+  }
+  if (const YAML::Node store = root["store"]) {
+    if (absl::Status s = ParseStore(store, source, config.store); !s.ok()) return s;
   }
   if (const YAML::Node agents = root["agents"]) {
     if (absl::Status s = ParseAgents(agents, source, config.agents); !s.ok()) return s;
@@ -478,6 +518,31 @@ ServerConfig DevConfig(std::string data_dir, std::string sim_node_list) {
   return config;
 }
 
+absl::Status CheckStore(const StoreConfig& store) {
+  if (store.backend != "sqlite" && store.backend != "etcd") {
+    return absl::InvalidArgumentError(
+        fmt::format("store.backend: must be sqlite or etcd, not \"{}\"", store.backend));
+  }
+  if (store.backend == "etcd" && store.etcd_endpoints.empty()) {
+    return absl::InvalidArgumentError(
+        "store.etcd.endpoints: required with store.backend etcd (--etcd-endpoints)");
+  }
+  for (size_t i = 0; i < store.etcd_endpoints.size(); ++i) {
+    if (absl::StatusOr<HostPort> hp = ParseHostPort(
+            store.etcd_endpoints[i], fmt::format("store.etcd.endpoints[{}]", i));
+        !hp.ok()) {
+      return hp.status();
+    }
+  }
+  if (!store.etcd_key_file.empty() && store.etcd_cert_file.empty()) {
+    return absl::InvalidArgumentError("store.etcd.keyFile: needs store.etcd.certFile");
+  }
+  if (!store.etcd_cert_file.empty() && store.etcd_ca_file.empty()) {
+    return absl::InvalidArgumentError("store.etcd.certFile: needs store.etcd.caFile (TLS)");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateServerConfig(const ServerConfig& config) {
   if (config.data_dir.empty()) return absl::InvalidArgumentError("dataDir: required (--data-dir)");
   for (const auto& [field, addr] : {std::pair<const char*, const std::string*>{"httpAddr", &config.http_addr},
@@ -487,6 +552,7 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
   if (config.cycle_interval.count() <= 0) {
     return absl::InvalidArgumentError("cycleInterval: must be > 0");
   }
+  if (absl::Status s = CheckStore(config.store); !s.ok()) return s;
   std::set<std::string> names;
   for (size_t i = 0; i < config.clusters.size(); ++i) {
     const ClusterConfig& cluster = config.clusters[i];

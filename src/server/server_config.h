@@ -1,6 +1,13 @@
 // ServerConfig: how `tessera server` is set up — a YAML file, overridden by flags.
 //
 //   dataDir: /var/lib/tessera          # the SQLite store, task logs, admin.token
+//   store:                             # where the control plane's state lives (default sqlite)
+//     backend: etcd                    # sqlite (in dataDir) | etcd
+//     etcd:                            # backend etcd only
+//       endpoints: [10.0.0.1:2379, 10.0.0.2:2379]
+//       caFile: ca.crt                 # TLS (optional), with a client certificate (optional)
+//       certFile: client.crt
+//       keyFile: client.key
 //   httpAddr: 127.0.0.1:8080           # REST API, /metrics, /healthz
 //   grpcAddr: 127.0.0.1:9090           # gRPC API
 //   profile: default                   # scheduling profile: a built-in name (docs/plugins.md)
@@ -82,6 +89,16 @@ struct TlsConfig {
 };
 
 // FGD's target workload (server/recent_workload.h): from a pod list, or a sliding window.
+// Where the control plane's state lives. One server per etcd keyspace: there is no leader
+// election yet, so a second server on the same etcd would schedule the same jobs.
+struct StoreConfig {
+  std::string backend = "sqlite";  // sqlite | etcd
+  std::vector<std::string> etcd_endpoints;  // "host:port"; backend etcd needs at least one
+  std::string etcd_ca_file;
+  std::string etcd_cert_file;
+  std::string etcd_key_file;
+};
+
 struct TargetWorkloadConfig {
   std::string pod_list;   // an Alibaba-format pod list (CSV); empty: the window
   int32_t window = 1000;  // tasks; only without pod_list
@@ -90,6 +107,7 @@ struct TargetWorkloadConfig {
 
 struct ServerConfig {
   std::string data_dir;
+  StoreConfig store;
   std::string http_addr = "127.0.0.1:8080";
   std::string grpc_addr = "127.0.0.1:9090";
   std::string profile = "default";

@@ -264,6 +264,47 @@ grpcTls: {certFile: s.crt, keyFile: s.key}
   }
 }
 
+TEST(ServerConfigTest, StoreIsSqliteUnlessEtcdIsNamed) {
+  absl::StatusOr<ServerConfig> plain = ParseServerConfig("dataDir: /d\n", "c.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->store.backend, "sqlite");
+  absl::StatusOr<ServerConfig> etcd = ParseServerConfig(R"(
+dataDir: /d
+store:
+  backend: etcd
+  etcd: {endpoints: [10.0.0.1:2379, 10.0.0.2:2379], caFile: ca.crt, certFile: c.crt,
+         keyFile: c.key}
+)",
+                                                        "c.yaml");
+  ASSERT_TRUE(etcd.ok()) << etcd.status();
+  EXPECT_EQ(etcd->store.backend, "etcd");
+  EXPECT_THAT(etcd->store.etcd_endpoints, ::testing::ElementsAre("10.0.0.1:2379", "10.0.0.2:2379"));
+  EXPECT_EQ(etcd->store.etcd_ca_file, "ca.crt");
+  EXPECT_EQ(etcd->store.etcd_cert_file, "c.crt");
+  EXPECT_EQ(etcd->store.etcd_key_file, "c.key");
+  EXPECT_TRUE(ValidateServerConfig(*etcd).ok());
+}
+
+TEST(ServerConfigTest, BadStoreNamesTheField) {
+  for (const auto& [yaml, error] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"store: {backend: mysql}", "store.backend: must be sqlite or etcd"},
+           {"store: {backend: etcd}", "store.etcd.endpoints: required"},
+           {"store: {backend: etcd, etcd: {endpoints: [nohost]}}", "store.etcd.endpoints[0]"},
+           {"store: {backend: etcd, etcd: {endpoints: a:1}}", "store.etcd.endpoints: must be a list"},
+           {"store: {backend: etcd, etcd: {endpoints: [a:1], keyFile: k}}",
+            "store.etcd.keyFile: needs store.etcd.certFile"},
+           {"store: {backend: etcd, etcd: {endpoints: [a:1], certFile: c, keyFile: k}}",
+            "store.etcd.certFile: needs store.etcd.caFile"},
+           {"store: {path: x}", "store.path: unknown key"},
+       }) {
+    const std::string text = std::string("dataDir: /d\n") + yaml;
+    absl::StatusOr<ServerConfig> config = ParseServerConfig(text, "c.yaml");
+    const absl::Status status = config.ok() ? ValidateServerConfig(*config) : config.status();
+    ASSERT_FALSE(status.ok()) << yaml;
+    EXPECT_THAT(status.message(), HasSubstr(error)) << yaml;
+  }
+}
+
 TEST(ServerConfigTest, HostPortParsesStrictly) {
   EXPECT_EQ(ParseHostPort("127.0.0.1:80", "a")->port, 80);
   EXPECT_EQ(ParseHostPort("[::1]:0", "a")->host, "[::1]");
