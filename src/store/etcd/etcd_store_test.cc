@@ -144,5 +144,43 @@ TEST(EtcdStoreTest, AServerCrashLosesNoAcknowledgedWrite) {
   EXPECT_EQ(after->revision, all->revision + 1);
 }
 
+// Three members keep a quorum when one fails: a store given every endpoint goes on committing
+// through another member (a Commit in the failover may answer Unavailable; it is retried), and
+// the member that comes back has every write.
+TEST(EtcdStoreTest, AClusterOfThreeKeepsServingWhenAMemberFails) {
+  absl::StatusOr<std::unique_ptr<EtcdProcess>> etcd = EtcdProcess::Start(3);
+  ASSERT_TRUE(etcd.ok()) << etcd.status();
+  absl::StatusOr<std::unique_ptr<EtcdStore>> store = EtcdStore::Open(
+      {.endpoints = (*etcd)->endpoints(), .request_timeout = std::chrono::milliseconds(2000)});
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto put = [&](int i) -> Revision {
+    const std::string key = "/three/" + std::to_string(1000 + i);
+    for (int attempt = 0; attempt < 30; ++attempt) {
+      absl::StatusOr<TxnResult> result = (*store)->Commit(
+          Txn{.compares = {Compare::Absent(key)}, .success = {Op::Put(key, "v")}});
+      if (result.ok() && result->succeeded) return result->revision;
+      if (result.ok()) return result->revision;  // an earlier try committed it
+      EXPECT_TRUE(absl::IsUnavailable(result.status())) << result.status();
+    }
+    ADD_FAILURE() << "no member took " << key;
+    return 0;
+  };
+  for (int i = 0; i < 50; ++i) put(i);
+  (*etcd)->Kill(0);
+  for (int i = 50; i < 100; ++i) put(i);
+  absl::StatusOr<RangeResult> all = (*store)->Range({.prefix = "/three/"});
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->kvs.size(), 100u);
+
+  ASSERT_TRUE((*etcd)->Restart(0).ok());
+  absl::StatusOr<std::unique_ptr<EtcdStore>> back =
+      EtcdStore::Open({.endpoints = {(*etcd)->endpoint()}});
+  ASSERT_TRUE(back.ok()) << back.status();
+  absl::StatusOr<RangeResult> seen = (*back)->Range({.prefix = "/three/"});
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_EQ(seen->kvs.size(), 100u);
+  EXPECT_EQ(seen->revision, all->revision);
+}
+
 }  // namespace
 }  // namespace tessera::store::testing

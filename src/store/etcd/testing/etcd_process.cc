@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "store/etcd/etcd_store.h"
 
 namespace tessera::store::testing {
@@ -41,7 +42,7 @@ std::string EtcdBinary() {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<EtcdProcess>> EtcdProcess::Start() {
+absl::StatusOr<std::unique_ptr<EtcdProcess>> EtcdProcess::Start(int members) {
   const std::string binary = EtcdBinary();
   if (access(binary.c_str(), X_OK) != 0) {
     return absl::FailedPreconditionError(
@@ -50,67 +51,95 @@ absl::StatusOr<std::unique_ptr<EtcdProcess>> EtcdProcess::Start() {
   std::unique_ptr<EtcdProcess> etcd(new EtcdProcess());
   char dir[] = "/tmp/tessera-etcd-XXXXXX";
   if (mkdtemp(dir) == nullptr) return absl::InternalError("cannot make a temporary directory");
-  etcd->data_dir_ = dir;
-  const int client = FreePort();
-  const int peer = FreePort();
-  etcd->endpoint_ = absl::StrCat("127.0.0.1:", client);
-  const std::string client_url = absl::StrCat("http://127.0.0.1:", client);
-  const std::string peer_url = absl::StrCat("http://127.0.0.1:", peer);
-  etcd->args_ = {binary,
-                 "--name=default",
-                 "--data-dir=" + etcd->data_dir_ + "/data",
-                 "--listen-client-urls=" + client_url,
-                 "--advertise-client-urls=" + client_url,
-                 "--listen-peer-urls=" + peer_url,
-                 "--initial-advertise-peer-urls=" + peer_url,
-                 "--initial-cluster=default=" + peer_url,
-                 "--log-level=error"};
-  if (absl::Status status = etcd->Run(); !status.ok()) return status;
+  etcd->dir_ = dir;
+  std::vector<std::string> peer_urls;
+  std::vector<std::string> initial_cluster;
+  for (int m = 0; m < members; ++m) {
+    peer_urls.push_back(absl::StrCat("http://127.0.0.1:", FreePort()));
+    initial_cluster.push_back(absl::StrCat("m", m, "=", peer_urls.back()));
+  }
+  for (int m = 0; m < members; ++m) {
+    const std::string client_url = absl::StrCat("http://127.0.0.1:", FreePort());
+    Member& member = etcd->members_.emplace_back();
+    member.endpoint = client_url.substr(std::string_view("http://").size());
+    member.log = absl::StrCat(etcd->dir_, "/m", m, ".log");
+    member.args = {binary,
+                   absl::StrCat("--name=m", m),
+                   absl::StrCat("--data-dir=", etcd->dir_, "/m", m),
+                   "--listen-client-urls=" + client_url,
+                   "--advertise-client-urls=" + client_url,
+                   "--listen-peer-urls=" + peer_urls[m],
+                   "--initial-advertise-peer-urls=" + peer_urls[m],
+                   "--initial-cluster=" + absl::StrJoin(initial_cluster, ","),
+                   "--initial-cluster-state=new",
+                   "--log-level=error"};
+  }
+  // Every member first: a member of several answers only once a quorum has formed.
+  for (Member& member : etcd->members_) {
+    if (absl::Status status = etcd->Spawn(member); !status.ok()) return status;
+  }
+  for (Member& member : etcd->members_) {
+    if (absl::Status status = etcd->AwaitServing(member); !status.ok()) return status;
+  }
   return etcd;
 }
 
-absl::Status EtcdProcess::Run() {
-  const std::string log = data_dir_ + "/etcd.log";
-  pid_ = fork();
-  if (pid_ < 0) return absl::InternalError("fork failed");
-  if (pid_ == 0) {
+std::vector<std::string> EtcdProcess::endpoints() const {
+  std::vector<std::string> out;
+  for (const Member& member : members_) out.push_back(member.endpoint);
+  return out;
+}
+
+absl::Status EtcdProcess::Spawn(Member& member) {
+  member.pid = fork();
+  if (member.pid < 0) return absl::InternalError("fork failed");
+  if (member.pid == 0) {
     std::vector<char*> argv;
-    for (std::string& arg : args_) argv.push_back(arg.data());
+    for (std::string& arg : member.args) argv.push_back(arg.data());
     argv.push_back(nullptr);
-    if (freopen(log.c_str(), "a", stdout) == nullptr || dup2(fileno(stdout), 2) < 0) _exit(126);
+    if (freopen(member.log.c_str(), "a", stdout) == nullptr || dup2(fileno(stdout), 2) < 0) {
+      _exit(126);
+    }
     execv(argv[0], argv.data());
     _exit(127);
   }
+  return absl::OkStatus();
+}
+
+absl::Status EtcdProcess::AwaitServing(Member& member) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
     absl::StatusOr<std::unique_ptr<EtcdStore>> store = EtcdStore::Open(
-        {.endpoints = {endpoint_}, .request_timeout = std::chrono::milliseconds(500)});
+        {.endpoints = {member.endpoint}, .request_timeout = std::chrono::milliseconds(500)});
     if (store.ok()) return absl::OkStatus();
-    if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
-      pid_ = -1;
-      return absl::UnavailableError(absl::StrCat("etcd exited at start; see ", log));
+    if (waitpid(member.pid, nullptr, WNOHANG) == member.pid) {
+      member.pid = -1;
+      return absl::UnavailableError(absl::StrCat("etcd exited at start; see ", member.log));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return absl::UnavailableError(absl::StrCat("etcd did not answer within 30 s; see ", log));
+  return absl::UnavailableError(absl::StrCat("etcd did not answer within 30 s; see ", member.log));
 }
 
-void EtcdProcess::Kill() {
-  if (pid_ <= 0) return;
-  kill(pid_, SIGKILL);
-  waitpid(pid_, nullptr, 0);
-  pid_ = -1;
+void EtcdProcess::Kill(int member) {
+  Member& m = members_.at(member);
+  if (m.pid <= 0) return;
+  kill(m.pid, SIGKILL);
+  waitpid(m.pid, nullptr, 0);
+  m.pid = -1;
 }
 
-absl::Status EtcdProcess::Restart() {
-  Kill();
-  return Run();
+absl::Status EtcdProcess::Restart(int member) {
+  Kill(member);
+  Member& m = members_.at(member);
+  if (absl::Status status = Spawn(m); !status.ok()) return status;
+  return AwaitServing(m);
 }
 
 EtcdProcess::~EtcdProcess() {
-  Kill();
+  for (size_t m = 0; m < members_.size(); ++m) Kill(static_cast<int>(m));
   std::error_code ignored;
-  std::filesystem::remove_all(data_dir_, ignored);
+  std::filesystem::remove_all(dir_, ignored);
 }
 
 }  // namespace tessera::store::testing

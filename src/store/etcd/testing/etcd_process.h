@@ -1,9 +1,11 @@
-// EtcdProcess: a real etcd server (Debian's etcd-server, /usr/bin/etcd or $TESSERA_ETCD) started
-// by a test on loopback: one member, in a temporary data directory, on free ports. Test-only.
+// EtcdProcess: a real etcd cluster (Debian's etcd-server, /usr/bin/etcd or $TESSERA_ETCD)
+// started by a test on loopback: `members` members (1 by default; 3 for a cluster that keeps a
+// quorum when one fails), each in its own folder of one temporary directory, on free ports.
+// Test-only.
 //
-// Start waits until the member answers (at most 30 s). Kill ends it at once (SIGKILL, a crash);
-// Restart starts it again on the same data and ports. The destructor kills it and removes its
-// data directory. Not thread-safe.
+// Start waits until every member answers (at most 30 s). Kill(m) ends member m at once
+// (SIGKILL, a crash); Restart(m) starts it again on its data and ports and waits for it. The
+// destructor kills every member and removes the directory. Not thread-safe.
 #pragma once
 
 #include <sys/types.h>
@@ -19,27 +21,35 @@ namespace tessera::store::testing {
 
 class EtcdProcess {
  public:
-  // Errors: FailedPrecondition when no etcd binary is installed; Unavailable when it does not
-  // come up.
-  static absl::StatusOr<std::unique_ptr<EtcdProcess>> Start();
+  // Errors: FailedPrecondition when no etcd binary is installed; Unavailable when a member does
+  // not come up.
+  static absl::StatusOr<std::unique_ptr<EtcdProcess>> Start(int members = 1);
   ~EtcdProcess();
 
-  // "127.0.0.1:PORT": what EtcdStoreOptions::endpoints takes.
-  const std::string& endpoint() const { return endpoint_; }
+  // Member 0's "127.0.0.1:PORT", and every member's: what EtcdStoreOptions::endpoints takes.
+  const std::string& endpoint() const { return members_.front().endpoint; }
+  std::vector<std::string> endpoints() const;
 
-  void Kill();
+  // REQUIRES: 0 <= member < the number of members.
+  void Kill(int member = 0);
   // Errors: as Start.
-  absl::Status Restart();
+  absl::Status Restart(int member = 0);
 
  private:
+  struct Member {
+    std::string endpoint;
+    std::string log;
+    std::vector<std::string> args;
+    pid_t pid = -1;
+  };
   EtcdProcess() = default;
-  // Starts the binary with args_ and waits until it answers.
-  absl::Status Run();
+  // Starts the member's binary without waiting.
+  absl::Status Spawn(Member& member);
+  // Waits until the member answers.
+  absl::Status AwaitServing(Member& member);
 
-  pid_t pid_ = -1;
-  std::string data_dir_;
-  std::string endpoint_;
-  std::vector<std::string> args_;
+  std::string dir_;
+  std::vector<Member> members_;
 };
 
 }  // namespace tessera::store::testing
