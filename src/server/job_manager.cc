@@ -54,6 +54,7 @@ JobManager::JobManager(JobManagerOptions options)
     : options_(std::move(options)),
       rng_(std::make_unique<Rng>(options_.seed)),
       metrics_(std::make_unique<ServerMetrics>(options_.metrics)),
+      cycle_writes_(options_.store->limits()),
       recent_workload_(options_.recent_workload),
       sink_(std::make_unique<Sink>(this)),
       own_timers_(options_.timers ? nullptr : std::make_unique<TimerThread>(*options_.clock)),
@@ -102,6 +103,7 @@ absl::Status JobManager::Start(std::vector<Cluster*> clusters) {
       Resolve(record, events);
       if (!events.empty()) PersistLocked(record, std::move(events));
     }
+    CommitWritesLocked();
   }
   for (int64_t id : to_launch) Post(BindingsCommitted{id, jobs_.at(id).attempt});
   wake_ups_.ArmPeriodic(options_.clock->Now(), options_.cycle_interval);
@@ -280,28 +282,35 @@ JobEvent& JobManager::AddEvent(JobRecord& record, std::vector<JobEvent>& events,
 
 void JobManager::PersistLocked(JobRecord& record, std::vector<JobEvent> events,
                                std::function<void()> done) {
-  store::Txn txn;
-  txn.success.push_back(store::Op::Put(JobKey(record.id), EncodeJobRecord(record)));
-  for (store::Op& op : TaskWrites(record)) txn.success.push_back(std::move(op));
+  std::vector<store::Op> ops;
+  ops.reserve(2 + events.size());
+  ops.push_back(store::Op::Put(JobKey(record.id), EncodeJobRecord(record)));
+  for (store::Op& op : TaskWrites(record)) ops.push_back(std::move(op));
   for (const JobEvent& event : events) {
-    txn.success.push_back(
-        store::Op::Put(EventKey(record.id, event.sequence), EncodeJobEvent(event)));
+    ops.push_back(store::Op::Put(EventKey(record.id, event.sequence), EncodeJobEvent(event)));
   }
-  auto callback = [this, tenant = record.tenant, events = std::move(events),
-                   done = std::move(done)](absl::StatusOr<store::TxnResult> result) {
+  if (!cycle_writes_.Fits(ops)) CommitWritesLocked();
+  cycle_writes_.Add(std::move(ops), record.tenant, std::move(events), std::move(done));
+}
+
+void JobManager::CommitWritesLocked() {
+  if (cycle_writes_.empty()) return;
+  CycleWrites::Batch batch = cycle_writes_.Take();
+  auto callback = [this, events = std::move(batch.events), done = std::move(batch.done)](
+                      absl::StatusOr<store::TxnResult> result) {
     if (!result.ok()) {
       std::fprintf(stderr, "tessera: a job state write failed: %s\n",
                    std::string(result.status().message()).c_str());
     } else {
-      for (const JobEvent& event : events) hub_.Publish(event, tenant);
-      if (done) done();
+      for (const auto& [event, tenant] : events) hub_.Publish(event, tenant);
+      for (const std::function<void()>& step_done : done) step_done();
     }
     --in_flight_;
   };
   ++in_flight_;
-  // A full write queue (back-pressure) is waited out: the decision must be stored.
+  // A full write queue (back-pressure) is waited out: the decisions must be stored.
   while (true) {
-    absl::Status admitted = options_.store->CommitAsync(txn, callback);
+    absl::Status admitted = options_.store->CommitAsync(batch.txn, callback);
     if (admitted.ok()) return;
     if (admitted.code() != absl::StatusCode::kResourceExhausted) {
       std::fprintf(stderr, "tessera: a job state write was refused: %s\n",

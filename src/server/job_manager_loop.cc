@@ -176,6 +176,11 @@ void JobManager::LoopMain() {
       std::visit([this](auto& e) { Handle(e); }, event);
     }
     RunCycle();
+    {
+      // Everything this turn decided, in one transaction.
+      std::lock_guard<std::mutex> lock(mu_);
+      CommitWritesLocked();
+    }
     wake_ups_.ArmPeriodic(options_.clock->Now(), options_.cycle_interval);
   }
 }
