@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <future>
+#include <thread>
 #include <utility>
 
 #include "fmt/format.h"
@@ -15,6 +16,34 @@
 
 namespace tessera::server {
 
+
+namespace {
+
+// The job records of one page of the store, in key order, decoded on up to 8 threads (the
+// decoding, JSON and the spec's checks, is most of a restart). The first error, in key order.
+absl::StatusOr<std::vector<JobRecord>> DecodeJobRecords(const std::vector<store::KeyValue>& kvs) {
+  const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  const size_t chunk = (kvs.size() + threads - 1) / std::max<size_t>(threads, 1);
+  std::vector<absl::StatusOr<JobRecord>> decoded(kvs.size());
+  const auto decode = [&](size_t begin) {
+    for (size_t i = begin; i < std::min(kvs.size(), begin + chunk); ++i) {
+      decoded[i] = DecodeJobRecord(kvs[i].key, kvs[i].value);
+    }
+  };
+  std::vector<std::thread> workers;
+  for (size_t begin = chunk; begin < kvs.size(); begin += chunk) workers.emplace_back(decode, begin);
+  decode(0);
+  for (std::thread& worker : workers) worker.join();
+  std::vector<JobRecord> records;
+  records.reserve(kvs.size());
+  for (absl::StatusOr<JobRecord>& record : decoded) {
+    if (!record.ok()) return record.status();
+    records.push_back(*std::move(record));
+  }
+  return records;
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Creation, start-up and shutdown
@@ -114,26 +143,41 @@ absl::Status JobManager::Start(std::vector<Cluster*> clusters) {
 
 absl::Status JobManager::LoadJobs() {
   std::lock_guard<std::mutex> lock(mu_);
+  const auto add = [this](std::vector<JobRecord> records) {
+    for (JobRecord& record : records) {
+      const int64_t id = record.id;
+      if (!record.document.metadata.request_id.empty()) {
+        requests_[IndexKey(record.tenant, record.document.metadata.request_id)] = id;
+      }
+      if (!IsTerminal(record.status().phase)) {
+        active_names_[IndexKey(record.tenant, record.document.spec.name)] = id;
+      }
+      next_id_ = std::max(next_id_, id + 1);
+      jobs_.emplace_hint(jobs_.end(), id, std::move(record));
+    }
+  };
+  // Each page is decoded on other threads while the next one is read.
+  std::future<absl::StatusOr<std::vector<JobRecord>>> decoding;
   store::RangeRequest request{.prefix = std::string(kJobPrefix), .limit = 1000};
   while (true) {
     absl::StatusOr<store::RangeResult> page = options_.store->Range(request);
     if (!page.ok()) return page.status();
-    for (const store::KeyValue& kv : page->kvs) {
-      absl::StatusOr<JobRecord> record = DecodeJobRecord(kv.key, kv.value);
-      if (!record.ok()) return record.status();
-      const int64_t id = record->id;
-      if (!record->document.metadata.request_id.empty()) {
-        requests_[IndexKey(record->tenant, record->document.metadata.request_id)] = id;
-      }
-      if (!IsTerminal(record->status().phase)) {
-        active_names_[IndexKey(record->tenant, record->document.spec.name)] = id;
-      }
-      next_id_ = std::max(next_id_, id + 1);
-      jobs_.emplace(id, *std::move(record));
+    const bool more = page->more;
+    if (more) request.after = page->kvs.back().key;
+    auto next = std::async(std::launch::async, [kvs = std::move(page->kvs)] {
+      return DecodeJobRecords(kvs);
+    });
+    if (decoding.valid()) {
+      absl::StatusOr<std::vector<JobRecord>> records = decoding.get();
+      if (!records.ok()) return records.status();
+      add(*std::move(records));
     }
-    if (!page->more) break;
-    request.after = page->kvs.back().key;
+    decoding = std::move(next);
+    if (!more) break;
   }
+  absl::StatusOr<std::vector<JobRecord>> records = decoding.get();
+  if (!records.ok()) return records.status();
+  add(*std::move(records));
   store::RangeRequest tasks{.prefix = std::string(kTaskPrefix), .limit = 1000};
   while (true) {
     absl::StatusOr<store::RangeResult> page = options_.store->Range(tasks);

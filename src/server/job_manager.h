@@ -21,8 +21,8 @@
 // Threads. API calls run on the callers' threads. One loop thread is the only writer of job
 // lifecycle state after submission: it takes events from a queue (job submitted or cancelled,
 // bindings committed, task started or ended, a timer) and runs a scheduling cycle over the
-// Scheduler and the ClusterState whenever something changed, and at least every
-// `cycle_interval`. The loop never waits on real time: its wake-ups — the next periodic cycle,
+// Scheduler and the ClusterState once as soon as it starts, then whenever something changed, and
+// at least every `cycle_interval`. The loop never waits on real time: its wake-ups — the next periodic cycle,
 // the end of a requeued job's back-off — are timers armed on JobManagerOptions::timers (the
 // clock's time), whose callbacks only post a timer event. Stop cancels the timers still armed.
 // Back-pressure: the submissions and start-time estimates waiting for the loop are bounded by

@@ -163,11 +163,15 @@ void JobManager::Post(LoopEvent event) {
 }
 
 void JobManager::LoopMain() {
+  // The first turn runs at once: the jobs restored by Start get their first cycle without
+  // waiting for an event or one cycle_interval.
+  bool first_turn = true;
   while (true) {
     std::deque<LoopEvent> batch;
     {
       std::unique_lock<std::mutex> lock(queue_mu_);
-      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      queue_cv_.wait(lock, [&] { return stopping_ || first_turn || !queue_.empty(); });
+      first_turn = false;
       if (stopping_) return;
       batch.swap(queue_);
       queued_requests_ = 0;

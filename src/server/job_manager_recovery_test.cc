@@ -1,4 +1,4 @@
-// JobManager after a crash in the durable path: a store that fails the
+// JobManager after a crash in the durable path, and right after Start: a store that fails the
 // loop's write at a chosen step stands for a process killed there (what was committed stays,
 // what follows never happens); a new manager over the same store must finish the job.
 #include <unistd.h>
@@ -200,6 +200,20 @@ TEST_F(JobManagerRecoveryTest, ACrashAfterBoundIsStoredButBeforeTheLaunchIsRecon
   clock_.Advance(Duration(600'000));
   const JobView done = WaitFor(id, JobPhase::kSucceeded);
   EXPECT_EQ(done.document.status->tasks.size(), 1u);
+}
+
+TEST_F(JobManagerRecoveryTest, TheFirstCycleAfterStartDoesNotWaitForTheCycleInterval) {
+  Start(store_.get(), 1);
+  const std::string running = Submit(SimJob("10m"));
+  WaitFor(running, JobPhase::kRunning);
+  const std::string queued = Submit(SimJob("10m"));  // the one node is full: it waits
+  Stop();
+
+  // A second node, and a cycle interval the test never lets pass: only a cycle run at Start
+  // places the queued job.
+  Start(store_.get(), 2, Duration(3'600'000));
+  WaitFor(queued, JobPhase::kRunning);
+  EXPECT_EQ(manager_->Get(kTenant, running)->document.status->phase, JobPhase::kRunning);
 }
 
 }  // namespace
