@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <future>
+#include <thread>
 #include <utility>
 
 #include "fmt/format.h"
@@ -15,6 +16,34 @@
 
 namespace tessera::server {
 
+
+namespace {
+
+// The job records of one page of the store, in key order, decoded on up to 8 threads (the
+// decoding, JSON and the spec's checks, is most of a restart). The first error, in key order.
+absl::StatusOr<std::vector<JobRecord>> DecodeJobRecords(const std::vector<store::KeyValue>& kvs) {
+  const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  const size_t chunk = (kvs.size() + threads - 1) / std::max<size_t>(threads, 1);
+  std::vector<absl::StatusOr<JobRecord>> decoded(kvs.size());
+  const auto decode = [&](size_t begin) {
+    for (size_t i = begin; i < std::min(kvs.size(), begin + chunk); ++i) {
+      decoded[i] = DecodeJobRecord(kvs[i].key, kvs[i].value);
+    }
+  };
+  std::vector<std::thread> workers;
+  for (size_t begin = chunk; begin < kvs.size(); begin += chunk) workers.emplace_back(decode, begin);
+  decode(0);
+  for (std::thread& worker : workers) worker.join();
+  std::vector<JobRecord> records;
+  records.reserve(kvs.size());
+  for (absl::StatusOr<JobRecord>& record : decoded) {
+    if (!record.ok()) return record.status();
+    records.push_back(*std::move(record));
+  }
+  return records;
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Creation, start-up and shutdown
@@ -54,6 +83,7 @@ JobManager::JobManager(JobManagerOptions options)
     : options_(std::move(options)),
       rng_(std::make_unique<Rng>(options_.seed)),
       metrics_(std::make_unique<ServerMetrics>(options_.metrics)),
+      cycle_writes_(options_.store->limits()),
       recent_workload_(options_.recent_workload),
       sink_(std::make_unique<Sink>(this)),
       own_timers_(options_.timers ? nullptr : std::make_unique<TimerThread>(*options_.clock)),
@@ -102,6 +132,7 @@ absl::Status JobManager::Start(std::vector<Cluster*> clusters) {
       Resolve(record, events);
       if (!events.empty()) PersistLocked(record, std::move(events));
     }
+    CommitWritesLocked();
   }
   for (int64_t id : to_launch) Post(BindingsCommitted{id, jobs_.at(id).attempt});
   wake_ups_.ArmPeriodic(options_.clock->Now(), options_.cycle_interval);
@@ -112,26 +143,41 @@ absl::Status JobManager::Start(std::vector<Cluster*> clusters) {
 
 absl::Status JobManager::LoadJobs() {
   std::lock_guard<std::mutex> lock(mu_);
+  const auto add = [this](std::vector<JobRecord> records) {
+    for (JobRecord& record : records) {
+      const int64_t id = record.id;
+      if (!record.document.metadata.request_id.empty()) {
+        requests_[IndexKey(record.tenant, record.document.metadata.request_id)] = id;
+      }
+      if (!IsTerminal(record.status().phase)) {
+        active_names_[IndexKey(record.tenant, record.document.spec.name)] = id;
+      }
+      next_id_ = std::max(next_id_, id + 1);
+      jobs_.emplace_hint(jobs_.end(), id, std::move(record));
+    }
+  };
+  // Each page is decoded on other threads while the next one is read.
+  std::future<absl::StatusOr<std::vector<JobRecord>>> decoding;
   store::RangeRequest request{.prefix = std::string(kJobPrefix), .limit = 1000};
   while (true) {
     absl::StatusOr<store::RangeResult> page = options_.store->Range(request);
     if (!page.ok()) return page.status();
-    for (const store::KeyValue& kv : page->kvs) {
-      absl::StatusOr<JobRecord> record = DecodeJobRecord(kv.key, kv.value);
-      if (!record.ok()) return record.status();
-      const int64_t id = record->id;
-      if (!record->document.metadata.request_id.empty()) {
-        requests_[IndexKey(record->tenant, record->document.metadata.request_id)] = id;
-      }
-      if (!IsTerminal(record->status().phase)) {
-        active_names_[IndexKey(record->tenant, record->document.spec.name)] = id;
-      }
-      next_id_ = std::max(next_id_, id + 1);
-      jobs_.emplace(id, *std::move(record));
+    const bool more = page->more;
+    if (more) request.after = page->kvs.back().key;
+    auto next = std::async(std::launch::async, [kvs = std::move(page->kvs)] {
+      return DecodeJobRecords(kvs);
+    });
+    if (decoding.valid()) {
+      absl::StatusOr<std::vector<JobRecord>> records = decoding.get();
+      if (!records.ok()) return records.status();
+      add(*std::move(records));
     }
-    if (!page->more) break;
-    request.after = page->kvs.back().key;
+    decoding = std::move(next);
+    if (!more) break;
   }
+  absl::StatusOr<std::vector<JobRecord>> records = decoding.get();
+  if (!records.ok()) return records.status();
+  add(*std::move(records));
   store::RangeRequest tasks{.prefix = std::string(kTaskPrefix), .limit = 1000};
   while (true) {
     absl::StatusOr<store::RangeResult> page = options_.store->Range(tasks);
@@ -280,28 +326,35 @@ JobEvent& JobManager::AddEvent(JobRecord& record, std::vector<JobEvent>& events,
 
 void JobManager::PersistLocked(JobRecord& record, std::vector<JobEvent> events,
                                std::function<void()> done) {
-  store::Txn txn;
-  txn.success.push_back(store::Op::Put(JobKey(record.id), EncodeJobRecord(record)));
-  for (store::Op& op : TaskWrites(record)) txn.success.push_back(std::move(op));
+  std::vector<store::Op> ops;
+  ops.reserve(2 + events.size());
+  ops.push_back(store::Op::Put(JobKey(record.id), EncodeJobRecord(record)));
+  for (store::Op& op : TaskWrites(record)) ops.push_back(std::move(op));
   for (const JobEvent& event : events) {
-    txn.success.push_back(
-        store::Op::Put(EventKey(record.id, event.sequence), EncodeJobEvent(event)));
+    ops.push_back(store::Op::Put(EventKey(record.id, event.sequence), EncodeJobEvent(event)));
   }
-  auto callback = [this, tenant = record.tenant, events = std::move(events),
-                   done = std::move(done)](absl::StatusOr<store::TxnResult> result) {
+  if (!cycle_writes_.Fits(ops)) CommitWritesLocked();
+  cycle_writes_.Add(std::move(ops), record.tenant, std::move(events), std::move(done));
+}
+
+void JobManager::CommitWritesLocked() {
+  if (cycle_writes_.empty()) return;
+  CycleWrites::Batch batch = cycle_writes_.Take();
+  auto callback = [this, events = std::move(batch.events), done = std::move(batch.done)](
+                      absl::StatusOr<store::TxnResult> result) {
     if (!result.ok()) {
       std::fprintf(stderr, "tessera: a job state write failed: %s\n",
                    std::string(result.status().message()).c_str());
     } else {
-      for (const JobEvent& event : events) hub_.Publish(event, tenant);
-      if (done) done();
+      for (const auto& [event, tenant] : events) hub_.Publish(event, tenant);
+      for (const std::function<void()>& step_done : done) step_done();
     }
     --in_flight_;
   };
   ++in_flight_;
-  // A full write queue (back-pressure) is waited out: the decision must be stored.
+  // A full write queue (back-pressure) is waited out: the decisions must be stored.
   while (true) {
-    absl::Status admitted = options_.store->CommitAsync(txn, callback);
+    absl::Status admitted = options_.store->CommitAsync(batch.txn, callback);
     if (admitted.ok()) return;
     if (admitted.code() != absl::StatusCode::kResourceExhausted) {
       std::fprintf(stderr, "tessera: a job state write was refused: %s\n",

@@ -23,10 +23,10 @@
 // Threads. API calls run on the callers' threads. One loop thread is the only writer of job
 // lifecycle state after submission: it takes events from a queue (job submitted or cancelled,
 // bindings committed, task started or ended, a timer) and runs a scheduling cycle over the
-// Scheduler and the ClusterState whenever something changed, and at least every
-// `cycle_interval`. The loop never waits on real time: its wake-ups — the next periodic cycle,
-// the end of a requeued job's back-off, the Scheduler's next wake-up (a victim's min_runtime,
-// a preemption rate-limit window, a gang timeout) — are timers armed on
+// Scheduler and the ClusterState once as soon as it starts, then whenever something changed,
+// and at least every `cycle_interval`. The loop never waits on real time: its wake-ups — the
+// next periodic cycle, the end of a requeued job's back-off, the Scheduler's next wake-up (a
+// victim's min_runtime, a preemption rate-limit window, a gang timeout) — are timers armed on
 // JobManagerOptions::timers (the clock's time), whose callbacks only post a timer event. Stop
 // cancels the timers still armed.
 // Back-pressure: the submissions and start-time estimates waiting for the loop are bounded by
@@ -39,12 +39,17 @@
 // Durability (DESIGN.md §4): a submission is acknowledged only once committed. A placement is
 // committed before its bindings are sent, and a binding is recorded ("Bound") before the
 // cluster is told to launch it, so after a crash a task is either known to its cluster or
-// certainly never started. Store writes of one job are enqueued in the order they were decided
-// (the store commits its queue in order). On start, the manager rebuilds its state from the
+// certainly never started. Every job write one loop turn decides (its events, then its cycle) goes
+// into one store transaction, handed to the store at the end of the turn (CycleWrites: a job's
+// steps of one turn are coalesced into one write of each key; a turn whose writes pass the
+// store's TxnLimits takes several transactions). What waits for durability — bindings sent
+// after a placement, a launch after "Bound", a cancel's answer, events published — waits for
+// that transaction. Store writes of one job are enqueued in the order they were decided (the
+// store commits its queue in order). On start, the manager rebuilds its state from the
 // store: pending jobs are queued again, running tasks' placements are assumed, and each
 // cluster reconciles the tasks it runs (Cluster::Recover): a task still running is kept; one
 // that vanished ends "Lost" and its job follows its restart policy. Reads (Get, List) show a
-// lifecycle step as soon as it is decided, at most one store write ahead of durability; events
+// lifecycle step as soon as it is decided, at most one loop turn ahead of durability; events
 // (Events, Watch) appear once stored. A crash in between is recovered by re-deriving the step.
 //
 // Queues: the tree in effect is the stored one (/tessera/queues, written by every change
@@ -88,6 +93,7 @@
 #include "sched/cluster_state.h"
 #include "sched/profile.h"
 #include "sched/scheduler.h"
+#include "server/cycle_writes.h"
 #include "server/event_hub.h"
 #include "server/job_record.h"
 #include "server/job_service.h"
@@ -308,11 +314,16 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   // Appends an event to the record and returns it. REQUIRES: mu_ held.
   JobEvent& AddEvent(JobRecord& record, std::vector<JobEvent>& events, std::string type,
                      std::string reason = "", std::string message = "");
-  // Writes the record, its tasks that changed and `events`; `done` runs after the durable
-  // commit (on a store thread). Never refused for size: CheckStorable admitted the job.
-  // REQUIRES: mu_ held, so that writes are enqueued in decision order.
+  // Adds the record, its tasks that changed and `events` to the loop turn's transaction
+  // (cycle_writes_); `done` runs after its durable commit (on a store thread). Never refused
+  // for size: CheckStorable admitted the job. REQUIRES: mu_ held, so that writes are enqueued
+  // in decision order.
   void PersistLocked(JobRecord& record, std::vector<JobEvent> events,
                      std::function<void()> done = nullptr);
+  // Hands the writes gathered since the last call to the store as one transaction (nothing when
+  // there are none). The loop calls it once per turn, after the cycle; PersistLocked also calls
+  // it when the next write would take the transaction past the store's limits. REQUIRES: mu_.
+  void CommitWritesLocked();
 
   // --- start-up ---------------------------------------------------------------------------
   absl::Status LoadJobs();
@@ -337,6 +348,7 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   absl::flat_hash_map<std::string, int64_t> launches_;  // launch id → job id
   absl::flat_hash_map<std::string, int64_t> active_names_;  // tenant + '\0' + name → id
   std::set<int64_t> uncommitted_;  // submissions not yet durable: invisible to readers
+  CycleWrites cycle_writes_;       // the loop turn's job writes, not yet handed to the store
   int64_t next_id_ = 1;
   // The queue tree in effect (tree order; written on the loop thread) and the loop's last
   // snapshot of the Scheduler's queue statuses.

@@ -163,6 +163,9 @@ void JobManager::Post(LoopEvent event) {
 }
 
 void JobManager::LoopMain() {
+  // The first turn runs at once: the jobs restored by Start get their first cycle without
+  // waiting for an event or one cycle_interval.
+  bool first_turn = true;
   while (true) {
     std::deque<LoopEvent> batch;
     {
@@ -170,8 +173,9 @@ void JobManager::LoopMain() {
       handling_ = false;
       idle_cv_.notify_all();
       queue_cv_.wait(lock, [&] {
-        return stopping_ || !queue_.empty() || (cycle_owed_ && !cycles_held_);
+        return stopping_ || first_turn || !queue_.empty() || (cycle_owed_ && !cycles_held_);
       });
+      first_turn = false;
       if (stopping_) return;
       handling_ = true;
       batch.swap(queue_);
@@ -180,12 +184,19 @@ void JobManager::LoopMain() {
     for (LoopEvent& event : batch) {
       std::visit([this](auto& e) { Handle(e); }, event);
     }
+    bool held = false;
     {
       std::lock_guard<std::mutex> lock(queue_mu_);
       cycle_owed_ = cycles_held_;
-      if (cycle_owed_) continue;
+      held = cycle_owed_;
     }
-    RunCycle();
+    if (!held) RunCycle();
+    {
+      // Everything this turn decided, in one transaction.
+      std::lock_guard<std::mutex> lock(mu_);
+      CommitWritesLocked();
+    }
+    if (held) continue;
     wake_ups_.ArmPeriodic(options_.clock->Now(), options_.cycle_interval);
   }
 }
