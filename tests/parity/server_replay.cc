@@ -9,6 +9,7 @@
 #include "agent/sim/sim_cluster.h"
 #include "fmt/format.h"
 #include "server/job_manager.h"
+#include "sim/scenario/scenario_workload.h"
 #include "store/sqlite/sqlite_store.h"
 #include "tessera/common/simulated_clock.h"
 
@@ -20,27 +21,6 @@ const server::Caller kCaller{.tenant = "parity", .admin = true};
 constexpr int64_t kMaxInstants = 1'000'000;
 
 TimePoint At(Duration d) { return TimePoint{} + d; }
-
-// The runner's target workload: the scenario's own task classes (scenario_runner.cc).
-TargetWorkload WorkloadOf(const sim::Scenario& scenario) {
-  std::map<std::string, std::pair<TaskRequest, int64_t>> classes;
-  int64_t total = 0;
-  for (const sim::ScenarioJob& job : scenario.jobs) {
-    for (const TaskGroup& group : job.spec.tasks) {
-      auto [it, added] = classes.try_emplace(group.request.EquivalenceKey(), group.request, 0);
-      it->second.second += group.replicas;
-      total += group.replicas;
-    }
-  }
-  TargetWorkload workload;
-  for (auto& [key, entry] : classes) {
-    if (entry.second == 0) continue;
-    workload.classes.push_back(
-        {entry.first, static_cast<double>(entry.second) / static_cast<double>(total)});
-  }
-  if (workload.classes.empty()) workload.classes.push_back({TaskRequest{}, 1.0});
-  return workload;
-}
 
 // What falls due at one instant of the scenario: cancels and submissions, in file order.
 struct Due {
@@ -114,7 +94,7 @@ absl::Status Replay::Start(const std::string& data_dir) {
                                   // wake-ups.
                                   .cycle_interval = std::chrono::hours(1000),
                                   .requeue_backoff = scenario_.config.requeue_backoff,
-                                  .target_workload = WorkloadOf(scenario_)});
+                                  .target_workload = sim::ScenarioWorkload(scenario_)});
   if (!manager.ok()) return manager.status();
   manager_ = *std::move(manager);
 

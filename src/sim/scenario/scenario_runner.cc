@@ -14,6 +14,7 @@
 #include "sched/scheduler.h"
 #include "sim/engine/event_queue.h"
 #include "sim/scenario/expectation_checker.h"
+#include "sim/scenario/scenario_workload.h"
 #include "sim/scenario/sim_state.h"
 
 namespace tessera::sim {
@@ -30,27 +31,6 @@ std::string DescribePlacement(const JobRun& job, const TaskBinding& b) {
   if (!b.placement.gpus.empty())
     out += fmt::format("[{}]", fmt::format("{}", fmt::join(b.placement.gpus, ",")));
   return out;
-}
-
-TargetWorkload WorkloadOf(const Scenario& scenario) {
-  std::map<std::string, std::pair<TaskRequest, int64_t>> classes;
-  int64_t total = 0;
-  for (const ScenarioJob& job : scenario.jobs) {
-    for (const TaskGroup& group : job.spec.tasks) {
-      auto [it, added] = classes.try_emplace(group.request.EquivalenceKey(), group.request, 0);
-      it->second.second += group.replicas;
-      total += group.replicas;
-    }
-  }
-  TargetWorkload workload;
-  for (auto& [key, entry] : classes) {
-    if (entry.second == 0) continue;
-    workload.classes.push_back(
-        {entry.first, static_cast<double>(entry.second) / static_cast<double>(total)});
-  }
-  // No jobs: one empty class, so that policies built on the workload have something to read.
-  if (workload.classes.empty()) workload.classes.push_back({TaskRequest{}, 1.0});
-  return workload;
 }
 
 class Runner final : public SchedulerSink {
@@ -153,7 +133,7 @@ absl::Status Runner::Setup() {
     state_.job_index.emplace(sj.spec.name, static_cast<int32_t>(state_.jobs.size()));
     state_.jobs.push_back(std::move(job));
   }
-  workload_ = WorkloadOf(scenario_);
+  workload_ = ScenarioWorkload(scenario_);
   const Registry registry = BuiltinPlugins();
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = Scheduler::Create(
       scenario_.config.profile, registry,
