@@ -57,9 +57,13 @@ std::string ServerPlacement(std::string_view text) {
   return Placed(std::move(tasks));
 }
 
-// The reason a failure names in the runner: "TaskFailed" for tasks that exited with failure,
-// which a cluster reports as "Error" (tessera/cluster/task_launch.h).
-std::string FailureReason(std::string code) { return code == "TaskFailed" ? "Error" : code; }
+// The reason a failure names in the runner, as a cluster reports it
+// (tessera/cluster/task_launch.h): "TaskFailed" for tasks that exited with failure is "Error",
+// "TaskLost" for tasks whose node failed is "Lost".
+std::string FailureReason(std::string code) {
+  if (code == "TaskFailed") return "Error";
+  return code == "TaskLost" ? "Lost" : code;
+}
 
 }  // namespace
 

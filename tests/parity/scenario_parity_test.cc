@@ -6,12 +6,9 @@
 // instant (the other log); the test prints both side by side where they differ.
 //
 // Left out, and why (each a difference between the wirings, named in docs/scenarios.md):
-//   * node events, which the server wiring cannot drive yet (SimCluster's nodes are fixed):
-//     cluster-pin-reason-is-the-real-blocker, cordon, drain-with-grace,
-//     gang-timeout-requeues-with-backoff, gpu-unhealthy, invariants-mixed-workload,
-//     node-down-requeues-per-restart-policy, placement-checks-see-tasks-placed-now,
-//     queue-invariants-mixed-workload, remove-node, taint-noexecute-evicts,
-//     time-limit-during-grace;
+//   * node events the server wiring cannot drive yet (drain, taint and untaint: evictions
+//     the control plane would have to make): drain-with-grace, invariants-mixed-workload,
+//     queue-invariants-mixed-workload, taint-noexecute-evicts, time-limit-during-grace;
 //   * refusal: the runner fails a job that fits no node even on an empty fleet ("Refused"); the
 //     server keeps it Pending (JobManager turns SchedulingPolicy::refuse_unfit off, since its
 //     clusters join and change): refused, gang-never-fits-refused, cluster-affinity-required,
@@ -19,7 +16,7 @@
 //   * elastic gangs (min_available below the replicas): the runner ends the whole job
 //     `duration` after its gang started; on the server each task runs `duration` from its own
 //     start, so the tasks placed later keep the job running: gang-min-available,
-//     gang-within-one-cluster.
+//     gang-within-one-cluster, placement-checks-see-tasks-placed-now.
 #include <unistd.h>
 
 #include <cctype>
@@ -51,8 +48,10 @@ const char* const kScenarios[] = {
     "cancel.yaml",
     "cluster-affinity-preferred.yaml",
     "cluster-cost-tier.yaml",
+    "cluster-pin-reason-is-the-real-blocker.yaml",
     "cluster-selector-pins.yaml",
     "clusters-and-pools.yaml",
+    "cordon.yaml",
     "fairshare-equal-queues.yaml",
     "fairshare-hierarchical.yaml",
     "fairshare-none-name-order.yaml",
@@ -60,11 +59,14 @@ const char* const kScenarios[] = {
     "fairshare-weighted-queues.yaml",
     "fgd-without-jobs.yaml",
     "gang-split-across-clusters-waits.yaml",
+    "gang-timeout-requeues-with-backoff.yaml",
     "gang-two-large-gangs-with-quotas.yaml",
     "gang-waiting-holds-nothing.yaml",
     "gpu-model-mismatch.yaml",
     "gpu-shares-never-overcommit.yaml",
+    "gpu-unhealthy.yaml",
     "long-times-do-not-overflow.yaml",
+    "node-down-requeues-per-restart-policy.yaml",
     "node-selector.yaml",
     "outcome-fail-max-restarts.yaml",
     "preempt-gang-within-one-cluster.yaml",
@@ -103,6 +105,7 @@ const char* const kScenarios[] = {
     "queue-reclaim-within-parent.yaml",
     "queue-refused-at-submission.yaml",
     "queue-strict-fifo-blocks.yaml",
+    "remove-node.yaml",
     "taint-noschedule.yaml",
     "taint-prefer-noschedule.yaml",
     "time-limit.yaml",

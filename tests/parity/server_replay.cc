@@ -24,6 +24,7 @@ TimePoint At(Duration d) { return TimePoint{} + d; }
 
 // What falls due at one instant of the scenario: cancels and submissions, in file order.
 struct Due {
+  std::vector<const sim::ScenarioEvent*> node_events;  // in file order
   std::vector<std::string> cancels;  // job names
   std::vector<const sim::ScenarioJob*> submissions;
 };
@@ -44,6 +45,9 @@ class Replay {
  private:
   // Handles what is due now (the cycles are held), then lets one cycle run and waits.
   absl::Status Step(const Due* due);
+  // Changes the node on its SimCluster as the runner does (its tasks lost when it goes down,
+  // is removed, or the GPU they use turns unhealthy).
+  absl::Status ApplyNodeEvent(const sim::ScenarioEvent& event);
   bool Fails(const TaskLaunchSpec& spec) {
     std::lock_guard<std::mutex> lock(mu_);
     return failing_.contains(spec.job_id);
@@ -54,6 +58,7 @@ class Replay {
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<server::JobManager> manager_;
   std::vector<std::unique_ptr<agent::SimCluster>> clusters_;
+  std::map<std::string, agent::SimCluster*> cluster_of_;  // node name → its cluster
   std::map<TimePoint, Due> due_;
   std::map<std::string, std::string> ids_;  // job name → server id
   std::set<std::string> cancel_on_arrival_;  // jobs cancelled before their submission
@@ -63,12 +68,19 @@ class Replay {
 
 absl::Status Replay::Start(const std::string& data_dir) {
   for (const sim::ScenarioEvent& event : scenario_.events) {
-    if (event.action != sim::EventAction::kCancel) {
-      return absl::InvalidArgumentError(fmt::format(
-          "{}:{}: node events ({}) cannot be driven through the server wiring yet",
-          scenario_.file, event.line, sim::ToString(event.action)));
+    switch (event.action) {
+      case sim::EventAction::kCancel:
+        due_[At(event.at)].cancels.push_back(event.job);
+        break;
+      case sim::EventAction::kDrain:
+      case sim::EventAction::kTaint:
+      case sim::EventAction::kUntaint:
+        return absl::InvalidArgumentError(fmt::format(
+            "{}:{}: node event {} cannot be driven through the server wiring yet",
+            scenario_.file, event.line, sim::ToString(event.action)));
+      default:
+        due_[At(event.at)].node_events.push_back(&event);
     }
-    due_[At(event.at)].cancels.push_back(event.job);
   }
   for (const sim::ScenarioJob& job : scenario_.jobs) due_[At(job.at)].submissions.push_back(&job);
 
@@ -118,14 +130,62 @@ absl::Status Replay::Start(const std::string& data_dir) {
     for (const sim::ScenarioCluster& c : scenario_.clusters) {
       if (c.name == name) options.labels = {c.labels.begin(), c.labels.end()};
     }
+    options.inventory_observer = manager_.get();
+    std::vector<std::string> names;
+    for (const Node& node : options.nodes) names.push_back(node.name);
     clusters_.push_back(std::make_unique<agent::SimCluster>(std::move(options), manager_.get()));
     clusters.push_back(clusters_.back().get());
+    for (const std::string& node : names) cluster_of_[node] = clusters_.back().get();
   }
   return manager_->Start(clusters);
 }
 
+absl::Status Replay::ApplyNodeEvent(const sim::ScenarioEvent& event) {
+  agent::SimCluster& cluster = *cluster_of_.at(event.node);
+  std::optional<Node> node;
+  for (Node& n : cluster.Inventory()) {
+    if (n.name == event.node) node = std::move(n);
+  }
+  if (!node || node->removed) return absl::OkStatus();  // the runner ignores it too
+  bool lose = false;
+  std::optional<int32_t> lost_gpu;
+  switch (event.action) {
+    case sim::EventAction::kDown:
+      node->condition = NodeCondition::kDown;
+      lose = true;
+      break;
+    case sim::EventAction::kUp:
+      node->condition = NodeCondition::kReady;
+      break;
+    case sim::EventAction::kCordon:
+      node->unschedulable = true;
+      break;
+    case sim::EventAction::kUncordon:
+      node->unschedulable = false;
+      break;
+    case sim::EventAction::kRemove:
+      node->removed = true;
+      lose = true;
+      break;
+    case sim::EventAction::kGpuUnhealthy:
+      node->gpus.at(event.gpu).healthy = false;
+      lose = true;
+      lost_gpu = event.gpu;
+      break;
+    case sim::EventAction::kGpuHealthy:
+      node->gpus.at(event.gpu).healthy = true;
+      break;
+    default:
+      break;
+  }
+  return cluster.ChangeNode(*std::move(node), lose, lost_gpu);
+}
+
 absl::Status Replay::Step(const Due* due) {
   if (due != nullptr) {
+    for (const sim::ScenarioEvent* event : due->node_events) {
+      if (absl::Status s = ApplyNodeEvent(*event); !s.ok()) return s;
+    }
     for (const std::string& job : due->cancels) {
       auto id = ids_.find(job);
       if (id == ids_.end()) {

@@ -9,12 +9,13 @@
 // none: cycles follow events and the Scheduler's wake-ups); a SQLite store in `data_dir`.
 // Time moves instant by instant — the next scenario event or the next armed timer, whichever
 // comes first — and at each one the cycles are held while what is due is handled (task ends,
-// cancels, the submissions of that instant as one batch; a job cancelled before its
+// node events through SimCluster::ChangeNode, cancels, the submissions of that instant as one batch; a job cancelled before its
 // submission is cancelled right after it, as the runner cancels it on arrival), then released
 // so that one cycle sees it all, and the manager is waited for (JobManager::WaitIdle); again
 // while timers fall due at the same instant. The run stops after `until`.
 //
-// Errors: InvalidArgument for a scenario the wiring cannot drive (node events) or a job the
+// Errors: InvalidArgument for a scenario the wiring cannot drive (drain, taint and untaint
+// events: evictions the control plane would have to make) or a job the
 // server refuses at submission; the store's and the manager's errors as they are.
 #pragma once
 

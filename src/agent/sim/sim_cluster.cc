@@ -1,8 +1,10 @@
 #include "agent/sim/sim_cluster.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "fmt/format.h"
 
 namespace tessera::agent {
@@ -34,6 +36,7 @@ SimCluster::~SimCluster() {
 
 void SimCluster::Track(const TaskLaunchSpec& spec, TimePoint start) {
   Running running{.node = spec.placement.node,
+                  .gpus = {spec.placement.gpus.begin(), spec.placement.gpus.end()},
                   .gpu_milli = spec.placement.gpu_milli *
                                static_cast<int64_t>(spec.placement.gpus.size())};
   std::optional<TimePoint> end;
@@ -108,15 +111,57 @@ void SimCluster::TimerFired(TimerId id, const std::string& launch_id, TimePoint 
   if (ended.has_value()) observer_->OnTaskEnded(*ended);
 }
 
+std::vector<Node> SimCluster::Inventory() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return options_.nodes;
+}
+
+absl::Status SimCluster::ChangeNode(Node node, bool lose, std::optional<int32_t> lost_gpu) {
+  std::vector<TaskEnd> lost;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto known = std::find_if(options_.nodes.begin(), options_.nodes.end(),
+                              [&](const Node& n) { return n.name == node.name; });
+    if (known == options_.nodes.end()) {
+      return absl::NotFoundError(absl::StrCat("cluster ", options_.name, " has no node ", node.name));
+    }
+    *known = node;
+    for (auto it = running_.begin(); lose && it != running_.end();) {
+      const Running& running = it->second;
+      const bool hit = running.node == node.name &&
+                       (!lost_gpu || std::find(running.gpus.begin(), running.gpus.end(),
+                                               *lost_gpu) != running.gpus.end());
+      if (!hit) {
+        ++it;
+        continue;
+      }
+      if (running.end.has_value()) due_.erase({*running.end, it->first});
+      lost.push_back({.launch_id = it->first,
+                      .phase = TaskPhase::kFailed,
+                      .reason = "Lost",
+                      .message = absl::StrCat("node ", node.name, " failed"),
+                      .time = options_.clock->Now()});
+      it = running_.erase(it);
+    }
+  }
+  if (options_.inventory_observer != nullptr) {
+    options_.inventory_observer->OnNodesChanged(*this, {std::move(node)});
+  }
+  for (const TaskEnd& end : lost) observer_->OnTaskEnded(end);
+  return absl::OkStatus();
+}
+
 std::vector<NodeUsage> SimCluster::Usage() const {
   std::map<std::string, int64_t, std::less<>> held;
+  std::vector<Node> nodes;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [id, running] : running_) held[running.node] += running.gpu_milli;
+    nodes = options_.nodes;
   }
   std::vector<NodeUsage> usage;
-  usage.reserve(options_.nodes.size());
-  for (const Node& node : options_.nodes) {
+  usage.reserve(nodes.size());
+  for (const Node& node : nodes) {
     NodeUsage& out = usage.emplace_back(NodeUsage{.node = node.name});
     if (node.capacity.gpu <= 0) continue;
     auto it = held.find(node.name);

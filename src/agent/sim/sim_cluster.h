@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -54,6 +55,8 @@ struct SimClusterOptions {
   // Whether a launched task fails (exit code 1) at the end of its duration; nullptr: none.
   // Called inside Launch and Recover.
   std::function<bool(const TaskLaunchSpec&)> fails;
+  // Hears of ChangeNode; nullptr: nobody (the nodes never change then). Outlives the cluster.
+  InventoryObserver* inventory_observer = nullptr;
 };
 
 class SimCluster final : public Cluster {
@@ -67,7 +70,7 @@ class SimCluster final : public Cluster {
   const std::map<std::string, std::string, std::less<>>& labels() const override {
     return options_.labels;
   }
-  std::vector<Node> Inventory() const override { return options_.nodes; }
+  std::vector<Node> Inventory() const override;
   // GPU utilisation as simulated: the share of each node's GPU capacity its tasks hold.
   std::vector<NodeUsage> Usage() const override;
   void Launch(const TaskLaunchSpec& spec) override;
@@ -77,12 +80,20 @@ class SimCluster final : public Cluster {
   absl::StatusOr<LogChunk> ReadLog(std::string_view launch_id, LogStream stream, int64_t offset,
                                    int64_t limit) const override;
 
+  // A node of the simulated fleet changes (it goes down or comes up, is cordoned, removed, a
+  // GPU turns unhealthy...): `node` replaces the node of the same name (given as Inventory
+  // shows it), the inventory observer hears of it, and then, when `lose` says so, every task
+  // on the node (only those on GPU `lost_gpu`, when given) ends Failed "Lost" at once, as a
+  // real backend reports tasks whose node failed. NotFound for a name the fleet does not have.
+  absl::Status ChangeNode(Node node, bool lose, std::optional<int32_t> lost_gpu = std::nullopt);
+
  private:
   enum class Outcome { kSucceeded, kFailed, kTimeLimit, kCancelled };
   struct Running {
     std::optional<TimePoint> end;  // nullopt: until cancelled
     Outcome outcome = Outcome::kSucceeded;  // how it ends at `end`
     std::string node;
+    std::vector<int32_t> gpus;     // its devices on the node
     int64_t gpu_milli = 0;         // over all its devices
   };
   void Track(const TaskLaunchSpec& spec, TimePoint start);

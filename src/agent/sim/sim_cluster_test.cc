@@ -142,6 +142,71 @@ TEST(SimClusterTest, OnTimersATaskEndsAtItsSimulatedInstant) {
                                                       "end long Succeeded @5000"));
 }
 
+// Hears of inventory changes: "NAME condition unschedulable removed" per node.
+class RecordingInventory final : public InventoryObserver {
+ public:
+  void OnNodesChanged(const Cluster&, std::vector<Node> nodes) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const Node& n : nodes) {
+      seen_.push_back(fmt::format("{} {} {} {}", n.name,
+                                  n.condition == NodeCondition::kDown ? "down" : "ready",
+                                  n.unschedulable, n.removed));
+    }
+  }
+  std::vector<std::string> Take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::exchange(seen_, {});
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> seen_;
+};
+
+TEST(SimClusterTest, ANodeThatChangesIsReportedAndTakesItsTasksWhenItFails) {
+  SimulatedClock clock;
+  RecordingObserver observer;
+  RecordingInventory inventory;
+  SimCluster cluster({.nodes = {GpuNode("a", 8), GpuNode("b", 8)},
+                      .clock = &clock,
+                      .timers = &clock,
+                      .inventory_observer = &inventory},
+                     &observer);
+  TaskLaunchSpec on_gpu0 = SimTask("gpu0", 5000);
+  on_gpu0.placement.gpus = {0};
+  TaskLaunchSpec on_gpu1 = SimTask("gpu1", 5000);
+  on_gpu1.placement.gpus = {1};
+  TaskLaunchSpec on_b = SimTask("on-b", 5000);
+  on_b.placement.node = "b";
+  for (const TaskLaunchSpec& spec : {on_gpu0, on_gpu1, on_b}) cluster.Launch(spec);
+  observer.Take();
+  clock.Advance(Duration(1000));
+
+  // A cordon changes the node and takes nothing.
+  Node a = cluster.Inventory()[0];
+  a.unschedulable = true;
+  ASSERT_TRUE(cluster.ChangeNode(a, /*lose=*/false).ok());
+  EXPECT_THAT(inventory.Take(), ::testing::ElementsAre("a ready true false"));
+  EXPECT_TRUE(cluster.Inventory()[0].unschedulable);
+  EXPECT_THAT(observer.Take(), ::testing::IsEmpty());
+
+  // GPU 1 fails: only the task on it is lost.
+  a.gpus[1].healthy = false;
+  ASSERT_TRUE(cluster.ChangeNode(a, /*lose=*/true, /*lost_gpu=*/1).ok());
+  EXPECT_THAT(observer.Take(), ::testing::ElementsAre("end gpu1 Failed Lost @1000"));
+
+  // The node goes down: the rest of its tasks are lost; node b's runs on to its end.
+  a.condition = NodeCondition::kDown;
+  ASSERT_TRUE(cluster.ChangeNode(a, /*lose=*/true).ok());
+  EXPECT_THAT(inventory.Take(), ::testing::ElementsAre("a ready true false", "a down true false"));
+  EXPECT_THAT(observer.Take(), ::testing::ElementsAre("end gpu0 Failed Lost @1000"));
+  clock.Advance(Duration(4000));
+  EXPECT_THAT(observer.Take(), ::testing::ElementsAre("end on-b Succeeded @5000"));
+
+  Node unknown = GpuNode("nowhere", 1);
+  EXPECT_TRUE(absl::IsNotFound(cluster.ChangeNode(unknown, false)));
+}
+
 TEST(SimClusterTest, ATaskThatFailsEndsFailedWithExitCodeOne) {
   SimulatedClock clock;
   RecordingObserver observer;
