@@ -182,6 +182,11 @@ TEST_F(JobManagerRecoveryTest, ACrashAfterTheCyclesCommitBindsAndLaunchesOnResta
 
   Start(store_.get(), 1);
   WaitFor(id, JobPhase::kRunning);
+  // Reads show a step before it is stored (job_manager.h, "Durability"): wait for "Running" to
+  // be stored (real time, only as a hang guard).
+  for (int i = 0; i < 4000 && StoredEventTypes(id).size() < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   EXPECT_THAT(StoredEventTypes(id),
               ::testing::ElementsAre("Submitted", "Admitted", "Placed", "Bound", "Running"));
   clock_.Advance(Duration(600'000));

@@ -626,7 +626,12 @@ TEST_F(JobManagerTest, WaitIdleReturnsOnceEverythingDueNowIsHandledAndStored) {
   };
   const auto stored = [&](const std::string& id) {
     std::vector<std::string> types;
-    for (const JobEvent& event : manager_->Events(kAdmin, id).value()) types.push_back(event.type);
+    // Held while it is read: a range-for over the temporary would read a destroyed StatusOr.
+    const absl::StatusOr<std::vector<JobEvent>> events = manager_->Events(kAdmin, id);
+    EXPECT_TRUE(events.ok()) << events.status();
+    if (events.ok()) {
+      for (const JobEvent& event : *events) types.push_back(event.type);
+    }
     return types;
   };
 
