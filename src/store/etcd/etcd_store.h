@@ -18,8 +18,8 @@
 // --max-txn-ops, 128 by default); the defaults below are etcd's defaults. Transactions are
 // checked against them before they are sent (InvalidArgument naming the field).
 //
-// Endpoints: "host:port" each; several are handed to gRPC as one target that fails over
-// between them. TLS: with `ca_file`, the connection is TLS verified against that CA, with a
+// Endpoints: "host:port" each; several (IPv4 addresses) are handed to gRPC as one target that
+// fails over between them; a single one may be a host name. TLS: with `ca_file`, the connection is TLS verified against that CA, with a
 // client certificate when `cert_file` and `key_file` are given.
 //
 // Errors: as Store; Unavailable when etcd cannot be reached within `request_timeout` (also at
