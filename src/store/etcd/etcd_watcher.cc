@@ -2,8 +2,6 @@
 
 #include <utility>
 
-#include "absl/strings/str_cat.h"
-
 #include "store/etcd/etcd_messages.h"
 
 namespace tessera::store::etcd {
@@ -19,24 +17,16 @@ absl::StatusOr<std::unique_ptr<EtcdWatcher>> EtcdWatcher::Start(etcdserverpb::Wa
   create->set_key(prefix.empty() ? std::string(1, '\0') : prefix);
   create->set_range_end(RangeEnd(prefix));
   create->set_start_revision(start);
-  if (!watcher->stream_->Write(request)) {
-    absl::Status status = FromGrpc(watcher->stream_->Finish());
-    return status.ok() ? absl::UnavailableError("etcd: the watch stream closed at once") : status;
-  }
-  // etcd answers the create at once: a start revision it has compacted is refused there.
+  // etcd answers the create at once (a compacted start revision only later, while the watch
+  // runs: EtcdStore::Watch checks it before, and ReadStream after).
   etcdserverpb::WatchResponse created;
-  if (!watcher->stream_->Read(&created)) {
+  if (!watcher->stream_->Write(request) || !watcher->stream_->Read(&created)) {
     absl::Status status = FromGrpc(watcher->stream_->Finish());
     return status.ok() ? absl::UnavailableError("etcd: the watch stream closed at once") : status;
   }
-  if (created.compact_revision() > 0 || created.canceled()) {
+  if (created.canceled()) {
     watcher->context_.TryCancel();
     (void)watcher->stream_->Finish();
-    if (created.compact_revision() > 0) {
-      return absl::OutOfRangeError(absl::StrCat(
-          "revision ", FromEtcdRevision(start), " is compacted (the history starts at ",
-          FromEtcdRevision(created.compact_revision()), "): list again and watch from there"));
-    }
     return absl::UnavailableError("etcd refused the watch: " + created.cancel_reason());
   }
   watcher->reader_ = std::thread([w = watcher.get()] { w->ReadLoop(); });
