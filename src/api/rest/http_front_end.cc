@@ -126,7 +126,8 @@ HttpRequest BriefOf(const http::request_parser<http::string_body>& parser) {
   const std::string_view target = View(header.target());
   const size_t query = target.find('?');
   HttpRequest request{.method = std::string(View(header.method_string())),
-                      .path = PercentDecode(target.substr(0, query), false)};
+                      .path = PercentDecode(target.substr(0, query), false),
+                      .target = std::string(target)};
   if (query != std::string_view::npos) request.params = ParseQuery(target.substr(query + 1));
   for (const auto& field : header) {
     request.headers.push_back(

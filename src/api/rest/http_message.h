@@ -23,6 +23,7 @@ struct HttpHeader {
 struct HttpRequest {
   std::string method;  // "GET", "POST", ... as sent
   std::string path;    // percent-decoded, without the query string
+  std::string target;  // as sent: the path and the query string, not decoded
   // Query parameters, percent-decoded ('+' is a space), in the order sent.
   std::multimap<std::string, std::string> params;
   std::vector<HttpHeader> headers;

@@ -1,14 +1,10 @@
 #include "store/etcd/etcd_store.h"
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
+#include "store/etcd/etcd_channel.h"
 #include "store/etcd/etcd_messages.h"
 #include "store/etcd/etcd_watcher.h"
 #include "store/txn_validation.h"
@@ -17,21 +13,6 @@ namespace tessera::store {
 namespace {
 
 using etcd::EtcdWatcher;
-
-absl::StatusOr<std::string> ReadPem(const std::string& path, const char* field) {
-  std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat(field, ": cannot read ", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// One gRPC target for every endpoint: "ipv4:a:1,b:2" fails over between them; a single
-// endpoint (a name or an address) is used as it is.
-std::string Target(const std::vector<std::string>& endpoints) {
-  if (endpoints.size() == 1) return endpoints.front();
-  return absl::StrCat("ipv4:", absl::StrJoin(endpoints, ","));
-}
 
 // The Watcher handed out: shares the watcher with the store, which ends it at close.
 class WatcherHandle final : public Watcher {
@@ -51,15 +32,6 @@ class WatcherHandle final : public Watcher {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(EtcdStoreOptions options) {
-  if (options.endpoints.empty()) {
-    return absl::InvalidArgumentError("etcd.endpoints: at least one host:port");
-  }
-  if (!options.key_file.empty() && options.cert_file.empty()) {
-    return absl::InvalidArgumentError("etcd.keyFile: needs etcd.certFile");
-  }
-  if (!options.cert_file.empty() && options.ca_file.empty()) {
-    return absl::InvalidArgumentError("etcd.certFile: needs etcd.caFile (TLS)");
-  }
   std::unique_ptr<EtcdStore> store(new EtcdStore(std::move(options)));
   if (absl::Status status = store->Connect(); !status.ok()) return status;
   store->committer_ = std::thread([s = store.get()] { s->CommitLoop(); });
@@ -67,30 +39,11 @@ absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(EtcdStoreOptions opti
 }
 
 absl::Status EtcdStore::Connect() {
-  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
-  if (!options_.ca_file.empty()) {
-    grpc::SslCredentialsOptions ssl;
-    absl::StatusOr<std::string> ca = ReadPem(options_.ca_file, "etcd.caFile");
-    if (!ca.ok()) return ca.status();
-    ssl.pem_root_certs = *ca;
-    if (!options_.cert_file.empty()) {
-      absl::StatusOr<std::string> cert = ReadPem(options_.cert_file, "etcd.certFile");
-      if (!cert.ok()) return cert.status();
-      absl::StatusOr<std::string> key = ReadPem(options_.key_file, "etcd.keyFile");
-      if (!key.ok()) return key.status();
-      ssl.pem_cert_chain = *cert;
-      ssl.pem_private_key = *key;
-    }
-    credentials = grpc::SslCredentials(ssl);
-  }
-  channel_ = grpc::CreateChannel(Target(options_.endpoints), credentials);
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = etcd::OpenEtcdChannel(options_);
+  if (!channel.ok()) return channel.status();
+  channel_ = *std::move(channel);
   kv_ = etcdserverpb::KV::NewStub(channel_);
   watch_ = etcdserverpb::Watch::NewStub(channel_);
-  const auto deadline = std::chrono::system_clock::now() + options_.request_timeout;
-  if (!channel_->WaitForConnected(deadline)) {
-    return absl::UnavailableError(absl::StrCat("etcd: cannot connect to ",
-                                               absl::StrJoin(options_.endpoints, ", ")));
-  }
   return Range({.limit = 1}).status();
 }
 

@@ -18,9 +18,7 @@
 // --max-txn-ops, 128 by default); the defaults below are etcd's defaults. Transactions are
 // checked against them before they are sent (InvalidArgument naming the field).
 //
-// Endpoints: "host:port" each; several (IPv4 addresses) are handed to gRPC as one target that
-// fails over between them; a single one may be a host name. TLS: with `ca_file`, the connection is TLS verified against that CA, with a
-// client certificate when `cert_file` and `key_file` are given.
+// Endpoints and TLS: see etcd_store_options.h and etcd_channel.h.
 //
 // Errors: as Store; Unavailable when etcd cannot be reached within `request_timeout` (also at
 // Open, which reads once to check), and for a Commit whose answer did not come in time (the
@@ -40,7 +38,7 @@
 
 #include "absl/status/statusor.h"
 #include "etcd/etcdserverpb/rpc.grpc.pb.h"
-#include "tessera/common/clock.h"
+#include "store/etcd/etcd_store_options.h"
 #include "tessera/store/store.h"
 
 namespace tessera::store {
@@ -48,18 +46,6 @@ namespace tessera::store {
 namespace etcd {
 class EtcdWatcher;
 }  // namespace etcd
-
-struct EtcdStoreOptions {
-  std::vector<std::string> endpoints;  // "host:port", at least one
-  std::string ca_file;                 // PEM; empty: plaintext
-  std::string cert_file;               // PEM client certificate (with ca_file)
-  std::string key_file;                // PEM client key (with cert_file)
-  Duration request_timeout{5000};
-  size_t max_queued_txns = 10000;      // CommitAsync's queue
-  size_t watch_buffer_events = 1024;   // per watcher, before etcd is held back
-  TxnLimits limits{.max_value_bytes = 1536 * 1024 - 4096, .max_entries = 128,
-                   .max_total_bytes = 1536 * 1024 - 4096};
-};
 
 class EtcdStore final : public Store {
  public:
