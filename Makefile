@@ -6,6 +6,7 @@
 #                integration (a real server over HTTP and gRPC, crash recovery),
 #                sanitizers (ASan + UBSan), and a short fuzzing run
 #   make bench   build and run the benchmarks (results: docs/benchmarks.md)
+#   make soak    long runs outside make test (50 failover rounds of the HA control plane)
 #   make build   configure and build the release tree only
 
 BUILD      ?= build
@@ -20,7 +21,7 @@ OUT        ?= out
 LAUNCHER   := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 export CCACHE_BASEDIR := $(CURDIR)
 
-.PHONY: deps build run reproduce test test-unit test-scenario test-slow test-asan test-fuzz bench clean
+.PHONY: deps build run reproduce test test-unit test-scenario test-slow test-asan test-fuzz bench clean soak
 
 deps:
 	@bash scripts/install-deps.sh
@@ -59,6 +60,10 @@ test-slow: build
 
 test-integration: build
 	cd $(BUILD) && ctest -L integration --output-on-failure
+
+# Long runs outside `make test`: 50 failover rounds of the HA control plane (docs/operations.md).
+soak: build
+	cd $(BUILD) && TESSERA_FAILOVER_ROUNDS=50 ctest -R integration_server_failover_test --output-on-failure
 
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTESSERA_SANITIZE=ON -DTESSERA_BENCH=OFF \

@@ -16,15 +16,15 @@
 #include "CLI/CLI.hpp"
 #include "agent/kubernetes/api_access.h"
 #include "agent/kubernetes/kubernetes_cluster.h"
+#include "agent/local/local_cluster.h"
 #include "agent/local/system_clock.h"
 #include "agent/runtime/agent_runner.h"
+#include "agent/sim/sim_cluster.h"
 #include "agent/slurm/slurm_cluster.h"
 #include "core/cluster_name.h"
 #include "core/quantity.h"
 #include "fmt/format.h"
-#include "agent/local/local_cluster.h"
 #include "server/server_config.h"
-#include "agent/sim/sim_cluster.h"
 #include "sim/alibaba/alibaba_trace.h"
 
 namespace tessera::cli {
@@ -33,7 +33,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct AgentFlags {
-  std::string server;
+  std::vector<std::string> servers;
   std::string cluster;
   std::string backend;
   std::string token;
@@ -75,21 +75,24 @@ absl::StatusOr<std::string> Token(const AgentFlags& flags) {
     return token;
   }
   if (const char* env = std::getenv("TESSERA_TOKEN"); env != nullptr && *env != '\0') return env;
-  return absl::InvalidArgumentError("--token, --token-file or TESSERA_TOKEN: an admin token is required");
+  return absl::InvalidArgumentError(
+      "--token, --token-file or TESSERA_TOKEN: an admin token is required");
 }
 
 // --server, --cluster and --tls-ca, checked before anything connects: gRPC would retry a
 // wrong address forever, and take a key file for a CA only to fail every handshake.
 absl::Status CheckConnectionFlags(const AgentFlags& flags) {
-  if (flags.server.find("://") != std::string::npos) {
-    return absl::InvalidArgumentError(fmt::format(
-        "--server: \"{}\" is a URL; give the gRPC address as HOST:PORT", flags.server));
-  }
-  if (absl::StatusOr<server::HostPort> address = server::ParseHostPort(flags.server, "--server");
-      !address.ok() || address->port == 0) {
-    return absl::InvalidArgumentError(fmt::format(
-        "--server: \"{}\" is not HOST:PORT (the server's gRPC address, e.g. 127.0.0.1:9090)",
-        flags.server));
+  for (const std::string& server : flags.servers) {
+    if (server.find("://") != std::string::npos) {
+      return absl::InvalidArgumentError(
+          fmt::format("--server: \"{}\" is a URL; give the gRPC address as HOST:PORT", server));
+    }
+    if (absl::StatusOr<server::HostPort> address = server::ParseHostPort(server, "--server");
+        !address.ok() || address->port == 0) {
+      return absl::InvalidArgumentError(fmt::format(
+          "--server: \"{}\" is not HOST:PORT (the server's gRPC address, e.g. 127.0.0.1:9090)",
+          server));
+    }
   }
   if (!IsValidClusterName(flags.cluster)) {
     return absl::InvalidArgumentError(fmt::format(
@@ -105,8 +108,8 @@ constexpr std::string_view kBackends[] = {"local", "sim", "slurm", "kubernetes"}
 // wrong --backend. `app` holds the parsed command line.
 absl::Status CheckBackendFlags(const CLI::App& app, std::string_view backend) {
   if (std::find(std::begin(kBackends), std::end(kBackends), backend) == std::end(kBackends)) {
-    return absl::InvalidArgumentError(fmt::format(
-        "--backend: must be local, sim, slurm or kubernetes, not \"{}\"", backend));
+    return absl::InvalidArgumentError(
+        fmt::format("--backend: must be local, sim, slurm or kubernetes, not \"{}\"", backend));
   }
   for (const CLI::Option* option : app.get_options()) {
     if (option->count() == 0) continue;
@@ -130,8 +133,7 @@ absl::StatusOr<Labels> ParseLabels(const std::vector<std::string>& labels) {
   for (const std::string& label : labels) {
     const size_t eq = label.find('=');
     if (eq == std::string::npos || eq == 0) {
-      return absl::InvalidArgumentError(
-          fmt::format("--label: \"{}\" is not key=value", label));
+      return absl::InvalidArgumentError(fmt::format("--label: \"{}\" is not key=value", label));
     }
     if (!out.emplace(label.substr(0, eq), label.substr(eq + 1)).second) {
       return absl::InvalidArgumentError(
@@ -149,7 +151,8 @@ absl::StatusOr<std::vector<Node>> SimNodes(const AgentFlags& flags) {
     return std::move(list->nodes);
   }
   if (!flags.sim_node_count.has_value()) {
-    return absl::InvalidArgumentError("--sim-nodes or --sim-node-count: required for --backend sim");
+    return absl::InvalidArgumentError(
+        "--sim-nodes or --sim-node-count: required for --backend sim");
   }
   if (*flags.sim_node_count <= 0) {
     return absl::InvalidArgumentError("--sim-node-count: must be > 0");
@@ -173,21 +176,20 @@ absl::StatusOr<std::vector<Node>> SimNodes(const AgentFlags& flags) {
   return nodes;
 }
 
-absl::StatusOr<std::unique_ptr<Cluster>> MakeBackend(const AgentFlags& flags,
-                                                              const Labels& labels,
-                                                              TaskObserver* observer) {
+absl::StatusOr<std::unique_ptr<Cluster>> MakeBackend(const AgentFlags& flags, const Labels& labels,
+                                                     TaskObserver* observer) {
   const Clock* clock = &agent::SystemClock::Get();
   if (flags.backend == "local") {
     if (flags.data_dir.empty()) {
       return absl::InvalidArgumentError("--data-dir: required for --backend local");
     }
-    absl::StatusOr<std::unique_ptr<agent::LocalCluster>> local = agent::LocalCluster::Create(
-        {.name = flags.cluster,
-         .labels = labels,
-         .task_dir = (fs::path(flags.data_dir) / "tasks").string(),
-         .supervisor = agent::LocalCluster::SupervisorBesideBinary(),
-         .clock = clock},
-        observer);
+    absl::StatusOr<std::unique_ptr<agent::LocalCluster>> local =
+        agent::LocalCluster::Create({.name = flags.cluster,
+                                     .labels = labels,
+                                     .task_dir = (fs::path(flags.data_dir) / "tasks").string(),
+                                     .supervisor = agent::LocalCluster::SupervisorBesideBinary(),
+                                     .clock = clock},
+                                    observer);
     if (!local.ok()) return local.status();
     return std::unique_ptr<Cluster>(*std::move(local));
   }
@@ -231,8 +233,8 @@ absl::StatusOr<std::unique_ptr<Cluster>> MakeBackend(const AgentFlags& flags,
     if (!kubernetes.ok()) return kubernetes.status();
     return std::unique_ptr<Cluster>(*std::move(kubernetes));
   }
-  return absl::InvalidArgumentError(fmt::format(
-      "--backend: must be local, sim, slurm or kubernetes, not \"{}\"", flags.backend));
+  return absl::InvalidArgumentError(
+      fmt::format("--backend: must be local, sim, slurm or kubernetes, not \"{}\"", flags.backend));
 }
 
 // Stops the runner on SIGINT or SIGTERM.
@@ -254,8 +256,11 @@ void StopOnSignal(agent::AgentRunner& runner) {
 int RunAgentCommand(int argc, char** argv) {
   CLI::App app{"tessera agent: connects a cluster to the control plane"};
   AgentFlags flags;
-  app.add_option("--server", flags.server, "the control plane's gRPC address, HOST:PORT")
-      ->required();
+  app.add_option("--server", flags.servers,
+                 "the control plane's gRPC address, HOST:PORT; comma-separated, the replicas "
+                 "of a highly available control plane (the agent finds the leader)")
+      ->required()
+      ->delimiter(',');
   app.add_option("--cluster", flags.cluster, "this cluster's name")->required();
   app.add_option("--backend", flags.backend, "local | sim | slurm | kubernetes")->required();
   app.add_option("--token", flags.token, "an admin token (or --token-file, $TESSERA_TOKEN)");
@@ -279,8 +284,9 @@ int RunAgentCommand(int argc, char** argv) {
   app.add_option("--slurm-partition", flags.slurm_partition, "slurm: only this partition");
   app.add_option("--slurm-log-dir", flags.slurm_log_dir,
                  "slurm: where jobs write their output (default /tmp)");
-  app.add_option("--kubeconfig", flags.kubeconfig,
-                 "kubernetes: kubeconfig (default: in-cluster, else $KUBECONFIG or ~/.kube/config)");
+  app.add_option(
+      "--kubeconfig", flags.kubeconfig,
+      "kubernetes: kubeconfig (default: in-cluster, else $KUBECONFIG or ~/.kube/config)");
   app.add_option("--kube-namespace", flags.kube_namespace,
                  "kubernetes: the namespace of Tessera's pods (default tessera)");
   app.add_option("--kube-image", flags.kube_image,
@@ -308,15 +314,14 @@ int RunAgentCommand(int argc, char** argv) {
   absl::StatusOr<Labels> labels = ParseLabels(flags.labels);
   if (!labels.ok()) return usage(labels.status());
 
-  agent::AgentRunner runner({.server = flags.server,
+  agent::AgentRunner runner({.servers = flags.servers,
                              .cluster = flags.cluster,
                              .backend = flags.backend,
                              .labels = *labels,
                              .token = *token,
                              .tls_ca_file = flags.tls_ca,
                              .clock = &agent::SystemClock::Get()});
-  absl::StatusOr<std::unique_ptr<Cluster>> backend =
-      MakeBackend(flags, *labels, &runner);
+  absl::StatusOr<std::unique_ptr<Cluster>> backend = MakeBackend(flags, *labels, &runner);
   if (!backend.ok()) {  // bad backend flags are usage; an unreachable Slurm, say, is not
     return absl::IsInvalidArgument(backend.status()) ? usage(backend.status())
                                                      : fail(backend.status());

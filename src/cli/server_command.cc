@@ -14,10 +14,13 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_split.h"
+#include "agent/local/local_cluster.h"
 #include "agent/local/system_clock.h"
+#include "agent/sim/sim_cluster.h"
 #include "api/grpc/agent_service.h"
 #include "api/grpc/grpc_server.h"
 #include "api/rest/rest_server.h"
+#include "cli/server_election.h"
 #include "core/quantity.h"
 #include "fmt/format.h"
 #include "prometheus/registry.h"
@@ -26,12 +29,11 @@
 #include "server/auth/authenticator.h"
 #include "server/auth/rate_limiter.h"
 #include "server/job_manager.h"
-#include "agent/local/local_cluster.h"
 #include "server/server_config.h"
-#include "agent/sim/sim_cluster.h"
 #include "sim/alibaba/alibaba_trace.h"
 #include "sim/alibaba/target_workload_builder.h"
 #include "store/etcd/etcd_store.h"
+#include "store/fenced_store.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace tessera::cli {
@@ -53,6 +55,9 @@ struct Flags {
   std::optional<double> rate_limit;
   std::string store;                        // sqlite | etcd
   std::vector<std::string> etcd_endpoints;  // host:port
+  bool ha = false;
+  std::string ha_advertise_http;
+  std::string ha_advertise_grpc;
 };
 
 // "T4:2:16Gi" → declared GPUs.
@@ -87,6 +92,9 @@ absl::StatusOr<ServerConfig> BuildConfig(const Flags& flags) {
       config.clusters.push_back({.name = "sim", .backend = "sim", .node_list = flags.sim_nodes});
     }
   }
+  if (flags.ha) config.ha.enabled = true;
+  if (!flags.ha_advertise_http.empty()) config.ha.advertise_http = flags.ha_advertise_http;
+  if (!flags.ha_advertise_grpc.empty()) config.ha.advertise_grpc = flags.ha_advertise_grpc;
   if (!flags.store.empty()) config.store.backend = flags.store;
   if (!flags.etcd_endpoints.empty()) config.store.etcd_endpoints = flags.etcd_endpoints;
   if (!flags.http_addr.empty()) config.http_addr = flags.http_addr;
@@ -111,13 +119,15 @@ absl::StatusOr<std::string> AdminToken(server::Authenticator& auth, const fs::pa
   std::ifstream in(path);
   std::string token;
   if (in && std::getline(in, token) && auth.Authenticate(token).ok()) return token;
-  absl::StatusOr<server::IssuedToken> issued = auth.IssueToken(server::kAdminTenant, server::Role::kAdmin);
+  absl::StatusOr<server::IssuedToken> issued =
+      auth.IssueToken(server::kAdminTenant, server::Role::kAdmin);
   if (!issued.ok()) return issued.status();
   const fs::path tmp = path.string() + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << issued->token << "\n";
-    if (!out) return absl::PermissionDeniedError(fmt::format("{}: cannot be written", tmp.string()));
+    if (!out)
+      return absl::PermissionDeniedError(fmt::format("{}: cannot be written", tmp.string()));
   }
   ::chmod(tmp.c_str(), 0600);
   fs::rename(tmp, path);
@@ -126,6 +136,10 @@ absl::StatusOr<std::string> AdminToken(server::Authenticator& auth, const fs::pa
 
 // Everything the server runs, in construction order; destroyed in reverse.
 struct ControlPlane {
+  // HA: this replica's leadership (resigned last, once everything has stopped), and the etcd
+  // store that `store` fences with its term.
+  std::unique_ptr<store::EtcdElection> election;
+  std::unique_ptr<store::Store> backend;
   std::unique_ptr<store::Store> store;
   std::unique_ptr<server::Authenticator> auth;
   prometheus::Registry metrics;
@@ -165,8 +179,8 @@ absl::Status AddClusters(const ServerConfig& config, ControlPlane& plane) {
       if (!nodes.ok()) return nodes.status();
       plane.clusters.push_back(std::make_unique<agent::SimCluster>(
           agent::SimClusterOptions{.name = cluster.name,
-                                    .nodes = std::move(nodes->nodes),
-                                    .clock = &agent::SystemClock::Get()},
+                                   .nodes = std::move(nodes->nodes),
+                                   .clock = &agent::SystemClock::Get()},
           plane.manager.get()));
     }
   }
@@ -198,10 +212,8 @@ absl::Status StartAgentClusters(const ServerConfig& config, ControlPlane& plane,
       .attach = [manager](Cluster* cluster) { manager->AttachCluster(cluster); }});
   if (absl::Status s = plane.agent_clusters->Load(); !s.ok()) return s;
   for (Cluster* cluster : plane.agent_clusters->clusters()) clusters.push_back(cluster);
-  plane.agent_service = std::make_unique<api::AgentService>(
-      api::AgentService::Options{.clusters = plane.agent_clusters.get(),
-                                 .auth = plane.auth.get(),
-                                 .metrics = &plane.metrics});
+  plane.agent_service = std::make_unique<api::AgentService>(api::AgentService::Options{
+      .clusters = plane.agent_clusters.get(), .auth = plane.auth.get(), .metrics = &plane.metrics});
   return absl::OkStatus();
 }
 
@@ -214,9 +226,8 @@ absl::StatusOr<std::optional<TargetWorkload>> ConfiguredTargetWorkload(
                                [](const WeightedPlugin& p) { return p.name == "FGD"; });
   if (config.pod_list.empty()) {
     if (fgd) {
-      std::cerr << fmt::format(
-          "tessera: target workload from the last {} submitted task(s)\n",
-          config.window);
+      std::cerr << fmt::format("tessera: target workload from the last {} submitted task(s)\n",
+                               config.window);
     }
     return std::nullopt;
   }
@@ -252,6 +263,15 @@ absl::StatusOr<std::unique_ptr<store::Store>> OpenStore(const ServerConfig& conf
   return std::unique_ptr<store::Store>(*std::move(sqlite));
 }
 
+// A replica whose job writes failed steps down, so that the state is rebuilt from the store (by
+// it, restarted, or by the next leader) rather than run ahead of it.
+std::function<void(const absl::Status&)> WriteFailureHandler(const ControlPlane& plane) {
+  if (!plane.election) return nullptr;
+  return [](const absl::Status& status) {
+    ExitDeposed(fmt::format("a job state write failed ({})", std::string(status.message())));
+  };
+}
+
 absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) {
   std::error_code error;
   fs::create_directories(config.data_dir, error);
@@ -261,7 +281,14 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
   }
   absl::StatusOr<std::unique_ptr<store::Store>> store = OpenStore(config);
   if (!store.ok()) return store.status();
-  plane.store = *std::move(store);
+  if (plane.election) {
+    plane.backend = *std::move(store);
+    plane.store = std::make_unique<store::FencedStore>(
+        plane.backend.get(), plane.election->Fence(),
+        [] { ExitDeposed("a write was fenced: another replica leads"); });
+  } else {
+    plane.store = *std::move(store);
+  }
   absl::StatusOr<std::unique_ptr<server::Authenticator>> auth =
       server::Authenticator::Create(plane.store.get());
   if (!auth.ok()) return auth.status();
@@ -278,25 +305,23 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
   absl::StatusOr<std::optional<TargetWorkload>> target =
       ConfiguredTargetWorkload(config.target_workload, *profile);
   if (!target.ok()) return target.status();
-  absl::StatusOr<std::unique_ptr<server::JobManager>> manager =
-      server::JobManager::Create({.store = plane.store.get(),
-                                  .clock = &agent::SystemClock::Get(),
-                                  .profile = *profile,
-                                  .policy = config.scheduling,
-                                  .queues = config.queues,
-                                  .seed = config.seed,
-                                  .cycle_interval = config.cycle_interval,
-                                  .requeue_backoff = config.requeue_backoff,
-                                  .metrics = &plane.metrics,
-                                  .delete_cluster =
-                                      [&plane](std::string_view name) {
-                                        return plane.agent_clusters->Delete(name);
-                                      },
-                                  .target_workload = *std::move(target),
-                                  .recent_workload = {
-                                      .capacity = config.target_workload.window,
-                                      .popularity_threshold_pct =
-                                          config.target_workload.popularity_threshold_pct}});
+  absl::StatusOr<std::unique_ptr<server::JobManager>> manager = server::JobManager::Create(
+      {.store = plane.store.get(),
+       .clock = &agent::SystemClock::Get(),
+       .profile = *profile,
+       .policy = config.scheduling,
+       .queues = config.queues,
+       .seed = config.seed,
+       .cycle_interval = config.cycle_interval,
+       .requeue_backoff = config.requeue_backoff,
+       .metrics = &plane.metrics,
+       .delete_cluster =
+           [&plane](std::string_view name) { return plane.agent_clusters->Delete(name); },
+       .target_workload = *std::move(target),
+       .recent_workload = {.capacity = config.target_workload.window,
+                           .popularity_threshold_pct =
+                               config.target_workload.popularity_threshold_pct},
+       .on_write_failure = WriteFailureHandler(plane)});
   if (!manager.ok()) return manager.status();
   plane.manager = *std::move(manager);
   if (absl::Status s = AddClusters(config, plane); !s.ok()) return s;
@@ -311,27 +336,27 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
   if (absl::Status s = plane.manager->Start(clusters); !s.ok()) return s;
   plane.agent_clusters->Start();
 
-  plane.rest = std::make_unique<api::RestServer>(api::RestServer::Options{
-      .service = plane.manager.get(),
-      .auth = plane.auth.get(),
-      .rate_limiter = plane.rate_limiter.get(),
-      .metrics = &plane.metrics});
+  plane.rest = std::make_unique<api::RestServer>(
+      api::RestServer::Options{.service = plane.manager.get(),
+                               .auth = plane.auth.get(),
+                               .rate_limiter = plane.rate_limiter.get(),
+                               .metrics = &plane.metrics});
   const server::HostPort http = *server::ParseHostPort(config.http_addr, "httpAddr");
   if (absl::Status s = plane.rest->Start(http.host, http.port); !s.ok()) {
-    return absl::Status(s.code(), fmt::format("--http-addr {}: {}", config.http_addr,
-                                              std::string(s.message())));
+    return absl::Status(
+        s.code(), fmt::format("--http-addr {}: {}", config.http_addr, std::string(s.message())));
   }
-  plane.grpc = std::make_unique<api::GrpcServer>(api::GrpcServer::Options{
-      .service = plane.manager.get(),
-      .auth = plane.auth.get(),
-      .rate_limiter = plane.rate_limiter.get(),
-      .more_services = {plane.agent_service.get()},
-      .tls_cert_file = config.grpc_tls.cert_file,
-      .tls_key_file = config.grpc_tls.key_file});
+  plane.grpc = std::make_unique<api::GrpcServer>(
+      api::GrpcServer::Options{.service = plane.manager.get(),
+                               .auth = plane.auth.get(),
+                               .rate_limiter = plane.rate_limiter.get(),
+                               .more_services = {plane.agent_service.get()},
+                               .tls_cert_file = config.grpc_tls.cert_file,
+                               .tls_key_file = config.grpc_tls.key_file});
   if (absl::Status s = plane.grpc->Start(config.grpc_addr); !s.ok()) {
     if (absl::IsInvalidArgument(s)) return s;  // grpcTls: the message names the field
-    return absl::Status(s.code(), fmt::format("--grpc-addr {}: {}", config.grpc_addr,
-                                              std::string(s.message())));
+    return absl::Status(
+        s.code(), fmt::format("--grpc-addr {}: {}", config.grpc_addr, std::string(s.message())));
   }
   const server::HostPort grpc = *server::ParseHostPort(config.grpc_addr, "grpcAddr");
   std::cout << fmt::format(
@@ -346,6 +371,21 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
   return absl::OkStatus();
 }
 
+// Whether SIGINT or SIGTERM (blocked, in `signals`) is pending; takes it into `signal`.
+bool SignalPending(const sigset_t& signals, int& signal) {
+  const timespec now{};
+  const int taken = sigtimedwait(&signals, nullptr, &now);
+  if (taken <= 0) return false;
+  signal = taken;
+  return true;
+}
+
+int Stopped(int signal) {
+  std::cout << "tessera server: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+            << ", stopping (tasks keep running)\n";
+  return 0;
+}
+
 }  // namespace
 
 int RunServerCommand(int argc, char** argv) {
@@ -356,8 +396,16 @@ int RunServerCommand(int argc, char** argv) {
                "embedded defaults: SQLite in --data-dir, this machine as cluster 'local', and a "
                "simulated cluster 'sim' from --sim-nodes");
   app.add_option("--data-dir", flags.data_dir, "store, task logs and admin.token");
-  app.add_option("--store", flags.store, "where the state lives: sqlite (in --data-dir, the "
+  app.add_option("--store", flags.store,
+                 "where the state lives: sqlite (in --data-dir, the "
                  "default) or etcd (--etcd-endpoints)");
+  app.add_flag("--ha", flags.ha,
+               "a replica of a highly available control plane: campaign for leadership through "
+               "etcd, a standby until elected (config ha:, docs/operations.md)");
+  app.add_option("--ha-advertise-http", flags.ha_advertise_http,
+                 "this replica's REST URL for clients sent by standbys (default http://httpAddr)");
+  app.add_option("--ha-advertise-grpc", flags.ha_advertise_grpc,
+                 "this replica's gRPC address as others reach it (default grpcAddr)");
   app.add_option("--etcd-endpoints", flags.etcd_endpoints, "etcd's host:port, comma-separated")
       ->delimiter(',');
   app.add_option("--http-addr", flags.http_addr, "REST API address (default 127.0.0.1:8080)");
@@ -387,15 +435,23 @@ int RunServerCommand(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ControlPlane plane;
+  int signal = 0;
+  if (config->ha.enabled) {
+    absl::StatusOr<std::unique_ptr<store::EtcdElection>> election =
+        AwaitLeadership(*config, [&] { return SignalPending(signals, signal); });
+    if (absl::IsCancelled(election.status())) return Stopped(signal);
+    if (!election.ok()) {
+      std::cerr << "tessera server: " << election.status().message() << "\n";
+      return absl::IsInvalidArgument(election.status()) ? 2 : 1;
+    }
+    plane.election = *std::move(election);
+  }
   if (absl::Status s = StartControlPlane(*config, plane); !s.ok()) {
     std::cerr << "tessera server: " << s.message() << "\n";
     return 1;
   }
-  int signal = 0;
   sigwait(&signals, &signal);
-  std::cout << "tessera server: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
-            << ", stopping (tasks keep running)\n";
-  return 0;
+  return Stopped(signal);
 }
 
 }  // namespace tessera::cli

@@ -10,12 +10,11 @@
 #include <utility>
 
 #include "fmt/format.h"
-#include "server/job_manager_internal.h"
 #include "sched/plugins/builtin.h"
+#include "server/job_manager_internal.h"
 #include "spec/queue_document.h"
 
 namespace tessera::server {
-
 
 namespace {
 
@@ -31,7 +30,8 @@ absl::StatusOr<std::vector<JobRecord>> DecodeJobRecords(const std::vector<store:
     }
   };
   std::vector<std::thread> workers;
-  for (size_t begin = chunk; begin < kvs.size(); begin += chunk) workers.emplace_back(decode, begin);
+  for (size_t begin = chunk; begin < kvs.size(); begin += chunk)
+    workers.emplace_back(decode, begin);
   decode(0);
   for (std::thread& worker : workers) worker.join();
   std::vector<JobRecord> records;
@@ -164,9 +164,8 @@ absl::Status JobManager::LoadJobs() {
     if (!page.ok()) return page.status();
     const bool more = page->more;
     if (more) request.after = page->kvs.back().key;
-    auto next = std::async(std::launch::async, [kvs = std::move(page->kvs)] {
-      return DecodeJobRecords(kvs);
-    });
+    auto next = std::async(std::launch::async,
+                           [kvs = std::move(page->kvs)] { return DecodeJobRecords(kvs); });
     if (decoding.valid()) {
       absl::StatusOr<std::vector<JobRecord>> records = decoding.get();
       if (!records.ok()) return records.status();
@@ -249,8 +248,7 @@ absl::Status JobManager::CheckJobsFitTreeLocked(const std::vector<QueueSpec>& tr
   return absl::OkStatus();
 }
 
-void JobManager::RestoreJob(JobRecord& record,
-                            std::map<Cluster*, std::vector<KnownLaunch>>& known,
+void JobManager::RestoreJob(JobRecord& record, std::map<Cluster*, std::vector<KnownLaunch>>& known,
                             std::vector<int64_t>& to_launch) {
   if (IsTerminal(record.status().phase)) return;
   const std::vector<TaskRequest> requests = TaskRequests(record.document.spec);
@@ -268,12 +266,12 @@ void JobManager::RestoreJob(JobRecord& record,
     if (!node.has_value() || !state_.Assume(requests[i], task.placement).ok()) {
       task.placement.node_index = -1;
       // The end arrives like any other and is handled once the loop runs.
-      Post(TaskEnded{{.launch_id = task.launch_id,
-                      .phase = TaskPhase::kFailed,
-                      .reason = "Lost",
-                      .message = fmt::format("node {} is no longer in the inventory",
-                                             task.placement.node),
-                      .time = options_.clock->Now()}});
+      Post(TaskEnded{
+          {.launch_id = task.launch_id,
+           .phase = TaskPhase::kFailed,
+           .reason = "Lost",
+           .message = fmt::format("node {} is no longer in the inventory", task.placement.node),
+           .time = options_.clock->Now()}});
       continue;
     }
     placed.back().placement.node_index = *node;
@@ -340,11 +338,12 @@ void JobManager::PersistLocked(JobRecord& record, std::vector<JobEvent> events,
 void JobManager::CommitWritesLocked() {
   if (cycle_writes_.empty()) return;
   CycleWrites::Batch batch = cycle_writes_.Take();
-  auto callback = [this, events = std::move(batch.events), done = std::move(batch.done)](
-                      absl::StatusOr<store::TxnResult> result) {
+  auto callback = [this, events = std::move(batch.events),
+                   done = std::move(batch.done)](absl::StatusOr<store::TxnResult> result) {
     if (!result.ok()) {
       std::fprintf(stderr, "tessera: a job state write failed: %s\n",
                    std::string(result.status().message()).c_str());
+      if (options_.on_write_failure) options_.on_write_failure(result.status());
     } else {
       for (const auto& [event, tenant] : events) hub_.Publish(event, tenant);
       for (const std::function<void()>& step_done : done) step_done();

@@ -7,18 +7,17 @@
 // A job whose gang waits for the jobs preempted for it is Admitted before it is placed; it may
 // lose its admission and wait again (Pending): its gang timeout passed ("GangTimeout"), a
 // queue below its guarantee reclaimed the quota ("Reclaimed", a preemption), or the capacity
-// went to another job ("AdmissionRevoked"). A running job evicted by preemption or reclaim ("Preempted") is
-// torn down like a cancel, then requeued as Pending (not counted against maxRestarts; counted
-// in status.preemptions) or, by policy, Cancelled with reason "Preempted".
-// A task that fails tears the whole job down (its other tasks are cancelled); the restart
-// policy then requeues it as Pending (a new attempt, after a back-off that doubles per restart)
-// or fails it, by the rules of control/restart_rules.h. A time limit
-// exceeded, or a program that cannot start, fails the job without a requeue. A job that fits no
-// node even on an empty cluster stays Pending with the blocker NoFit and an estimate of
-// "never" (a cluster that joins later may fit it; the simulator, whose clusters are fixed,
-// refuses it instead). A job that can never fit its queue's limits is refused. Cancel: a Pending job is Cancelled at once;
-// otherwise its tasks get SIGTERM, then SIGKILL after spec.terminationGracePeriod, and the job
-// is Cancelled once they are gone.
+// went to another job ("AdmissionRevoked"). A running job evicted by preemption or reclaim
+// ("Preempted") is torn down like a cancel, then requeued as Pending (not counted against
+// maxRestarts; counted in status.preemptions) or, by policy, Cancelled with reason "Preempted". A
+// task that fails tears the whole job down (its other tasks are cancelled); the restart policy then
+// requeues it as Pending (a new attempt, after a back-off that doubles per restart) or fails it, by
+// the rules of control/restart_rules.h. A time limit exceeded, or a program that cannot start,
+// fails the job without a requeue. A job that fits no node even on an empty cluster stays Pending
+// with the blocker NoFit and an estimate of "never" (a cluster that joins later may fit it; the
+// simulator, whose clusters are fixed, refuses it instead). A job that can never fit its queue's
+// limits is refused. Cancel: a Pending job is Cancelled at once; otherwise its tasks get SIGTERM,
+// then SIGKILL after spec.terminationGracePeriod, and the job is Cancelled once they are gone.
 //
 // Threads. API calls run on the callers' threads. One loop thread is the only writer of job
 // lifecycle state after submission: it takes events from a queue (job submitted or cancelled,
@@ -109,20 +108,20 @@
 namespace tessera::server {
 
 struct JobManagerOptions {
-  store::Store* store = nullptr;   // required; outlives the manager
-  const Clock* clock = nullptr;    // required
-  // Wake-ups on `clock`'s time (a SimulatedClock, tessera/common/simulated_clock.h, in tests); outlives the manager.
-  // nullptr: a TimerThread the manager owns, sleeping in real time (for a clock that follows
-  // real time, such as the system clock).
+  store::Store* store = nullptr;  // required; outlives the manager
+  const Clock* clock = nullptr;   // required
+  // Wake-ups on `clock`'s time (a SimulatedClock, tessera/common/simulated_clock.h, in tests);
+  // outlives the manager. nullptr: a TimerThread the manager owns, sleeping in real time (for a
+  // clock that follows real time, such as the system clock).
   Timers* timers = nullptr;
-  Profile profile;                 // the scheduling profile (sched/profile.h)
-  SchedulingPolicy policy;         // backfill, fair share, preemption (sched/scheduling_policy.h)
+  Profile profile;          // the scheduling profile (sched/profile.h)
+  SchedulingPolicy policy;  // backfill, fair share, preemption (sched/scheduling_policy.h)
   // The configured queue tree (tree order); nullopt: none configured. Used until the tree is
   // changed through the API, which stores its own.
   std::optional<std::vector<QueueSpec>> queues;
   const Registry* registry = nullptr;  // plugins; nullptr = BuiltinPlugins()
-  uint64_t seed = 1;               // the scheduler's tie-breaks
-  Duration cycle_interval{1000};   // longest wait between cycles while jobs are pending
+  uint64_t seed = 1;                   // the scheduler's tie-breaks
+  Duration cycle_interval{1000};       // longest wait between cycles while jobs are pending
   // The first restart's back-off; each further one doubles, up to 1h (control/restart_rules.h).
   Duration requeue_backoff{5000};
   // Submitted jobs and estimate requests that may wait for the loop at once (>= 1).
@@ -135,6 +134,11 @@ struct JobManagerOptions {
   // of recently submitted tasks below, empty until the first submission.
   std::optional<TargetWorkload> target_workload;
   RecentWorkloadOptions recent_workload;
+  // Called (on the store's thread) when a transaction of decided job writes fails: the
+  // manager's state is then ahead of the store, and only a restart (which rebuilds it from the
+  // store) brings them together again. A replica of an HA control plane exits; nullptr: the
+  // failure is logged and the manager goes on.
+  std::function<void(const absl::Status&)> on_write_failure;
 };
 
 class JobManager final : public JobService, public TaskObserver, public InventoryObserver {
@@ -202,29 +206,61 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
 
  private:
   class Sink;
-  struct JobSubmitted { int64_t id; };
-  struct CancelRequested { int64_t id; std::function<void()> done; };
-  struct BindingsCommitted { int64_t id; int32_t attempt; };
-  struct LaunchRecorded { int64_t id; int32_t attempt; std::vector<int32_t> tasks; };
-  struct TaskStarted { std::string launch_id; TimePoint time; };
-  struct TaskEnded { TaskEnd end; };
+  struct JobSubmitted {
+    int64_t id;
+  };
+  struct CancelRequested {
+    int64_t id;
+    std::function<void()> done;
+  };
+  struct BindingsCommitted {
+    int64_t id;
+    int32_t attempt;
+  };
+  struct LaunchRecorded {
+    int64_t id;
+    int32_t attempt;
+    std::vector<int32_t> tasks;
+  };
+  struct TaskStarted {
+    std::string launch_id;
+    TimePoint time;
+  };
+  struct TaskEnded {
+    TaskEnd end;
+  };
   // A change of the queue tree: `edit` maps the tree in effect to the new one.
   using QueueEdit =
       std::function<absl::StatusOr<std::vector<QueueSpec>>(const std::vector<QueueSpec>&)>;
-  struct QueuesChanged { QueueEdit edit; std::function<void(absl::Status)> done; };
+  struct QueuesChanged {
+    QueueEdit edit;
+    std::function<void(absl::Status)> done;
+  };
   struct EstimateRequested {
     int64_t id;
     std::function<void(absl::StatusOr<StartEstimate>)> done;
   };
-  struct PreemptionStarted { int64_t id; };
-  struct ClusterAttached { Cluster* cluster; };
-  struct ClusterDetached { Cluster* cluster; std::function<void()> done; };
-  struct NodesChanged { const Cluster* cluster; std::vector<Node> nodes; };
-  struct WakeUp { uint64_t wake; };  // a timer of wake_ups_ fired
-  using LoopEvent = std::variant<JobSubmitted, CancelRequested, BindingsCommitted, LaunchRecorded,
-                                 TaskStarted, TaskEnded, QueuesChanged, EstimateRequested,
-                                 PreemptionStarted, ClusterAttached, ClusterDetached,
-                                 NodesChanged, WakeUp>;
+  struct PreemptionStarted {
+    int64_t id;
+  };
+  struct ClusterAttached {
+    Cluster* cluster;
+  };
+  struct ClusterDetached {
+    Cluster* cluster;
+    std::function<void()> done;
+  };
+  struct NodesChanged {
+    const Cluster* cluster;
+    std::vector<Node> nodes;
+  };
+  struct WakeUp {
+    uint64_t wake;
+  };  // a timer of wake_ups_ fired
+  using LoopEvent =
+      std::variant<JobSubmitted, CancelRequested, BindingsCommitted, LaunchRecorded, TaskStarted,
+                   TaskEnded, QueuesChanged, EstimateRequested, PreemptionStarted, ClusterAttached,
+                   ClusterDetached, NodesChanged, WakeUp>;
 
   explicit JobManager(JobManagerOptions options);
 
@@ -306,8 +342,8 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
                std::string message, TimePoint not_before);
   // Pending → Admitted with its event. REQUIRES: mu_ held.
   void MarkAdmitted(JobRecord& record, std::vector<JobEvent>& events, std::string message);
-  void Finish(JobRecord& record, std::vector<JobEvent>& events, JobPhase phase,
-              std::string reason, std::string message);
+  void Finish(JobRecord& record, std::vector<JobEvent>& events, JobPhase phase, std::string reason,
+              std::string message);
   TaskLaunchSpec LaunchSpec(const JobRecord& record, int32_t task) const;
   Cluster* ClusterOf(std::string_view node) const;
 
@@ -343,9 +379,9 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   // loop thread.
   mutable std::mutex mu_;
   std::map<int64_t, JobRecord> jobs_;
-  std::map<int64_t, JobExplanation> explanations_;  // pending jobs' scheduler diagnosis
-  absl::flat_hash_map<std::string, int64_t> requests_;  // tenant + '\0' + request id → id
-  absl::flat_hash_map<std::string, int64_t> launches_;  // launch id → job id
+  std::map<int64_t, JobExplanation> explanations_;          // pending jobs' scheduler diagnosis
+  absl::flat_hash_map<std::string, int64_t> requests_;      // tenant + '\0' + request id → id
+  absl::flat_hash_map<std::string, int64_t> launches_;      // launch id → job id
   absl::flat_hash_map<std::string, int64_t> active_names_;  // tenant + '\0' + name → id
   std::set<int64_t> uncommitted_;  // submissions not yet durable: invisible to readers
   CycleWrites cycle_writes_;       // the loop turn's job writes, not yet handed to the store
@@ -363,7 +399,7 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   mutable std::mutex state_mu_;
   ClusterState state_;
   std::unique_ptr<Scheduler> scheduler_;
-  RecentWorkload recent_workload_;     // unused with a fixed target workload
+  RecentWorkload recent_workload_;         // unused with a fixed target workload
   uint64_t handed_workload_revision_ = 0;  // of recent_workload_, as last given to the Scheduler
 
   // The clusters and which one owns each node: written by Start and the loop, read by any
@@ -377,9 +413,9 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   std::deque<LoopEvent> queue_;
   size_t queued_requests_ = 0;  // the events of queue_ for which IsQueuedRequest holds
   bool stopping_ = false;
-  bool handling_ = false;     // the loop handles a batch or runs a cycle
-  bool cycles_held_ = false;  // HoldCycles
-  bool cycle_owed_ = false;   // a batch was handled while the cycles were held
+  bool handling_ = false;            // the loop handles a batch or runs a cycle
+  bool cycles_held_ = false;         // HoldCycles
+  bool cycle_owed_ = false;          // a batch was handled while the cycles were held
   std::condition_variable idle_cv_;  // the loop went idle (WaitIdle)
   std::thread loop_;
   std::unique_ptr<Sink> sink_;

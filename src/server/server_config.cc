@@ -6,6 +6,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "core/duration.h"
 #include "core/quantity.h"
@@ -23,7 +24,8 @@ absl::Status FieldError(std::string_view source, std::string_view field, std::st
 
 absl::Status CheckKeys(const YAML::Node& node, std::string_view source, const std::string& field,
                        const std::set<std::string>& known) {
-  if (!node.IsMap()) return FieldError(source, field.empty() ? "config" : field, "must be a mapping");
+  if (!node.IsMap())
+    return FieldError(source, field.empty() ? "config" : field, "must be a mapping");
   for (const auto& entry : node) {
     const std::string key = entry.first.as<std::string>();
     if (!known.contains(key)) {
@@ -64,9 +66,9 @@ absl::StatusOr<double> Number(const YAML::Node& node, std::string_view source,
 absl::Status CheckCluster(const ClusterConfig& cluster, const std::string& field) {
   if (cluster.name.empty()) return absl::InvalidArgumentError(field + ".name: required");
   if (!IsValidClusterName(cluster.name)) {
-    return absl::InvalidArgumentError(fmt::format(
-        "{}.name: \"{}\" is not a cluster name ([a-z0-9][a-z0-9._-]{{0,62}})", field,
-        cluster.name));
+    return absl::InvalidArgumentError(
+        fmt::format("{}.name: \"{}\" is not a cluster name ([a-z0-9][a-z0-9._-]{{0,62}})", field,
+                    cluster.name));
   }
   if (cluster.backend == "sim") {
     if (cluster.node_list.empty()) {
@@ -109,7 +111,8 @@ absl::StatusOr<ClusterConfig> ParseCluster(const YAML::Node& node, std::string_v
   }
   if (const YAML::Node gpus = node["gpus"]) {
     const std::string gpus_field = field + ".gpus";
-    if (absl::Status s = CheckKeys(gpus, source, gpus_field, {"model", "memory", "count"}); !s.ok()) {
+    if (absl::Status s = CheckKeys(gpus, source, gpus_field, {"model", "memory", "count"});
+        !s.ok()) {
       return s;
     }
     agent::DeclaredGpus declared;
@@ -160,28 +163,27 @@ absl::StatusOr<int32_t> Count(const YAML::Node& node, std::string_view source,
                               const std::string& field, int32_t min) {
   absl::StatusOr<double> value = Number(node, source, field);
   if (!value.ok()) return value.status();
-  if (*value != static_cast<double>(static_cast<int64_t>(*value)) || *value < min ||
-      *value > 1e6) {
+  if (*value != static_cast<double>(static_cast<int64_t>(*value)) || *value < min || *value > 1e6) {
     return FieldError(source, field, fmt::format("must be a whole number from {} to 1000000", min));
   }
   return static_cast<int32_t>(*value);
 }
 
 absl::StatusOr<SchedulingPolicy> ParseScheduling(const YAML::Node& node, std::string_view source) {
-  if (absl::Status s = CheckKeys(node, source, "scheduling",
-                                 {"backfill", "backfillDepth", "fairShare", "fairShareHalfLife",
-                                  "priorityAging", "gangTimeout", "preemption", "preemptionRate",
-                                  "onPreemption"});
+  if (absl::Status s =
+          CheckKeys(node, source, "scheduling",
+                    {"backfill", "backfillDepth", "fairShare", "fairShareHalfLife", "priorityAging",
+                     "gangTimeout", "preemption", "preemptionRate", "onPreemption"});
       !s.ok()) {
     return s;
   }
   SchedulingPolicy policy;
   if (node["backfill"]) {
-    absl::StatusOr<size_t> mode = Choice(node["backfill"], source, "scheduling.backfill",
-                                         {"none", "easy", "conservative"});
+    absl::StatusOr<size_t> mode =
+        Choice(node["backfill"], source, "scheduling.backfill", {"none", "easy", "conservative"});
     if (!mode.ok()) return mode.status();
-    policy.backfill = std::array{BackfillMode::kNone, BackfillMode::kEasy,
-                                 BackfillMode::kConservative}[*mode];
+    policy.backfill =
+        std::array{BackfillMode::kNone, BackfillMode::kEasy, BackfillMode::kConservative}[*mode];
   }
   if (node["backfillDepth"]) {
     absl::StatusOr<int32_t> depth =
@@ -200,7 +202,8 @@ absl::StatusOr<SchedulingPolicy> ParseScheduling(const YAML::Node& node, std::st
            {"priorityAging", &policy.priority_aging},
            {"gangTimeout", &policy.gang_timeout}}) {
     if (!node[key]) continue;
-    absl::StatusOr<Duration> d = DurationValue(node[key], source, fmt::format("scheduling.{}", key));
+    absl::StatusOr<Duration> d =
+        DurationValue(node[key], source, fmt::format("scheduling.{}", key));
     if (!d.ok()) return d.status();
     *target = *d;
   }
@@ -231,8 +234,8 @@ absl::StatusOr<SchedulingPolicy> ParseScheduling(const YAML::Node& node, std::st
     }
   }
   if (node["onPreemption"]) {
-    absl::StatusOr<size_t> action = Choice(node["onPreemption"], source,
-                                           "scheduling.onPreemption", {"requeue", "cancel"});
+    absl::StatusOr<size_t> action =
+        Choice(node["onPreemption"], source, "scheduling.onPreemption", {"requeue", "cancel"});
     if (!action.ok()) return action.status();
     policy.on_preemption = *action == 0 ? PreemptedAction::kRequeue : PreemptedAction::kCancel;
   }
@@ -240,9 +243,9 @@ absl::StatusOr<SchedulingPolicy> ParseScheduling(const YAML::Node& node, std::st
 }
 
 absl::Status ParseAgents(const YAML::Node& node, std::string_view source, AgentConfig& agents) {
-  if (absl::Status s = CheckKeys(node, source, "agents",
-                                 {"heartbeatInterval", "unreachableTimeout", "lostGrace",
-                                  "logTimeout", "gpuModels"});
+  if (absl::Status s = CheckKeys(
+          node, source, "agents",
+          {"heartbeatInterval", "unreachableTimeout", "lostGrace", "logTimeout", "gpuModels"});
       !s.ok()) {
     return s;
   }
@@ -292,8 +295,8 @@ absl::Status ParseAgents(const YAML::Node& node, std::string_view source, AgentC
 
 absl::StatusOr<TargetWorkloadConfig> ParseTargetWorkload(const YAML::Node& node,
                                                          std::string_view source) {
-  if (absl::Status s = CheckKeys(node, source, "targetWorkload",
-                                 {"podList", "window", "popularityThreshold"});
+  if (absl::Status s =
+          CheckKeys(node, source, "targetWorkload", {"podList", "window", "popularityThreshold"});
       !s.ok()) {
     return s;
   }
@@ -362,21 +365,47 @@ absl::Status ParseStore(const YAML::Node& node, std::string_view source, StoreCo
   return absl::OkStatus();
 }
 
+absl::Status ParseHa(const YAML::Node& node, std::string_view source, HaConfig& config) {
+  if (absl::Status s =
+          CheckKeys(node, source, "ha", {"enabled", "leaseTtl", "advertiseHttp", "advertiseGrpc"});
+      !s.ok()) {
+    return s;
+  }
+  if (node["enabled"]) {
+    absl::StatusOr<size_t> enabled =
+        Choice(node["enabled"], source, "ha.enabled", {"false", "true"});
+    if (!enabled.ok()) return enabled.status();
+    config.enabled = *enabled == 1;
+  }
+  if (node["leaseTtl"]) {
+    absl::StatusOr<Duration> ttl = DurationValue(node["leaseTtl"], source, "ha.leaseTtl");
+    if (!ttl.ok()) return ttl.status();
+    config.lease_ttl = *ttl;
+  }
+  for (const auto& [key, target] : std::initializer_list<std::pair<const char*, std::string*>>{
+           {"advertiseHttp", &config.advertise_http}, {"advertiseGrpc", &config.advertise_grpc}}) {
+    if (!node[key]) continue;
+    absl::StatusOr<std::string> value = Text(node[key], source, fmt::format("ha.{}", key));
+    if (!value.ok()) return value.status();
+    *target = *value;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseTopLevel(const YAML::Node& root, std::string_view source, ServerConfig& config) {
-  if (absl::Status s = CheckKeys(root, source, "",
-                                 {"dataDir", "store", "httpAddr", "grpcAddr", "profile", "seed",
-                                  "cycleInterval", "requeueBackoff", "rateLimit", "clusters",
-                                  "agents", "grpcTls", "scheduling", "queues",
-                                  "targetWorkload"});
+  if (absl::Status s =
+          CheckKeys(root, source, "",
+                    {"dataDir", "store", "ha", "httpAddr", "grpcAddr", "profile", "seed",
+                     "cycleInterval", "requeueBackoff", "rateLimit", "clusters", "agents",
+                     "grpcTls", "scheduling", "queues", "targetWorkload"});
       !s.ok()) {
     return s;
   }
   for (const auto& [key, target] :
-       std::initializer_list<std::pair<const char*, std::string*>>{
-           {"dataDir", &config.data_dir},
-           {"httpAddr", &config.http_addr},
-           {"grpcAddr", &config.grpc_addr},
-           {"profile", &config.profile}}) {
+       std::initializer_list<std::pair<const char*, std::string*>>{{"dataDir", &config.data_dir},
+                                                                   {"httpAddr", &config.http_addr},
+                                                                   {"grpcAddr", &config.grpc_addr},
+                                                                   {"profile", &config.profile}}) {
     if (!root[key]) continue;
     absl::StatusOr<std::string> value = Text(root[key], source, key);
     if (!value.ok()) return value.status();
@@ -388,7 +417,8 @@ absl::Status ParseTopLevel(const YAML::Node& root, std::string_view source, Serv
     config.seed = static_cast<uint64_t>(*seed);
   }
   for (const auto& [key, target] : std::initializer_list<std::pair<const char*, Duration*>>{
-           {"cycleInterval", &config.cycle_interval}, {"requeueBackoff", &config.requeue_backoff}}) {
+           {"cycleInterval", &config.cycle_interval},
+           {"requeueBackoff", &config.requeue_backoff}}) {
     if (!root[key]) continue;
     absl::StatusOr<std::string> text = Text(root[key], source, key);
     if (!text.ok()) return text.status();
@@ -397,11 +427,13 @@ absl::Status ParseTopLevel(const YAML::Node& root, std::string_view source, Serv
     *target = *d;
   }
   if (const YAML::Node limit = root["rateLimit"]) {
-    if (absl::Status s = CheckKeys(limit, source, "rateLimit", {"ratePerSecond", "burst"}); !s.ok()) {
+    if (absl::Status s = CheckKeys(limit, source, "rateLimit", {"ratePerSecond", "burst"});
+        !s.ok()) {
       return s;
     }
     if (limit["ratePerSecond"]) {
-      absl::StatusOr<double> rate = Number(limit["ratePerSecond"], source, "rateLimit.ratePerSecond");
+      absl::StatusOr<double> rate =
+          Number(limit["ratePerSecond"], source, "rateLimit.ratePerSecond");
       if (!rate.ok()) return rate.status();
       config.rate_limit.rate_per_second = *rate;
     }
@@ -422,6 +454,9 @@ absl::Status ParseTopLevel(const YAML::Node& root, std::string_view source, Serv
   }
   if (const YAML::Node store = root["store"]) {
     if (absl::Status s = ParseStore(store, source, config.store); !s.ok()) return s;
+  }
+  if (const YAML::Node ha = root["ha"]) {
+    if (absl::Status s = ParseHa(ha, source, config.ha); !s.ok()) return s;
   }
   if (const YAML::Node agents = root["agents"]) {
     if (absl::Status s = ParseAgents(agents, source, config.agents); !s.ok()) return s;
@@ -513,7 +548,8 @@ ServerConfig DevConfig(std::string data_dir, std::string sim_node_list) {
   config.data_dir = std::move(data_dir);
   config.clusters.push_back({.name = "local", .backend = "local"});
   if (!sim_node_list.empty()) {
-    config.clusters.push_back({.name = "sim", .backend = "sim", .node_list = std::move(sim_node_list)});
+    config.clusters.push_back(
+        {.name = "sim", .backend = "sim", .node_list = std::move(sim_node_list)});
   }
   return config;
 }
@@ -528,8 +564,8 @@ absl::Status CheckStore(const StoreConfig& store) {
         "store.etcd.endpoints: required with store.backend etcd (--etcd-endpoints)");
   }
   for (size_t i = 0; i < store.etcd_endpoints.size(); ++i) {
-    if (absl::StatusOr<HostPort> hp = ParseHostPort(
-            store.etcd_endpoints[i], fmt::format("store.etcd.endpoints[{}]", i));
+    if (absl::StatusOr<HostPort> hp =
+            ParseHostPort(store.etcd_endpoints[i], fmt::format("store.etcd.endpoints[{}]", i));
         !hp.ok()) {
       return hp.status();
     }
@@ -543,16 +579,65 @@ absl::Status CheckStore(const StoreConfig& store) {
   return absl::OkStatus();
 }
 
+absl::Status CheckHa(const ServerConfig& config) {
+  const HaConfig& ha = config.ha;
+  if (!ha.enabled) return absl::OkStatus();
+  if (config.store.backend != "etcd") {
+    return absl::InvalidArgumentError("ha.enabled: needs store.backend etcd (--store etcd)");
+  }
+  if (ha.lease_ttl < std::chrono::seconds(2) ||
+      ha.lease_ttl % std::chrono::seconds(1) != Duration::zero()) {
+    return absl::InvalidArgumentError("ha.leaseTtl: must be whole seconds, at least 2s");
+  }
+  if (!config.clusters.empty()) {
+    return absl::InvalidArgumentError(
+        "clusters: must be empty with ha.enabled (every replica would run them); run "
+        "`tessera agent` for each cluster instead");
+  }
+  if (!ha.advertise_http.empty() && !ha.advertise_http.starts_with("http://") &&
+      !ha.advertise_http.starts_with("https://")) {
+    return absl::InvalidArgumentError(fmt::format(
+        "ha.advertiseHttp: must start with http:// or https://, not \"{}\"", ha.advertise_http));
+  }
+  if (!ha.advertise_grpc.empty()) {
+    if (absl::StatusOr<HostPort> hp = ParseHostPort(ha.advertise_grpc, "ha.advertiseGrpc");
+        !hp.ok()) {
+      return hp.status();
+    }
+  }
+  for (const auto& [field, addr, advertised] :
+       {std::tuple<const char*, const std::string*, const std::string*>{
+            "httpAddr", &config.http_addr, &ha.advertise_http},
+        {"grpcAddr", &config.grpc_addr, &ha.advertise_grpc}}) {
+    const absl::StatusOr<HostPort> hp = ParseHostPort(*addr, field);
+    if (!hp.ok()) return hp.status();
+    if (hp->port == 0) {
+      return absl::InvalidArgumentError(fmt::format(
+          "{}: a replica needs a fixed port (0 lets the kernel pick one that agents and "
+          "clients cannot know)",
+          field));
+    }
+    if (advertised->empty() && (hp->host == "0.0.0.0" || hp->host == "[::]")) {
+      return absl::InvalidArgumentError(
+          fmt::format("ha.advertise{}: required when {} listens on every address ({})",
+                      std::string_view(field) == "httpAddr" ? "Http" : "Grpc", field, *addr));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateServerConfig(const ServerConfig& config) {
   if (config.data_dir.empty()) return absl::InvalidArgumentError("dataDir: required (--data-dir)");
-  for (const auto& [field, addr] : {std::pair<const char*, const std::string*>{"httpAddr", &config.http_addr},
-                                    {"grpcAddr", &config.grpc_addr}}) {
+  for (const auto& [field, addr] :
+       {std::pair<const char*, const std::string*>{"httpAddr", &config.http_addr},
+        {"grpcAddr", &config.grpc_addr}}) {
     if (absl::StatusOr<HostPort> hp = ParseHostPort(*addr, field); !hp.ok()) return hp.status();
   }
   if (config.cycle_interval.count() <= 0) {
     return absl::InvalidArgumentError("cycleInterval: must be > 0");
   }
   if (absl::Status s = CheckStore(config.store); !s.ok()) return s;
+  if (absl::Status s = CheckHa(config); !s.ok()) return s;
   std::set<std::string> names;
   for (size_t i = 0; i < config.clusters.size(); ++i) {
     const ClusterConfig& cluster = config.clusters[i];

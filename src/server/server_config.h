@@ -8,6 +8,11 @@
 //       caFile: ca.crt                 # TLS (optional), with a client certificate (optional)
 //       certFile: client.crt
 //       keyFile: client.key
+//   ha:                                # replicas on one etcd (store.backend etcd; docs/operations.md)
+//     enabled: true                    # campaign for leadership; a standby until elected
+//     leaseTtl: 3s                     # a dead leader is replaced within this (whole s, >= 2s)
+//     advertiseHttp: http://10.0.0.5:8080   # where standbys send REST clients (default: httpAddr)
+//     advertiseGrpc: 10.0.0.5:9090     # this replica's gRPC address for others (default: grpcAddr)
 //   httpAddr: 127.0.0.1:8080           # REST API, /metrics, /healthz
 //   grpcAddr: 127.0.0.1:9090           # gRPC API
 //   profile: default                   # scheduling profile: a built-in name (docs/plugins.md)
@@ -88,9 +93,8 @@ struct TlsConfig {
   std::string key_file;
 };
 
-// FGD's target workload (server/recent_workload.h): from a pod list, or a sliding window.
-// Where the control plane's state lives. One server per etcd keyspace: there is no leader
-// election yet, so a second server on the same etcd would schedule the same jobs.
+// Where the control plane's state lives. Several servers share one etcd keyspace only as the
+// replicas of one control plane (HaConfig): each campaigns, and only the leader schedules.
 struct StoreConfig {
   std::string backend = "sqlite";  // sqlite | etcd
   std::vector<std::string> etcd_endpoints;  // "host:port"; backend etcd needs at least one
@@ -99,6 +103,17 @@ struct StoreConfig {
   std::string etcd_key_file;
 };
 
+// High availability (store/etcd/etcd_election.h): every replica campaigns through an etcd
+// lease; the leader runs the control plane; the others wait as standbys, their REST port
+// redirecting to the leader and their gRPC port closed, so agents move on to the leader.
+struct HaConfig {
+  bool enabled = false;
+  Duration lease_ttl{3000};
+  std::string advertise_http;  // "http://host:port"; empty: http:// + httpAddr
+  std::string advertise_grpc;  // "host:port"; empty: grpcAddr
+};
+
+// FGD's target workload (server/recent_workload.h): from a pod list, or a sliding window.
 struct TargetWorkloadConfig {
   std::string pod_list;   // an Alibaba-format pod list (CSV); empty: the window
   int32_t window = 1000;  // tasks; only without pod_list
@@ -108,6 +123,7 @@ struct TargetWorkloadConfig {
 struct ServerConfig {
   std::string data_dir;
   StoreConfig store;
+  HaConfig ha;
   std::string http_addr = "127.0.0.1:8080";
   std::string grpc_addr = "127.0.0.1:9090";
   std::string profile = "default";

@@ -60,7 +60,8 @@ TEST(ServerConfigTest, BadInputNamesTheField) {
            {"clusters: [{name: a, backend: local, gpus: {model: T4, memory: !16Gi, count: 1}}]",
             "c.yaml: clusters[0].gpus.memory: YAML tags are not allowed"},
            {"a: [", "c.yaml:1:"},
-           {"a: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", "nest deeper"},
+           {"a: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+            "nest deeper"},
            {"- 1", "config: must be a mapping"},
        }) {
     absl::StatusOr<ServerConfig> config = ParseServerConfig(c.yaml, "c.yaml");
@@ -179,9 +180,11 @@ TEST(ServerConfigTest, BadSchedulingAndQueuesNameTheField) {
            {"scheduling: {backfillDepth: 2.5}", "scheduling.backfillDepth: must be a whole"},
            {"scheduling: {fairShare: fifo}", "c.yaml: scheduling.fairShare: must be none or drf"},
            {"scheduling: {fairShareHalfLife: long}", "c.yaml: scheduling.fairShareHalfLife"},
-           {"scheduling: {priorityAging: [1]}", "c.yaml: scheduling.priorityAging: must be a string"},
+           {"scheduling: {priorityAging: [1]}",
+            "c.yaml: scheduling.priorityAging: must be a string"},
            {"scheduling: {gangTimeout: -1s}", "c.yaml: scheduling.gangTimeout"},
-           {"scheduling: {preemption: yes}", "c.yaml: scheduling.preemption: must be false or true"},
+           {"scheduling: {preemption: yes}",
+            "c.yaml: scheduling.preemption: must be false or true"},
            {"scheduling: {preemptionRate: {max: -1}}", "c.yaml: scheduling.preemptionRate.max"},
            {"scheduling: {preemptionRate: {per: 0s}}",
             "c.yaml: scheduling.preemptionRate.per: must be > 0"},
@@ -290,7 +293,8 @@ TEST(ServerConfigTest, BadStoreNamesTheField) {
            {"store: {backend: mysql}", "store.backend: must be sqlite or etcd"},
            {"store: {backend: etcd}", "store.etcd.endpoints: required"},
            {"store: {backend: etcd, etcd: {endpoints: [nohost]}}", "store.etcd.endpoints[0]"},
-           {"store: {backend: etcd, etcd: {endpoints: a:1}}", "store.etcd.endpoints: must be a list"},
+           {"store: {backend: etcd, etcd: {endpoints: a:1}}",
+            "store.etcd.endpoints: must be a list"},
            {"store: {backend: etcd, etcd: {endpoints: [a:1], keyFile: k}}",
             "store.etcd.keyFile: needs store.etcd.certFile"},
            {"store: {backend: etcd, etcd: {endpoints: [a:1], certFile: c, keyFile: k}}",
@@ -298,6 +302,47 @@ TEST(ServerConfigTest, BadStoreNamesTheField) {
            {"store: {path: x}", "store.path: unknown key"},
        }) {
     const std::string text = std::string("dataDir: /d\n") + yaml;
+    absl::StatusOr<ServerConfig> config = ParseServerConfig(text, "c.yaml");
+    const absl::Status status = config.ok() ? ValidateServerConfig(*config) : config.status();
+    ASSERT_FALSE(status.ok()) << yaml;
+    EXPECT_THAT(status.message(), HasSubstr(error)) << yaml;
+  }
+}
+
+TEST(ServerConfigTest, HaIsOffUnlessEnabled) {
+  EXPECT_FALSE(ParseServerConfig("dataDir: /d\n", "c.yaml")->ha.enabled);
+  absl::StatusOr<ServerConfig> ha = ParseServerConfig(R"(
+dataDir: /d
+store: {backend: etcd, etcd: {endpoints: [10.0.0.1:2379]}}
+ha: {enabled: true, leaseTtl: 5s, advertiseHttp: "http://10.0.0.5:8080",
+     advertiseGrpc: "10.0.0.5:9090"}
+)",
+                                                      "c.yaml");
+  ASSERT_TRUE(ha.ok()) << ha.status();
+  EXPECT_TRUE(ha->ha.enabled);
+  EXPECT_EQ(ha->ha.lease_ttl, std::chrono::seconds(5));
+  EXPECT_EQ(ha->ha.advertise_http, "http://10.0.0.5:8080");
+  EXPECT_EQ(ha->ha.advertise_grpc, "10.0.0.5:9090");
+  EXPECT_TRUE(ValidateServerConfig(*ha).ok());
+}
+
+TEST(ServerConfigTest, BadHaNamesTheField) {
+  const std::string etcd = "store: {backend: etcd, etcd: {endpoints: [a:1]}}\n";
+  for (const auto& [yaml, error] : std::initializer_list<std::pair<std::string, const char*>>{
+           {"ha: {enabled: true}", "ha.enabled: needs store.backend etcd"},
+           {"ha: {enabled: yes}", "ha.enabled"},
+           {etcd + "ha: {enabled: true, leaseTtl: 1s}", "ha.leaseTtl: must be whole seconds"},
+           {etcd + "ha: {enabled: true, leaseTtl: 2500ms}", "ha.leaseTtl"},
+           {etcd + "ha: {enabled: true, advertiseHttp: 10.0.0.5:8080}", "ha.advertiseHttp"},
+           {etcd + "ha: {enabled: true, advertiseGrpc: nohost}", "ha.advertiseGrpc"},
+           {etcd + "httpAddr: 0.0.0.0:8080\nha: {enabled: true}", "ha.advertiseHttp: required"},
+           {etcd + "httpAddr: 127.0.0.1:0\nha: {enabled: true}",
+            "httpAddr: a replica needs a fixed port"},
+           {etcd + "clusters: [{name: l, backend: local}]\nha: {enabled: true}",
+            "clusters: must be empty with ha.enabled"},
+           {"ha: {replicas: 3}", "ha.replicas: unknown key"},
+       }) {
+    const std::string text = "dataDir: /d\n" + yaml;
     absl::StatusOr<ServerConfig> config = ParseServerConfig(text, "c.yaml");
     const absl::Status status = config.ok() ? ValidateServerConfig(*config) : config.status();
     ASSERT_FALSE(status.ok()) << yaml;

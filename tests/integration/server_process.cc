@@ -47,8 +47,12 @@ std::string ServerProcess::Log() const { return ReadFile(log_path_); }
 
 absl::Status ServerProcess::Start(std::chrono::seconds timeout) {
   if (running()) return absl::FailedPreconditionError("the server is already running");
-  const Clock::time_point deadline = Clock::now() + timeout;
   if (absl::Status s = Spawn(); !s.ok()) return s;
+  return AwaitStarted(timeout);
+}
+
+absl::Status ServerProcess::AwaitStarted(std::chrono::seconds timeout) {
+  const Clock::time_point deadline = Clock::now() + timeout;
   if (absl::Status s = AwaitServing(deadline); !s.ok()) return s;
   if (absl::Status s = AwaitReady(deadline); !s.ok()) return s;
   std::ifstream in(options_.data_dir + "/admin.token");
@@ -72,9 +76,12 @@ absl::Status ServerProcess::Spawn() {
   } else {
     args.insert(args.end(), {"--config", options_.config_path});
   }
-  const int grpc_port = options_.keep_grpc_port ? first_grpc_port_ : 0;
-  args.insert(args.end(), {"--data-dir", options_.data_dir, "--http-addr", "127.0.0.1:0",
-                           "--grpc-addr", absl::StrCat("127.0.0.1:", grpc_port)});
+  const int grpc_port = options_.grpc_port != 0   ? options_.grpc_port
+                        : options_.keep_grpc_port ? first_grpc_port_
+                                                  : 0;
+  args.insert(args.end(), {"--data-dir", options_.data_dir, "--http-addr",
+                           absl::StrCat("127.0.0.1:", options_.http_port), "--grpc-addr",
+                           absl::StrCat("127.0.0.1:", grpc_port)});
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   absl::StatusOr<pid_t> pid = SpawnLogged(std::move(args), log_path_);
   if (!pid.ok()) return pid.status();
@@ -136,9 +143,16 @@ bool ServerProcess::Reaped() {
   int status = 0;
   if (::waitpid(pid_, &status, WNOHANG) == pid_) {
     pid_ = -1;
+    wait_status_ = status;
     return true;
   }
   return false;
+}
+
+bool ServerProcess::Exited(int* status) {
+  const bool exited = Reaped();
+  if (exited && status != nullptr) *status = wait_status_;
+  return exited;
 }
 
 int ServerProcess::Stop(std::chrono::seconds grace) {

@@ -2,15 +2,16 @@
 // loopback ports the kernel picks, over a data directory the test owns.
 //
 // Start() spawns `tessera server --dev --data-dir DIR --http-addr 127.0.0.1:0 --grpc-addr
-// 127.0.0.1:0 [extra args]` (`--config FILE` instead of `--dev` when a config file is given) with stdout and stderr in LOG_DIR/server-<n>.log (n counts the
-// starts of every server in the test process), reads the bound REST and gRPC ports from the line
-// the server prints once it serves, waits for GET /readyz to answer 200 and reads DIR/admin.token.
-// Port 0 means no port race with other tests; ports change on every start, so clients ask for them
-// after each Start(). Stop() sends SIGTERM and, after a grace period, SIGKILL; Kill() sends SIGKILL
-// at once (the crash test's "power cut"). The destructor stops a running server and then kills what
-// its local cluster left running: the server leaves tasks running by design (a restart adopts
-// them), but a test must not leave processes behind. The server gets SIGKILL when the test
-// process dies (PR_SET_PDEATHSIG), so a test killed by a timeout leaves no server behind.
+// 127.0.0.1:0 [extra args]` (`--config FILE` instead of `--dev` when a config file is given) with
+// stdout and stderr in LOG_DIR/server-<n>.log (n counts the starts of every server in the test
+// process), reads the bound REST and gRPC ports from the line the server prints once it serves,
+// waits for GET /readyz to answer 200 and reads DIR/admin.token. Port 0 means no port race with
+// other tests; ports change on every start, so clients ask for them after each Start(). Stop()
+// sends SIGTERM and, after a grace period, SIGKILL; Kill() sends SIGKILL at once (the crash test's
+// "power cut"). The destructor stops a running server and then kills what its local cluster left
+// running: the server leaves tasks running by design (a restart adopts them), but a test must not
+// leave processes behind. The server gets SIGKILL when the test process dies (PR_SET_PDEATHSIG), so
+// a test killed by a timeout leaves no server behind.
 //
 // The binary is TesseraBinary(): $TESSERA_BINARY, else the path CMake compiled in.
 // Errors: Start() returns Unavailable / DeadlineExceeded with the server's log in the message.
@@ -32,8 +33,8 @@ namespace tessera::integration {
 std::string TesseraBinary();
 
 struct ServerOptions {
-  std::string data_dir;                 // required: the store, task logs, admin.token
-  std::string log_dir;                  // required: server-<n>.log, one per start
+  std::string data_dir;  // required: the store, task logs, admin.token
+  std::string log_dir;   // required: server-<n>.log, one per start
   // A configuration file (docs/server.md): `--config FILE` instead of `--dev`; --data-dir and
   // the addresses still come from the flags.
   std::string config_path;
@@ -41,6 +42,10 @@ struct ServerOptions {
   // Restarts serve gRPC on the port of the first start, so that agents given grpc_target()
   // find the restarted server.
   bool keep_grpc_port = false;
+  // Fixed ports (0: the kernel picks): the replicas of an HA control plane, whose addresses
+  // agents and clients must know before they are elected.
+  int http_port = 0;
+  int grpc_port = 0;
 };
 
 class ServerProcess {
@@ -54,8 +59,14 @@ class ServerProcess {
   // REQUIRES: not running.
   absl::Status Start(std::chrono::seconds timeout = std::chrono::seconds(120));
   // Only spawns the server, without waiting for anything: for killing it while it starts
-  // (recovers its state). Follow with Kill() or Stop(). REQUIRES: not running.
+  // (recovers its state), or a standby replica. Follow with AwaitStarted(), Kill() or Stop().
+  // REQUIRES: not running.
   absl::Status Spawn();
+  // After Spawn: waits (up to `timeout`) until the server serves and is ready (a replica: once
+  // it is elected) and reads its admin token.
+  absl::Status AwaitStarted(std::chrono::seconds timeout);
+  // Whether the process has exited (reaped); its wait status in `status` when it has.
+  bool Exited(int* status = nullptr);
   // SIGTERM, then SIGKILL when it has not exited after `grace`. Returns the wait status
   // (waitpid's), -1 when it was not running.
   int Stop(std::chrono::seconds grace = std::chrono::seconds(30));
@@ -70,6 +81,7 @@ class ServerProcess {
   std::string grpc_target() const;  // "127.0.0.1:PORT"
   const std::string& admin_token() const { return admin_token_; }
   const std::string& data_dir() const { return options_.data_dir; }
+  const ServerOptions& options() const { return options_; }
   // The current (or last) start's log.
   std::string Log() const;
 
@@ -79,6 +91,7 @@ class ServerProcess {
   // Reaps the child when it has exited; returns whether it has.
   bool Reaped();
 
+  int wait_status_ = -1;
   ServerOptions options_;
   pid_t pid_ = -1;
   std::string log_path_;

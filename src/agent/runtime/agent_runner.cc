@@ -26,6 +26,10 @@ constexpr char kVersion[] = "tessera-agent/1";
 // HTTP/2 pings on an idle connection, so that a peer that vanished without closing it is noticed.
 constexpr Duration kKeepalive{20000};
 constexpr Duration kKeepaliveTimeout{10000};
+// With several servers (HA replicas): a paused leader, whose kernel still holds the connection
+// open, is left within about 4 s.
+constexpr Duration kReplicaKeepalive{2000};
+constexpr Duration kReplicaKeepaliveTimeout{2000};
 // Nodes per inventory message: about 0.5 MB, well under gRPC's 4 MiB message limit.
 constexpr int kNodesPerMessage = 2000;
 // Log requests a session queues for its log reader; more at once are answered RESOURCE_EXHAUSTED.
@@ -140,9 +144,7 @@ class AgentRunner::Session {
     heartbeat->set_sequence(++sequence_);
     heartbeat->set_time_ms(ToMillis(now));
     std::vector<NodeUsage> usage = backend_->Usage();
-    const auto all = [&](auto has) {
-      return std::all_of(usage.begin(), usage.end(), has);
-    };
+    const auto all = [&](auto has) { return std::all_of(usage.begin(), usage.end(), has); };
     const bool cpu = all([](const NodeUsage& u) { return u.cpu.has_value(); });
     const bool memory = all([](const NodeUsage& u) { return u.memory.has_value(); });
     const bool gpu = all([](const NodeUsage& u) { return !u.gpu_utilization.empty(); });
@@ -177,10 +179,10 @@ class AgentRunner::Session {
       }
     }
     v1::AgentMessage message;
-    *message.mutable_log_chunk() = LogChunkToProto(
-        absl::ResourceExhaustedError(fmt::format(
-            "the agent already has {} log requests queued", kMaxQueuedLogRequests)),
-        request.request_id(), epoch_);
+    *message.mutable_log_chunk() =
+        LogChunkToProto(absl::ResourceExhaustedError(fmt::format(
+                            "the agent already has {} log requests queued", kMaxQueuedLogRequests)),
+                        request.request_id(), epoch_);
     Write(message);
   }
 
@@ -207,10 +209,10 @@ class AgentRunner::Session {
       lock.unlock();
       const absl::Status valid = CheckLogRequest(request);
       const absl::StatusOr<LogChunk> result =
-          valid.ok() ? backend_->ReadLog(request.launch_id(), LogStreamFromProto(request.stream()),
-                                         request.offset(),
-                                         std::min(request.limit(), kMaxLogChunkBytes))
-                     : absl::StatusOr<LogChunk>(valid);
+          valid.ok()
+              ? backend_->ReadLog(request.launch_id(), LogStreamFromProto(request.stream()),
+                                  request.offset(), std::min(request.limit(), kMaxLogChunkBytes))
+              : absl::StatusOr<LogChunk>(valid);
       v1::AgentMessage message;
       *message.mutable_log_chunk() = LogChunkToProto(result, request.request_id(), epoch_);
       Write(message);
@@ -268,16 +270,25 @@ bool AgentRunner::Sleep(Duration delay) {
   return !stopping_;
 }
 
-absl::StatusOr<std::shared_ptr<grpc::Channel>> AgentRunner::NewChannel() const {
+absl::StatusOr<std::shared_ptr<grpc::Channel>> AgentRunner::NewChannel(
+    const std::string& server) const {
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       Credentials(options_.tls_ca_file);
   if (!credentials.ok()) return credentials.status();
   grpc::ChannelArguments arguments;
-  arguments.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepalive.count());
-  arguments.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeout.count());
+  const bool replicas = options_.servers.size() > 1;
+  arguments.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, (replicas ? kReplicaKeepalive : kKeepalive).count());
+  arguments.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+                   (replicas ? kReplicaKeepaliveTimeout : kKeepaliveTimeout).count());
   arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, kFirstBackoff.count());
   arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kMaxConnectInterval.count());
-  return grpc::CreateCustomChannel(options_.server, *credentials, arguments);
+  // gRPC waits at least this long (20 s by default) before it connects again after a failed
+  // attempt: a server that comes back (or a replica elected) would be joined that late.
+  arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kMaxConnectInterval.count());
+  // Replicas: a channel of its own connections, so that a fresh one (Run) starts afresh rather
+  // than inheriting the back-off of a shared connection to a closed port.
+  if (replicas) arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return grpc::CreateCustomChannel(server, *credentials, arguments);
 }
 
 bool AgentRunner::WaitToReconnect(grpc::Channel& channel, Duration backoff) {
@@ -288,8 +299,8 @@ bool AgentRunner::WaitToReconnect(grpc::Channel& channel, Duration backoff) {
   }
   while (std::chrono::steady_clock::now() < deadline) {
     const auto slice = std::min(deadline, std::chrono::steady_clock::now() + kStopCheck);
-    const bool connected = channel.WaitForConnected(
-        std::chrono::system_clock::now() + (slice - std::chrono::steady_clock::now()));
+    const bool connected = channel.WaitForConnected(std::chrono::system_clock::now() +
+                                                    (slice - std::chrono::steady_clock::now()));
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return false;
     if (connected) return true;
@@ -299,29 +310,60 @@ bool AgentRunner::WaitToReconnect(grpc::Channel& channel, Duration backoff) {
 
 absl::Status AgentRunner::Run() {
   if (backend_ == nullptr) return absl::FailedPreconditionError("the agent has no backend");
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = NewChannel();
-  if (!channel.ok()) return channel.status();
+  if (options_.servers.empty()) return absl::InvalidArgumentError("servers: at least one");
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  for (const std::string& server : options_.servers) {
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = NewChannel(server);
+    if (!channel.ok()) return channel.status();
+    channels.push_back(*std::move(channel));
+  }
+  size_t current = 0;
+  size_t failed_in_round = 0;  // servers tried since the last session that registered
   Duration backoff = kFirstBackoff;
   while (true) {
+    if (channels.size() > 1 && channels[current]->GetState(false) != GRPC_CHANNEL_READY) {
+      // A replica that refused the agent may have been elected since: connect afresh now
+      // instead of after gRPC's back-off.
+      absl::StatusOr<std::shared_ptr<grpc::Channel>> fresh = NewChannel(options_.servers[current]);
+      if (!fresh.ok()) return fresh.status();
+      channels[current] = *std::move(fresh);
+    }
     const TimePoint start = options_.clock->Now();
-    absl::Status status = RunSession(*channel);
+    const uint64_t epoch_before = previous_epoch_;
+    absl::Status status = RunSession(channels[current], options_.servers[current]);
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) return absl::OkStatus();
     }
     if (Permanent(status.code())) return status;
     if (options_.clock->Now() - start > kMaxBackoff) backoff = kFirstBackoff;
+    if (channels.size() > 1) {
+      failed_in_round = previous_epoch_ != epoch_before ? 1 : failed_in_round + 1;
+      const std::string& ended = options_.servers[current];
+      current = (current + 1) % channels.size();
+      if (failed_in_round < channels.size()) continue;  // the next replica at once
+      failed_in_round = 0;
+      fmt::print(stderr,
+                 "tessera agent: no server accepted the agent (last, {}: {}{}); trying them "
+                 "again in {} ms\n",
+                 ended, status.ToString(), ConnectionHint(status, !options_.tls_ca_file.empty()),
+                 std::min(backoff, kMaxConnectInterval).count());
+      if (!Sleep(std::min(backoff, kMaxConnectInterval))) return absl::OkStatus();
+      backoff = std::min(kMaxBackoff, backoff * 2);
+      continue;
+    }
     fmt::print(stderr,
                "tessera agent: session ended ({}{}); reconnecting in {} ms, or once the server "
                "can be reached again\n",
                status.ToString(), ConnectionHint(status, !options_.tls_ca_file.empty()),
                backoff.count());
-    if (!WaitToReconnect(**channel, backoff)) return absl::OkStatus();
+    if (!WaitToReconnect(*channels[current], backoff)) return absl::OkStatus();
     backoff = std::min(kMaxBackoff, backoff * 2);
   }
 }
 
-absl::Status AgentRunner::RunSession(const std::shared_ptr<grpc::Channel>& channel) {
+absl::Status AgentRunner::RunSession(const std::shared_ptr<grpc::Channel>& channel,
+                                     const std::string& server) {
   std::unique_ptr<v1::AgentService::Stub> stub = v1::AgentService::NewStub(channel);
   grpc::ClientContext context;
   context.AddMetadata("authorization", "Bearer " + options_.token);
@@ -343,8 +385,8 @@ absl::Status AgentRunner::RunSession(const std::shared_ptr<grpc::Channel>& chann
   const Duration interval(std::max<int64_t>(10, reply.registered().heartbeat_interval_ms()));
   previous_epoch_ = epoch;
   epoch_ = epoch;
-  fmt::print(stderr, "tessera agent: cluster {} registered with {} (epoch {})\n",
-             options_.cluster, options_.server, epoch);
+  fmt::print(stderr, "tessera agent: cluster {} registered with {} (epoch {})\n", options_.cluster,
+             server, epoch);
 
   Session session(stream.get(), backend_, epoch);
   bool writable = session.WriteInventory(*session.InventoryMessage(/*full=*/true));
@@ -395,10 +437,10 @@ absl::Status AgentRunner::RunSession(const std::shared_ptr<grpc::Channel>& chann
       absl::StatusOr<TaskLaunchSpec> spec = LaunchFromBind(reply.bind());
       if (!spec.ok()) {
         OnTaskEnded(TaskEnd{.launch_id = reply.bind().launch_id(),
-                                    .phase = TaskPhase::kFailed,
-                                    .reason = "StartFailed",
-                                    .message = std::string(spec.status().message()),
-                                    .time = options_.clock->Now()});
+                            .phase = TaskPhase::kFailed,
+                            .reason = "StartFailed",
+                            .message = std::string(spec.status().message()),
+                            .time = options_.clock->Now()});
         continue;
       }
       backend_->Launch(*spec);

@@ -18,13 +18,21 @@
 // failing over) the back-off is cut short as soon as a connection succeeds again: the channel
 // tries at least every second, so a returning server is rejoined within about a second.
 //
+// Several servers: the replicas of a highly available control plane (docs/operations.md).
+// Only the leader serves agents (a standby's gRPC port is closed), so when a session ends or a
+// server cannot be reached the runner tries the next address at once, and waits (the back-off,
+// at most a second) only after a whole round of them failed. Commands of a deposed leader
+// cannot reach the agent: it listens to its current session alone, and a session's epoch is
+// stored through the leader's fenced store before the agent hears it.
+//
 // Run returns an error, without reconnecting, when the server refuses the agent for good:
 // UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT (the message names the field the server
 // refused, e.g. `inventory.nodes[3].cpu: must be >= 0, not -8000`), or FAILED_PRECONDITION
 // (another agent opened a newer session of the same cluster: this one is fenced).
 //
 // A full inventory larger than 2,000 nodes is sent in parts (Inventory.more), each well under
-// gRPC's 4 MiB message limit. Idle connections are pinged every 20 s.
+// gRPC's 4 MiB message limit. Idle connections are pinged every 20 s (every 2 s with several
+// servers, so that a paused leader, whose kernel keeps the connection open, is noticed).
 //
 // Thread-safety: Stop may be called from any thread; the TaskObserver methods from the
 // backend's threads. Run is called once.
@@ -36,6 +44,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -47,7 +56,9 @@
 namespace tessera::agent {
 
 struct AgentOptions {
-  std::string server;   // the control plane's gRPC address, host:port
+  // The control plane's gRPC addresses, host:port: one, or every replica of an HA control
+  // plane (tried in turn; see above). At least one.
+  std::vector<std::string> servers;
   std::string cluster;  // [a-z0-9][a-z0-9._-]{0,62}
   std::string backend;  // "slurm" | "kubernetes" | "local" | "sim"
   Labels labels;        // cluster labels (region, cost tier, ...)
@@ -84,9 +95,10 @@ class AgentRunner final : public TaskObserver {
   class Session;
 
   // The channel to the server, kept across sessions (TLS when tls_ca_file is set).
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> NewChannel() const;
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> NewChannel(const std::string& server) const;
   // One session from connect to its end; the status it ended with.
-  absl::Status RunSession(const std::shared_ptr<grpc::Channel>& channel);
+  absl::Status RunSession(const std::shared_ptr<grpc::Channel>& channel,
+                          const std::string& server);
   // Waits before the next session: `backoff` while the server can be reached (it ended or
   // refused the session), else until a connection succeeds again; false when stopping.
   bool WaitToReconnect(grpc::Channel& channel, Duration backoff);

@@ -63,6 +63,7 @@ RestClient::RestClient(RestClientOptions options)
   http_->set_write_timeout(options_.read_timeout);
   http_->set_keep_alive(true);
   http_->set_tcp_nodelay(true);  // requests go out in pieces: no Nagle delay between them
+  http_->set_follow_location(true);  // a standby replica's 307 to the leader
   httplib::Headers headers = {{"Accept", "application/json"}, {"User-Agent", "tessera-cli"}};
   if (!options_.token.empty()) {
     headers.emplace("Authorization", "Bearer " + options_.token);

@@ -7,7 +7,9 @@
 // ("cannot connect to http://127.0.0.1:8080: connection refused"). An answer that should be
 // JSON but is not is Internal. Nothing here throws.
 // Paths are API paths ("/api/v1/jobs"), put after the server URL's prefix; query values are
-// percent-encoded here.
+// percent-encoded here. Redirects are followed: a standby replica of a highly available control
+// plane answers 307 with the leader's URL (docs/operations.md), and the request goes there with
+// its method, body and token.
 // Thread-safety: one RestClient per thread (it holds one HTTP connection).
 #pragma once
 
