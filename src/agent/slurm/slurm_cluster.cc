@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "agent/local/distributed_env.h"
 #include "agent/local/system_clock.h"
+#include "core/timer_thread.h"
 #include "fmt/format.h"
 
 namespace tessera::agent {
@@ -57,6 +58,10 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
   if (options.poll_interval <= Duration(0)) {
     return absl::InvalidArgumentError("slurm poll interval: must be positive");
   }
+  if (options.active_poll_interval <= Duration(0)) {
+    return absl::InvalidArgumentError("slurm active poll interval: must be positive");
+  }
+  options.active_poll_interval = std::min(options.active_poll_interval, options.poll_interval);
   std::shared_ptr<SlurmTransport> transport = options.transport;
   if (transport == nullptr) {
     absl::StatusOr<SlurmClusterOptions> checked = SlurmClusterOptions::FromEnvironment(
@@ -79,11 +84,12 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
     std::lock_guard<std::mutex> rest(cluster->rest_mu_);
     absl::Status first = cluster->RefreshInventory();
     if (!first.ok()) return first;
+    cluster->MeasureSlurmClock();
   }
   if (!cluster->options_.partition.empty() && cluster->nodes_.empty()) {
-    return absl::InvalidArgumentError(fmt::format(
-        "--slurm-partition: no Slurm node is in partition \"{}\" (does it exist?)",
-        cluster->options_.partition));
+    return absl::InvalidArgumentError(
+        fmt::format("--slurm-partition: no Slurm node is in partition \"{}\" (does it exist?)",
+                    cluster->options_.partition));
   }
   cluster->poller_ = std::thread([self = cluster.get()] { self->Run(); });
   return cluster;
@@ -93,6 +99,8 @@ SlurmCluster::SlurmCluster(SlurmClusterOptions options, TaskObserver* observer,
                            std::shared_ptr<SlurmTransport> transport)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : SystemClock::Get()),
+      own_timers_(options_.timers == nullptr ? std::make_unique<TimerThread>(clock_) : nullptr),
+      timers_(options_.timers != nullptr ? options_.timers : own_timers_.get()),
       observer_(observer),
       transport_(std::move(transport)),
       client_(transport_.get(), options_.api_version),
@@ -103,7 +111,8 @@ SlurmCluster::SlurmCluster(SlurmClusterOptions options, TaskObserver* observer,
       submit_options_{.partition = options_.partition,
                       .log_dir = options_.log_dir,
                       .working_dir = options_.working_dir,
-                      .base_env = options_.base_env} {}
+                      .base_env = options_.base_env},
+      interval_({.active = options_.active_poll_interval, .idle = options_.poll_interval}) {}
 
 SlurmCluster::~SlurmCluster() {
   {
@@ -112,6 +121,13 @@ SlurmCluster::~SlurmCluster() {
   }
   wake_.notify_all();
   if (poller_.joinable()) poller_.join();
+  std::set<TimerId> armed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    armed = armed_;
+  }
+  for (TimerId id : armed) timers_->Cancel(id);  // no lock held: a firing one returns first
+  own_timers_.reset();
 }
 
 void SlurmCluster::Log(std::string_view line) const {
@@ -129,48 +145,116 @@ void SlurmCluster::LogChange(const std::string& key, const std::string& line) {
 // ---- the poll thread
 
 void SlurmCluster::Run() {
-  auto next_poll = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    const bool poll_due = std::chrono::steady_clock::now() >= next_poll;
-    if (work_ || poll_due) {
-      work_ = false;
-      lock.unlock();
-      {
-        std::lock_guard<std::mutex> rest(rest_mu_);
-        SubmitQueued();
-        SendSignals();
-        if (poll_due) {
-          const absl::Status s = RefreshInventory();
-          LogChange("nodes", s.ok() ? "" : fmt::format("{} (the last inventory is kept)",
-                                                        std::string(s.message())));
-          PollJobs();
-        }
-      }
-      if (poll_due) next_poll = std::chrono::steady_clock::now() + options_.poll_interval;
-      lock.lock();
-      continue;
+  while (true) {
+    wake_.wait(lock, [this] { return stopping_ || work_ || poll_due_; });
+    if (stopping_) return;
+    const bool poll = poll_due_;
+    work_ = false;
+    poll_due_ = false;
+    lock.unlock();
+    bool submitted = false;
+    std::optional<Duration> wait;
+    {
+      std::lock_guard<std::mutex> rest(rest_mu_);
+      submitted = SubmitQueued();
+      SendSignals();
+      if (poll) wait = Poll();
     }
-    auto wake_at = next_poll;
-    // A pending kill after a grace period wakes the thread at its time (by the injected clock).
-    for (const auto& [id, task] : tasks_) {
-      if (task->term_sent && !task->kill_sent && !task->ended) {
-        const auto left = std::max(Duration(0), task->kill_at - clock_.Now());
-        wake_at = std::min(wake_at, std::chrono::steady_clock::now() + left);
-      }
-    }
-    wake_.wait_until(lock, wake_at, [this] { return stopping_ || work_; });
-    if (!work_) work_ = std::chrono::steady_clock::now() < next_poll;  // a kill may be due
+    // A job just submitted is followed at the active pace, however long the wait was.
+    if (wait.has_value()) PollBy(clock_.Now() + *wait);
+    if (submitted) PollBy(clock_.Now() + options_.active_poll_interval);
+    lock.lock();
   }
 }
 
+TimerId SlurmCluster::ArmLocked(TimePoint at, bool poll) {
+  auto id = std::make_shared<TimerId>(0);
+  // The callback takes mu_, held here, so it reads *id only once it is set.
+  *id = timers_->Arm(at, [this, id, poll] {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      armed_.erase(*id);
+      if (poll) {
+        poll_due_ = true;
+        if (poll_timer_ == *id) poll_timer_ = 0;
+      } else {
+        work_ = true;
+      }
+    }
+    wake_.notify_all();
+  });
+  armed_.insert(*id);
+  return *id;
+}
+
+void SlurmCluster::PollBy(TimePoint at) {
+  TimerId superseded = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || poll_due_ || (poll_timer_ != 0 && poll_at_ <= at)) return;
+    superseded = poll_timer_;
+    poll_timer_ = ArmLocked(at, /*poll=*/true);
+    poll_at_ = at;
+    armed_.erase(superseded);
+  }
+  if (superseded != 0) timers_->Cancel(superseded);
+}
+
+void SlurmCluster::MeasureSlurmClock() {
+  absl::StatusOr<int64_t> slurm_now = client_.SlurmTime();
+  const TimePoint after = clock_.Now();
+  if (!slurm_now.ok()) {
+    Log(
+        fmt::format("reading slurmctld's clock: {} (the node and job lists are read whole at "
+                    "every poll)",
+                    std::string(slurm_now.status().message())));
+    return;
+  }
+  // slurmctld answered at some instant before `after`, in the second it named or later.
+  slurm_offset_ = Duration(*slurm_now * 1000) - after.time_since_epoch();
+}
+
+std::optional<int64_t> SlurmCluster::SlurmSecond(TimePoint t) const {
+  if (!slurm_offset_.has_value()) return std::nullopt;
+  const int64_t ms = (t.time_since_epoch() + *slurm_offset_).count();
+  return ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
+}
+
+bool SlurmCluster::OutstandingLocked() const {
+  return reconcile_pending_ || std::any_of(tasks_.begin(), tasks_.end(),
+                                           [](const auto& entry) { return !entry.second->ended; });
+}
+
+Duration SlurmCluster::Poll() {
+  const TimePoint start = clock_.Now();
+  if (start >= nodes_due_) {
+    nodes_due_ = start + options_.poll_interval;
+    const absl::Status s = RefreshInventory();
+    LogChange(
+        "nodes",
+        s.ok() ? "" : fmt::format("{} (the last inventory is kept)", std::string(s.message())));
+  }
+  const bool read = PollJobs();
+  bool outstanding = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    outstanding = OutstandingLocked();
+  }
+  return interval_.Next(outstanding, !read, clock_.Now() - start);
+}
+
 absl::Status SlurmCluster::RefreshInventory() {
-  absl::StatusOr<std::string> body = client_.Nodes();
+  const std::optional<int64_t> sent = SlurmSecond(clock_.Now());
+  absl::StatusOr<std::optional<std::string>> body =
+      nodes_since_.has_value() ? client_.NodesChangedSince(*nodes_since_)
+                               : absl::StatusOr<std::optional<std::string>>(client_.Nodes());
   if (!body.ok()) {
     return absl::Status(body.status().code(), fmt::format("reading the node list: {}",
                                                           std::string(body.status().message())));
   }
-  absl::StatusOr<SlurmNodeList> list = ParseSlurmNodes(*body, inventory_options_);
+  if (!body->has_value()) return absl::OkStatus();  // nothing changed
+  absl::StatusOr<SlurmNodeList> list = ParseSlurmNodes(**body, inventory_options_);
   if (!list.ok()) return list.status();
   LogChange("node entries", absl::StrJoin(list->errors, "\n"));
   std::vector<Node> nodes;
@@ -181,6 +265,7 @@ absl::Status SlurmCluster::RefreshInventory() {
     usage.push_back(std::move(node.usage));
     nodes.push_back(std::move(node.node));
   }
+  nodes_since_ = sent;
   std::lock_guard<std::mutex> lock(mu_);
   nodes_ = std::move(nodes);
   usage_ = std::move(usage);
@@ -188,13 +273,14 @@ absl::Status SlurmCluster::RefreshInventory() {
   return absl::OkStatus();
 }
 
-void SlurmCluster::SubmitQueued() {
+bool SlurmCluster::SubmitQueued() {
+  bool submitted = false;
   while (true) {
     std::string launch_id;
     std::string body;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (submit_queue_.empty()) return;
+      if (submit_queue_.empty()) return submitted;
       launch_id = std::move(submit_queue_.front());
       submit_queue_.pop_front();
       auto it = tasks_.find(launch_id);
@@ -203,6 +289,7 @@ void SlurmCluster::SubmitQueued() {
       it->second->submit_body.clear();
     }
     absl::StatusOr<int64_t> job_id = client_.Submit(body);
+    submitted = true;
     std::vector<Event> events;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -219,10 +306,10 @@ void SlurmCluster::SubmitQueued() {
         task.ended = true;
         events.push_back({.launch_id = launch_id,
                           .end = TaskEnd{.launch_id = launch_id,
-                                                 .phase = TaskPhase::kFailed,
-                                                 .reason = "StartFailed",
-                                                 .message = std::string(job_id.status().message()),
-                                                 .time = clock_.Now()}});
+                                         .phase = TaskPhase::kFailed,
+                                         .reason = "StartFailed",
+                                         .message = std::string(job_id.status().message()),
+                                         .time = clock_.Now()}});
       }
     }
     if (!job_id.ok())
@@ -247,6 +334,7 @@ void SlurmCluster::SendSignals() {
         task->term_sent = true;
         task->kill_sent = task->grace <= Duration(0);
         signals.push_back({id, *task->job_id, task->kill_sent ? "" : "TERM"});
+        if (!task->kill_sent) ArmLocked(task->kill_at, /*poll=*/false);
       } else if (!task->kill_sent && now >= task->kill_at) {
         task->kill_sent = true;
         signals.push_back({id, *task->job_id, ""});
@@ -271,29 +359,40 @@ void SlurmCluster::SendSignals() {
   }
 }
 
-void SlurmCluster::PollJobs() {
+bool SlurmCluster::PollJobs() {
+  bool whole = !jobs_since_.has_value();
   {
     // Nothing to follow: the job list (all of Slurm's jobs) is not worth fetching.
     std::lock_guard<std::mutex> lock(mu_);
     const bool following = std::any_of(tasks_.begin(), tasks_.end(), [](const auto& entry) {
       return !entry.second->ended && entry.second->submit_body.empty();
     });
-    if (!following && !reconcile_pending_) return;
+    if (!following && !reconcile_pending_) return true;
+    // Jobs to find by comment need the whole list, changed or not.
+    whole = whole || reconcile_pending_ ||
+            std::any_of(tasks_.begin(), tasks_.end(),
+                        [](const auto& entry) { return entry.second->adopting; });
   }
-  absl::StatusOr<SlurmJobList> jobs = client_.Jobs();
-  LogChange("jobs", jobs.ok() ? ""
-                              : fmt::format("reading the job list: {}",
-                                            std::string(jobs.status().message())));
-  if (!jobs.ok()) return;
-  LogChange("job entries", absl::StrJoin(jobs->errors, "\n"));
+  const std::optional<int64_t> sent = SlurmSecond(clock_.Now());
+  absl::StatusOr<std::optional<SlurmJobList>> reply =
+      whole ? absl::StatusOr<std::optional<SlurmJobList>>(client_.Jobs())
+            : client_.JobsChangedSince(*jobs_since_);
+  LogChange("jobs", reply.ok() ? ""
+                               : fmt::format("reading the job list: {}",
+                                             std::string(reply.status().message())));
+  if (!reply.ok()) return false;
+  if (!reply->has_value()) return true;  // nothing changed since the last read
+  jobs_since_ = sent;
+  const SlurmJobList& list = **reply;
+  LogChange("job entries", absl::StrJoin(list.errors, "\n"));
   std::vector<Event> events;
   std::vector<int64_t> orphans;
   std::vector<int64_t> missing;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    MatchJobsLocked(*jobs, reconcile_pending_, events, orphans);
+    MatchJobsLocked(list, reconcile_pending_, events, orphans);
     reconcile_pending_ = false;
-    missing = ApplyJobsLocked(jobs->jobs, events);
+    missing = ApplyJobsLocked(list.jobs, events);
   }
   ApplyMissing(missing, events);
   {
@@ -308,6 +407,7 @@ void SlurmCluster::PollJobs() {
     if (!cancelled.ok()) Log(std::string(cancelled.message()));
   }
   Deliver(events);
+  return true;
 }
 
 void SlurmCluster::MatchJobsLocked(const SlurmJobList& jobs, bool kill_orphans,
@@ -387,12 +487,11 @@ std::vector<int64_t> SlurmCluster::ApplyJobsLocked(const std::vector<SlurmJob>& 
       // Slurm put a started job back in its queue (its node failed; the REST API of 22.05
       // ignores requeue: false): the task is lost, and Tessera's restart policy decides, for
       // the whole gang. The requeued Slurm job is cancelled so that it does not run again.
-      event.end = TaskEnd{
-          .launch_id = launch_id,
-          .phase = TaskPhase::kFailed,
-          .reason = "Lost",
-          .message = fmt::format("Slurm requeued job {} ({})", job.id, job.state),
-          .time = now};
+      event.end = TaskEnd{.launch_id = launch_id,
+                          .phase = TaskPhase::kFailed,
+                          .reason = "Lost",
+                          .message = fmt::format("Slurm requeued job {} ({})", job.id, job.state),
+                          .time = now};
       task->ended = true;
       requeued_.push_back(job.id);
       events.push_back(std::move(event));
@@ -419,12 +518,12 @@ void SlurmCluster::ApplyMissing(const std::vector<int64_t>& job_ids, std::vector
       task->ended = true;
       events.push_back(
           {.launch_id = launch_id,
-           .end = TaskEnd{
-               .launch_id = launch_id,
-               .phase = task->cancel_requested ? TaskPhase::kCancelled : TaskPhase::kFailed,
-               .reason = task->cancel_requested ? "" : "Lost",
-               .message = fmt::format("Slurm no longer knows job {}", job_id),
-               .time = clock_.Now()}});
+           .end =
+               TaskEnd{.launch_id = launch_id,
+                       .phase = task->cancel_requested ? TaskPhase::kCancelled : TaskPhase::kFailed,
+                       .reason = task->cancel_requested ? "" : "Lost",
+                       .message = fmt::format("Slurm no longer knows job {}", job_id),
+                       .time = clock_.Now()}});
     }
   }
 }
@@ -448,8 +547,7 @@ std::vector<NodeUsage> SlurmCluster::Usage() const {
   return usage_;
 }
 
-std::map<std::string, std::string> SlurmCluster::ExtraEnvLocked(
-    const TaskLaunchSpec& spec) const {
+std::map<std::string, std::string> SlurmCluster::ExtraEnvLocked(const TaskLaunchSpec& spec) const {
   std::map<std::string, std::string> env = {{"TESSERA_TASK_ID", spec.launch_id}};
   if (spec.peer_nodes.size() <= 1) return env;
   DistributedTask distributed{.index = spec.rank};
@@ -511,9 +609,9 @@ void SlurmCluster::Cancel(std::string_view launch_id, Duration grace) {
       task.ended = true;
       events.push_back({.launch_id = std::string(launch_id),
                         .end = TaskEnd{.launch_id = std::string(launch_id),
-                                               .phase = TaskPhase::kCancelled,
-                                               .message = "cancelled before it was submitted",
-                                               .time = clock_.Now()}});
+                                       .phase = TaskPhase::kCancelled,
+                                       .message = "cancelled before it was submitted",
+                                       .time = clock_.Now()}});
     } else {
       work_ = true;
     }
@@ -597,9 +695,8 @@ std::optional<int64_t> SlurmCluster::JobIdOf(std::string_view launch_id) const {
   return it->second->job_id;
 }
 
-absl::StatusOr<LogChunk> SlurmCluster::ReadLog(std::string_view launch_id,
-                                                       LogStream stream, int64_t offset,
-                                                       int64_t limit) const {
+absl::StatusOr<LogChunk> SlurmCluster::ReadLog(std::string_view launch_id, LogStream stream,
+                                               int64_t offset, int64_t limit) const {
   if (offset < 0) return absl::InvalidArgumentError("offset: must be >= 0");
   const std::string path = LogPath(options_.log_dir, launch_id, stream);
   bool followed = false;

@@ -14,12 +14,14 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "agent/common/testing/callback_probe.h"
 #include "absl/strings/numbers.h"
+#include "agent/common/testing/callback_probe.h"
+#include "agent/local/system_clock.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tessera/common/simulated_clock.h"
 
 namespace tessera::agent {
 namespace {
@@ -41,17 +43,42 @@ class FakeSlurm final : public SlurmTransport {
     if (down_) return absl::UnavailableError("connection refused");
     const std::string prefix = "/slurm/v0.0.38";
     if (!absl::StartsWith(path, prefix)) return SlurmHttpReply{404, "{}"};
-    const std::string resource = path.substr(prefix.size());
+    std::string resource = path.substr(prefix.size());
+    // ?update_time=T: 304 when nothing changed in or after second T (slurmctld's test).
+    std::optional<int64_t> since;
+    if (size_t q = resource.find("?update_time="); q != std::string::npos) {
+      int64_t value = 0;
+      if (!absl::SimpleAtoi(resource.substr(q + 13), &value)) return SlurmHttpReply{400, "{}"};
+      since = value;
+      resource = resource.substr(0, q);
+    }
+    if (method == "GET" && resource == "/diag") {
+      return Reply(json{{"statistics", {{"req_time", Second()}}}});
+    }
     if (method == "GET" && resource == "/nodes") {
+      if (since.has_value() && nodes_changed_ < *since) return SlurmHttpReply{304, ""};
+      if (since.has_value()) {
+        // slurmrestd 22.05's answer to a changed node list asked with update_time.
+        return SlurmHttpReply{500,
+                              json{{"errors", {{{"error", "Unspecified error"}, {"errno", -1}}}},
+                                   {"nodes", json::array()}}
+                                  .dump()};
+      }
       return Reply(json{{"nodes", nodes_}, {"errors", json::array()}});
     }
     if (method == "GET" && resource == "/jobs") {
+      if (since.has_value() && jobs_changed_ < *since) {
+        ++unchanged_replies_;
+        return SlurmHttpReply{304, ""};
+      }
+      ++job_lists_;
       json jobs = json::array();
       for (const auto& [id, job] : jobs_) jobs.push_back(job);
       return Reply(json{{"jobs", jobs}, {"errors", json::array()}});
     }
     if (method == "POST" && resource == "/job/submit") {
       submissions_.push_back(json::parse(body));
+      jobs_changed_ = Second();
       if (!refusal_.empty()) {
         return SlurmHttpReply{500, json{{"errors", {{{"error", refusal_}}}}}.dump()};
       }
@@ -84,6 +111,7 @@ class FakeSlurm final : public SlurmTransport {
       }
       if (method == "GET") return Reply(json{{"jobs", json::array({jobs_[id]})}});
       signals_.push_back(fmt::format("{}:{}", id, signal.empty() ? "cancel" : signal));
+      jobs_changed_ = Second();
       if (signal.empty() && jobs_[id]["job_state"] != "COMPLETED") {
         jobs_[id]["job_state"] = "CANCELLED";
         jobs_[id]["end_time"] = 2000;
@@ -93,9 +121,15 @@ class FakeSlurm final : public SlurmTransport {
     return SlurmHttpReply{404, "{}"};
   }
 
+  // The clock the fake's slurmctld keeps its time by (the system clock until set).
+  void SetClock(const Clock* clock) {
+    std::lock_guard<std::mutex> lock(mu_);
+    clock_ = clock;
+  }
   void SetNodes(json nodes) {
     std::lock_guard<std::mutex> lock(mu_);
     nodes_ = std::move(nodes);
+    nodes_changed_ = Second();
   }
   void SetDown(bool down) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -107,6 +141,7 @@ class FakeSlurm final : public SlurmTransport {
   }
   void SetJob(int64_t id, std::string state, int64_t exit_code = 0) {
     std::lock_guard<std::mutex> lock(mu_);
+    jobs_changed_ = Second();
     json& job = jobs_[id];
     job["job_state"] = std::move(state);
     job["exit_code"] = exit_code;
@@ -119,6 +154,7 @@ class FakeSlurm final : public SlurmTransport {
   int64_t AddJob(std::string name, std::string comment, std::string state) {
     std::lock_guard<std::mutex> lock(mu_);
     const int64_t id = next_id_++;
+    jobs_changed_ = Second();
     jobs_[id] = {{"job_id", id},
                  {"name", name},
                  {"comment", comment},
@@ -132,6 +168,7 @@ class FakeSlurm final : public SlurmTransport {
   void RemoveJob(int64_t id) {
     std::lock_guard<std::mutex> lock(mu_);
     jobs_.erase(id);
+    jobs_changed_ = Second();
   }
   std::vector<json> Submissions() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -141,6 +178,15 @@ class FakeSlurm final : public SlurmTransport {
     std::lock_guard<std::mutex> lock(mu_);
     return signals_;
   }
+  // Replies to GET /jobs with the list, and with 304 (nothing changed).
+  int JobLists() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return job_lists_;
+  }
+  int UnchangedReplies() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return unchanged_replies_;
+  }
   std::string JobState(int64_t id) {
     std::lock_guard<std::mutex> lock(mu_);
     return jobs_[id]["job_state"];
@@ -148,6 +194,11 @@ class FakeSlurm final : public SlurmTransport {
 
  private:
   static SlurmHttpReply Reply(const json& body) { return {200, body.dump()}; }
+  // slurmctld's time, epoch seconds. REQUIRES mu_.
+  int64_t Second() const {
+    const TimePoint now = clock_ != nullptr ? clock_->Now() : SystemClock::Get().Now();
+    return std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  }
 
   std::mutex mu_;
   bool down_ = false;
@@ -155,6 +206,11 @@ class FakeSlurm final : public SlurmTransport {
   json nodes_ = json::array();
   std::map<int64_t, json> jobs_;
   int64_t next_id_ = 100;
+  const Clock* clock_ = nullptr;
+  int64_t nodes_changed_ = 0;  // the second of the last change
+  int64_t jobs_changed_ = 0;
+  int job_lists_ = 0;
+  int unchanged_replies_ = 0;
   std::vector<json> submissions_;
   std::vector<std::string> signals_;
 };
@@ -170,6 +226,7 @@ class Recorder final : public TaskObserver {
   void OnTaskStarted(std::string_view launch_id, TimePoint time) override {
     std::lock_guard<std::mutex> lock(mu_);
     started_[std::string(launch_id)] = time;
+    ++start_count_;
     changed_.notify_all();
   }
   void OnTaskEnded(const TaskEnd& end) override {
@@ -198,6 +255,10 @@ class Recorder final : public TaskObserver {
     std::lock_guard<std::mutex> lock(mu_);
     return end_count_;
   }
+  int StartCount() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return start_count_;
+  }
 
  private:
   std::mutex mu_;
@@ -205,6 +266,7 @@ class Recorder final : public TaskObserver {
   std::map<std::string, TimePoint> started_;
   std::map<std::string, TaskEnd> ends_;
   int end_count_ = 0;
+  int start_count_ = 0;
 };
 
 // Polls `done` until it holds or the deadline passes.
@@ -233,6 +295,7 @@ class SlurmClusterTest : public ::testing::Test {
     options.labels = {{"site", "a"}};
     options.partition = "";
     options.poll_interval = Duration(10);
+    options.active_poll_interval = Duration(10);
     options.log_dir = log_dir_.string();
     options.transport = slurm_;
     options.log = [this](std::string_view line) {
@@ -359,8 +422,7 @@ TEST_F(SlurmClusterTest, CreateFailsWhenSlurmCannotBeRead) {
 TEST_F(SlurmClusterTest, CreateFailsForAPartitionWithoutNodes) {
   SlurmClusterOptions options = Options();
   options.partition = "nosuch";
-  absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
-      SlurmCluster::Create(options, &recorder_);
+  absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster = SlurmCluster::Create(options, &recorder_);
   EXPECT_EQ(cluster.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(cluster.status().message(), HasSubstr("--slurm-partition"));
   EXPECT_THAT(cluster.status().message(), HasSubstr("nosuch"));
@@ -492,6 +554,62 @@ TEST_F(SlurmClusterTest, JobSlurmForgotIsLost) {
   EXPECT_THAT(end->message, HasSubstr(fmt::format("Slurm no longer knows job {}", job)));
 }
 
+// The pace of the job polls follows Tessera's work in Slurm, on the injected clock and timers: a
+// job just submitted is polled for an active interval later, every active interval while it is
+// in Slurm, and once it ended the polls fall back to the idle interval. A poll in which nothing
+// changed is answered 304 and reads no job list; each state change is reported once.
+TEST_F(SlurmClusterTest, PollsAtTheActiveIntervalWhileAJobIsInSlurmAndReadsOnlyChanges) {
+  SimulatedClock clock(TimePoint(std::chrono::seconds(1'000'000)));
+  slurm_->SetClock(&clock);
+  SlurmClusterOptions options = Options();
+  options.clock = &clock;
+  options.timers = &clock;
+  options.poll_interval = Duration(1000);
+  options.active_poll_interval = Duration(200);
+  absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
+      SlurmCluster::Create(std::move(options), &recorder_);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const TimePoint start = clock.Now();
+  // The poll thread has re-armed its poll `wait` from now.
+  auto polled = [&](Duration wait) {
+    return WaitUntil([&] { return clock.NextDue() == clock.Now() + wait; });
+  };
+  ASSERT_TRUE(polled(Duration(1000)));  // nothing of Tessera's in Slurm: idle
+
+  (*cluster)->Launch(Spec("p1"));
+  const int64_t job = WaitSubmitted(**cluster, "p1");
+  ASSERT_TRUE(polled(Duration(200)));  // the submission brought the poll forward
+  slurm_->SetJob(job, "RUNNING");
+  clock.Advance(Duration(200));
+  ASSERT_TRUE(polled(Duration(200)));
+  ASSERT_TRUE(recorder_.WaitStarted("p1").has_value());
+  // Polls within the second of the change read the list again (Slurm's test is per second);
+  // from the next second on, nothing changed: 304, no list.
+  while (clock.Now() < start + Duration(1200)) {
+    clock.Advance(Duration(200));
+    ASSERT_TRUE(polled(Duration(200)));
+  }
+  const int lists = slurm_->JobLists();
+  const int unchanged = slurm_->UnchangedReplies();
+  for (int i = 0; i < 3; ++i) {
+    clock.Advance(Duration(200));
+    ASSERT_TRUE(polled(Duration(200)));
+  }
+  EXPECT_EQ(slurm_->JobLists(), lists);
+  EXPECT_EQ(slurm_->UnchangedReplies(), unchanged + 3);
+
+  slurm_->SetJob(job, "COMPLETED");
+  clock.Advance(Duration(200));
+  ASSERT_TRUE(polled(Duration(1000)));  // nothing outstanding any more: idle
+  std::optional<TaskEnd> end = recorder_.WaitEnded("p1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kSucceeded);
+  EXPECT_EQ(recorder_.StartCount(), 1);
+  EXPECT_EQ(recorder_.EndCount(), 1);
+  EXPECT_EQ(slurm_->JobLists(), lists + 1);
+  cluster->reset();
+}
+
 KnownLaunch Known(std::string id) {
   KnownLaunch known;
   known.spec.launch_id = std::move(id);
@@ -548,8 +666,7 @@ TEST_F(SlurmClusterTest, ReadLog) {
             absl::StatusCode::kNotFound);  // not started: no log yet
   slurm_->SetJob(job, "RUNNING");
   ASSERT_TRUE(recorder_.WaitStarted("l-1").has_value());
-  absl::StatusOr<LogChunk> chunk =
-      cluster->ReadLog("l-1", LogStream::kStdout, 0, 100);
+  absl::StatusOr<LogChunk> chunk = cluster->ReadLog("l-1", LogStream::kStdout, 0, 100);
   EXPECT_EQ(chunk.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(chunk.status().message(), HasSubstr("not readable on the agent's host"));
 
@@ -604,8 +721,8 @@ TEST(SlurmClusterOptionsTest, FlagsOverrideTheEnvironment) {
 }
 
 TEST(SlurmClusterOptionsTest, ATokenFileWinsAndFlagsWinOverTheEnvironment) {
-  std::map<std::string, std::string, std::less<>> env = {
-      {"SLURM_REST_URL", "http://env:6820"}, {"SLURM_JWT", "env-token"}};
+  std::map<std::string, std::string, std::less<>> env = {{"SLURM_REST_URL", "http://env:6820"},
+                                                         {"SLURM_JWT", "env-token"}};
   const EnvLookup lookup = [&](std::string_view name) -> std::optional<std::string> {
     auto it = env.find(name);
     if (it == env.end()) return std::nullopt;
