@@ -30,28 +30,6 @@ uint32_t Fnv1a(std::string_view text) {
 
 }  // namespace
 
-// One launch the cluster follows, from Launch (or Recover) until Forget.
-struct SlurmCluster::Task {
-  std::string submit_body;        // queued for submission; "" once taken
-  std::optional<int64_t> job_id;  // known once submitted (or matched by Recover)
-  bool adopting = false;          // the job id is to be found in Slurm's job list
-  std::string submit_error;       // why an adopted task's submission may have failed
-  bool started = false;
-  bool ended = false;
-  bool cancel_requested = false;
-  Duration grace{0};
-  TimePoint kill_at{};
-  bool term_sent = false;
-  bool kill_sent = false;
-};
-
-// News for the observer, delivered with no lock held.
-struct SlurmCluster::Event {
-  std::string launch_id;
-  std::optional<TimePoint> started;
-  std::optional<TaskEnd> end;
-};
-
 absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterOptions options,
                                                                    TaskObserver* observer) {
   if (options.api_version.empty()) options.api_version = std::string(kDefaultSlurmApiVersion);
@@ -82,7 +60,7 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
       new SlurmCluster(std::move(options), observer, std::move(transport)));
   {
     std::lock_guard<std::mutex> rest(cluster->rest_mu_);
-    absl::Status first = cluster->RefreshInventory();
+    absl::Status first = cluster->RefreshInventory().status();
     if (!first.ok()) return first;
     cluster->MeasureSlurmClock();
   }
@@ -142,137 +120,6 @@ void SlurmCluster::LogChange(const std::string& key, const std::string& line) {
   if (logged_.Changed(key, line)) Log(line);
 }
 
-// ---- the poll thread
-
-void SlurmCluster::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (true) {
-    wake_.wait(lock, [this] { return stopping_ || work_ || poll_due_; });
-    if (stopping_) return;
-    const bool poll = poll_due_;
-    work_ = false;
-    poll_due_ = false;
-    lock.unlock();
-    bool submitted = false;
-    std::optional<Duration> wait;
-    {
-      std::lock_guard<std::mutex> rest(rest_mu_);
-      submitted = SubmitQueued();
-      SendSignals();
-      if (poll) wait = Poll();
-    }
-    // A job just submitted is followed at the active pace, however long the wait was.
-    if (wait.has_value()) PollBy(clock_.Now() + *wait);
-    if (submitted) PollBy(clock_.Now() + options_.active_poll_interval);
-    lock.lock();
-  }
-}
-
-TimerId SlurmCluster::ArmLocked(TimePoint at, bool poll) {
-  auto id = std::make_shared<TimerId>(0);
-  // The callback takes mu_, held here, so it reads *id only once it is set.
-  *id = timers_->Arm(at, [this, id, poll] {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      armed_.erase(*id);
-      if (poll) {
-        poll_due_ = true;
-        if (poll_timer_ == *id) poll_timer_ = 0;
-      } else {
-        work_ = true;
-      }
-    }
-    wake_.notify_all();
-  });
-  armed_.insert(*id);
-  return *id;
-}
-
-void SlurmCluster::PollBy(TimePoint at) {
-  TimerId superseded = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ || poll_due_ || (poll_timer_ != 0 && poll_at_ <= at)) return;
-    superseded = poll_timer_;
-    poll_timer_ = ArmLocked(at, /*poll=*/true);
-    poll_at_ = at;
-    armed_.erase(superseded);
-  }
-  if (superseded != 0) timers_->Cancel(superseded);
-}
-
-void SlurmCluster::MeasureSlurmClock() {
-  absl::StatusOr<int64_t> slurm_now = client_.SlurmTime();
-  const TimePoint after = clock_.Now();
-  if (!slurm_now.ok()) {
-    Log(
-        fmt::format("reading slurmctld's clock: {} (the node and job lists are read whole at "
-                    "every poll)",
-                    std::string(slurm_now.status().message())));
-    return;
-  }
-  // slurmctld answered at some instant before `after`, in the second it named or later.
-  slurm_offset_ = Duration(*slurm_now * 1000) - after.time_since_epoch();
-}
-
-std::optional<int64_t> SlurmCluster::SlurmSecond(TimePoint t) const {
-  if (!slurm_offset_.has_value()) return std::nullopt;
-  const int64_t ms = (t.time_since_epoch() + *slurm_offset_).count();
-  return ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
-}
-
-bool SlurmCluster::OutstandingLocked() const {
-  return reconcile_pending_ || std::any_of(tasks_.begin(), tasks_.end(),
-                                           [](const auto& entry) { return !entry.second->ended; });
-}
-
-Duration SlurmCluster::Poll() {
-  const TimePoint start = clock_.Now();
-  if (start >= nodes_due_) {
-    nodes_due_ = start + options_.poll_interval;
-    const absl::Status s = RefreshInventory();
-    LogChange(
-        "nodes",
-        s.ok() ? "" : fmt::format("{} (the last inventory is kept)", std::string(s.message())));
-  }
-  const bool read = PollJobs();
-  bool outstanding = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    outstanding = OutstandingLocked();
-  }
-  return interval_.Next(outstanding, !read, clock_.Now() - start);
-}
-
-absl::Status SlurmCluster::RefreshInventory() {
-  const std::optional<int64_t> sent = SlurmSecond(clock_.Now());
-  absl::StatusOr<std::optional<std::string>> body =
-      nodes_since_.has_value() ? client_.NodesChangedSince(*nodes_since_)
-                               : absl::StatusOr<std::optional<std::string>>(client_.Nodes());
-  if (!body.ok()) {
-    return absl::Status(body.status().code(), fmt::format("reading the node list: {}",
-                                                          std::string(body.status().message())));
-  }
-  if (!body->has_value()) return absl::OkStatus();  // nothing changed
-  absl::StatusOr<SlurmNodeList> list = ParseSlurmNodes(**body, inventory_options_);
-  if (!list.ok()) return list.status();
-  LogChange("node entries", absl::StrJoin(list->errors, "\n"));
-  std::vector<Node> nodes;
-  std::vector<NodeUsage> usage;
-  std::map<std::string, std::string, std::less<>> addresses;
-  for (SlurmNode& node : list->nodes) {
-    addresses[node.node.name] = node.address;
-    usage.push_back(std::move(node.usage));
-    nodes.push_back(std::move(node.node));
-  }
-  nodes_since_ = sent;
-  std::lock_guard<std::mutex> lock(mu_);
-  nodes_ = std::move(nodes);
-  usage_ = std::move(usage);
-  addresses_ = std::move(addresses);
-  return absl::OkStatus();
-}
-
 bool SlurmCluster::SubmitQueued() {
   bool submitted = false;
   while (true) {
@@ -290,6 +137,7 @@ bool SlurmCluster::SubmitQueued() {
     }
     absl::StatusOr<int64_t> job_id = client_.Submit(body);
     submitted = true;
+    jobs_dirty_ = true;
     std::vector<Event> events;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -342,6 +190,7 @@ void SlurmCluster::SendSignals() {
     }
   }
   for (const Signal& signal : signals) {
+    jobs_dirty_ = true;
     absl::Status sent = client_.Signal(signal.job_id, signal.signal);
     if (sent.ok()) continue;
     Log(fmt::format("cancelling task {} (Slurm job {}): {}", signal.launch_id, signal.job_id,
@@ -357,57 +206,6 @@ void SlurmCluster::SendSignals() {
       it->second->term_sent = false;
     }
   }
-}
-
-bool SlurmCluster::PollJobs() {
-  bool whole = !jobs_since_.has_value();
-  {
-    // Nothing to follow: the job list (all of Slurm's jobs) is not worth fetching.
-    std::lock_guard<std::mutex> lock(mu_);
-    const bool following = std::any_of(tasks_.begin(), tasks_.end(), [](const auto& entry) {
-      return !entry.second->ended && entry.second->submit_body.empty();
-    });
-    if (!following && !reconcile_pending_) return true;
-    // Jobs to find by comment need the whole list, changed or not.
-    whole = whole || reconcile_pending_ ||
-            std::any_of(tasks_.begin(), tasks_.end(),
-                        [](const auto& entry) { return entry.second->adopting; });
-  }
-  const std::optional<int64_t> sent = SlurmSecond(clock_.Now());
-  absl::StatusOr<std::optional<SlurmJobList>> reply =
-      whole ? absl::StatusOr<std::optional<SlurmJobList>>(client_.Jobs())
-            : client_.JobsChangedSince(*jobs_since_);
-  LogChange("jobs", reply.ok() ? ""
-                               : fmt::format("reading the job list: {}",
-                                             std::string(reply.status().message())));
-  if (!reply.ok()) return false;
-  if (!reply->has_value()) return true;  // nothing changed since the last read
-  jobs_since_ = sent;
-  const SlurmJobList& list = **reply;
-  LogChange("job entries", absl::StrJoin(list.errors, "\n"));
-  std::vector<Event> events;
-  std::vector<int64_t> orphans;
-  std::vector<int64_t> missing;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    MatchJobsLocked(list, reconcile_pending_, events, orphans);
-    reconcile_pending_ = false;
-    missing = ApplyJobsLocked(list.jobs, events);
-  }
-  ApplyMissing(missing, events);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    orphans.insert(orphans.end(), requeued_.begin(), requeued_.end());
-    requeued_.clear();
-  }
-  for (int64_t job_id : orphans) {
-    Log(fmt::format("cancelling Slurm job {}: a Tessera task the control plane does not know",
-                    job_id));
-    absl::Status cancelled = client_.Signal(job_id, "");
-    if (!cancelled.ok()) Log(std::string(cancelled.message()));
-  }
-  Deliver(events);
-  return true;
 }
 
 void SlurmCluster::MatchJobsLocked(const SlurmJobList& jobs, bool kill_orphans,

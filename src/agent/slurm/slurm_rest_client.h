@@ -13,6 +13,9 @@
 // carries slurmrestd's own error text ("GET /slurm/v0.0.38/nodes: HTTP 500: Unspecified
 // error"). Replies are parsed by slurm_inventory.h and slurm_jobs.h.
 //
+// Connections are kept alive, except after an error reply and after an incremental read
+// (`?update_time=`): slurmrestd 22.05 sends its 304 with no length, ended only by the close.
+//
 // Thread-safety: the HTTP transport and the client may be used from several threads at once
 // (each request takes the transport's lock; slurmrestd is asked one thing at a time).
 #pragma once
