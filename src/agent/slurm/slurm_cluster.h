@@ -45,10 +45,11 @@
 // `poll_interval`. Both reads are incremental: `?update_time=` the second of the last read, on
 // slurmctld's clock (measured once at Create through GET /diag), so a poll in which nothing
 // changed is answered 304 and nothing is re-read; one read of the job list covers all of
-// Tessera's jobs. Inventory() and Usage() return the last good read and never wait for the
-// network; when a poll fails (slurmrestd down, a bad token) the error is logged once and the
-// previous inventory is kept. A malformed node or job entry is logged and left out; the rest of
-// the reply is used.
+// Tessera's jobs — or, beside a list more than kJobReadCost times longer than the jobs followed,
+// GET /job/{id} for each of them when the node list shows a change. Inventory() and Usage() return
+// the last good read and never wait for the network; when a poll fails (slurmrestd down, a bad
+// token) the error is logged once and the previous inventory is kept. A malformed node or job entry
+// is logged and left out; the rest of the reply is used.
 //
 // Time: timestamps (task start and end) are Slurm's, in whole seconds; the injected Clock is
 // used where Slurm gives none, for the poll intervals and for cancellation grace periods, whose
