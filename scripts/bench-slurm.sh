@@ -31,9 +31,9 @@ HTTP_PORT=$((20000 + RANDOM % 20000))
 GRPC_PORT=$((HTTP_PORT + 1))
 SERVER=""
 AGENT=""
-stop() {
-  [[ -n "$AGENT" ]] && kill "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
-  [[ -n "$SERVER" ]] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
+stop() {  # under set -e: every step may fail without skipping the next
+  if [[ -n "$AGENT" ]]; then kill "$AGENT" 2>/dev/null || true; wait "$AGENT" 2>/dev/null || true; fi
+  if [[ -n "$SERVER" ]]; then kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; fi
   bash "$HERE/slurm/stop-slurm.sh" --purge >/dev/null 2>&1 || true
   rm -rf "$DATA"
 }
