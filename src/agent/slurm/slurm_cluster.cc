@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "agent/local/distributed_env.h"
 #include "agent/local/system_clock.h"
+#include "core/timer_thread.h"
 #include "fmt/format.h"
 
 namespace tessera::agent {
@@ -29,34 +30,16 @@ uint32_t Fnv1a(std::string_view text) {
 
 }  // namespace
 
-// One launch the cluster follows, from Launch (or Recover) until Forget.
-struct SlurmCluster::Task {
-  std::string submit_body;        // queued for submission; "" once taken
-  std::optional<int64_t> job_id;  // known once submitted (or matched by Recover)
-  bool adopting = false;          // the job id is to be found in Slurm's job list
-  std::string submit_error;       // why an adopted task's submission may have failed
-  bool started = false;
-  bool ended = false;
-  bool cancel_requested = false;
-  Duration grace{0};
-  TimePoint kill_at{};
-  bool term_sent = false;
-  bool kill_sent = false;
-};
-
-// News for the observer, delivered with no lock held.
-struct SlurmCluster::Event {
-  std::string launch_id;
-  std::optional<TimePoint> started;
-  std::optional<TaskEnd> end;
-};
-
 absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterOptions options,
                                                                    TaskObserver* observer) {
   if (options.api_version.empty()) options.api_version = std::string(kDefaultSlurmApiVersion);
   if (options.poll_interval <= Duration(0)) {
     return absl::InvalidArgumentError("slurm poll interval: must be positive");
   }
+  if (options.active_poll_interval <= Duration(0)) {
+    return absl::InvalidArgumentError("slurm active poll interval: must be positive");
+  }
+  options.active_poll_interval = std::min(options.active_poll_interval, options.poll_interval);
   std::shared_ptr<SlurmTransport> transport = options.transport;
   if (transport == nullptr) {
     absl::StatusOr<SlurmClusterOptions> checked = SlurmClusterOptions::FromEnvironment(
@@ -77,13 +60,14 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
       new SlurmCluster(std::move(options), observer, std::move(transport)));
   {
     std::lock_guard<std::mutex> rest(cluster->rest_mu_);
-    absl::Status first = cluster->RefreshInventory();
+    absl::Status first = cluster->RefreshInventory().status();
     if (!first.ok()) return first;
+    cluster->MeasureSlurmClock();
   }
   if (!cluster->options_.partition.empty() && cluster->nodes_.empty()) {
-    return absl::InvalidArgumentError(fmt::format(
-        "--slurm-partition: no Slurm node is in partition \"{}\" (does it exist?)",
-        cluster->options_.partition));
+    return absl::InvalidArgumentError(
+        fmt::format("--slurm-partition: no Slurm node is in partition \"{}\" (does it exist?)",
+                    cluster->options_.partition));
   }
   cluster->poller_ = std::thread([self = cluster.get()] { self->Run(); });
   return cluster;
@@ -93,6 +77,8 @@ SlurmCluster::SlurmCluster(SlurmClusterOptions options, TaskObserver* observer,
                            std::shared_ptr<SlurmTransport> transport)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : SystemClock::Get()),
+      own_timers_(options_.timers == nullptr ? std::make_unique<TimerThread>(clock_) : nullptr),
+      timers_(options_.timers != nullptr ? options_.timers : own_timers_.get()),
       observer_(observer),
       transport_(std::move(transport)),
       client_(transport_.get(), options_.api_version),
@@ -103,7 +89,8 @@ SlurmCluster::SlurmCluster(SlurmClusterOptions options, TaskObserver* observer,
       submit_options_{.partition = options_.partition,
                       .log_dir = options_.log_dir,
                       .working_dir = options_.working_dir,
-                      .base_env = options_.base_env} {}
+                      .base_env = options_.base_env},
+      interval_({.active = options_.active_poll_interval, .idle = options_.poll_interval}) {}
 
 SlurmCluster::~SlurmCluster() {
   {
@@ -112,6 +99,13 @@ SlurmCluster::~SlurmCluster() {
   }
   wake_.notify_all();
   if (poller_.joinable()) poller_.join();
+  std::set<TimerId> armed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    armed = armed_;
+  }
+  for (TimerId id : armed) timers_->Cancel(id);  // no lock held: a firing one returns first
+  own_timers_.reset();
 }
 
 void SlurmCluster::Log(std::string_view line) const {
@@ -126,75 +120,14 @@ void SlurmCluster::LogChange(const std::string& key, const std::string& line) {
   if (logged_.Changed(key, line)) Log(line);
 }
 
-// ---- the poll thread
-
-void SlurmCluster::Run() {
-  auto next_poll = std::chrono::steady_clock::now();
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    const bool poll_due = std::chrono::steady_clock::now() >= next_poll;
-    if (work_ || poll_due) {
-      work_ = false;
-      lock.unlock();
-      {
-        std::lock_guard<std::mutex> rest(rest_mu_);
-        SubmitQueued();
-        SendSignals();
-        if (poll_due) {
-          const absl::Status s = RefreshInventory();
-          LogChange("nodes", s.ok() ? "" : fmt::format("{} (the last inventory is kept)",
-                                                        std::string(s.message())));
-          PollJobs();
-        }
-      }
-      if (poll_due) next_poll = std::chrono::steady_clock::now() + options_.poll_interval;
-      lock.lock();
-      continue;
-    }
-    auto wake_at = next_poll;
-    // A pending kill after a grace period wakes the thread at its time (by the injected clock).
-    for (const auto& [id, task] : tasks_) {
-      if (task->term_sent && !task->kill_sent && !task->ended) {
-        const auto left = std::max(Duration(0), task->kill_at - clock_.Now());
-        wake_at = std::min(wake_at, std::chrono::steady_clock::now() + left);
-      }
-    }
-    wake_.wait_until(lock, wake_at, [this] { return stopping_ || work_; });
-    if (!work_) work_ = std::chrono::steady_clock::now() < next_poll;  // a kill may be due
-  }
-}
-
-absl::Status SlurmCluster::RefreshInventory() {
-  absl::StatusOr<std::string> body = client_.Nodes();
-  if (!body.ok()) {
-    return absl::Status(body.status().code(), fmt::format("reading the node list: {}",
-                                                          std::string(body.status().message())));
-  }
-  absl::StatusOr<SlurmNodeList> list = ParseSlurmNodes(*body, inventory_options_);
-  if (!list.ok()) return list.status();
-  LogChange("node entries", absl::StrJoin(list->errors, "\n"));
-  std::vector<Node> nodes;
-  std::vector<NodeUsage> usage;
-  std::map<std::string, std::string, std::less<>> addresses;
-  for (SlurmNode& node : list->nodes) {
-    addresses[node.node.name] = node.address;
-    usage.push_back(std::move(node.usage));
-    nodes.push_back(std::move(node.node));
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  nodes_ = std::move(nodes);
-  usage_ = std::move(usage);
-  addresses_ = std::move(addresses);
-  return absl::OkStatus();
-}
-
-void SlurmCluster::SubmitQueued() {
+bool SlurmCluster::SubmitQueued() {
+  bool submitted = false;
   while (true) {
     std::string launch_id;
     std::string body;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (submit_queue_.empty()) return;
+      if (submit_queue_.empty()) return submitted;
       launch_id = std::move(submit_queue_.front());
       submit_queue_.pop_front();
       auto it = tasks_.find(launch_id);
@@ -203,6 +136,8 @@ void SlurmCluster::SubmitQueued() {
       it->second->submit_body.clear();
     }
     absl::StatusOr<int64_t> job_id = client_.Submit(body);
+    submitted = true;
+    jobs_dirty_ = true;
     std::vector<Event> events;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -219,10 +154,10 @@ void SlurmCluster::SubmitQueued() {
         task.ended = true;
         events.push_back({.launch_id = launch_id,
                           .end = TaskEnd{.launch_id = launch_id,
-                                                 .phase = TaskPhase::kFailed,
-                                                 .reason = "StartFailed",
-                                                 .message = std::string(job_id.status().message()),
-                                                 .time = clock_.Now()}});
+                                         .phase = TaskPhase::kFailed,
+                                         .reason = "StartFailed",
+                                         .message = std::string(job_id.status().message()),
+                                         .time = clock_.Now()}});
       }
     }
     if (!job_id.ok())
@@ -247,6 +182,7 @@ void SlurmCluster::SendSignals() {
         task->term_sent = true;
         task->kill_sent = task->grace <= Duration(0);
         signals.push_back({id, *task->job_id, task->kill_sent ? "" : "TERM"});
+        if (!task->kill_sent) ArmLocked(task->kill_at, /*poll=*/false);
       } else if (!task->kill_sent && now >= task->kill_at) {
         task->kill_sent = true;
         signals.push_back({id, *task->job_id, ""});
@@ -254,6 +190,7 @@ void SlurmCluster::SendSignals() {
     }
   }
   for (const Signal& signal : signals) {
+    jobs_dirty_ = true;
     absl::Status sent = client_.Signal(signal.job_id, signal.signal);
     if (sent.ok()) continue;
     Log(fmt::format("cancelling task {} (Slurm job {}): {}", signal.launch_id, signal.job_id,
@@ -269,45 +206,6 @@ void SlurmCluster::SendSignals() {
       it->second->term_sent = false;
     }
   }
-}
-
-void SlurmCluster::PollJobs() {
-  {
-    // Nothing to follow: the job list (all of Slurm's jobs) is not worth fetching.
-    std::lock_guard<std::mutex> lock(mu_);
-    const bool following = std::any_of(tasks_.begin(), tasks_.end(), [](const auto& entry) {
-      return !entry.second->ended && entry.second->submit_body.empty();
-    });
-    if (!following && !reconcile_pending_) return;
-  }
-  absl::StatusOr<SlurmJobList> jobs = client_.Jobs();
-  LogChange("jobs", jobs.ok() ? ""
-                              : fmt::format("reading the job list: {}",
-                                            std::string(jobs.status().message())));
-  if (!jobs.ok()) return;
-  LogChange("job entries", absl::StrJoin(jobs->errors, "\n"));
-  std::vector<Event> events;
-  std::vector<int64_t> orphans;
-  std::vector<int64_t> missing;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    MatchJobsLocked(*jobs, reconcile_pending_, events, orphans);
-    reconcile_pending_ = false;
-    missing = ApplyJobsLocked(jobs->jobs, events);
-  }
-  ApplyMissing(missing, events);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    orphans.insert(orphans.end(), requeued_.begin(), requeued_.end());
-    requeued_.clear();
-  }
-  for (int64_t job_id : orphans) {
-    Log(fmt::format("cancelling Slurm job {}: a Tessera task the control plane does not know",
-                    job_id));
-    absl::Status cancelled = client_.Signal(job_id, "");
-    if (!cancelled.ok()) Log(std::string(cancelled.message()));
-  }
-  Deliver(events);
 }
 
 void SlurmCluster::MatchJobsLocked(const SlurmJobList& jobs, bool kill_orphans,
@@ -387,12 +285,11 @@ std::vector<int64_t> SlurmCluster::ApplyJobsLocked(const std::vector<SlurmJob>& 
       // Slurm put a started job back in its queue (its node failed; the REST API of 22.05
       // ignores requeue: false): the task is lost, and Tessera's restart policy decides, for
       // the whole gang. The requeued Slurm job is cancelled so that it does not run again.
-      event.end = TaskEnd{
-          .launch_id = launch_id,
-          .phase = TaskPhase::kFailed,
-          .reason = "Lost",
-          .message = fmt::format("Slurm requeued job {} ({})", job.id, job.state),
-          .time = now};
+      event.end = TaskEnd{.launch_id = launch_id,
+                          .phase = TaskPhase::kFailed,
+                          .reason = "Lost",
+                          .message = fmt::format("Slurm requeued job {} ({})", job.id, job.state),
+                          .time = now};
       task->ended = true;
       requeued_.push_back(job.id);
       events.push_back(std::move(event));
@@ -419,12 +316,12 @@ void SlurmCluster::ApplyMissing(const std::vector<int64_t>& job_ids, std::vector
       task->ended = true;
       events.push_back(
           {.launch_id = launch_id,
-           .end = TaskEnd{
-               .launch_id = launch_id,
-               .phase = task->cancel_requested ? TaskPhase::kCancelled : TaskPhase::kFailed,
-               .reason = task->cancel_requested ? "" : "Lost",
-               .message = fmt::format("Slurm no longer knows job {}", job_id),
-               .time = clock_.Now()}});
+           .end =
+               TaskEnd{.launch_id = launch_id,
+                       .phase = task->cancel_requested ? TaskPhase::kCancelled : TaskPhase::kFailed,
+                       .reason = task->cancel_requested ? "" : "Lost",
+                       .message = fmt::format("Slurm no longer knows job {}", job_id),
+                       .time = clock_.Now()}});
     }
   }
 }
@@ -448,8 +345,7 @@ std::vector<NodeUsage> SlurmCluster::Usage() const {
   return usage_;
 }
 
-std::map<std::string, std::string> SlurmCluster::ExtraEnvLocked(
-    const TaskLaunchSpec& spec) const {
+std::map<std::string, std::string> SlurmCluster::ExtraEnvLocked(const TaskLaunchSpec& spec) const {
   std::map<std::string, std::string> env = {{"TESSERA_TASK_ID", spec.launch_id}};
   if (spec.peer_nodes.size() <= 1) return env;
   DistributedTask distributed{.index = spec.rank};
@@ -511,9 +407,9 @@ void SlurmCluster::Cancel(std::string_view launch_id, Duration grace) {
       task.ended = true;
       events.push_back({.launch_id = std::string(launch_id),
                         .end = TaskEnd{.launch_id = std::string(launch_id),
-                                               .phase = TaskPhase::kCancelled,
-                                               .message = "cancelled before it was submitted",
-                                               .time = clock_.Now()}});
+                                       .phase = TaskPhase::kCancelled,
+                                       .message = "cancelled before it was submitted",
+                                       .time = clock_.Now()}});
     } else {
       work_ = true;
     }
@@ -597,9 +493,8 @@ std::optional<int64_t> SlurmCluster::JobIdOf(std::string_view launch_id) const {
   return it->second->job_id;
 }
 
-absl::StatusOr<LogChunk> SlurmCluster::ReadLog(std::string_view launch_id,
-                                                       LogStream stream, int64_t offset,
-                                                       int64_t limit) const {
+absl::StatusOr<LogChunk> SlurmCluster::ReadLog(std::string_view launch_id, LogStream stream,
+                                               int64_t offset, int64_t limit) const {
   if (offset < 0) return absl::InvalidArgumentError("offset: must be >= 0");
   const std::string path = LogPath(options_.log_dir, launch_id, stream);
   bool followed = false;

@@ -6,6 +6,7 @@
 // state directory, so a developer's own Slurm instance is left alone.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include "agent/slurm/slurm_cluster.h"
 #include "agent/slurm/slurm_rest_client.h"
 #include "agent/slurm/testing/real_slurm.h"
+#include "core/job_phase.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -59,12 +61,19 @@ class Recorder final : public TaskObserver {
   void OnTaskStarted(std::string_view launch_id, TimePoint time) override {
     std::lock_guard<std::mutex> lock(mu_);
     started_[std::string(launch_id)] = time;
+    events_.push_back(fmt::format("{} started", launch_id));
     changed_.notify_all();
   }
   void OnTaskEnded(const TaskEnd& end) override {
     std::lock_guard<std::mutex> lock(mu_);
     ends_[end.launch_id] = end;
+    events_.push_back(fmt::format("{} ended {}", end.launch_id, TaskPhaseName(end.phase)));
     changed_.notify_all();
+  }
+  // Every start and end reported, in order: "<launch id> started", "<launch id> ended <phase>".
+  std::vector<std::string> Events() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
   }
   bool WaitStarted(const std::string& id) {
     std::unique_lock<std::mutex> lock(mu_);
@@ -82,6 +91,31 @@ class Recorder final : public TaskObserver {
   std::condition_variable changed_;
   std::map<std::string, TimePoint> started_;
   std::map<std::string, TaskEnd> ends_;
+  std::vector<std::string> events_;
+};
+
+// The real HTTP transport, recording each request's path and status.
+class RecordingTransport final : public SlurmTransport {
+ public:
+  explicit RecordingTransport(std::unique_ptr<SlurmTransport> inner) : inner_(std::move(inner)) {}
+  absl::StatusOr<SlurmHttpReply> Send(std::string_view method, const std::string& path,
+                                      const std::string& body) override {
+    absl::StatusOr<SlurmHttpReply> reply = inner_->Send(method, path, body);
+    std::lock_guard<std::mutex> lock(mu_);
+    exchanges_.push_back(
+        fmt::format("{} {} {}", method, path, reply.ok() ? std::to_string(reply->status) : "-"));
+    return reply;
+  }
+  // "GET /slurm/v0.0.38/jobs?update_time=1796194748 304", ...
+  std::vector<std::string> Exchanges() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return exchanges_;
+  }
+
+ private:
+  std::unique_ptr<SlurmTransport> inner_;
+  std::mutex mu_;
+  std::vector<std::string> exchanges_;
 };
 
 bool WaitUntil(const std::function<bool()>& done) {
@@ -106,7 +140,8 @@ class SlurmIntegrationTest : public ::testing::Test {
     cluster_ = MakeCluster(recorder_);
   }
 
-  std::unique_ptr<SlurmCluster> MakeCluster(Recorder& recorder) {
+  std::unique_ptr<SlurmCluster> MakeCluster(Recorder& recorder,
+                                            std::shared_ptr<SlurmTransport> transport = nullptr) {
     SlurmClusterOptions flags;
     flags.name = "hpc";
     flags.labels = {{"site", "test"}};
@@ -118,6 +153,11 @@ class SlurmIntegrationTest : public ::testing::Test {
     absl::StatusOr<SlurmClusterOptions> options =
         SlurmClusterOptions::FromEnvironment(flags, [](std::string_view) { return std::nullopt; });
     EXPECT_TRUE(options.ok()) << options.status();
+    if (transport != nullptr) {
+      // The agent's own pace: jobs every 200 ms while Tessera's are in Slurm, else every 1 s.
+      options->poll_interval = Duration(1000);
+      options->transport = std::move(transport);
+    }
     absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
         SlurmCluster::Create(*options, &recorder);
     EXPECT_TRUE(cluster.ok()) << cluster.status();
@@ -125,7 +165,7 @@ class SlurmIntegrationTest : public ::testing::Test {
   }
 
   TaskLaunchSpec Spec(std::string id, std::string node, std::string script,
-                              std::vector<int32_t> gpus = {}) {
+                      std::vector<int32_t> gpus = {}) {
     TaskLaunchSpec spec;
     spec.launch_id = std::move(id);
     spec.job_id = "job";
@@ -151,7 +191,7 @@ class SlurmIntegrationTest : public ::testing::Test {
   }
 
   static void Scontrol(const std::string& args) {
-    ASSERT_TRUE(slurm->Scontrol(args)) << "scontrol " << args;
+    ASSERT_TRUE(slurm->Scontrol(args).has_value()) << "scontrol " << args;
   }
 
   std::shared_ptr<SlurmTransport> transport_;
@@ -220,8 +260,7 @@ TEST_F(SlurmIntegrationTest, PinnedLaunchRunsOnItsNodeAndSucceeds) {
   EXPECT_EQ(job->nodes, "node3");
   EXPECT_EQ(job->name, "hi-1");
   EXPECT_EQ(job->comment, "tessera:hi-1");
-  absl::StatusOr<LogChunk> log =
-      cluster_->ReadLog("hi-1", LogStream::kStdout, 0, 1 << 20);
+  absl::StatusOr<LogChunk> log = cluster_->ReadLog("hi-1", LogStream::kStdout, 0, 1 << 20);
   ASSERT_TRUE(log.ok()) << log.status();
   EXPECT_EQ(log->data, "hi\n");
   EXPECT_TRUE(log->end);
@@ -236,7 +275,7 @@ TEST_F(SlurmIntegrationTest, TaskGetsItsGpusAndEnvironment) {
            "echo oops >&2; exit 3",
            {5, 6});
   spec.env = {{"GREETING", "it's me"}};
-  spec.cpu = 1500;                // two CPUs, rounded up
+  spec.cpu = 1500;                 // two CPUs, rounded up
   spec.memory = int64_t{1} << 30;  // 1024 MiB
   cluster_->Launch(spec);
   std::optional<TaskEnd> end = recorder_.WaitEnded("env-1");
@@ -244,15 +283,75 @@ TEST_F(SlurmIntegrationTest, TaskGetsItsGpusAndEnvironment) {
   EXPECT_EQ(end->phase, TaskPhase::kFailed);
   EXPECT_EQ(end->reason, "Error");
   EXPECT_EQ(end->exit_code, 3);
-  absl::StatusOr<LogChunk> out =
-      cluster_->ReadLog("env-1", LogStream::kStdout, 0, 1 << 20);
+  absl::StatusOr<LogChunk> out = cluster_->ReadLog("env-1", LogStream::kStdout, 0, 1 << 20);
   ASSERT_TRUE(out.ok()) << out.status();
   // Slurm numbers the devices it hands out itself: two of them.
   EXPECT_EQ(out->data, "node2 0,1 env-1 it's me\ncpus 2 memory 1024\n");
-  absl::StatusOr<LogChunk> err =
-      cluster_->ReadLog("env-1", LogStream::kStderr, 0, 1 << 20);
+  absl::StatusOr<LogChunk> err = cluster_->ReadLog("env-1", LogStream::kStderr, 0, 1 << 20);
   ASSERT_TRUE(err.ok()) << err.status();
   EXPECT_EQ(err->data, "oops\n");
+}
+
+// The requests of a launch reach Slurm as Slurm's own job fields: CPUs, memory, time limit,
+// GPUs per node and the node Tessera chose.
+TEST_F(SlurmIntegrationTest, RequestsReachSlurmsJob) {
+  ASSERT_NE(cluster_, nullptr);
+  TaskLaunchSpec spec = Spec("req-1", "node4", "sleep 600", {0, 1});
+  spec.cpu = 3000;
+  spec.memory = int64_t{3} << 30;  // 3 GiB
+  spec.time_limit = std::chrono::minutes(7);
+  cluster_->Launch(spec);
+  ASSERT_TRUE(WaitUntil([&] { return cluster_->JobIdOf("req-1").has_value(); }));
+  const int64_t job = *cluster_->JobIdOf("req-1");
+  const std::optional<std::string> shown = slurm->Scontrol(fmt::format("show job {}", job));
+  ASSERT_TRUE(shown.has_value());
+  EXPECT_THAT(*shown, HasSubstr("NumCPUs=3 "));
+  EXPECT_THAT(*shown, HasSubstr("MinMemoryNode=3G "));
+  EXPECT_THAT(*shown, HasSubstr("TimeLimit=00:07:00 "));
+  EXPECT_THAT(*shown, HasSubstr("ReqNodeList=node4 "));
+  EXPECT_THAT(*shown, HasSubstr("TresPerNode=gres:gpu:2"));
+  EXPECT_THAT(*shown, HasSubstr("Comment=tessera:req-1 "));
+  cluster_->Cancel("req-1", Duration(0));
+  ASSERT_TRUE(recorder_.WaitEnded("req-1").has_value());
+}
+
+// Incremental polling against the real slurmrestd: polls in which nothing changed are answered
+// 304, and every start and end — completed, failed, cancelled — is reported exactly once.
+TEST_F(SlurmIntegrationTest, IncrementalPollingReportsEachStateChangeOnce) {
+  auto http = NewHttpSlurmTransport(
+      {.url = slurm->Var("SLURM_REST_URL"), .user = "root", .jwt = slurm->Var("SLURM_JWT")});
+  ASSERT_TRUE(http.ok()) << http.status();
+  auto transport = std::make_shared<RecordingTransport>(*std::move(http));
+  Recorder recorder;
+  std::unique_ptr<SlurmCluster> cluster = MakeCluster(recorder, transport);
+  ASSERT_NE(cluster, nullptr);
+  cluster->Launch(Spec("once-ok", "node1", "true"));
+  cluster->Launch(Spec("once-fail", "node2", "exit 5"));
+  cluster->Launch(Spec("once-cancel", "node3", "sleep 600"));
+  ASSERT_TRUE(recorder.WaitEnded("once-ok").has_value());
+  ASSERT_TRUE(recorder.WaitEnded("once-fail").has_value());
+  ASSERT_TRUE(recorder.WaitStarted("once-cancel"));
+  // While only the sleep runs, nothing changes in Slurm: the polls are answered 304.
+  EXPECT_TRUE(WaitUntil([&] {
+    for (const std::string& exchange : transport->Exchanges()) {
+      if (exchange.starts_with("GET /slurm/v0.0.38/jobs?update_time=") &&
+          exchange.ends_with(" 304")) {
+        return true;
+      }
+    }
+    return false;
+  }));
+  cluster->Cancel("once-cancel", Duration(0));
+  ASSERT_TRUE(recorder.WaitEnded("once-cancel").has_value());
+  // A later job's end comes after several more polls: none of them repeated an earlier change.
+  cluster->Launch(Spec("once-last", "node4", "true"));
+  ASSERT_TRUE(recorder.WaitEnded("once-last").has_value());
+  std::vector<std::string> events = recorder.Events();
+  std::sort(events.begin(), events.end());
+  EXPECT_THAT(events, ::testing::ElementsAre("once-cancel ended Cancelled", "once-cancel started",
+                                             "once-fail ended Failed", "once-fail started",
+                                             "once-last ended Succeeded", "once-last started",
+                                             "once-ok ended Succeeded", "once-ok started"));
 }
 
 TEST_F(SlurmIntegrationTest, RefusedLaunchIsStartFailed) {

@@ -14,12 +14,15 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "agent/common/testing/callback_probe.h"
 #include "absl/strings/numbers.h"
+#include "agent/common/testing/callback_probe.h"
+#include "agent/local/system_clock.h"
+#include "agent/slurm/testing/fake_slurmrestd.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tessera/common/simulated_clock.h"
 
 namespace tessera::agent {
 namespace {
@@ -32,133 +35,6 @@ using ::testing::UnorderedElementsAre;
 
 constexpr auto kDeadline = std::chrono::seconds(30);
 
-// slurmrestd in memory: nodes, jobs, submissions and signals, as v0.0.38 answers them.
-class FakeSlurm final : public SlurmTransport {
- public:
-  absl::StatusOr<SlurmHttpReply> Send(std::string_view method, const std::string& path,
-                                      const std::string& body) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (down_) return absl::UnavailableError("connection refused");
-    const std::string prefix = "/slurm/v0.0.38";
-    if (!absl::StartsWith(path, prefix)) return SlurmHttpReply{404, "{}"};
-    const std::string resource = path.substr(prefix.size());
-    if (method == "GET" && resource == "/nodes") {
-      return Reply(json{{"nodes", nodes_}, {"errors", json::array()}});
-    }
-    if (method == "GET" && resource == "/jobs") {
-      json jobs = json::array();
-      for (const auto& [id, job] : jobs_) jobs.push_back(job);
-      return Reply(json{{"jobs", jobs}, {"errors", json::array()}});
-    }
-    if (method == "POST" && resource == "/job/submit") {
-      submissions_.push_back(json::parse(body));
-      if (!refusal_.empty()) {
-        return SlurmHttpReply{500, json{{"errors", {{{"error", refusal_}}}}}.dump()};
-      }
-      const int64_t id = next_id_++;
-      const json& job = submissions_.back()["job"];
-      jobs_[id] = {{"job_id", id},
-                   {"name", job["name"]},
-                   {"comment", job["comment"]},
-                   {"job_state", "PENDING"},
-                   {"nodes", ""},
-                   {"partition", job.value("partition", "gpu")},
-                   {"exit_code", 0},
-                   {"start_time", 0},
-                   {"end_time", 0}};
-      return Reply(json{{"job_id", id}, {"errors", json::array()}});
-    }
-    if (absl::StartsWith(resource, "/job/")) {
-      std::string rest = resource.substr(5);
-      std::string signal;
-      if (size_t q = rest.find("?signal="); q != std::string::npos) {
-        signal = rest.substr(q + 8);
-        rest = rest.substr(0, q);
-      }
-      int64_t id = 0;
-      if (!absl::SimpleAtoi(rest, &id) || !jobs_.contains(id)) {
-        return SlurmHttpReply{
-            500, json{{"errors", {{{"error", "Invalid job id specified"}, {"error_number", 2017}}}},
-                      {"jobs", json::array()}}
-                     .dump()};
-      }
-      if (method == "GET") return Reply(json{{"jobs", json::array({jobs_[id]})}});
-      signals_.push_back(fmt::format("{}:{}", id, signal.empty() ? "cancel" : signal));
-      if (signal.empty() && jobs_[id]["job_state"] != "COMPLETED") {
-        jobs_[id]["job_state"] = "CANCELLED";
-        jobs_[id]["end_time"] = 2000;
-      }
-      return Reply(json{{"errors", json::array()}});
-    }
-    return SlurmHttpReply{404, "{}"};
-  }
-
-  void SetNodes(json nodes) {
-    std::lock_guard<std::mutex> lock(mu_);
-    nodes_ = std::move(nodes);
-  }
-  void SetDown(bool down) {
-    std::lock_guard<std::mutex> lock(mu_);
-    down_ = down;
-  }
-  void Refuse(std::string error) {
-    std::lock_guard<std::mutex> lock(mu_);
-    refusal_ = std::move(error);
-  }
-  void SetJob(int64_t id, std::string state, int64_t exit_code = 0) {
-    std::lock_guard<std::mutex> lock(mu_);
-    json& job = jobs_[id];
-    job["job_state"] = std::move(state);
-    job["exit_code"] = exit_code;
-    job["start_time"] = 1000;
-    if (PhaseOf(job["job_state"].get<std::string>()) == SlurmJobPhase::kEnded) {
-      job["end_time"] = 1010;
-    }
-  }
-  // A job that was not submitted through the cluster (an earlier agent's, or a user's).
-  int64_t AddJob(std::string name, std::string comment, std::string state) {
-    std::lock_guard<std::mutex> lock(mu_);
-    const int64_t id = next_id_++;
-    jobs_[id] = {{"job_id", id},
-                 {"name", name},
-                 {"comment", comment},
-                 {"job_state", state},
-                 {"partition", "gpu"},
-                 {"start_time", 1000},
-                 {"end_time", PhaseOf(state) == SlurmJobPhase::kEnded ? 1010 : 0},
-                 {"exit_code", 0}};
-    return id;
-  }
-  void RemoveJob(int64_t id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    jobs_.erase(id);
-  }
-  std::vector<json> Submissions() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return submissions_;
-  }
-  std::vector<std::string> Signals() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return signals_;
-  }
-  std::string JobState(int64_t id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return jobs_[id]["job_state"];
-  }
-
- private:
-  static SlurmHttpReply Reply(const json& body) { return {200, body.dump()}; }
-
-  std::mutex mu_;
-  bool down_ = false;
-  std::string refusal_;
-  json nodes_ = json::array();
-  std::map<int64_t, json> jobs_;
-  int64_t next_id_ = 100;
-  std::vector<json> submissions_;
-  std::vector<std::string> signals_;
-};
-
 json Node(std::string name, std::string state = "idle", json flags = json::array()) {
   return {{"name", name},          {"cpus", 8},      {"real_memory", 65536}, {"gres", "gpu:h100:4"},
           {"partitions", {"gpu"}}, {"state", state}, {"state_flags", flags}};
@@ -170,6 +46,7 @@ class Recorder final : public TaskObserver {
   void OnTaskStarted(std::string_view launch_id, TimePoint time) override {
     std::lock_guard<std::mutex> lock(mu_);
     started_[std::string(launch_id)] = time;
+    ++start_count_;
     changed_.notify_all();
   }
   void OnTaskEnded(const TaskEnd& end) override {
@@ -198,6 +75,10 @@ class Recorder final : public TaskObserver {
     std::lock_guard<std::mutex> lock(mu_);
     return end_count_;
   }
+  int StartCount() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return start_count_;
+  }
 
  private:
   std::mutex mu_;
@@ -205,6 +86,7 @@ class Recorder final : public TaskObserver {
   std::map<std::string, TimePoint> started_;
   std::map<std::string, TaskEnd> ends_;
   int end_count_ = 0;
+  int start_count_ = 0;
 };
 
 // Polls `done` until it holds or the deadline passes.
@@ -233,6 +115,7 @@ class SlurmClusterTest : public ::testing::Test {
     options.labels = {{"site", "a"}};
     options.partition = "";
     options.poll_interval = Duration(10);
+    options.active_poll_interval = Duration(10);
     options.log_dir = log_dir_.string();
     options.transport = slurm_;
     options.log = [this](std::string_view line) {
@@ -265,7 +148,7 @@ class SlurmClusterTest : public ::testing::Test {
     return log_;
   }
 
-  std::shared_ptr<FakeSlurm> slurm_ = std::make_shared<FakeSlurm>();
+  std::shared_ptr<testing::FakeSlurm> slurm_ = std::make_shared<testing::FakeSlurm>();
   Recorder recorder_;
   std::filesystem::path log_dir_;
   std::mutex log_mu_;
@@ -359,8 +242,7 @@ TEST_F(SlurmClusterTest, CreateFailsWhenSlurmCannotBeRead) {
 TEST_F(SlurmClusterTest, CreateFailsForAPartitionWithoutNodes) {
   SlurmClusterOptions options = Options();
   options.partition = "nosuch";
-  absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
-      SlurmCluster::Create(options, &recorder_);
+  absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster = SlurmCluster::Create(options, &recorder_);
   EXPECT_EQ(cluster.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(cluster.status().message(), HasSubstr("--slurm-partition"));
   EXPECT_THAT(cluster.status().message(), HasSubstr("nosuch"));
@@ -492,6 +374,83 @@ TEST_F(SlurmClusterTest, JobSlurmForgotIsLost) {
   EXPECT_THAT(end->message, HasSubstr(fmt::format("Slurm no longer knows job {}", job)));
 }
 
+// The pace of the job polls follows Tessera's work in Slurm, on the injected clock and timers: a
+// job just submitted is polled for an active interval later, every active interval while it is
+// in Slurm, and once it ended the polls fall back to the idle interval. A poll in which nothing
+// changed is answered 304 and reads no job list; each state change is reported once.
+TEST_F(SlurmClusterTest, PollsAtTheActiveIntervalWhileAJobIsInSlurmAndReadsOnlyChanges) {
+  SimulatedClock clock(TimePoint(std::chrono::seconds(1'000'000)));
+  slurm_->SetClock(&clock);
+  SlurmClusterOptions options = Options();
+  options.clock = &clock;
+  options.timers = &clock;
+  options.poll_interval = Duration(1000);
+  options.active_poll_interval = Duration(200);
+  absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
+      SlurmCluster::Create(std::move(options), &recorder_);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const TimePoint start = clock.Now();
+  // The poll thread has re-armed its poll `wait` from now.
+  auto polled = [&](Duration wait) {
+    return WaitUntil([&] { return clock.NextDue() == clock.Now() + wait; });
+  };
+  ASSERT_TRUE(polled(Duration(1000)));  // nothing of Tessera's in Slurm: idle
+
+  (*cluster)->Launch(Spec("p1"));
+  const int64_t job = WaitSubmitted(**cluster, "p1");
+  ASSERT_TRUE(polled(Duration(200)));  // the submission brought the poll forward
+  slurm_->SetJob(job, "RUNNING");
+  clock.Advance(Duration(200));
+  ASSERT_TRUE(polled(Duration(200)));
+  ASSERT_TRUE(recorder_.WaitStarted("p1").has_value());
+  // Polls within the second of the change read the list again (Slurm's test is per second);
+  // from the next second on, nothing changed: 304, no list.
+  while (clock.Now() < start + Duration(1200)) {
+    clock.Advance(Duration(200));
+    ASSERT_TRUE(polled(Duration(200)));
+  }
+  const int lists = slurm_->JobLists();
+  const int unchanged = slurm_->UnchangedReplies();
+  for (int i = 0; i < 3; ++i) {
+    clock.Advance(Duration(200));
+    ASSERT_TRUE(polled(Duration(200)));
+  }
+  EXPECT_EQ(slurm_->JobLists(), lists);
+  EXPECT_EQ(slurm_->UnchangedReplies(), unchanged + 3);
+
+  slurm_->SetJob(job, "COMPLETED");
+  clock.Advance(Duration(200));
+  ASSERT_TRUE(polled(Duration(1000)));  // nothing outstanding any more: idle
+  std::optional<TaskEnd> end = recorder_.WaitEnded("p1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kSucceeded);
+  EXPECT_EQ(recorder_.StartCount(), 1);
+  EXPECT_EQ(recorder_.EndCount(), 1);
+  EXPECT_EQ(slurm_->JobLists(), lists + 1);
+  cluster->reset();
+}
+
+// Beside many jobs Slurm keeps (others', finished), reading each of Tessera's few jobs is
+// cheaper than the list: after the first whole list, the job is followed by GET /job/{id}.
+TEST_F(SlurmClusterTest, BesideManyOtherJobsEachOfTesserasJobsIsReadAlone) {
+  for (int i = 0; i < 100; ++i) slurm_->AddJob("theirs", "", "COMPLETED");
+  std::unique_ptr<SlurmCluster> cluster = Make();
+  cluster->Launch(Spec("alone"));
+  const int64_t job = WaitSubmitted(*cluster, "alone");
+  ASSERT_TRUE(WaitUntil([&] { return slurm_->JobLists() > 0; }));
+  slurm_->SetJob(job, "RUNNING");
+  ASSERT_TRUE(recorder_.WaitStarted("alone").has_value());
+  const int lists = slurm_->JobLists();
+  slurm_->SetJob(job, "COMPLETED");
+  std::optional<TaskEnd> end = recorder_.WaitEnded("alone");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kSucceeded);
+  EXPECT_EQ(slurm_->JobLists(), lists);
+  EXPECT_GT(slurm_->JobReads(), 0);
+  EXPECT_EQ(recorder_.StartCount(), 1);
+  EXPECT_EQ(recorder_.EndCount(), 1);
+}
+
 KnownLaunch Known(std::string id) {
   KnownLaunch known;
   known.spec.launch_id = std::move(id);
@@ -548,8 +507,7 @@ TEST_F(SlurmClusterTest, ReadLog) {
             absl::StatusCode::kNotFound);  // not started: no log yet
   slurm_->SetJob(job, "RUNNING");
   ASSERT_TRUE(recorder_.WaitStarted("l-1").has_value());
-  absl::StatusOr<LogChunk> chunk =
-      cluster->ReadLog("l-1", LogStream::kStdout, 0, 100);
+  absl::StatusOr<LogChunk> chunk = cluster->ReadLog("l-1", LogStream::kStdout, 0, 100);
   EXPECT_EQ(chunk.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(chunk.status().message(), HasSubstr("not readable on the agent's host"));
 
@@ -604,8 +562,8 @@ TEST(SlurmClusterOptionsTest, FlagsOverrideTheEnvironment) {
 }
 
 TEST(SlurmClusterOptionsTest, ATokenFileWinsAndFlagsWinOverTheEnvironment) {
-  std::map<std::string, std::string, std::less<>> env = {
-      {"SLURM_REST_URL", "http://env:6820"}, {"SLURM_JWT", "env-token"}};
+  std::map<std::string, std::string, std::less<>> env = {{"SLURM_REST_URL", "http://env:6820"},
+                                                         {"SLURM_JWT", "env-token"}};
   const EnvLookup lookup = [&](std::string_view name) -> std::optional<std::string> {
     auto it = env.find(name);
     if (it == env.end()) return std::nullopt;

@@ -13,6 +13,9 @@
 // carries slurmrestd's own error text ("GET /slurm/v0.0.38/nodes: HTTP 500: Unspecified
 // error"). Replies are parsed by slurm_inventory.h and slurm_jobs.h.
 //
+// Connections are kept alive, except after an error reply and after an incremental read
+// (`?update_time=`): slurmrestd 22.05 sends its 304 with no length, ended only by the close.
+//
 // Thread-safety: the HTTP transport and the client may be used from several threads at once
 // (each request takes the transport's lock; slurmrestd is asked one thing at a time).
 #pragma once
@@ -45,8 +48,8 @@ class SlurmTransport {
 };
 
 struct SlurmHttpOptions {
-  std::string url;   // "http://host:6820" or "https://..."
-  std::string user;  // X-SLURM-USER-NAME
+  std::string url;       // "http://host:6820" or "https://..."
+  std::string user;      // X-SLURM-USER-NAME
   std::string jwt;       // X-SLURM-USER-TOKEN
   std::string jwt_file;  // or: a file holding it, read again when it changes; wins over `jwt`
   Duration timeout{10000};
@@ -63,6 +66,17 @@ class SlurmRestClient {
   // The raw node list, for ParseSlurmNodes.
   absl::StatusOr<std::string> Nodes();
   absl::StatusOr<SlurmJobList> Jobs();
+  // Incremental reads (`?update_time=`, epoch seconds on slurmctld's clock): nullopt when
+  // Slurm answers that nothing of that kind changed since `update_time` (HTTP 304); otherwise
+  // the whole list, as Nodes() and Jobs() read it (Slurm 22.05 sends every job, not only those
+  // that changed). slurmctld's test is per second: a change in the second `update_time` names
+  // is reported. slurmrestd 22.05 answers a node list that did change with HTTP 500
+  // "Unspecified error" and no nodes (its partition read sees no change); NodesChangedSince
+  // then reads the whole list.
+  absl::StatusOr<std::optional<std::string>> NodesChangedSince(int64_t update_time);
+  absl::StatusOr<std::optional<SlurmJobList>> JobsChangedSince(int64_t update_time);
+  // slurmctld's clock (GET /diag, statistics.req_time), epoch seconds.
+  absl::StatusOr<int64_t> SlurmTime();
   // nullopt when Slurm does not know the job (any more).
   absl::StatusOr<std::optional<SlurmJob>> Job(int64_t job_id);
   // The new job's id (see ParseSubmitReply).
@@ -74,6 +88,10 @@ class SlurmRestClient {
  private:
   absl::StatusOr<SlurmHttpReply> Call(std::string_view method, std::string_view resource,
                                       const std::string& body);
+  // A GET answered 200 or 304; any other status is Unavailable with slurmrestd's error text.
+  absl::StatusOr<SlurmHttpReply> Read(std::string_view resource);
+  // A GET answered 200: its body.
+  absl::StatusOr<std::string> List(std::string_view resource);
 
   SlurmTransport* const transport_;
   const std::string prefix_;  // "/slurm/v0.0.38"

@@ -34,8 +34,8 @@ RealSlurm::RealSlurm(std::string instance, int nodes, int gpus) : instance_(std:
     return;
   }
   std::optional<std::string> exports =
-      Shell(fmt::format("TESSERA_SLURM_INSTANCE={} bash {}/start-slurm.sh {} {} --fresh",
-                        instance_, ScriptDir(), nodes, gpus));
+      Shell(fmt::format("TESSERA_SLURM_INSTANCE={} bash {}/start-slurm.sh {} {} --fresh", instance_,
+                        ScriptDir(), nodes, gpus));
   if (!exports.has_value()) {
     error_ = "scripts/slurm/start-slurm.sh failed (its messages are above)";
     return;
@@ -61,10 +61,9 @@ std::string RealSlurm::Var(const std::string& name) const {
   return it == vars_.end() ? "" : it->second;
 }
 
-bool RealSlurm::Scontrol(const std::string& args) const {
+std::optional<std::string> RealSlurm::Scontrol(const std::string& args) const {
   return Shell(fmt::format("env -u SLURM_JWT TESSERA_SLURM_INSTANCE={} SLURM_CONF={} scontrol {}",
-                           instance_, Var("SLURM_CONF"), args))
-      .has_value();
+                           instance_, Var("SLURM_CONF"), args));
 }
 
 void RealSlurm::Stop() {

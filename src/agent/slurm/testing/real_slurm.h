@@ -30,8 +30,8 @@ class RealSlurm {
   // What the script exported: SLURM_REST_URL, SLURM_JWT, SLURM_REST_USER,
   // SLURM_REST_API_VERSION, SLURM_CONF, SLURM_TEST_DIR, ...; "" when absent.
   std::string Var(const std::string& name) const;
-  // Runs `scontrol ARGS` against this instance; false when it failed.
-  bool Scontrol(const std::string& args) const;
+  // Runs `scontrol ARGS` against this instance: its stdout, nullopt when it failed.
+  std::optional<std::string> Scontrol(const std::string& args) const;
   void Stop();
 
  private:
