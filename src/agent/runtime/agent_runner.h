@@ -89,7 +89,8 @@ class AgentRunner final : public TaskObserver {
 
   // TaskObserver: sent to the server in the current session; dropped between sessions.
   void OnTaskStarted(std::string_view launch_id, TimePoint time) override;
-  void OnTaskEnded(const TaskEnd& end) override;
+  // Qualified: agent/local/task_outcome.h has an agent::TaskEnd of its own.
+  void OnTaskEnded(const tessera::TaskEnd& end) override;
 
  private:
   class Session;
