@@ -1,10 +1,7 @@
 #include "cli/server_election.h"
 
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -95,8 +92,11 @@ absl::StatusOr<std::unique_ptr<store::EtcdElection>> AwaitLeadership(
         return *std::move(election);
       }
     }
+    const absl::Status why =
+        term.ok() ? absl::UnavailableError("the lease was lost as this replica was elected")
+                  : term.status();
     std::cerr << fmt::format("tessera server: campaign failed ({}); trying again in 1 s\n",
-                             term.status().ToString());
+                             why.ToString());
     standby.SetLeader("");
     std::this_thread::sleep_for(std::chrono::seconds(1));
     if (stop()) return absl::CancelledError("stopped");
