@@ -57,6 +57,7 @@ void StandbyServer::Handle(HttpRequest& request, HttpResponse& response) {
   }
   if (leader.empty()) {
     response.SetHeader("Retry-After", "1");
+    response.SetHeader("X-Tessera-Standby", "true");
     return SendJson(response, 503,
                     ErrorBody(absl::StatusCode::kUnavailable,
                               "this replica is a standby and no leader is elected yet"));

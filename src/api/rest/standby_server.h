@@ -8,7 +8,8 @@
 //   anything else  307 Temporary Redirect to the leader's URL with the same path and query,
 //                  and X-Tessera-Leader: the URL. A 307 keeps the method and the body, so a
 //                  client re-sends a submission to the leader as it was. While no leader is
-//                  known: 503 with Retry-After: 1.
+//                  known: 503 with Retry-After: 1 and X-Tessera-Standby: true (a client that
+//                  knows other replicas tries the next one).
 //
 // Lifecycle: Start binds (errors as HttpFrontEnd::Start), Stop (or destroy) closes the port.
 // Thread-safety: Start and Stop from one owner thread; SetLeader and port() from any thread.

@@ -40,6 +40,7 @@ TEST_F(StandbyServerTest, WithoutALeaderAsksToRetry) {
   ASSERT_TRUE(result);
   EXPECT_EQ(result->status, 503);
   EXPECT_EQ(result->get_header_value("Retry-After"), "1");
+  EXPECT_EQ(result->get_header_value("X-Tessera-Standby"), "true");
   EXPECT_THAT(result->body, HasSubstr("no leader"));
 }
 
