@@ -69,12 +69,14 @@ metric() {
   curl -s "$TESSERA_SERVER/metrics" | grep -E "^$1\{[^}]*$2" | awk '{s += $2} END {printf "%d", s}'
 }
 start=$(date +%s.%N)
+REPLAYS=()
 for ((k = 0; k < CLIENTS; k++)); do
   "$BUILD/bin/tessera" replay --pods "$TRACES/alibaba-gpu-v2023/openb_pod_list_default.csv" \
     --cluster sim --skip $((k * ROWS)) --limit "$ROWS" --speedup 1e9 --batch "$BATCH" \
     >"$DATA/replay-$k.log" 2>&1 &
+  REPLAYS+=($!)
 done
-wait $(jobs -p | grep -v "^$SERVER$")
+wait "${REPLAYS[@]}"
 submitted_at=$(date +%s.%N)
 deadline=$(echo "$submitted_at + $WAIT" | bc)
 while (($(metric tessera_jobs 'phase="(Pending|Admitted)"') > 0)) &&
