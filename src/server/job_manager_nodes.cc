@@ -25,9 +25,9 @@ absl::StatusOr<NodeView> JobManager::ChangeNode(const Caller& caller, const Node
   Post(NodeChangeRequested{std::move(bounded), caller.tenant,
                            [answer](absl::Status s) { answer->set_value(std::move(s)); }});
   if (stored.wait_for(kQueueWait) != std::future_status::ready) {
-    return absl::UnavailableError(fmt::format(
-        "node {}/{}: the change was not stored in time; read the nodes", change.cluster,
-        change.node));
+    return absl::UnavailableError(
+        fmt::format("node {}/{}: the change was not stored in time; read the nodes", change.cluster,
+                    change.node));
   }
   if (absl::Status s = stored.get(); !s.ok()) return s;
   for (NodeView& view : Nodes()) {
@@ -62,8 +62,8 @@ void JobManager::Handle(NodeChangeRequested& event) {
     }
     const std::string key = NodeAdminKey(change.cluster, change.node);
     auto it = node_admin_.find(key);
-    if (it == node_admin_.end() && NextAdminState(NodeAdminState::kReady, change.action) ==
-                                       NodeAdminState::kReady) {
+    if (it == node_admin_.end() &&
+        NextAdminState(NodeAdminState::kReady, change.action) == NodeAdminState::kReady) {
       return event.done(absl::OkStatus());  // never changed, and an uncordon changes nothing
     }
     if (it == node_admin_.end()) {
@@ -115,8 +115,9 @@ void JobManager::EvictFromNodeLocked(const NodeAdmin& admin) {
     AddEvent(record, events, "Evicted", "NodeDrained",
              fmt::format("node {}/{} is drained{}: {} of its {} task(s) run there; every task "
                          "gets {} to exit, then the job waits again",
-                         admin.cluster, admin.node, admin.reason.empty() ? "" : " (" + admin.reason + ")",
-                         here, record.tasks.size(), FormatDuration(grace)));
+                         admin.cluster, admin.node,
+                         admin.reason.empty() ? "" : " (" + admin.reason + ")", here,
+                         record.tasks.size(), FormatDuration(grace)));
     Resolve(record, events);
     record.SyncTaskStatus();
     PersistLocked(record, std::move(events));
@@ -163,8 +164,7 @@ void JobManager::CompleteDrains() {
 
 void JobManager::PersistNodeAdminLocked(const NodeAdmin& record, std::function<void()> done) {
   std::vector<store::Op> ops;
-  ops.push_back(
-      store::Op::Put(NodeAdminKey(record.cluster, record.node), EncodeNodeAdmin(record)));
+  ops.push_back(store::Op::Put(NodeAdminKey(record.cluster, record.node), EncodeNodeAdmin(record)));
   if (!cycle_writes_.Fits(ops)) CommitWritesLocked();
   cycle_writes_.Add(std::move(ops), "", {}, std::move(done));
 }

@@ -55,9 +55,8 @@ class JobManagerNodesTest : public ::testing::Test {
            fmt::format("job_manager_nodes_test_{}_{}", ::getpid(),
                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
-    absl::StatusOr<std::unique_ptr<store::SqliteStore>> store =
-        store::SqliteStore::Open({.data_dir = (dir_ / "store").string(),
-                                  .sync = store::SqliteStoreOptions::Sync::kNormal});
+    absl::StatusOr<std::unique_ptr<store::SqliteStore>> store = store::SqliteStore::Open(
+        {.data_dir = (dir_ / "store").string(), .sync = store::SqliteStoreOptions::Sync::kNormal});
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
   }
@@ -84,11 +83,10 @@ class JobManagerNodesTest : public ::testing::Test {
     for (int i = 0; i < nodes; ++i) {
       sim_nodes.push_back(testing::NamedGpuNode(fmt::format("sim-{}", i), 8, 32'000, 256 * kGi));
     }
-    sim_ = std::make_unique<agent::SimCluster>(agent::SimClusterOptions{.nodes = sim_nodes,
-                                                                        .clock = &clock_,
-                                                                        .timers = &clock_,
-                                                                        .exit_after_grace = true},
-                                               manager_.get());
+    sim_ = std::make_unique<agent::SimCluster>(
+        agent::SimClusterOptions{
+            .nodes = sim_nodes, .clock = &clock_, .timers = &clock_, .exit_after_grace = true},
+        manager_.get());
     ASSERT_TRUE(manager_->Start({sim_.get()}).ok());
   }
 
@@ -117,7 +115,7 @@ class JobManagerNodesTest : public ::testing::Test {
                                          .grace = grace});
   }
 
-  NodeView Node(std::string_view name) {
+  NodeView NodeNamed(std::string_view name) {
     for (NodeView& view : manager_->Nodes()) {
       if (view.name == name) return view;
     }
@@ -130,7 +128,7 @@ class JobManagerNodesTest : public ::testing::Test {
     NodeView view;
     for (int i = 0; i < 4000; ++i) {
       manager_->WaitIdle();
-      view = Node(name);
+      view = NodeNamed(name);
       if (view.state == state) return view;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -204,19 +202,19 @@ TEST_F(JobManagerNodesTest, DrainEvictsTheWholeGangOnceWithItsGraceAndLeavesOthe
   ASSERT_TRUE(draining.ok()) << draining.status();
   EXPECT_EQ(draining->state, NodeAdminState::kDraining);
   ASSERT_TRUE(Change(NodeAction::kDrain, drained).ok());
-  EXPECT_EQ(Node(drained).state_reason, "replace GPU 3");
+  EXPECT_EQ(NodeNamed(drained).state_reason, "replace GPU 3");
 
   // The drain's grace (10s) instead of the job's hour: until then both tasks keep running.
   clock_.Advance(Duration(9'999));
   manager_->WaitIdle();
   EXPECT_EQ(manager_->Get(kAdmin, gang)->document.status->phase, JobPhase::kRunning);
-  EXPECT_EQ(Node(drained).state, NodeAdminState::kDraining);
-  EXPECT_EQ(Node(gang_peer).tasks, 1);
+  EXPECT_EQ(NodeNamed(drained).state, NodeAdminState::kDraining);
+  EXPECT_EQ(NodeNamed(gang_peer).tasks, 1);
   clock_.Advance(Duration(1));
   WaitForNodeState(drained, NodeAdminState::kDrained);
 
-  const std::vector<JobEvent> events = EventsOnce(
-      gang, [](const std::vector<JobEvent>& e) { return Count(e, "Requeued") > 0; });
+  const std::vector<JobEvent> events =
+      EventsOnce(gang, [](const std::vector<JobEvent>& e) { return Count(e, "Requeued") > 0; });
   EXPECT_EQ(Count(events, "Evicted"), 1);
   EXPECT_EQ(Count(events, "Requeued"), 1);
   for (const JobEvent& event : events) {
@@ -229,7 +227,7 @@ TEST_F(JobManagerNodesTest, DrainEvictsTheWholeGangOnceWithItsGraceAndLeavesOthe
   // maxRestarts 0 a failure would have failed it.
   const JobView requeued = *manager_->Get(kAdmin, gang);
   EXPECT_EQ(requeued.document.status->preemptions, 0);
-  EXPECT_EQ(Node(gang_peer).tasks, 0);  // the whole gang went
+  EXPECT_EQ(NodeNamed(gang_peer).tasks, 0);  // the whole gang went
 
   // The other job never noticed.
   EXPECT_EQ(manager_->Get(kAdmin, other)->document.status->phase, JobPhase::kRunning);
@@ -243,7 +241,7 @@ TEST_F(JobManagerNodesTest, DrainEvictsTheWholeGangOnceWithItsGraceAndLeavesOthe
   clock_.Advance(Duration(30'000));
   const JobView again = WaitFor(gang, JobPhase::kRunning);
   for (const auto& task : again.document.status->tasks) EXPECT_NE(task.node, drained);
-  EXPECT_EQ(Node(drained).tasks, 0);
+  EXPECT_EQ(NodeNamed(drained).tasks, 0);
 }
 
 TEST_F(JobManagerNodesTest, ADrainedEmptyNodeIsDrainedAtOnceAndUncordonMakesItReady) {
@@ -269,11 +267,11 @@ TEST_F(JobManagerNodesTest, TheStateSurvivesARestartAndAnInterruptedDrainGoesOn)
   StopAll();
 
   StartManager(2);
-  const NodeView cordoned = Node(other);
+  const NodeView cordoned = NodeNamed(other);
   EXPECT_EQ(cordoned.state, NodeAdminState::kCordoned);
   EXPECT_TRUE(cordoned.unschedulable);
   EXPECT_EQ(cordoned.state_reason, "spare");
-  EXPECT_EQ(Node(node).state, NodeAdminState::kDraining);
+  EXPECT_EQ(NodeNamed(node).state, NodeAdminState::kDraining);
   // The restarted drain gives the task the drain's grace again, then requeues the job once;
   // both nodes are out of service, so it waits.
   clock_.Advance(Duration(20'000));
@@ -313,8 +311,8 @@ TEST_F(JobManagerNodesTest, BadChangesAreRefusedNamingTheField) {
       Change(NodeAction::kCordon, "sim-0", std::string(kMaxNodeReasonBytes + 1, 'x'));
   EXPECT_EQ(spec::ErrorField(reason.status()), "reason");
   // Nothing changed.
-  EXPECT_EQ(Node("sim-0").state, NodeAdminState::kReady);
-  EXPECT_FALSE(Node("sim-0").state_since.has_value());
+  EXPECT_EQ(NodeNamed("sim-0").state, NodeAdminState::kReady);
+  EXPECT_FALSE(NodeNamed("sim-0").state_since.has_value());
 }
 
 }  // namespace

@@ -217,7 +217,7 @@ inline absl::Status CheckNodeChange(const NodeChange& change) {
   }
   if (change.grace.has_value() && change.action != NodeAction::kDrain) {
     return spec::FieldError("gracePeriod", absl::StrCat("only a drain takes a grace period, not a ",
-                                                        NodeActionName(change.action)));
+                                                        std::string(NodeActionName(change.action))));
   }
   if (change.grace.has_value() && change.grace->count() < 0) {
     return spec::FieldError("gracePeriod", "must be >= 0");

@@ -16,6 +16,7 @@
 // Value types and pure functions; thread-compatible.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -21,20 +21,19 @@ TEST_P(NodeAdminTransitionTest, FollowsTheTable) {
       << NodeAdminStateName(GetParam().from) << " " << NodeActionName(GetParam().action);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Table, NodeAdminTransitionTest,
-    ::testing::Values(TransitionCase{S::kReady, A::kCordon, S::kCordoned},
-                      TransitionCase{S::kCordoned, A::kCordon, S::kCordoned},
-                      TransitionCase{S::kDraining, A::kCordon, S::kDraining},
-                      TransitionCase{S::kDrained, A::kCordon, S::kDrained},
-                      TransitionCase{S::kReady, A::kDrain, S::kDraining},
-                      TransitionCase{S::kCordoned, A::kDrain, S::kDraining},
-                      TransitionCase{S::kDraining, A::kDrain, S::kDraining},
-                      TransitionCase{S::kDrained, A::kDrain, S::kDrained},
-                      TransitionCase{S::kReady, A::kUncordon, S::kReady},
-                      TransitionCase{S::kCordoned, A::kUncordon, S::kReady},
-                      TransitionCase{S::kDraining, A::kUncordon, S::kReady},
-                      TransitionCase{S::kDrained, A::kUncordon, S::kReady}));
+INSTANTIATE_TEST_SUITE_P(Table, NodeAdminTransitionTest,
+                         ::testing::Values(TransitionCase{S::kReady, A::kCordon, S::kCordoned},
+                                           TransitionCase{S::kCordoned, A::kCordon, S::kCordoned},
+                                           TransitionCase{S::kDraining, A::kCordon, S::kDraining},
+                                           TransitionCase{S::kDrained, A::kCordon, S::kDrained},
+                                           TransitionCase{S::kReady, A::kDrain, S::kDraining},
+                                           TransitionCase{S::kCordoned, A::kDrain, S::kDraining},
+                                           TransitionCase{S::kDraining, A::kDrain, S::kDraining},
+                                           TransitionCase{S::kDrained, A::kDrain, S::kDrained},
+                                           TransitionCase{S::kReady, A::kUncordon, S::kReady},
+                                           TransitionCase{S::kCordoned, A::kUncordon, S::kReady},
+                                           TransitionCase{S::kDraining, A::kUncordon, S::kReady},
+                                           TransitionCase{S::kDrained, A::kUncordon, S::kReady}));
 
 TEST(NodeAdminTest, ApplyKeepsTheTimeOfAnUnchangedStateAndTakesANewReason) {
   NodeAdmin record{.cluster = "east", .node = "gpu-1"};
@@ -101,10 +100,11 @@ TEST(NodeAdminTest, RecordsRoundTripAndBadOnesAreDataLoss) {
   EXPECT_EQ(DecodeNodeAdmin("/tessera/nodes/west/gpu-1", EncodeNodeAdmin(record)).status().code(),
             absl::StatusCode::kDataLoss);
   EXPECT_EQ(DecodeNodeAdmin(key, "{").status().code(), absl::StatusCode::kDataLoss);
-  const absl::Status unknown = DecodeNodeAdmin(
-      key, R"({"cluster":"east","node":"gpu-1","state":"Resting","reason":"","by":"",)"
-           R"("since":0,"graceMillis":null})")
-                                   .status();
+  const absl::Status unknown =
+      DecodeNodeAdmin(key,
+                      R"({"cluster":"east","node":"gpu-1","state":"Resting","reason":"","by":"",)"
+                      R"("since":0,"graceMillis":null})")
+          .status();
   EXPECT_EQ(unknown.code(), absl::StatusCode::kDataLoss);
   EXPECT_NE(unknown.message().find("state"), std::string_view::npos);
 }
