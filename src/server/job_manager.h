@@ -10,6 +10,10 @@
 // went to another job ("AdmissionRevoked"). A running job evicted by preemption or reclaim
 // ("Preempted") is torn down like a cancel, then requeued as Pending (not counted against
 // maxRestarts; counted in status.preemptions) or, by policy, Cancelled with reason "Preempted". A
+// job with a task on a node an admin drains (ChangeNode; job_manager_nodes.cc) is torn down the
+// same way ("Evicted", reason "NodeDrained"; its tasks get the drain's grace, else the job's) and
+// always requeued ("Requeued", reason "NodeDrained"), counted neither as a restart nor as a
+// preemption. A
 // task that fails tears the whole job down (its other tasks are cancelled); the restart policy then
 // requeues it as Pending (a new attempt, after a back-off that doubles per restart) or fails it, by
 // the rules of control/restart_rules.h. A time limit exceeded, or a program that cannot start,
@@ -50,6 +54,13 @@
 // that vanished ends "Lost" and its job follows its restart policy. Reads (Get, List) show a
 // lifecycle step as soon as it is decided, at most one loop turn ahead of durability; events
 // (Events, Watch) appear once stored. A crash in between is recovered by re-deriving the step.
+//
+// Nodes: an admin's cordon, drain or uncordon runs on the loop thread (the node leaves or rejoins
+// the scheduler's candidates at once, a drain's evictions start) and is acknowledged once its
+// record is stored with the turn's transaction; a Draining node with nothing of ours left on it
+// becomes Drained at the end of a loop turn. Start reads the stored records before the
+// inventory and goes on with the drains a restart interrupted. A node's own cordon (what its
+// backend reports) is kept apart: the scheduler sees a node unschedulable when either says so.
 //
 // Queues: the tree in effect is the stored one (/tessera/queues, written by every change
 // through the API) when there is one, else JobManagerOptions::queues (the configuration
