@@ -177,6 +177,7 @@ absl::Status JobManager::LoadNodeAdmins() {
     for (const store::KeyValue& kv : page->kvs) {
       absl::StatusOr<NodeAdmin> record = DecodeNodeAdmin(kv.key, kv.value);
       if (!record.ok()) return record.status();
+      std::lock_guard<std::mutex> lock(state_mu_);  // Nodes() may be called already
       node_admin_[kv.key].record = *std::move(record);
     }
     if (!page->more) break;
