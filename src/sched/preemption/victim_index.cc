@@ -63,7 +63,9 @@ void VictimIndex::Add(const VictimCandidate& candidate) {
   }
   Level& level = levels_[stored.priority];
   level.priority = stored.priority;
-  level.youngest.insert(YoungOf(stored, slot));
+  const Young young = YoungOf(stored, slot);
+  level.youngest.insert(young);
+  ++level.gpu_milli_counts[young.gpu_milli];
   for (const auto& [node, totals] : PerNode(stored)) {
     const auto n = static_cast<size_t>(node);
     if (level.nodes.size() <= n) level.nodes.resize(n + 1);
@@ -83,7 +85,11 @@ void VictimIndex::Remove(int64_t job) {
   slot_of_.erase(found);
   VictimCandidate& c = slots_[slot];
   auto level = levels_.find(c.priority);
-  level->second.youngest.erase(YoungOf(c, slot));
+  const Young young = YoungOf(c, slot);
+  level->second.youngest.erase(young);
+  if (--level->second.gpu_milli_counts[young.gpu_milli] == 0) {
+    level->second.gpu_milli_counts.erase(young.gpu_milli);
+  }
   for (const auto& [node, totals] : PerNode(c)) {
     NodeHolding& holding = level->second.nodes[static_cast<size_t>(node)];
     holding.totals.Add(totals, -1);

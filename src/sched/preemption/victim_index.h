@@ -58,6 +58,9 @@ class VictimIndex {
     int32_t priority = 0;
     absl::btree_set<Young> youngest;
     std::vector<NodeHolding> nodes;  // by node index; shorter = nothing beyond
+    std::map<int64_t, int32_t> gpu_milli_counts;  // candidates by Young::gpu_milli
+    // The most milli-GPU one candidate of the level holds over all its nodes.
+    int64_t MaxGpuMilli() const { return gpu_milli_counts.rbegin()->first; }
   };
 
   VictimIndex();

@@ -501,6 +501,10 @@ bool VictimSearch::TrySingles(int32_t task, int32_t level) {
   };
   if (index_ != nullptr) {  // the index keeps the youngest-first order
     const VictimIndex::Level& candidates = *index_levels_[level];
+    if (request.NeedsGpu() && candidates.MaxGpuMilli() < request.TotalGpuMilli()) {
+      singles_exhausted_.push_back(memo);  // none holds enough: each would be passed over
+      return false;
+    }
     int32_t pops = 0;
     for (auto it = candidates.youngest.begin(); it != candidates.youngest.end() && more(pops);
          ++it) {

@@ -568,6 +568,7 @@ TEST(VictimIndex, AddReplacesAndRemoveForgets) {
   EXPECT_EQ(level.nodes[4].holders, 1);
   EXPECT_EQ(level.nodes[4].totals.gpu_milli, 2 * kMilliGpuPerDevice);
   EXPECT_EQ(level.youngest.begin()->gpu_milli, 2 * kMilliGpuPerDevice);
+  EXPECT_EQ(level.MaxGpuMilli(), 2 * kMilliGpuPerDevice);
   EXPECT_THAT(index.holders(4), ElementsAre(level.youngest.begin()->slot));
   EXPECT_TRUE(index.AnyBelow(1));
   EXPECT_FALSE(index.AnyBelow(0));
