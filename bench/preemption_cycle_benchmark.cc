@@ -231,9 +231,9 @@ int MakeFleet(Fleet& fleet, bool small_only) {
   SchedulingPolicy policy;
   policy.preemption = true;
   policy.preemption_rate_max = 0;  // every search is refused: the state stays as built
-  auto scheduler = Scheduler::Create(*BuiltinProfile("default"), BuiltinPlugins(),
-                                     SchedulerEnv{.rng = &fleet.rng, .clock = &fleet.clock},
-                                     policy);
+  auto scheduler =
+      Scheduler::Create(*BuiltinProfile("default"), BuiltinPlugins(),
+                        SchedulerEnv{.rng = &fleet.rng, .clock = &fleet.clock}, policy);
   if (!scheduler.ok()) return 1;
   fleet.scheduler = *std::move(scheduler);
   if (!FleetBuilder(fleet, small_only).Build()) return 1;

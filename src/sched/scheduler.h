@@ -371,10 +371,10 @@ class Scheduler {
   std::vector<int64_t> untried_;  // jobs submitted or requeued since the last cycle
   // Per preemptor leaf queue: the times of its recent evictions, for the rate limit.
   std::map<int32_t, std::vector<TimePoint>> evictions_;
-  std::map<int32_t, VictimIndex> victim_indexes_;   // by leaf queue
+  std::map<int32_t, VictimIndex> victim_indexes_;     // by leaf queue
   std::set<std::pair<TimePoint, int64_t>> maturing_;  // (evictable from, job id)
-  TimePoint matured_at_ = TimePoint::min();         // the indexes hold what is evictable then
-  std::set<int64_t> held_;                          // the jobs being torn down, by id
+  TimePoint matured_at_ = TimePoint::min();           // the indexes hold what is evictable then
+  std::set<int64_t> held_;                            // the jobs being torn down, by id
   int64_t next_sequence_ = 0;
   uint64_t cycles_ = 0;
 };

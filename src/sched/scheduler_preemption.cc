@@ -129,8 +129,8 @@ void Scheduler::IndexVictim(Entry& entry) {
     entry.victim_slot = Entry::VictimSlot::kMaturing;
     return;
   }
-  victim_indexes_[entry.leaf].Add(CandidateOf(entry.id, entry.spec.priority, entry.start_time,
-                                              entry.tasks, entry.placements));
+  victim_indexes_[entry.leaf].Add(
+      CandidateOf(entry.id, entry.spec.priority, entry.start_time, entry.tasks, entry.placements));
   entry.victim_slot = Entry::VictimSlot::kIndexed;
 }
 
@@ -269,8 +269,7 @@ std::vector<std::string> Scheduler::CapacityReclaim(const CycleContext& cycle,
                            JobCharge(GangOf(entry)));
 }
 
-std::vector<VictimCandidate> Scheduler::CapacityCandidates(CycleContext& cycle,
-                                                           const Entry& entry,
+std::vector<VictimCandidate> Scheduler::CapacityCandidates(CycleContext& cycle, const Entry& entry,
                                                            const std::vector<std::string>& reclaim,
                                                            const std::set<int64_t>& exclude,
                                                            std::vector<Entry*>& eligible) {
@@ -385,8 +384,8 @@ bool Scheduler::Preempt(CycleContext& cycle, Entry& entry, PendingReason& reason
     std::vector<VictimCandidate> candidates =
         CapacityCandidates(cycle, entry, reclaim, {}, eligible);
     if (!candidates.empty()) {
-      choice = FindVictims(cycle.state, *framework_, GangOf(entry), entry.spec.GangSize(),
-                           candidates);
+      choice =
+          FindVictims(cycle.state, *framework_, GangOf(entry), entry.spec.GangSize(), candidates);
     }
     if (choice) {
       for (int32_t v : choice->victims) victims.push_back(eligible[v]);

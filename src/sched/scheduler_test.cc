@@ -613,9 +613,9 @@ TEST_F(SchedulerTest, PreemptionFollowsJobsThatStartEndAndAreEvictedAcrossCycles
       if (p.job != job) continue;
       const int32_t node = p.nodes[0] == "n0" ? 0 : 1;
       state_.Forget(low.tasks[0].request, Placement{.node_index = node,
-                                                     .node = p.nodes[0],
-                                                     .gpus = {0, 1, 2, 3},
-                                                     .gpu_milli = kMilliGpuPerDevice});
+                                                    .node = p.nodes[0],
+                                                    .gpus = {0, 1, 2, 3},
+                                                    .gpu_milli = kMilliGpuPerDevice});
     }
   };
   ASSERT_TRUE(scheduler_->Submit("a", GpuJob("a", 1, 4, std::nullopt, 0)).ok());

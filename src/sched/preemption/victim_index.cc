@@ -23,8 +23,8 @@ absl::InlinedVector<std::pair<int32_t, RoomTotals>, 4> PerNode(const VictimCandi
 VictimIndex::NodeFree FreeOfNode(const Node& node) {
   return {.cpu = node.FreeCpu(),
           .memory = node.FreeMemory(),
-          .gpu_milli = static_cast<int64_t>(node.gpus.size()) * kMilliGpuPerDevice -
-                       node.allocated.gpu};
+          .gpu_milli =
+              static_cast<int64_t>(node.gpus.size()) * kMilliGpuPerDevice - node.allocated.gpu};
 }
 
 VictimIndex::Young YoungOf(const VictimCandidate& c, int32_t slot) {

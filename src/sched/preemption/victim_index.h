@@ -40,10 +40,10 @@ class VictimIndex {
  public:
   // A candidate of one level, in youngest-first order.
   struct Young {
-    int64_t start = 0;       // milliseconds since the epoch
-    int64_t job = 0;         // the handle
-    int32_t slot = 0;        // where the candidate is stored (candidate(slot))
-    int64_t gpu_milli = 0;   // milli-GPU it holds over all its nodes
+    int64_t start = 0;      // milliseconds since the epoch
+    int64_t job = 0;        // the handle
+    int32_t slot = 0;       // where the candidate is stored (candidate(slot))
+    int64_t gpu_milli = 0;  // milli-GPU it holds over all its nodes
     friend bool operator<(const Young& a, const Young& b) {
       return a.start != b.start ? a.start > b.start : a.job < b.job;
     }
@@ -57,7 +57,7 @@ class VictimIndex {
   struct Level {
     int32_t priority = 0;
     absl::btree_set<Young> youngest;
-    std::vector<NodeHolding> nodes;  // by node index; shorter = nothing beyond
+    std::vector<NodeHolding> nodes;               // by node index; shorter = nothing beyond
     std::map<int64_t, int32_t> gpu_milli_counts;  // candidates by Young::gpu_milli
     // The most milli-GPU one candidate of the level holds over all its nodes.
     int64_t MaxGpuMilli() const { return gpu_milli_counts.rbegin()->first; }

@@ -202,7 +202,7 @@ class VictimSearch {
   const VictimIndex* index_ = nullptr;
   std::vector<const VictimIndex::Level*> index_levels_;  // below the priority bound
   int32_t levels_added_ = 0;
-  std::vector<int32_t> holder_count_;  // with an index: accumulated candidates per node
+  std::vector<int32_t> holder_count_;            // with an index: accumulated candidates per node
   std::span<const VictimIndex::NodeFree> free_;  // with an index: as of the last TryNodes
 
   std::vector<Ranked> ranked_;
@@ -213,7 +213,7 @@ class VictimSearch {
   // Every task of the gang needs GPUs: the totals count milli-GPU only (read from placements
   // alone), which spares reading the requests of every CPU-only candidate.
   bool gpu_totals_only_;
-  bool full_totals_;  // the totals count cpu and memory too
+  bool full_totals_;                                  // the totals count cpu and memory too
   std::vector<int32_t> touched_;                      // the nodes holding accumulated candidates
   std::vector<std::pair<int32_t, int32_t>> holders_;  // (node, candidate), accumulated
   std::vector<int32_t> holder_begin_;  // per node + 1: its range in holder_candidates_
