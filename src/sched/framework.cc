@@ -59,6 +59,8 @@ std::vector<std::string> MentionedPlugins(const Profile& p) {
 // node and class, so the caches of many classes stay in the processor's cache.
 constexpr uint64_t kMaxChangesBetweenRefreshes = uint64_t{1} << 31;  // versions are 32-bit
 constexpr uint16_t kFeasible = 0;
+// The reason of a removed node: it does not count among the nodes looked at.
+constexpr uint16_t kRemoved = std::numeric_limits<uint16_t>::max();
 // Caches are evicted, least recently used first, beyond this many bytes.
 constexpr size_t kClassCacheBudgetBytes = size_t{256} << 20;
 
@@ -66,7 +68,7 @@ constexpr size_t kClassCacheBudgetBytes = size_t{256} << 20;
 struct Framework::ClassCache {
   struct Entry {
     uint32_t version = 0;         // the node version evaluated
-    uint16_t reason = kFeasible;  // 1 + index into Framework::reasons_ when rejected
+    uint16_t reason = kFeasible;  // 1 + index into Framework::reasons_ when rejected; kRemoved
   };
   std::vector<Entry> nodes;
   MaxTree totals;             // weighted totals per node; kInfeasible when rejected or removed
@@ -248,7 +250,10 @@ SchedStatus Framework::Evaluate(ClassCache& cache, const CycleState& cycle,
   entry.version = state.version(index);
   entry.reason = kFeasible;
   *total = kInfeasible;
-  if (node.removed) return {};
+  if (node.removed) {
+    entry.reason = kRemoved;
+    return {};
+  }
   for (FilterPlugin* filter : active_filters_) {
     SchedStatus verdict = filter->Filter(cycle, task, node);
     if (verdict.code() == SchedStatus::Code::kError) return verdict.WithPlugin(filter->name());
@@ -388,18 +393,23 @@ int64_t Framework::PickTie(int64_t ties) {
 
 void Framework::Diagnose(const ClassCache& cache, const ClusterState& state, Diagnosis& diagnosis,
                          int32_t cluster) const {
+  // From the cached verdicts alone (the nodes themselves are not read), counted per reason and
+  // added in the order the reasons are first met.
   int64_t total = 0;
+  std::vector<int64_t> per_reason(reasons_.size() + 1, 0);
+  std::vector<uint16_t> met;
   auto count = [&](int32_t i) {
-    if (state.node(i).removed) return;
-    ++total;
     const uint16_t reason = cache.nodes[i].reason;
-    if (reason != kFeasible) diagnosis.Add(reasons_[reason - 1]);
+    if (reason == kRemoved) return;
+    ++total;
+    if (reason != kFeasible && per_reason[reason]++ == 0) met.push_back(reason);
   };
   if (cluster != kAnyCluster) {
     for (int32_t i : clusters_.members[cluster]) count(i);
   } else {
     for (int32_t i = 0; i < state.size(); ++i) count(i);
   }
+  for (uint16_t reason : met) diagnosis.Add(reasons_[reason - 1], per_reason[reason]);
   diagnosis.set_total_nodes(total);
   if (total == 0) diagnosis.Add(&kNoNodes, 0);
 }

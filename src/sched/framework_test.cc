@@ -187,6 +187,23 @@ TEST_F(FrameworkTest, ExplainsRejectionsPerReason) {
   EXPECT_EQ(attempt.diagnosis.TopCode(), "InsufficientResources");
 }
 
+// A node removed after an attempt is not counted by the next one's diagnosis.
+TEST_F(FrameworkTest, ARemovedNodeIsNotAmongTheNodesExplained) {
+  ClusterState state;
+  ASSERT_TRUE(state.AddNode(MakeNode("a", 500)).ok());
+  ASSERT_TRUE(state.AddNode(MakeNode("b", 500)).ok());
+  ASSERT_TRUE(state.AddNode(MakeNode("c", 4000, {{"reject", "1"}})).ok());
+  auto fw = Build();
+  EXPECT_EQ(fw->PlaceTask(state, CpuTask(1000)).diagnosis.ToString(),
+            "0/3 nodes: 2 insufficient cpu, 1 node labelled reject");
+  state.MutableNode(1).removed = true;
+  TaskAttempt attempt = fw->PlaceTask(state, CpuTask(1000));
+  EXPECT_EQ(attempt.diagnosis.ToString(), "0/2 nodes: 1 insufficient cpu, 1 node labelled reject");
+  state.MutableNode(1).removed = false;
+  EXPECT_EQ(fw->PlaceTask(state, CpuTask(1000)).diagnosis.ToString(),
+            "0/3 nodes: 2 insufficient cpu, 1 node labelled reject");
+}
+
 TEST_F(FrameworkTest, ReevaluatesOnlyChangedNodes) {
   ClusterState state;
   for (int i = 0; i < 10; ++i)

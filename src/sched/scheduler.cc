@@ -98,6 +98,7 @@ absl::Status Scheduler::SetQueues(std::span<const QueueSpec> queues) {
     entry->leaf = next->Find(entry->spec.queue);
     if (entry->charged) next->Admit(entry->leaf, entry->charge);
   }
+  ReindexVictims();  // leaf numbers may have changed
   tree_ = std::move(next);
   admission_ = std::move(admission);
   for (auto& [id, entry] : by_id_) {
@@ -226,6 +227,7 @@ absl::Status Scheduler::Restore(std::string_view job, const JobSpec& spec,
   entry.admit_time = started;
   entry.satisfiability_checked = true;
   Charge(entry);
+  IndexVictim(entry);
   return absl::OkStatus();
 }
 
@@ -233,6 +235,8 @@ absl::Status Scheduler::Hold(std::string_view job) {
   Entry* entry = Find(job);
   if (entry == nullptr) return absl::NotFoundError(fmt::format("job {} is not queued", job));
   if (entry->state == Entry::State::kPending) admission_->Remove(entry->id);
+  UnindexVictim(*entry);
+  held_.insert(entry->id);
   entry->announced = false;
   entry->state = Entry::State::kHeld;
   entry->held_at = env_.clock->Now();
@@ -246,6 +250,8 @@ absl::Status Scheduler::Requeue(std::string_view job, TimePoint not_before) {
   Entry& e = *entry;
   Uncharge(e);
   admission_->Remove(e.id);
+  UnindexVictim(e);
+  held_.erase(e.id);
   e.announced = false;
   e.awaited_victims.clear();
   e.state = Entry::State::kPending;
@@ -265,6 +271,8 @@ void Scheduler::Remove(std::string_view job) {
 void Scheduler::Forget(Entry& entry) {
   Uncharge(entry);
   admission_->Remove(entry.id);
+  UnindexVictim(entry);
+  held_.erase(entry.id);
   by_id_.erase(entry.id);
   jobs_.erase(entry.name);  // `entry` is gone from here on
 }
@@ -585,6 +593,7 @@ void Scheduler::Started(Entry& entry, std::vector<TaskBinding> bound, SchedulerS
   entry.announced = false;
   entry.gang_timeouts = 0;
   entry.awaited_victims.clear();
+  IndexVictim(entry);
   sink.OnPlaced(entry.name, /*gang=*/true, bound);
 }
 
@@ -611,6 +620,7 @@ void Scheduler::PlaceRemaining(CycleContext& cycle, Entry& entry) {
       entry.spec.time_limit ? entry.start_time + *entry.spec.time_limit : TimePoint::max();
   if (DelaysReservations(cycle, entry, bound, end)) return;
   for (const TaskBinding& b : bound) entry.placements[b.task] = b.placement;
+  IndexVictim(entry);
   cycle.sink.OnPlaced(entry.name, /*gang=*/false, bound);
 }
 

@@ -294,9 +294,24 @@ class Scheduler {
   // other queues holding a resource their queue borrows that the gang is short of while
   // `entry`'s queue is within its guarantee for it), but not those in `exclude`;
   // `eligible` receives the entry of each candidate.
+  // `reclaim`: the resources the gang may reclaim from borrowing queues (CapacityToReclaim).
   std::vector<VictimCandidate> CapacityCandidates(CycleContext& cycle, const Entry& entry,
+                                                  const std::vector<std::string>& reclaim,
                                                   const std::set<int64_t>& exclude,
                                                   std::vector<Entry*>& eligible);
+  // The resources `entry`'s gang may take back from queues that borrow them.
+  std::vector<std::string> CapacityReclaim(const CycleContext& cycle, const Entry& entry) const;
+  // With preemption on, the running jobs victim search may evict are kept in one VictimIndex
+  // per leaf queue (victim_index.h), so that a preemptor of the queue searches them without
+  // gathering them: a job is indexed once it runs, preemptible, past its min_runtime (as of the
+  // last preemptor's cycle), re-indexed when it places further tasks, and removed when it is
+  // held, evicted or forgotten. IndexVictim puts the entry where its state says.
+  void IndexVictim(Entry& entry);
+  void UnindexVictim(Entry& entry);
+  // Moves the jobs that passed their min_runtime by `now` into their queue's index (every job
+  // is placed again when `now` is earlier than the last call's).
+  void MatureVictims(TimePoint now);
+  void ReindexVictims();
   bool GangFitsWithout(CycleContext& cycle, const Entry& entry,
                        const std::vector<Entry*>& victims);
   // Forgets the entry's placed tasks from `state`, appending them to `gone` (for Reassume).
@@ -356,6 +371,10 @@ class Scheduler {
   std::vector<int64_t> untried_;  // jobs submitted or requeued since the last cycle
   // Per preemptor leaf queue: the times of its recent evictions, for the rate limit.
   std::map<int32_t, std::vector<TimePoint>> evictions_;
+  std::map<int32_t, VictimIndex> victim_indexes_;     // by leaf queue
+  std::set<std::pair<TimePoint, int64_t>> maturing_;  // (evictable from, job id)
+  TimePoint matured_at_ = TimePoint::min();           // the indexes hold what is evictable then
+  std::set<int64_t> held_;                            // the jobs being torn down, by id
   int64_t next_sequence_ = 0;
   uint64_t cycles_ = 0;
 };

@@ -46,6 +46,11 @@ struct Scheduler::Entry {
   bool has_reason = false;
   PendingReason reason;
   std::vector<int64_t> awaited_victims;  // evicted for this job and not yet released
+  // With preemption on, where victim search finds it: nowhere, waiting for its min_runtime
+  // (Scheduler::maturing_, under `evictable_from`), or in its queue's VictimIndex.
+  enum class VictimSlot { kNone, kMaturing, kIndexed };
+  VictimSlot victim_slot = VictimSlot::kNone;
+  TimePoint evictable_from{};
 };
 
 // What one cycle works with.

@@ -91,7 +91,88 @@ bool HoldsBorrowed(const QueueTree& tree, int32_t leaf, const ResourceList& char
   });
 }
 
+// Whether a leaf queue other than `leaf` borrows one of `resources`: only then may jobs of
+// other queues be victims of reclaim.
+bool OthersBorrow(const QueueTree& tree, int32_t leaf, const std::vector<std::string>& resources) {
+  if (resources.empty()) return false;
+  for (int32_t q : tree.TreeOrder()) {
+    if (q == leaf || !tree.IsLeaf(q)) continue;
+    for (const std::string& resource : resources) {
+      if (tree.IsBorrowing(q, resource)) return true;
+    }
+  }
+  return false;
+}
+
+// The candidate a running job makes: its placed tasks.
+VictimCandidate CandidateOf(int64_t id, int32_t priority, TimePoint start,
+                            const std::vector<TaskRequest>& tasks,
+                            const std::vector<std::optional<Placement>>& placements) {
+  VictimCandidate candidate{.job = id, .priority = priority, .start_time = start};
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    if (!placements[t]) continue;
+    candidate.tasks.push_back(tasks[t]);
+    candidate.placements.push_back(*placements[t]);
+  }
+  return candidate;
+}
+
 }  // namespace
+
+void Scheduler::IndexVictim(Entry& entry) {
+  if (!policy_.preemption) return;
+  UnindexVictim(entry);
+  if (entry.state != Entry::State::kRunning || !entry.spec.preemptible) return;
+  entry.evictable_from = entry.start_time + entry.spec.min_runtime;
+  if (entry.evictable_from > matured_at_) {
+    maturing_.emplace(entry.evictable_from, entry.id);
+    entry.victim_slot = Entry::VictimSlot::kMaturing;
+    return;
+  }
+  victim_indexes_[entry.leaf].Add(
+      CandidateOf(entry.id, entry.spec.priority, entry.start_time, entry.tasks, entry.placements));
+  entry.victim_slot = Entry::VictimSlot::kIndexed;
+}
+
+void Scheduler::UnindexVictim(Entry& entry) {
+  switch (entry.victim_slot) {
+    case Entry::VictimSlot::kNone:
+      return;
+    case Entry::VictimSlot::kMaturing:
+      maturing_.erase({entry.evictable_from, entry.id});
+      break;
+    case Entry::VictimSlot::kIndexed:
+      if (auto it = victim_indexes_.find(entry.leaf); it != victim_indexes_.end()) {
+        it->second.Remove(entry.id);
+      }
+      break;
+  }
+  entry.victim_slot = Entry::VictimSlot::kNone;
+}
+
+void Scheduler::MatureVictims(TimePoint now) {
+  if (now < matured_at_) {  // the clock went back: what is evictable is judged afresh
+    matured_at_ = now;
+    ReindexVictims();
+    return;
+  }
+  matured_at_ = now;
+  while (!maturing_.empty() && maturing_.begin()->first <= now) {
+    Entry& entry = *by_id_.at(maturing_.begin()->second);
+    maturing_.erase(maturing_.begin());
+    entry.victim_slot = Entry::VictimSlot::kNone;
+    IndexVictim(entry);
+  }
+}
+
+void Scheduler::ReindexVictims() {
+  victim_indexes_.clear();
+  maturing_.clear();
+  for (auto& [id, entry] : by_id_) {
+    entry->victim_slot = Entry::VictimSlot::kNone;
+    IndexVictim(*entry);
+  }
+}
 
 bool Scheduler::Evictable(const Entry& victim, TimePoint now) const {
   if (!victim.spec.preemptible) return false;
@@ -182,12 +263,16 @@ std::span<const TaskRequest> Scheduler::GangOf(const Entry& entry) {
   return {entry.tasks.data(), static_cast<size_t>(entry.spec.GangSize())};
 }
 
-std::vector<VictimCandidate> Scheduler::CapacityCandidates(CycleContext& cycle,
-                                                           const Entry& entry,
+std::vector<std::string> Scheduler::CapacityReclaim(const CycleContext& cycle,
+                                                    const Entry& entry) const {
+  return CapacityToReclaim(*tree_, cycle.state, entry.leaf, entry.charge, entry.charged,
+                           JobCharge(GangOf(entry)));
+}
+
+std::vector<VictimCandidate> Scheduler::CapacityCandidates(CycleContext& cycle, const Entry& entry,
+                                                           const std::vector<std::string>& reclaim,
                                                            const std::set<int64_t>& exclude,
                                                            std::vector<Entry*>& eligible) {
-  const std::vector<std::string> reclaim = CapacityToReclaim(
-      *tree_, cycle.state, entry.leaf, entry.charge, entry.charged, JobCharge(GangOf(entry)));
   std::vector<VictimCandidate> candidates;
   for (auto& [id, e] : by_id_) {
     if (e == &entry || e->state != Entry::State::kRunning || !Evictable(*e, cycle.now) ||
@@ -198,12 +283,8 @@ std::vector<VictimCandidate> Scheduler::CapacityCandidates(CycleContext& cycle,
     const bool borrowed =
         e->leaf != entry.leaf && HoldsBorrowed(*tree_, e->leaf, e->charge, reclaim);
     if (!lower_in_queue && !borrowed) continue;
-    VictimCandidate candidate{.job = id, .priority = e->spec.priority, .start_time = e->start_time};
-    for (size_t t = 0; t < e->tasks.size(); ++t) {
-      if (!e->placements[t]) continue;
-      candidate.tasks.push_back(e->tasks[t]);
-      candidate.placements.push_back(*e->placements[t]);
-    }
+    VictimCandidate candidate =
+        CandidateOf(id, e->spec.priority, e->start_time, e->tasks, e->placements);
     if (candidate.tasks.empty()) continue;
     eligible.push_back(e);
     candidates.push_back(std::move(candidate));
@@ -222,9 +303,7 @@ void Scheduler::ForgetPlacements(ClusterState& state, const Entry& entry,
 
 void Scheduler::ForgetLeaving(ClusterState& state,
                               std::vector<std::pair<const TaskRequest*, Placement>>& gone) {
-  for (auto& [id, e] : by_id_) {
-    if (e->state == Entry::State::kHeld) ForgetPlacements(state, *e, gone);
-  }
+  for (int64_t id : held_) ForgetPlacements(state, *by_id_.at(id), gone);
 }
 
 // Whether the job's gang could be placed once `victims` and the jobs being torn down are gone,
@@ -248,7 +327,8 @@ bool Scheduler::GangFitsWithout(CycleContext& cycle, const Entry& entry,
               static_cast<int32_t>(now.placements.size()) >= entry.spec.GangSize();
   if (!fits) {
     std::vector<Entry*> eligible;
-    std::vector<VictimCandidate> more = CapacityCandidates(cycle, entry, exclude, eligible);
+    std::vector<VictimCandidate> more =
+        CapacityCandidates(cycle, entry, CapacityReclaim(cycle, entry), exclude, eligible);
     fits = !more.empty() && FindVictims(cycle.state, *framework_, GangOf(entry),
                                         entry.spec.GangSize(), more)
                                 .has_value();
@@ -284,24 +364,44 @@ bool Scheduler::Preempt(CycleContext& cycle, Entry& entry, PendingReason& reason
       return true;
     }
   }
-  std::vector<Entry*> eligible;
-  std::vector<VictimCandidate> candidates = CapacityCandidates(cycle, entry, {}, eligible);
+  // Without jobs of other queues to reclaim from, the candidates are the lower-priority jobs
+  // of its queue's index; otherwise they are gathered (in id order, as the index keeps them).
+  const std::vector<std::string> reclaim = CapacityReclaim(cycle, entry);
   std::optional<VictimChoice> choice;
-  if (!candidates.empty()) {
-    choice = FindVictims(cycle.state, *framework_, GangOf(entry), entry.spec.GangSize(),
-                         candidates);
+  std::vector<Entry*> victims;
+  if (!OthersBorrow(*tree_, entry.leaf, reclaim)) {
+    MatureVictims(cycle.now);
+    auto index = victim_indexes_.find(entry.leaf);
+    if (index != victim_indexes_.end() && index->second.AnyBelow(entry.spec.priority)) {
+      choice = FindVictims(cycle.state, *framework_, GangOf(entry), entry.spec.GangSize(),
+                           index->second, entry.spec.priority);
+    }
+    if (choice) {
+      for (int64_t id : choice->jobs) victims.push_back(by_id_.at(id));
+    }
+  } else {
+    std::vector<Entry*> eligible;
+    std::vector<VictimCandidate> candidates =
+        CapacityCandidates(cycle, entry, reclaim, {}, eligible);
+    if (!candidates.empty()) {
+      choice =
+          FindVictims(cycle.state, *framework_, GangOf(entry), entry.spec.GangSize(), candidates);
+    }
+    if (choice) {
+      for (int32_t v : choice->victims) victims.push_back(eligible[v]);
+    }
   }
   restore();
-  if (!choice || choice->victims.empty()) return false;
-  if (static_cast<int32_t>(choice->victims.size()) > EvictionsLeft(entry.leaf, cycle.now)) {
+  if (victims.empty()) return false;
+  if (static_cast<int32_t>(victims.size()) > EvictionsLeft(entry.leaf, cycle.now)) {
     reason.message += fmt::format("; preempting for it would pass queue {}'s rate limit ({} per {})",
                                   entry.spec.queue, policy_.preemption_rate_max,
                                   FormatDuration(policy_.preemption_rate_period));
     return false;
   }
   std::vector<std::string> names;
-  for (int32_t v : choice->victims) {
-    Entry& victim = *eligible[v];
+  for (Entry* v : victims) {
+    Entry& victim = *v;
     names.push_back(victim.name);
     entry.awaited_victims.push_back(victim.id);
     Evict(cycle, victim, entry,
@@ -329,6 +429,8 @@ void Scheduler::Evict(CycleContext& cycle, Entry& victim, const Entry& preemptor
     cycle.sink.OnAdmissionRevoked(victim.name, reason, /*preempted=*/true);
     return;
   }
+  UnindexVictim(victim);
+  held_.insert(victim.id);
   victim.state = Entry::State::kHeld;
   victim.held_at = cycle.now;
   victim.has_reason = false;

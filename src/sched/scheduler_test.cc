@@ -599,5 +599,52 @@ TEST_F(SchedulerTest, PreemptionEvictsTheLowerPriorityJobOnlyAfterItsMinRuntime)
   EXPECT_EQ(sink_.preempted.size(), 1u);  // equal priority now: no loop back
 }
 
+// The victims come from what runs now: jobs that ended, were evicted or started in earlier
+// cycles are (or are no longer) candidates, as the queue's index follows them.
+TEST_F(SchedulerTest, PreemptionFollowsJobsThatStartEndAndAreEvictedAcrossCycles) {
+  SchedulingPolicy policy;
+  policy.preemption = true;
+  Recreate(policy);
+  AddNodes(2, 4);
+  const JobSpec low = GpuJob("low", 1, 4, std::nullopt, 0);
+  // Releases a job's task from the node the sink saw it placed on.
+  auto release = [&](const std::string& job) {
+    for (const Placed& p : sink_.placed) {
+      if (p.job != job) continue;
+      const int32_t node = p.nodes[0] == "n0" ? 0 : 1;
+      state_.Forget(low.tasks[0].request, Placement{.node_index = node,
+                                                    .node = p.nodes[0],
+                                                    .gpus = {0, 1, 2, 3},
+                                                    .gpu_milli = kMilliGpuPerDevice});
+    }
+  };
+  ASSERT_TRUE(scheduler_->Submit("a", GpuJob("a", 1, 4, std::nullopt, 0)).ok());
+  ASSERT_TRUE(scheduler_->Submit("b", GpuJob("b", 1, 4, std::nullopt, 0)).ok());
+  Cycle();
+  ASSERT_EQ(sink_.placed.size(), 2u);
+  At(10);
+  release("a");
+  scheduler_->Remove("a");
+  ASSERT_TRUE(scheduler_->Submit("c", GpuJob("c", 1, 4, std::nullopt, 1)).ok());
+  Cycle();
+  ASSERT_EQ(sink_.placed.size(), 3u);
+  EXPECT_EQ(sink_.placed[2].job, "c");
+  At(20);
+  ASSERT_TRUE(scheduler_->Submit("h1", GpuJob("h1", 1, 4, std::nullopt, 5)).ok());
+  Cycle();
+  ASSERT_EQ(sink_.preempted.size(), 1u);
+  EXPECT_THAT(sink_.preempted[0], HasSubstr("b: preempted by job h1"));  // the lowest priority
+  release("b");
+  ASSERT_TRUE(scheduler_->Requeue("b", clock_.Now()).ok());
+  Cycle();
+  ASSERT_EQ(sink_.placed.size(), 4u);
+  EXPECT_EQ(sink_.placed[3].job, "h1");
+  At(30);
+  ASSERT_TRUE(scheduler_->Submit("h2", GpuJob("h2", 1, 4, std::nullopt, 5)).ok());
+  Cycle();
+  ASSERT_EQ(sink_.preempted.size(), 2u);  // c, not h1 (equal priority) nor b (pending)
+  EXPECT_THAT(sink_.preempted[1], HasSubstr("c: preempted by job h2"));
+}
+
 }  // namespace
 }  // namespace tessera

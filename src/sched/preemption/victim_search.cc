@@ -9,6 +9,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "sched/preemption/node_room.h"
+#include "sched/preemption/victim_index.h"
 
 namespace tessera {
 namespace {
@@ -50,6 +51,9 @@ bool Better(const SetKey& a, const SetKey& b) {
 
 // One run of FindVictims. Invariant between steps: every candidate in `victims_` is forgotten
 // from the state, every (task, placement) in `assumed_` is assumed into it, nothing else changed.
+//
+// The candidates come from a list (ids: positions in it) or from a VictimIndex (ids: its slots;
+// ties broken by handle where the list breaks them by position).
 class VictimSearch {
  public:
   VictimSearch(ClusterState& state, Framework& framework, std::span<const TaskRequest> tasks,
@@ -61,7 +65,24 @@ class VictimSearch {
         candidates_(candidates),
         gpu_totals_only_(std::all_of(tasks.begin(), tasks.end(),
                                      [](const TaskRequest& t) { return t.NeedsGpu(); })),
+        full_totals_(!gpu_totals_only_),
         evicted_(candidates.size(), 0) {}
+  VictimSearch(ClusterState& state, Framework& framework, std::span<const TaskRequest> tasks,
+               int32_t min_available, const VictimIndex& index, int32_t below_priority)
+      : state_(state),
+        framework_(framework),
+        tasks_(tasks),
+        min_available_(min_available),
+        index_(&index),
+        gpu_totals_only_(std::all_of(tasks.begin(), tasks.end(),
+                                     [](const TaskRequest& t) { return t.NeedsGpu(); })),
+        full_totals_(true),  // the index keeps whole totals
+        evicted_(static_cast<size_t>(index.slot_count()), 0) {
+    for (const auto& [priority, level] : index.levels()) {
+      if (priority >= below_priority) break;
+      index_levels_.push_back(&level);
+    }
+  }
 
   std::optional<VictimChoice> Run();
 
@@ -73,22 +94,31 @@ class VictimSearch {
     int64_t start;  // milliseconds since the epoch
   };
 
+  const VictimCandidate& C(int32_t c) const {
+    return index_ != nullptr ? index_->candidate(c) : candidates_[c];
+  }
+  // Breaks ties between candidates alike in every other respect: the lower comes first.
+  int64_t Order(int32_t c) const { return index_ != nullptr ? index_->candidate(c).job : c; }
+
   // Partitions the next priority level out of the candidates not yet ranked; false when none.
   bool AddLevel();
-  int32_t LevelCount() const { return static_cast<int32_t>(level_end_.size()); }
+  int32_t LevelCount() const {
+    return index_ != nullptr ? levels_added_ : static_cast<int32_t>(level_end_.size());
+  }
   std::span<Ranked> Level(int32_t level);
   // Makes the per-node totals and holder lists cover every candidate of the first `levels`
   // levels.
   void Accumulate(int32_t levels);
   bool Accumulated(int32_t candidate) const {
-    return accumulated_levels_ > 0 && candidates_[candidate].priority <= accumulated_priority_;
+    return accumulated_levels_ > 0 && C(candidate).priority <= accumulated_priority_;
   }
+  void AccumulateFromIndex(int32_t levels);
   // Adds (+1) or removes (-1) the candidate's holdings to the totals of the nodes it runs on,
   // when it is accumulated, and marks those nodes changed.
   void ApplyTotals(int32_t candidate, int64_t sign);
   void AddToTotals(const TaskRequest& task, const Placement& placement, int64_t sign) {
     RoomTotals& totals = totals_[placement.node_index];
-    if (!gpu_totals_only_) {
+    if (full_totals_) {
       totals.Apply(task, placement, sign);
     } else if (!placement.gpus.empty()) {
       totals.gpu_milli += sign * static_cast<int64_t>(placement.gpus.size()) * placement.gpu_milli;
@@ -96,6 +126,23 @@ class VictimSearch {
   }
   // Groups the accumulated holders by node (a counting sort), when they changed.
   void IndexHolders();
+  // Whether accumulated candidates run on `node`, and each of them (evicted ones too).
+  bool HasHolders(int32_t node) const {
+    return index_ != nullptr ? holder_count_[node] > 0
+                             : holder_begin_[node + 1] > holder_begin_[node];
+  }
+  template <typename F>
+  void ForEachHolder(int32_t node, F f) const {
+    if (index_ == nullptr) {
+      for (int32_t h = holder_begin_[node]; h < holder_begin_[node + 1]; ++h) {
+        f(holder_candidates_[h]);
+      }
+      return;
+    }
+    for (int32_t c : index_->holders(node)) {
+      if (Accumulated(c)) f(c);
+    }
+  }
   // Adds (+1) or removes (-1) candidate's holdings on `node` to `room`.
   template <typename Room>
   void Release(Room& room, int32_t candidate, int32_t node, int64_t sign) const;
@@ -152,6 +199,11 @@ class VictimSearch {
   std::span<const TaskRequest> tasks_;
   int32_t min_available_;
   std::span<const VictimCandidate> candidates_;
+  const VictimIndex* index_ = nullptr;
+  std::vector<const VictimIndex::Level*> index_levels_;  // below the priority bound
+  int32_t levels_added_ = 0;
+  std::vector<int32_t> holder_count_;            // with an index: accumulated candidates per node
+  std::span<const VictimIndex::NodeFree> free_;  // with an index: as of the last TryNodes
 
   std::vector<Ranked> ranked_;
   std::vector<size_t> level_end_;
@@ -161,6 +213,7 @@ class VictimSearch {
   // Every task of the gang needs GPUs: the totals count milli-GPU only (read from placements
   // alone), which spares reading the requests of every CPU-only candidate.
   bool gpu_totals_only_;
+  bool full_totals_;                                  // the totals count cpu and memory too
   std::vector<int32_t> touched_;                      // the nodes holding accumulated candidates
   std::vector<std::pair<int32_t, int32_t>> holders_;  // (node, candidate), accumulated
   std::vector<int32_t> holder_begin_;  // per node + 1: its range in holder_candidates_
@@ -195,14 +248,19 @@ class VictimSearch {
 };
 
 bool VictimSearch::MoreImportant(int32_t a, int32_t b) const {
-  const VictimCandidate& x = candidates_[a];
-  const VictimCandidate& y = candidates_[b];
+  const VictimCandidate& x = C(a);
+  const VictimCandidate& y = C(b);
   if (x.priority != y.priority) return x.priority > y.priority;
   if (x.start_time != y.start_time) return x.start_time < y.start_time;
-  return a > b;
+  return Order(a) > Order(b);
 }
 
 bool VictimSearch::AddLevel() {
+  if (index_ != nullptr) {
+    if (levels_added_ == static_cast<int32_t>(index_levels_.size())) return false;
+    ++levels_added_;
+    return true;
+  }
   if (ranked_.empty() && !candidates_.empty()) {
     ranked_.reserve(candidates_.size());
     for (size_t i = 0; i < candidates_.size(); ++i) {
@@ -229,7 +287,7 @@ std::span<VictimSearch::Ranked> VictimSearch::Level(int32_t level) {
 
 VictimSearch::PerNodeTotals VictimSearch::TotalsOf(int32_t candidate) const {
   PerNodeTotals out;
-  const VictimCandidate& c = candidates_[candidate];
+  const VictimCandidate& c = C(candidate);
   for (size_t t = 0; t < c.tasks.size(); ++t) {
     const int32_t node = c.placements[t].node_index;
     auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == node; });
@@ -241,7 +299,7 @@ VictimSearch::PerNodeTotals VictimSearch::TotalsOf(int32_t candidate) const {
 
 template <typename Room>
 void VictimSearch::Release(Room& room, int32_t candidate, int32_t node, int64_t sign) const {
-  const VictimCandidate& c = candidates_[candidate];
+  const VictimCandidate& c = C(candidate);
   for (size_t t = 0; t < c.tasks.size(); ++t) {
     if (c.placements[t].node_index == node) room.Apply(c.tasks[t], c.placements[t], sign);
   }
@@ -256,6 +314,10 @@ const std::string& VictimSearch::TaskKey(int32_t task) {
 
 void VictimSearch::Accumulate(int32_t levels) {
   if (totals_.empty()) totals_.resize(static_cast<size_t>(state_.size()));
+  if (index_ != nullptr) {
+    AccumulateFromIndex(levels);
+    return;
+  }
   // Fetch candidates ahead (memory latency dominates): their records far ahead, then the
   // placements those records point to (scattered allocations of the caller's) nearer.
   constexpr size_t kRecordDistance = 32;
@@ -284,10 +346,39 @@ void VictimSearch::Accumulate(int32_t levels) {
   }
 }
 
+void VictimSearch::AccumulateFromIndex(int32_t levels) {
+  if (holder_count_.empty()) holder_count_.resize(totals_.size(), 0);
+  for (; accumulated_levels_ < levels; ++accumulated_levels_) {
+    const VictimIndex::Level& level = *index_levels_[accumulated_levels_];
+    const size_t n = std::min(level.nodes.size(), totals_.size());
+    for (size_t i = 0; i < n; ++i) {
+      const VictimIndex::NodeHolding& holding = level.nodes[i];
+      if (holding.holders == 0) continue;
+      totals_[i].Add(holding.totals, +1);
+      holder_count_[i] += holding.holders;
+    }
+    // The level's candidates evicted so far hold nothing.
+    for (int32_t c : victims_) {
+      const VictimCandidate& v = C(c);
+      if (v.priority != level.priority) continue;
+      for (size_t t = 0; t < v.tasks.size(); ++t) AddToTotals(v.tasks[t], v.placements[t], -1);
+    }
+    accumulated_priority_ = level.priority;
+    holders_indexed_ = false;
+  }
+}
+
 void VictimSearch::IndexHolders() {
   if (holders_indexed_) return;
   holders_indexed_ = true;
   const auto n = static_cast<size_t>(state_.size());
+  if (index_ != nullptr) {
+    touched_.clear();
+    for (size_t i = 0; i < n; ++i) {
+      if (holder_count_[i] > 0) touched_.push_back(static_cast<int32_t>(i));
+    }
+    return;
+  }
   holder_begin_.assign(n + 1, 0);
   for (const auto& [node, c] : holders_) ++holder_begin_[node + 1];
   for (size_t i = 0; i < n; ++i) holder_begin_[i + 1] += holder_begin_[i];
@@ -313,7 +404,7 @@ void VictimSearch::IndexHolders() {
 }
 
 void VictimSearch::ApplyTotals(int32_t candidate, int64_t sign) {
-  const VictimCandidate& c = candidates_[candidate];
+  const VictimCandidate& c = C(candidate);
   const bool accumulated = Accumulated(candidate);
   for (size_t t = 0; t < c.tasks.size(); ++t) {
     const int32_t node = c.placements[t].node_index;
@@ -323,7 +414,7 @@ void VictimSearch::ApplyTotals(int32_t candidate, int64_t sign) {
 }
 
 void VictimSearch::Evict(int32_t candidate) {
-  const VictimCandidate& c = candidates_[candidate];
+  const VictimCandidate& c = C(candidate);
   for (size_t t = 0; t < c.tasks.size(); ++t) state_.Forget(c.tasks[t], c.placements[t]);
   evicted_[candidate] = 1;
   victims_.push_back(candidate);
@@ -331,7 +422,7 @@ void VictimSearch::Evict(int32_t candidate) {
 }
 
 void VictimSearch::Reprieve(int32_t candidate) {
-  const VictimCandidate& c = candidates_[candidate];
+  const VictimCandidate& c = C(candidate);
   for (size_t t = 0; t < c.tasks.size(); ++t) {
     // Cannot fail: it puts back exactly what Evict removed, onto room nothing else took
     // (assumed preemptor tasks are forgotten before any reprieve outside EvictAndPlace, and
@@ -390,6 +481,40 @@ bool VictimSearch::TrySingles(int32_t task, int32_t level) {
     return false;
   }
   const TaskRequest& request = tasks_[task];
+  int32_t checks = 0;
+  // Tries candidate `c`, holding `held` milli-GPU over all its nodes; true when it was evicted
+  // and the task placed.
+  auto single = [&](int32_t c, int64_t held) {
+    // What it holds on all its nodes bounds what it holds on one.
+    if (request.NeedsGpu() && held < request.TotalGpuMilli()) return false;
+    for (const auto& [node, totals] : TotalsOf(c)) {
+      if (!Covers(request, totals)) continue;
+      ++checks;
+      if (!SingleFits(request, c, node, totals)) continue;
+      if (EvictAndPlace(task, std::span<const int32_t>(&c, 1))) return true;
+      break;  // evicting it did not let the task fit anywhere
+    }
+    return false;
+  };
+  auto more = [&](int32_t pops) {
+    return pops < kMaxSinglePops && checks < kMaxSingleChecks && !failed_;
+  };
+  if (index_ != nullptr) {  // the index keeps the youngest-first order
+    const VictimIndex::Level& candidates = *index_levels_[level];
+    if (request.NeedsGpu() && candidates.MaxGpuMilli() < request.TotalGpuMilli()) {
+      singles_exhausted_.push_back(memo);  // none holds enough: each would be passed over
+      return false;
+    }
+    int32_t pops = 0;
+    for (auto it = candidates.youngest.begin(); it != candidates.youngest.end() && more(pops);
+         ++it) {
+      if (evicted_[it->slot]) continue;
+      ++pops;
+      if (single(it->slot, it->gpu_milli)) return true;
+    }
+    singles_exhausted_.push_back(memo);
+    return false;
+  }
   std::vector<Ranked> heap;
   for (const Ranked& r : Level(level)) {
     if (!evicted_[r.index]) heap.push_back(r);
@@ -399,26 +524,17 @@ bool VictimSearch::TrySingles(int32_t task, int32_t level) {
     return a.start != b.start ? a.start < b.start : a.index > b.index;
   };
   std::make_heap(heap.begin(), heap.end(), older);
-  int32_t checks = 0;
-  for (int32_t pops = 0;
-       !heap.empty() && pops < kMaxSinglePops && checks < kMaxSingleChecks && !failed_; ++pops) {
+  for (int32_t pops = 0; !heap.empty() && more(pops); ++pops) {
     std::pop_heap(heap.begin(), heap.end(), older);
     const int32_t c = heap.back().index;
     heap.pop_back();
-    if (request.NeedsGpu()) {  // what it holds on all its nodes bounds what it holds on one
-      int64_t held = 0;
+    int64_t held = 0;
+    if (request.NeedsGpu()) {
       for (const Placement& p : candidates_[c].placements) {
         held += static_cast<int64_t>(p.gpus.size()) * p.gpu_milli;
       }
-      if (held < request.TotalGpuMilli()) continue;
     }
-    for (const auto& [node, totals] : TotalsOf(c)) {
-      if (!Covers(request, totals)) continue;
-      ++checks;
-      if (!SingleFits(request, c, node, totals)) continue;
-      if (EvictAndPlace(task, std::span<const int32_t>(&c, 1))) return true;
-      break;  // evicting it did not let the task fit anywhere
-    }
+    if (single(c, held)) return true;
   }
   singles_exhausted_.push_back(memo);
   return false;
@@ -427,7 +543,7 @@ bool VictimSearch::TrySingles(int32_t task, int32_t level) {
 SetKey VictimSearch::KeyOf(std::span<const int32_t> victims) const {
   SetKey key;
   for (int32_t c : victims) {
-    const VictimCandidate& v = candidates_[c];
+    const VictimCandidate& v = C(c);
     key.max_priority = key.count == 0 ? v.priority : std::max(key.max_priority, v.priority);
     ++key.count;
     key.priority_sum += v.priority;
@@ -452,6 +568,15 @@ std::vector<int32_t> VictimSearch::Reprieve(const TaskRequest& task, int32_t nod
 bool VictimSearch::NodeVictims(const TaskRequest& task, int32_t node, std::vector<int32_t>& victims,
                                SetKey& key) {
   static const NodeRoom kNothing;
+  if (index_ != nullptr) {  // the same test on the index's copy of what the node has free
+    const VictimIndex::NodeFree& free = free_[node];
+    const RoomTotals& totals = totals_[node];
+    if (task.NeedsGpu() && free.gpu_milli + totals.gpu_milli < task.TotalGpuMilli()) return false;
+    if (!gpu_totals_only_ && ((task.cpu > 0 && task.cpu > free.cpu + totals.cpu) ||
+                              (task.memory > 0 && task.memory > free.memory + totals.memory))) {
+      return false;
+    }
+  }
   const Node& n = state_.node(node);
   if (gpu_totals_only_ ? !MayFitGpusWithRoom(task, n, totals_[node].gpu_milli)
                        : !MayFitWithRoom(task, n, totals_[node])) {
@@ -459,12 +584,11 @@ bool VictimSearch::NodeVictims(const TaskRequest& task, int32_t node, std::vecto
   }
   std::vector<int32_t> order;
   NodeRoom room;
-  for (int32_t h = holder_begin_[node]; h < holder_begin_[node + 1]; ++h) {
-    const int32_t c = holder_candidates_[h];
-    if (evicted_[c]) continue;
+  ForEachHolder(node, [&](int32_t c) {
+    if (evicted_[c]) return;
     order.push_back(c);
     Release(room, c, node, +1);
-  }
+  });
   // A node the task fits without evictions was refused by another filter: evictions cannot help.
   if (!FitsWithRoom(task, n, room) || FitsWithRoom(task, n, kNothing)) return false;
   // kube-scheduler's way: reprieve the most important first while the task still fits.
@@ -490,9 +614,7 @@ bool VictimSearch::NodeVictims(const TaskRequest& task, int32_t node, std::vecto
     return std::tuple(held.gpu_milli, held.cpu, held.memory);
   };
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    if (candidates_[a].priority != candidates_[b].priority) {
-      return candidates_[a].priority > candidates_[b].priority;
-    }
+    if (C(a).priority != C(b).priority) return C(a).priority > C(b).priority;
     return size(a) < size(b);
   });
   std::vector<int32_t> big_first = Reprieve(task, node, room, order);
@@ -506,6 +628,7 @@ bool VictimSearch::NodeVictims(const TaskRequest& task, int32_t node, std::vecto
 bool VictimSearch::TryNodes(int32_t task, int32_t levels) {
   Accumulate(levels);
   IndexHolders();
+  if (index_ != nullptr) free_ = index_->FreeOf(state_);
   const TaskRequest& request = tasks_[task];
   std::vector<int32_t> victims;
   SetKey key;
@@ -522,7 +645,7 @@ bool VictimSearch::TryNodes(int32_t task, int32_t levels) {
       return std::binary_search(changed.begin(), changed.end(), e.second);
     });
     for (int32_t node : changed) {
-      if (holder_begin_[node + 1] > holder_begin_[node]) rank(node);
+      if (HasHolders(node)) rank(node);
     }
   } else {
     ranking_.task_key = TaskKey(task);
@@ -602,16 +725,16 @@ bool VictimSearch::EvictEverythingUseful() {
   for (int32_t node : touched_) {
     const Node& n = state_.node(node);
     NodeRoom room;
-    for (int32_t h = holder_begin_[node]; h < holder_begin_[node + 1]; ++h) {
-      if (!evicted_[holder_candidates_[h]]) Release(room, holder_candidates_[h], node, +1);
-    }
+    ForEachHolder(node, [&](int32_t c) {
+      if (!evicted_[c]) Release(room, c, node, +1);
+    });
     const bool useful = std::any_of(distinct.begin(), distinct.end(), [&](const TaskRequest* t) {
       return FitsWithRoom(*t, n, room);
     });
     if (!useful) continue;
-    for (int32_t h = holder_begin_[node]; h < holder_begin_[node + 1]; ++h) {
-      if (!evicted_[holder_candidates_[h]]) Evict(holder_candidates_[h]);
-    }
+    ForEachHolder(node, [&](int32_t c) {
+      if (!evicted_[c]) Evict(c);
+    });
   }
   return ScheduleGang();
 }
@@ -682,8 +805,15 @@ std::optional<VictimChoice> VictimSearch::Run() {
   if (fits && !failed_ && (victims_.size() > 1 || tasks_.size() > 1)) Prune();
   std::optional<VictimChoice> choice;
   if (fits && !failed_) {
-    choice = VictimChoice{victims_, gang_.placements, gang_.task_indices};
-    std::sort(choice->victims.begin(), choice->victims.end());
+    choice = VictimChoice{victims_, {}, gang_.placements, gang_.task_indices};
+    if (index_ != nullptr) {
+      for (int32_t c : victims_) choice->jobs.push_back(C(c).job);
+      std::sort(choice->jobs.begin(), choice->jobs.end());
+      choice->victims.clear();
+    } else {
+      std::sort(choice->victims.begin(), choice->victims.end());
+      for (int32_t c : choice->victims) choice->jobs.push_back(C(c).job);
+    }
   }
   Restore();
   return choice;
@@ -695,6 +825,12 @@ std::optional<VictimChoice> FindVictims(ClusterState& state, Framework& framewor
                                         std::span<const TaskRequest> tasks, int32_t min_available,
                                         std::span<const VictimCandidate> candidates) {
   return VictimSearch(state, framework, tasks, min_available, candidates).Run();
+}
+
+std::optional<VictimChoice> FindVictims(ClusterState& state, Framework& framework,
+                                        std::span<const TaskRequest> tasks, int32_t min_available,
+                                        const VictimIndex& index, int32_t below_priority) {
+  return VictimSearch(state, framework, tasks, min_available, index, below_priority).Run();
 }
 
 }  // namespace tessera

@@ -46,7 +46,9 @@
 // Cost: one pass over the candidates (their priorities); the youngest candidates of the lowest
 // levels for single victims; when whole nodes must be ranked, one pass over the placements of
 // the levels needed (the dominant cost: about 50 ns per candidate task) and arithmetic on the
-// nodes whose candidates could make room; a few Framework attempts, each costing work only on
+// nodes whose candidates could make room (over a VictimIndex: no pass over candidates or
+// placements; the levels needed are summed node by node and only the youngest are read for
+// single victims); a few Framework attempts, each costing work only on
 // the nodes whose version changed (a failed one also diagnoses every node). No allocation of
 // the state is left changed: victims are forgotten and assumed back before returning (node
 // versions move, which makes the Framework re-evaluate those nodes on its next attempt).
@@ -63,21 +65,15 @@
 #include "core/placement.h"
 #include "sched/cluster_state.h"
 #include "sched/framework.h"
+#include "sched/preemption/victim_candidate.h"
+#include "sched/preemption/victim_index.h"
 #include "tessera/common/clock.h"
 
 namespace tessera {
 
-// One running gang that may be evicted whole.
-struct VictimCandidate {
-  int64_t job = 0;                    // the caller's handle
-  int32_t priority = 0;               // base priority (no aging)
-  TimePoint start_time{};             // its latest gang start
-  std::vector<TaskRequest> tasks;     // its placed tasks
-  std::vector<Placement> placements;  // same length as tasks, as assumed in the state
-};
-
 struct VictimChoice {
-  std::vector<int32_t> victims;  // indices into the candidates, ascending
+  std::vector<int32_t> victims;  // indices into the candidates, ascending (empty from an index)
+  std::vector<int64_t> jobs;     // the victims' handles: in the order of `victims`, or ascending
   std::vector<Placement>
       placements;  // where the preemptor's gang tasks would go once they are gone
   std::vector<int32_t> task_indices;  // the preemptor task index of each placement
@@ -92,5 +88,12 @@ struct VictimChoice {
 std::optional<VictimChoice> FindVictims(ClusterState& state, Framework& framework,
                                         std::span<const TaskRequest> tasks, int32_t min_available,
                                         std::span<const VictimCandidate> candidates);
+
+// The same over the candidates of `index` whose priority is below `below_priority`: the same
+// decisions as over the list of them in ascending handle order, without the pass over every
+// candidate's placements the list costs (victim_index.h). The victims are given in `jobs`.
+std::optional<VictimChoice> FindVictims(ClusterState& state, Framework& framework,
+                                        std::span<const TaskRequest> tasks, int32_t min_available,
+                                        const VictimIndex& index, int32_t below_priority);
 
 }  // namespace tessera

@@ -6,7 +6,8 @@
 // the last ten days (seeded). The preemptor has priority 2: the candidates are every job of
 // priority 0 or 1 (tens of thousands). Each scenario calls FindVictims repeatedly on the same
 // state (which it leaves as given) and prints the latency percentiles of one call, in wall-clock
-// time and in the thread's CPU time.
+// time and in the thread's CPU time: first over the candidate list, then over a VictimIndex of
+// the same candidates built once (victim_index.h), which must choose the same victims.
 //
 //   build/src/sched/preemption/victim_search_benchmark [calls per scenario, default 500]
 #include <algorithm>
@@ -156,25 +157,40 @@ double Percentile(std::vector<double> v, double q) {
   return v[i];
 }
 
-void RunScenario(const char* name, Fleet& fleet, Framework& framework,
-                 const std::vector<TaskRequest>& tasks, int32_t min_available,
-                 const std::vector<VictimCandidate>& candidates, int32_t calls) {
+// One search, over the candidate list or, when `index` is given, over the index.
+std::optional<VictimChoice> Search(Fleet& fleet, Framework& framework,
+                                   const std::vector<TaskRequest>& tasks, int32_t min_available,
+                                   const std::vector<VictimCandidate>& candidates,
+                                   const VictimIndex* index) {
+  if (index != nullptr) {
+    return FindVictims(fleet.state, framework, tasks, min_available, *index, kPreemptorPriority);
+  }
+  return FindVictims(fleet.state, framework, tasks, min_available, candidates);
+}
+
+// Returns the victims' handles of the last call.
+std::vector<int64_t> RunScenario(const char* name, Fleet& fleet, Framework& framework,
+                                 const std::vector<TaskRequest>& tasks, int32_t min_available,
+                                 const std::vector<VictimCandidate>& candidates,
+                                 const VictimIndex* index, int32_t calls) {
   std::vector<double> micros;
   std::vector<double> cpu_micros;
   size_t victims = 0;
   bool found = false;
+  std::vector<int64_t> jobs;
   for (int32_t i = 0; i < calls + 5; ++i) {
     const double cpu_begin = ThreadCpuMicros();
     const auto begin = std::chrono::steady_clock::now();
     std::optional<VictimChoice> choice =
-        FindVictims(fleet.state, framework, tasks, min_available, candidates);
+        Search(fleet, framework, tasks, min_available, candidates, index);
     const auto end = std::chrono::steady_clock::now();
     const double cpu_end = ThreadCpuMicros();
     if (i < 5) continue;  // warm-up: the framework's caches for the preemptor's class
     micros.push_back(std::chrono::duration<double, std::micro>(end - begin).count());
     cpu_micros.push_back(cpu_end - cpu_begin);
     found = choice.has_value();
-    victims = found ? choice->victims.size() : 0;
+    victims = found ? choice->jobs.size() : 0;
+    jobs = found ? choice->jobs : std::vector<int64_t>{};
   }
   std::printf(
       "%-22s wall p50 %7.1f us p99 %7.1f us max %7.1f us | cpu p50 %7.1f us p99 %7.1f us | %s, "
@@ -182,7 +198,15 @@ void RunScenario(const char* name, Fleet& fleet, Framework& framework,
       name, Percentile(micros, 0.5), Percentile(micros, 0.99),
       *std::max_element(micros.begin(), micros.end()), Percentile(cpu_micros, 0.5),
       Percentile(cpu_micros, 0.99), found ? "found" : "none", victims);
+  return jobs;
 }
+
+struct Case {
+  const char* name;
+  std::vector<TaskRequest> tasks;
+  int32_t min_available;
+  bool small;  // the small candidates only
+};
 
 int Main(int argc, char** argv) {
   const int32_t calls = argc > 1 ? std::atoi(argv[1]) : 500;
@@ -203,15 +227,47 @@ int Main(int argc, char** argv) {
               kNodes, static_cast<long long>(fleet.tasks), static_cast<long long>(fleet.jobs),
               fleet.candidates.size(), static_cast<long long>(candidate_tasks));
   const std::vector<TaskRequest> gang(4, Gpus(8));
-  std::printf("candidates: every job of priority 0 or 1\n");
-  RunScenario("1 task x 1 GPU", fleet, **framework, {Gpus(1)}, 1, fleet.candidates, calls);
-  RunScenario("1 task x 8 GPUs", fleet, **framework, {Gpus(8)}, 1, fleet.candidates, calls);
-  RunScenario("gang 4 tasks x 8 GPUs", fleet, **framework, gang, 4, fleet.candidates, calls);
-  // No single job holds 8 GPUs of a node: whole nodes are ranked by the victims they need.
-  std::printf("candidates: the 1-GPU and CPU-only jobs of priority 0 or 1 (%zu)\n",
-              fleet.small_candidates.size());
-  RunScenario("1 task x 8 GPUs", fleet, **framework, {Gpus(8)}, 1, fleet.small_candidates, calls);
-  RunScenario("gang 4 tasks x 8 GPUs", fleet, **framework, gang, 4, fleet.small_candidates, calls);
+  // In the small cases no single job holds 8 GPUs of a node: whole nodes are ranked by the
+  // victims they need.
+  const std::vector<Case> cases = {
+      {"1 task x 1 GPU", {Gpus(1)}, 1, false},
+      {"1 task x 8 GPUs", {Gpus(8)}, 1, false},
+      {"gang 4 tasks x 8 GPUs", gang, 4, false},
+      {"1 task x 8 GPUs", {Gpus(8)}, 1, true},
+      {"gang 4 tasks x 8 GPUs", gang, 4, true},
+  };
+  VictimIndex all;
+  for (const VictimCandidate& c : fleet.candidates) all.Add(c);
+  VictimIndex small;
+  for (const VictimCandidate& c : fleet.small_candidates) small.Add(c);
+  std::vector<std::vector<int64_t>> plain_victims;
+  for (const bool indexed : {false, true}) {
+    std::printf("%s\n", indexed ? "over a VictimIndex of the same candidates"
+                                : "over the candidate list");
+    for (size_t k = 0; k < cases.size(); ++k) {
+      const Case& c = cases[k];
+      if (k == 0 || c.small != cases[k - 1].small) {
+        if (c.small) {
+          std::printf(" candidates: the 1-GPU and CPU-only jobs of priority 0 or 1 (%zu)\n",
+                      fleet.small_candidates.size());
+        } else {
+          std::printf(" candidates: every job of priority 0 or 1\n");
+        }
+      }
+      const std::vector<VictimCandidate>& list =
+          c.small ? fleet.small_candidates : fleet.candidates;
+      const VictimIndex* index = !indexed ? nullptr : c.small ? &small : &all;
+      rng = Rng(7);  // the same tie-breaks for both
+      std::vector<int64_t> victims =
+          RunScenario(c.name, fleet, **framework, c.tasks, c.min_available, list, index, calls);
+      if (!indexed) {
+        plain_victims.push_back(std::move(victims));
+      } else if (victims != plain_victims[k]) {
+        std::printf("  the index chose other victims than the list\n");
+        return 1;
+      }
+    }
+  }
   return 0;
 }
 

@@ -464,5 +464,120 @@ TEST_F(VictimSearchPropertyTest, RandomClusters) {
   EXPECT_LE(more_than_fewest * 100, single_task_rounds) << "the fewest victims in 99% of rounds";
 }
 
+// The same random clusters searched through a VictimIndex: the same decisions as the plain
+// search over the list of its candidates below the bound in handle order, with the index built
+// in another order and churned (candidates replaced, removed and added back) first.
+class VictimIndexTest : public VictimSearchPropertyTest {
+ protected:
+  void SetUp() override { CreateFramework(TieBreak::kRandom); }
+};
+
+void ExpectSameChoice(const std::optional<VictimChoice>& plain,
+                      const std::optional<VictimChoice>& indexed) {
+  ASSERT_EQ(plain.has_value(), indexed.has_value());
+  if (!plain.has_value()) return;
+  EXPECT_EQ(plain->jobs, indexed->jobs);
+  EXPECT_EQ(plain->task_indices, indexed->task_indices);
+  ASSERT_EQ(plain->placements.size(), indexed->placements.size());
+  for (size_t k = 0; k < plain->placements.size(); ++k) {
+    EXPECT_EQ(plain->placements[k].node_index, indexed->placements[k].node_index);
+    EXPECT_EQ(plain->placements[k].gpus, indexed->placements[k].gpus);
+    EXPECT_EQ(plain->placements[k].gpu_milli, indexed->placements[k].gpu_milli);
+  }
+}
+
+TEST_F(VictimIndexTest, SameDecisionsAsThePlainSearch) {
+  Rng rng(77);
+  int32_t found = 0;
+  for (int32_t round = 0; round < 400; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    state_ = ClusterState();
+    candidates_.clear();
+    Populate(rng);
+    // Handles out of position order, and equal starts, so that ties are broken by handle.
+    for (VictimCandidate& c : candidates_) {
+      c.job = 1000 - 7 * c.job;
+      if (rng.Uniform(2) == 0) c.start_time = At(5);
+    }
+    std::vector<TaskRequest> tasks = {RandomTask(rng)};
+    if (tasks.front().gpu_milli == kMilliGpuPerDevice) tasks.front().gpu_count *= 2;
+    int32_t min_available = 1;
+    if (rng.Uniform(3) == 0) {
+      tasks.push_back(RandomTask(rng));
+      min_available = 1 + static_cast<int32_t>(rng.Uniform(2));
+    }
+    const auto below = 1 + static_cast<int32_t>(rng.Uniform(2));
+
+    VictimIndex index;
+    std::vector<size_t> order(candidates_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    rng.Shuffle(order);
+    for (size_t i : order) {
+      VictimCandidate stale = candidates_[i];
+      stale.priority = 5;
+      index.Add(stale);
+      index.Add(candidates_[i]);  // replaces it
+    }
+    for (size_t i : order) {
+      if (rng.Uniform(3) != 0) continue;
+      index.Remove(candidates_[i].job);
+      index.Add(candidates_[i]);
+    }
+    ASSERT_EQ(index.size(), static_cast<int64_t>(candidates_.size()));
+
+    std::vector<VictimCandidate> plain_list;
+    for (const VictimCandidate& c : candidates_) {
+      if (c.priority < below) plain_list.push_back(c);
+    }
+    std::sort(plain_list.begin(), plain_list.end(),
+              [](const VictimCandidate& a, const VictimCandidate& b) { return a.job < b.job; });
+    const std::vector<std::string> before = Allocations();
+    rng_ = Rng(round);
+    std::optional<VictimChoice> plain;
+    if (!plain_list.empty()) {
+      plain = FindVictims(state_, *framework_, tasks, min_available, plain_list);
+    }
+    rng_ = Rng(round);
+    std::optional<VictimChoice> indexed;
+    if (index.AnyBelow(below)) {
+      indexed = FindVictims(state_, *framework_, tasks, min_available, index, below);
+    }
+    EXPECT_EQ(Allocations(), before) << "the state must be left as given";
+    ExpectSameChoice(plain, indexed);
+    if (plain.has_value() && !plain->jobs.empty()) ++found;
+  }
+  EXPECT_GT(found, 100);
+}
+
+TEST(VictimIndex, AddReplacesAndRemoveForgets) {
+  VictimIndex index;
+  VictimCandidate c{.job = 3, .priority = 1, .start_time = At(10)};
+  c.tasks = {GpuTask(2)};
+  Placement p;
+  p.node_index = 4;
+  p.gpus = {0, 1};
+  p.gpu_milli = kMilliGpuPerDevice;
+  c.placements = {p};
+  index.Add(c);
+  c.priority = 0;
+  index.Add(c);
+  EXPECT_EQ(index.size(), 1);
+  ASSERT_EQ(index.levels().size(), 1u);
+  const VictimIndex::Level& level = index.levels().begin()->second;
+  EXPECT_EQ(level.priority, 0);
+  EXPECT_EQ(level.nodes[4].holders, 1);
+  EXPECT_EQ(level.nodes[4].totals.gpu_milli, 2 * kMilliGpuPerDevice);
+  EXPECT_EQ(level.youngest.begin()->gpu_milli, 2 * kMilliGpuPerDevice);
+  EXPECT_EQ(level.MaxGpuMilli(), 2 * kMilliGpuPerDevice);
+  EXPECT_THAT(index.holders(4), ElementsAre(level.youngest.begin()->slot));
+  EXPECT_TRUE(index.AnyBelow(1));
+  EXPECT_FALSE(index.AnyBelow(0));
+  index.Remove(3);
+  index.Remove(3);
+  EXPECT_EQ(index.size(), 0);
+  EXPECT_THAT(index.levels(), IsEmpty());
+  EXPECT_THAT(index.holders(4), IsEmpty());
+}
+
 }  // namespace
 }  // namespace tessera
