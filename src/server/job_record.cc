@@ -297,6 +297,101 @@ bool ReadFieldsQuickly(std::string_view value, JobRecord& record, spec::JobStatu
   return in.Finish() && (seen & required) == required;
 }
 
+// A task record as EncodeTaskRecord writes it, read straight from the text; false for anything
+// else (LoadStoredTask then reads it through nlohmann-json).
+bool ReadTaskQuickly(std::string_view value, TaskRuntime& task) {
+  enum {
+    kCluster,
+    kEnded,
+    kExitCode,
+    kGpuMemory,
+    kGpuMilli,
+    kGpus,
+    kLaunchId,
+    kLaunched,
+    kMessage,
+    kName,
+    kNode,
+    kPhase,
+    kReason,
+    kStartTime,
+    kCount
+  };
+  static constexpr std::string_view kKeys[] = {
+      "cluster",  "ended",   "exitCode", "gpuMemory", "gpuMilli", "gpus",   "launchId",
+      "launched", "message", "name",     "node",      "phase",    "reason", "startTime"};
+  spec::JsonReader in(value);
+  if (!in.BeginObject()) return false;
+  uint32_t seen = 0;
+  std::string text;
+  std::string_view key;
+  while (in.NextKey(key)) {
+    const int index = KeyIndex(key, kKeys);
+    if (index < 0 || (seen & (1u << index)) != 0) return false;
+    seen |= 1u << index;
+    bool read = false;
+    switch (index) {
+      case kCluster:
+        read = in.String(task.cluster);
+        break;
+      case kEnded:
+        read = in.Bool(task.ended);
+        break;
+      case kExitCode: {
+        int32_t code = 0;
+        if (in.AtNull()) {
+          read = true;
+        } else if ((read = ReadInt32(in, code))) {
+          task.exit_code = code;
+        }
+        break;
+      }
+      case kGpuMemory:
+        read = in.Integer(task.placement.gpu_memory);
+        break;
+      case kGpuMilli:
+        read = in.Integer(task.placement.gpu_milli);
+        break;
+      case kGpus:
+        read = in.BeginArray();
+        while (read && in.NextItem()) {
+          int32_t gpu = 0;
+          if ((read = ReadInt32(in, gpu))) task.placement.gpus.push_back(gpu);
+        }
+        read = read && in.ok();
+        break;
+      case kLaunchId:
+        read = in.String(task.launch_id);
+        break;
+      case kLaunched:
+        read = in.Bool(task.launched);
+        break;
+      case kMessage:
+        read = in.String(task.message);
+        break;
+      case kName:
+        read = in.String(task.name);
+        break;
+      case kNode:
+        read = in.String(task.placement.node);
+        break;
+      case kPhase: {
+        std::optional<TaskPhase> phase;
+        read = in.String(text) && (phase = ParseTaskPhase(text)).has_value();
+        if (read) task.phase = *phase;
+        break;
+      }
+      case kReason:
+        read = in.String(task.reason);
+        break;
+      default:
+        read = ReadOptionalTime(in, task.start_time);
+    }
+    if (!read) return false;
+  }
+  return in.Finish() && seen == (1u << kCount) - 1;
+}
+
 // The fields of a stored record through nlohmann-json, as every version wrote them.
 absl::Status ReadFieldsFully(std::string_view key, std::string_view value, JobRecord& record) {
   try {
@@ -639,10 +734,12 @@ absl::Status LoadStoredTask(std::map<int64_t, JobRecord>& jobs, std::string_view
     return Corrupt(key, "a task beyond the job's replicas");
   }
   TaskRuntime task;
-  try {
-    task = DecodeTask(json::parse(value));
-  } catch (const std::exception& e) {
-    return Corrupt(key, e.what());
+  if (!ReadTaskQuickly(value, task)) {
+    try {
+      task = DecodeTask(json::parse(value));
+    } catch (const std::exception& e) {
+      return Corrupt(key, e.what());
+    }
   }
   if (task.name != record.tasks[index].name) return Corrupt(key, "the task's name does not match");
   record.status().tasks[index] = TaskStatusOf(task);

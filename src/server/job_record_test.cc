@@ -304,6 +304,39 @@ TEST(JobRecordTest, RecordsReadTheSameWhicheverWayTheyAreRead) {
   }
 }
 
+// Stored tasks too: the quick reading and nlohmann-json's give the same task.
+TEST(JobRecordTest, StoredTasksReadTheSameWhicheverWayTheyAreRead) {
+  TaskRuntime placed{.name = "worker-1",
+                     .cluster = "east",
+                     .phase = TaskPhase::kFailed,
+                     .exit_code = -9,
+                     .launch_id = "4-worker-1-a2",
+                     .launched = true,
+                     .start_time = TimePoint(Duration(123)),
+                     .ended = true,
+                     .reason = "Lost",
+                     .message = "node \"n\" gone\n😀"};
+  placed.placement.node = "n-1";
+  placed.placement.gpus = {0, 3, 7};
+  placed.placement.gpu_milli = 1000;
+  placed.placement.gpu_memory = int64_t{40} << 30;
+  for (const TaskRuntime& task : {placed, TaskRuntime{.name = "worker-1", .launched = true}}) {
+    const std::string stored = EncodeTaskRecord(task);
+    nlohmann::json other = nlohmann::json::parse(stored);
+    other["zzUnknown"] = true;
+    std::vector<std::string> read;
+    for (const std::string& value : {stored, other.dump()}) {
+      std::map<int64_t, JobRecord> jobs;
+      jobs.emplace(4, NewJobRecord(4, "t", Document(), TimePoint()));
+      ASSERT_TRUE(LoadStoredTask(jobs, TaskKey(4, 1), value).ok()) << value;
+      const JobRecord& record = jobs.at(4);
+      read.push_back(EncodeTaskRecord(record.tasks[1]) + spec::RenderJobJson(record.document));
+    }
+    EXPECT_EQ(read[0], read[1]);
+    EXPECT_THAT(read[0], ::testing::StartsWith(stored));
+  }
+}
+
 // Values json converts (a float for an integer) or refuses, whichever way the record is read.
 TEST(JobRecordTest, OddRecordsReadAsNlohmannJsonReadsThem) {
   const JobRecord record = NewJobRecord(3, "t", Document(), TimePoint(Duration(5)));
