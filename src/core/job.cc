@@ -34,12 +34,16 @@ bool IsDnsName(std::string_view name, size_t max_length, bool allow_dots) {
 constexpr size_t kMaxJobNameLength = 253;   // a DNS-1123 subdomain
 constexpr size_t kMaxGroupNameLength = 63;  // a DNS-1123 label
 
-absl::Status CheckNonNegative(int64_t value, std::string_view field) {
-  return value < 0 ? FieldError(field, "must be >= 0") : absl::OkStatus();
+// The checks below name their field only once they fail (`field()` builds its path): a valid
+// spec is checked without formatting a path (every stored job is checked again at a restart).
+template <typename Field>
+absl::Status CheckNonNegative(int64_t value, const Field& field) {
+  return value < 0 ? FieldError(field(), "must be >= 0") : absl::OkStatus();
 }
 
-absl::Status CheckKeysNonEmpty(const Labels& labels, std::string_view field) {
-  return labels.contains("") ? FieldError(field, "keys must not be empty") : absl::OkStatus();
+template <typename Field>
+absl::Status CheckKeysNonEmpty(const Labels& labels, const Field& field) {
+  return labels.contains("") ? FieldError(field(), "keys must not be empty") : absl::OkStatus();
 }
 
 // Appends `text` length-prefixed ("5:hello"), so concatenations cannot collide.
@@ -61,30 +65,30 @@ std::string TolerationKey(const Toleration& t) {
 }
 
 absl::Status ValidateGpu(const TaskRequest& r, std::string_view field) {
-  const std::string gpu = fmt::format("{}.resources.gpu", field);
-  const std::string gpu_memory = fmt::format("{}.resources.gpu_memory", field);
-  if (r.gpu_count < 0) return FieldError(gpu, "must be >= 0");
-  if (r.gpu_memory < 0) return FieldError(gpu_memory, "must be >= 0");
+  const auto gpu = [&] { return fmt::format("{}.resources.gpu", field); };
+  const auto gpu_memory = [&] { return fmt::format("{}.resources.gpu_memory", field); };
+  if (r.gpu_count < 0) return FieldError(gpu(), "must be >= 0");
+  if (r.gpu_memory < 0) return FieldError(gpu_memory(), "must be >= 0");
   if (r.gpu_count == 0) {
     if (r.gpu_milli != 0) {
       return FieldError(
-          gpu, fmt::format("milli-GPU per device is {} but no device is requested (gpu_count 0)",
-                           r.gpu_milli));
+          gpu(), fmt::format("milli-GPU per device is {} but no device is requested (gpu_count 0)",
+                             r.gpu_milli));
     }
-    if (r.gpu_memory != 0) return FieldError(gpu_memory, "needs a GPU (gpu_count > 0)");
+    if (r.gpu_memory != 0) return FieldError(gpu_memory(), "needs a GPU (gpu_count > 0)");
     return absl::OkStatus();
   }
   if (r.gpu_milli < 1 || r.gpu_milli > kMilliGpuPerDevice) {
-    return FieldError(gpu, fmt::format("milli-GPU per device must be in 1..{}, got {}",
-                                       kMilliGpuPerDevice, r.gpu_milli));
+    return FieldError(gpu(), fmt::format("milli-GPU per device must be in 1..{}, got {}",
+                                         kMilliGpuPerDevice, r.gpu_milli));
   }
   if (r.gpu_milli < kMilliGpuPerDevice && r.gpu_count != 1) {
-    return FieldError(gpu, fmt::format("a share of a GPU ({} milli-GPU) is only possible for one "
-                                       "device, got {} devices",
-                                       r.gpu_milli, r.gpu_count));
+    return FieldError(gpu(), fmt::format("a share of a GPU ({} milli-GPU) is only possible for one "
+                                         "device, got {} devices",
+                                         r.gpu_milli, r.gpu_count));
   }
   if (r.gpu_memory > std::numeric_limits<int64_t>::max() / r.gpu_count) {
-    return FieldError(gpu_memory, "too large");
+    return FieldError(gpu_memory(), "too large");
   }
   return absl::OkStatus();
 }
@@ -108,16 +112,17 @@ void AppendAffinity(std::string* out, std::string_view tag, const ClusterAffinit
   }
 }
 
-absl::Status ValidateRequirement(const LabelRequirement& r, std::string_view field) {
-  if (r.key.empty()) return FieldError(fmt::format("{}.key", field), "must not be empty");
+template <typename Field>
+absl::Status ValidateRequirement(const LabelRequirement& r, const Field& field) {
+  if (r.key.empty()) return FieldError(fmt::format("{}.key", field()), "must not be empty");
   const bool set_based = r.op == LabelOperator::kIn || r.op == LabelOperator::kNotIn;
   if (set_based && r.values.empty()) {
     return FieldError(
-        fmt::format("{}.values", field),
+        fmt::format("{}.values", field()),
         fmt::format("must list at least one value for operator {}", LabelOperatorName(r.op)));
   }
   if (!set_based && !r.values.empty()) {
-    return FieldError(fmt::format("{}.values", field),
+    return FieldError(fmt::format("{}.values", field()),
                       fmt::format("must be empty for operator {}", LabelOperatorName(r.op)));
   }
   return absl::OkStatus();
@@ -159,23 +164,20 @@ bool LabelRequirement::Matches(const Labels& labels) const {
 
 absl::Status ClusterAffinityTerms::Validate(std::string_view field) const {
   for (size_t i = 0; i < required.size(); ++i) {
-    if (absl::Status s = ValidateRequirement(required[i], fmt::format("{}.required[{}]", field, i));
-        !s.ok()) {
-      return s;
-    }
+    const auto path = [&] { return fmt::format("{}.required[{}]", field, i); };
+    if (absl::Status s = ValidateRequirement(required[i], path); !s.ok()) return s;
   }
   for (size_t i = 0; i < preferred.size(); ++i) {
-    const std::string term = fmt::format("{}.preferred[{}]", field, i);
+    const auto term = [&] { return fmt::format("{}.preferred[{}]", field, i); };
     if (preferred[i].weight < 1 || preferred[i].weight > kMaxPreferredWeight) {
-      return FieldError(term + ".weight", fmt::format("must be 1..{}", kMaxPreferredWeight));
+      return FieldError(term() + ".weight", fmt::format("must be 1..{}", kMaxPreferredWeight));
     }
     if (preferred[i].match.empty()) {
-      return FieldError(term + ".match", "must list at least one requirement");
+      return FieldError(term() + ".match", "must list at least one requirement");
     }
     for (size_t j = 0; j < preferred[i].match.size(); ++j) {
-      if (absl::Status s =
-              ValidateRequirement(preferred[i].match[j], fmt::format("{}.match[{}]", term, j));
-          !s.ok()) {
+      const auto path = [&] { return fmt::format("{}.match[{}]", term(), j); };
+      if (absl::Status s = ValidateRequirement(preferred[i].match[j], path); !s.ok()) {
         return s;
       }
     }
@@ -247,9 +249,9 @@ std::string TaskRequest::EquivalenceKey() const {
 }
 
 absl::Status TaskRequest::Validate(std::string_view field) const {
-  const std::string resources = fmt::format("{}.resources", field);
-  if (cpu < 0) return FieldError(resources + ".cpu", "must be >= 0");
-  if (memory < 0) return FieldError(resources + ".memory", "must be >= 0");
+  const auto resources = [&] { return fmt::format("{}.resources", field); };
+  if (cpu < 0) return FieldError(resources() + ".cpu", "must be >= 0");
+  if (memory < 0) return FieldError(resources() + ".memory", "must be >= 0");
   if (absl::Status s = ValidateGpu(*this, field); !s.ok()) return s;
   for (size_t i = 0; i < gpu_models.size(); ++i) {
     if (gpu_models[i].empty()) {
@@ -257,21 +259,22 @@ absl::Status TaskRequest::Validate(std::string_view field) const {
     }
   }
   for (const auto& [name, value] : extended) {
-    if (name.empty()) return FieldError(resources, "extended resource names must not be empty");
-    if (value < 0) return FieldError(fmt::format("{}.{}", resources, name), "must be >= 0");
+    if (name.empty()) return FieldError(resources(), "extended resource names must not be empty");
+    if (value < 0) return FieldError(fmt::format("{}.{}", resources(), name), "must be >= 0");
   }
-  if (absl::Status s = CheckKeysNonEmpty(node_selector, fmt::format("{}.node_selector", field));
+  if (absl::Status s =
+          CheckKeysNonEmpty(node_selector, [&] { return fmt::format("{}.node_selector", field); });
       !s.ok()) {
     return s;
   }
   for (size_t i = 0; i < tolerations.size(); ++i) {
     const Toleration& t = tolerations[i];
-    const std::string path = fmt::format("{}.tolerations[{}]", field, i);
+    const auto path = [&] { return fmt::format("{}.tolerations[{}]", field, i); };
     if (t.key.empty() && !t.exists) {
-      return FieldError(path + ".key", "must not be empty unless the operator is Exists");
+      return FieldError(path() + ".key", "must not be empty unless the operator is Exists");
     }
     if (t.exists && !t.value.empty()) {
-      return FieldError(path + ".value", "must be empty when the operator is Exists");
+      return FieldError(path() + ".value", "must be empty when the operator is Exists");
     }
   }
   return absl::OkStatus();
@@ -285,6 +288,7 @@ int32_t JobSpec::TotalTasks() const {
 
 absl::Status JobSpec::Validate(std::string_view field) const {
   const auto path = [&](std::string_view name) { return fmt::format("{}.{}", field, name); };
+  const auto lazy = [&](std::string_view name) { return [&path, name] { return path(name); }; };
   if (!name.empty() && !IsDnsName(name, kMaxJobNameLength, /*allow_dots=*/true)) {
     return FieldError(path("name"),
                       fmt::format("{} is not a valid name (lowercase letters, digits, '-' and "
@@ -292,7 +296,7 @@ absl::Status JobSpec::Validate(std::string_view field) const {
                                   "characters)",
                                   internal::QuoteForMessage(name), kMaxJobNameLength));
   }
-  if (absl::Status s = CheckKeysNonEmpty(labels, path("labels")); !s.ok()) return s;
+  if (absl::Status s = CheckKeysNonEmpty(labels, lazy("labels")); !s.ok()) return s;
   if (queue.empty()) return FieldError(path("queue"), "must not be empty");
   if (time_limit.has_value() && time_limit->count() <= 0) {
     return FieldError(path("time_limit"), "must be > 0");
@@ -300,24 +304,28 @@ absl::Status JobSpec::Validate(std::string_view field) const {
   if (duration.has_value() && duration->count() <= 0) {
     return FieldError(path("duration"), "must be > 0");
   }
-  if (absl::Status s = CheckNonNegative(min_runtime.count(), path("min_runtime")); !s.ok()) {
+  if (absl::Status s = CheckNonNegative(min_runtime.count(), lazy("min_runtime")); !s.ok()) {
     return s;
   }
-  if (absl::Status s = CheckNonNegative(termination_grace.count(), path("termination_grace"));
+  if (absl::Status s = CheckNonNegative(termination_grace.count(), lazy("termination_grace"));
       !s.ok()) {
     return s;
   }
   if (absl::Status s =
-          CheckNonNegative(restart_policy.max_restarts, path("restart_policy.max_restarts"));
+          CheckNonNegative(restart_policy.max_restarts, lazy("restart_policy.max_restarts"));
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = CheckKeysNonEmpty(cluster_selector, path("cluster_selector")); !s.ok()) {
+  if (absl::Status s = CheckKeysNonEmpty(cluster_selector, lazy("cluster_selector")); !s.ok()) {
     return s;
   }
-  if (absl::Status s = cluster_affinity.Validate(path("cluster_affinity")); !s.ok()) return s;
-  if (absl::Status s = cluster_anti_affinity.Validate(path("cluster_anti_affinity")); !s.ok()) {
-    return s;
+  if (!cluster_affinity.empty()) {
+    if (absl::Status s = cluster_affinity.Validate(path("cluster_affinity")); !s.ok()) return s;
+  }
+  if (!cluster_anti_affinity.empty()) {
+    if (absl::Status s = cluster_anti_affinity.Validate(path("cluster_anti_affinity")); !s.ok()) {
+      return s;
+    }
   }
   if (tasks.empty()) return FieldError(path("tasks"), "must have at least one task group");
   std::map<std::string_view, size_t> seen;

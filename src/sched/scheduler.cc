@@ -166,7 +166,8 @@ void Scheduler::Enqueue(Entry& entry) {
 }
 
 absl::Status Scheduler::Submit(std::string_view job, const JobSpec& spec) {
-  if (jobs_.contains(job)) {
+  const auto at = jobs_.lower_bound(job);  // where the job goes (nothing is added before)
+  if (at != jobs_.end() && at->first == job) {
     return absl::AlreadyExistsError(fmt::format("job {} is already queued", job));
   }
   if (absl::Status s = spec.Validate("spec"); !s.ok()) return s;
@@ -190,17 +191,18 @@ absl::Status Scheduler::Submit(std::string_view job, const JobSpec& spec) {
     request.cluster_affinity = spec.cluster_affinity;
     request.cluster_anti_affinity = spec.cluster_anti_affinity;
     for (int32_t r = 0; r < group.replicas; ++r) {
-      entry->tasks.push_back(request);
       entry->task_names.push_back(fmt::format("{}-{}", group.name, r));
     }
+    entry->tasks.insert(entry->tasks.end(), group.replicas - 1, request);
+    entry->tasks.push_back(std::move(request));  // replicas >= 1 (Validate)
   }
   entry->charge = JobCharge(entry->tasks);
   entry->placed.assign(entry->tasks.size(), false);
   entry->placements.resize(entry->tasks.size());
   entry->submit_time = env_.clock->Now();
   Entry& added = *entry;
-  by_id_[added.id] = &added;
-  jobs_.emplace(added.name, std::move(entry));
+  by_id_.emplace_hint(by_id_.end(), added.id, &added);  // ids only grow
+  jobs_.emplace_hint(at, added.name, std::move(entry));
   Enqueue(added);
   untried_.push_back(added.id);
   return absl::OkStatus();
@@ -210,7 +212,7 @@ absl::Status Scheduler::Restore(std::string_view job, const JobSpec& spec,
                                 std::span<const TaskBinding> placed, TimePoint started) {
   if (absl::Status s = Submit(job, spec); !s.ok()) return s;
   if (placed.empty()) return absl::OkStatus();
-  Entry& entry = *Find(job);
+  Entry& entry = *by_id_.rbegin()->second;  // the one Submit added: the highest sequence
   for (const TaskBinding& binding : placed) {
     if (binding.task < 0 || binding.task >= static_cast<int32_t>(entry.placed.size())) {
       Forget(entry);

@@ -254,8 +254,8 @@ absl::Status JobManager::CheckJobsFitTreeLocked(const std::vector<QueueSpec>& tr
 void JobManager::RestoreJob(JobRecord& record, std::map<Cluster*, std::vector<KnownLaunch>>& known,
                             std::vector<int64_t>& to_launch) {
   if (IsTerminal(record.status().phase)) return;
-  const std::vector<TaskRequest> requests = TaskRequests(record.document.spec);
-  std::vector<TaskBinding> placed;  // an ended task holds nothing: node_index -1
+  std::vector<TaskRequest> requests;  // once a task is found running (most jobs have none)
+  std::vector<TaskBinding> placed;    // an ended task holds nothing: node_index -1
   bool unlaunched = false;
   for (size_t i = 0; i < record.tasks.size(); ++i) {
     TaskRuntime& task = record.tasks[i];
@@ -264,6 +264,7 @@ void JobManager::RestoreJob(JobRecord& record, std::map<Cluster*, std::vector<Kn
     placed.back().placement.node_index = -1;
     if (task.ended) continue;
     launches_[task.launch_id] = record.id;
+    if (requests.empty()) requests = TaskRequests(record.document.spec);
     const std::optional<int32_t> node = state_.FindNode(task.placement.node);
     task.placement.node_index = node.value_or(-1);
     if (!node.has_value() || !state_.Assume(requests[i], task.placement).ok()) {

@@ -2,8 +2,10 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -206,6 +208,161 @@ TEST(JobRecordTest, RecordsWithoutPreemptionKeysDecode) {
   EXPECT_EQ(back->status().preemptions, 0);
 }
 
+// A job of every optional field: metadata, spec, task groups with their own placement.
+spec::JobDocument FullDocument() {
+  absl::StatusOr<spec::JobDocument> doc = spec::ParseJobDocument(R"(
+apiVersion: tessera/v1
+kind: Job
+metadata: {name: full-one, labels: {team: vision, "a/b": "ü😀"}, requestId: "r-\u00e9"}
+spec:
+  queue: q
+  priority: -3
+  minAvailable: 2
+  timeLimit: 2h
+  duration: 90s
+  preemptible: false
+  minRuntime: 1m
+  terminationGracePeriod: 5s
+  restartPolicy: {onFailure: fail, maxRestarts: 7}
+  tolerations: [{key: dedicated, value: infer, effect: NoSchedule}, {operator: Exists}]
+  clusterSelector: {region: east}
+  clusterAffinity:
+    required: [{key: tier, operator: NotIn, values: [spot]}]
+    preferred: [{weight: 9, match: [{key: gpu, operator: Exists}]}]
+  clusterAntiAffinity: [{key: old, operator: DoesNotExist}]
+  tasks:
+  - name: worker
+    replicas: 2
+    nodeSelector: {pool: a}
+    resources: {cpu: 1500m, memory: 3Gi, gpu: 2, gpuMemory: 40Gi, gpuModel: [H100], rdma/hca: 1}
+    command: [python, "tab\there"]
+    args: ["--x", ""]
+    env: {A: "1", B: "line\nbreak"}
+    workingDir: /w
+  - name: ps
+    resources: {gpu: 0.5, ephemeral-storage: 1Gi}
+)");
+  EXPECT_TRUE(doc.ok()) << doc.status();
+  return *doc;
+}
+
+// Everything a decoded record holds, as text.
+std::string Everything(const JobRecord& record) {
+  std::string out = fmt::format("{} {} {} {}\n", record.id, record.tenant, EncodeJobRecord(record),
+                                spec::RenderJobJson(record.document));
+  for (const TaskRuntime& task : record.tasks) out += EncodeTaskRecord(task) + "\n";
+  return out + fmt::format("{}", record.stored_tasks.size());
+}
+
+// Stored records decode to what was stored, and to the same record when nlohmann-json has to
+// read them (a key of no version makes the quick reading give way; json ignores such keys).
+TEST(JobRecordTest, RecordsReadTheSameWhicheverWayTheyAreRead) {
+  std::vector<JobRecord> records;
+  records.push_back(NewJobRecord(1, "t", Document(), TimePoint(Duration(5))));
+  JobRecord full = NewJobRecord(123456789012345678, "team \"é\"", FullDocument(),
+                                TimePoint(Duration(1'700'000'000'123)));
+  full.status() = {.phase = JobPhase::kSucceeded,
+                   .reason = "Done",
+                   .message = "all\nfine \"here\" 😀",
+                   .cluster = "east-1",
+                   .submit_time = TimePoint(Duration(-5)),
+                   .start_time = TimePoint(Duration(7)),
+                   .end_time = TimePoint(Duration(9)),
+                   .preemptions = 3};
+  full.SyncTaskStatus();
+  full.attempt = 4;
+  full.restarts = 2;
+  full.cancel_requested = true;
+  full.preemption = PreemptionAction::kRequeue;
+  full.last_event = 99;
+  records.push_back(full);
+  full.preemption = PreemptionAction::kCancel;
+  full.status().phase = JobPhase::kAdmitted;
+  full.status().start_time.reset();
+  full.status().end_time.reset();
+  full.attempt = full.restarts = -1;
+  records.push_back(full);
+
+  for (const JobRecord& record : records) {
+    const std::string stored = EncodeJobRecord(record);
+    absl::StatusOr<JobRecord> quick = DecodeJobRecord(JobKey(record.id), stored);
+    ASSERT_TRUE(quick.ok()) << quick.status();
+    nlohmann::json other = nlohmann::json::parse(stored);
+    other["zzUnknown"] = 1;
+    absl::StatusOr<JobRecord> full_read = DecodeJobRecord(JobKey(record.id), other.dump());
+    ASSERT_TRUE(full_read.ok()) << full_read.status();
+    EXPECT_EQ(Everything(*quick), Everything(*full_read));
+    EXPECT_EQ(Everything(*quick), Everything(record));
+    // Spaced out and in another key order, it still reads the same.
+    nlohmann::ordered_json reordered;
+    for (auto it = other.rbegin(); it != other.rend(); ++it) {
+      if (it.key() != "zzUnknown") reordered[it.key()] = it.value();
+    }
+    absl::StatusOr<JobRecord> spaced = DecodeJobRecord(JobKey(record.id), reordered.dump(2));
+    ASSERT_TRUE(spaced.ok()) << spaced.status();
+    EXPECT_EQ(Everything(*spaced), Everything(record));
+  }
+}
+
+// Stored tasks too: the quick reading and nlohmann-json's give the same task.
+TEST(JobRecordTest, StoredTasksReadTheSameWhicheverWayTheyAreRead) {
+  TaskRuntime placed{.name = "worker-1",
+                     .cluster = "east",
+                     .phase = TaskPhase::kFailed,
+                     .exit_code = -9,
+                     .launch_id = "4-worker-1-a2",
+                     .launched = true,
+                     .start_time = TimePoint(Duration(123)),
+                     .ended = true,
+                     .reason = "Lost",
+                     .message = "node \"n\" gone\n😀"};
+  placed.placement.node = "n-1";
+  placed.placement.gpus = {0, 3, 7};
+  placed.placement.gpu_milli = 1000;
+  placed.placement.gpu_memory = int64_t{40} << 30;
+  for (const TaskRuntime& task : {placed, TaskRuntime{.name = "worker-1", .launched = true}}) {
+    const std::string stored = EncodeTaskRecord(task);
+    nlohmann::json other = nlohmann::json::parse(stored);
+    other["zzUnknown"] = true;
+    std::vector<std::string> read;
+    for (const std::string& value : {stored, other.dump()}) {
+      std::map<int64_t, JobRecord> jobs;
+      jobs.emplace(4, NewJobRecord(4, "t", Document(), TimePoint()));
+      ASSERT_TRUE(LoadStoredTask(jobs, TaskKey(4, 1), value).ok()) << value;
+      const JobRecord& record = jobs.at(4);
+      read.push_back(EncodeTaskRecord(record.tasks[1]) + spec::RenderJobJson(record.document));
+    }
+    EXPECT_EQ(read[0], read[1]);
+    EXPECT_THAT(read[0], ::testing::StartsWith(stored));
+  }
+}
+
+// Values json converts (a float for an integer) or refuses, whichever way the record is read.
+TEST(JobRecordTest, OddRecordsReadAsNlohmannJsonReadsThem) {
+  const JobRecord record = NewJobRecord(3, "t", Document(), TimePoint(Duration(5)));
+  const nlohmann::json stored = nlohmann::json::parse(EncodeJobRecord(record));
+  nlohmann::json converted = stored;
+  converted["attempt"] = 2.0;  // json's get<int32_t> takes it as 2
+  absl::StatusOr<JobRecord> back = DecodeJobRecord(JobKey(3), converted.dump());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->attempt, 2);
+  for (const auto& [field, value] :
+       std::vector<std::pair<std::string, nlohmann::json>>{{"tenant", 5},
+                                                           {"cancelRequested", "yes"},
+                                                           {"preemption", "later"},
+                                                           {"document", "{}"},
+                                                           {"status", nullptr}}) {
+    nlohmann::json bad = stored;
+    bad[field] = value;
+    EXPECT_EQ(DecodeJobRecord(JobKey(3), bad.dump()).status().code(), absl::StatusCode::kDataLoss)
+        << field;
+  }
+  nlohmann::json no_phase = stored;
+  no_phase["status"]["phase"] = "Sleeping";
+  EXPECT_EQ(DecodeJobRecord(JobKey(3), no_phase.dump()).status().code(),
+            absl::StatusCode::kDataLoss);
+}
+
 TEST(JobRecordTest, CorruptRecordsAreDataLoss) {
   const JobRecord record = NewJobRecord(1, "t", Document(), TimePoint());
   const std::string good = EncodeJobRecord(record);
@@ -218,8 +375,12 @@ TEST(JobRecordTest, CorruptRecordsAreDataLoss) {
 }
 
 TEST(JobRecordTest, EventsRoundTrip) {
-  const JobEvent event{.job_id = "3", .sequence = 2, .time = TimePoint(Duration(77)),
-                       .type = "Placed", .phase = JobPhase::kAdmitted, .reason = "",
+  const JobEvent event{.job_id = "3",
+                       .sequence = 2,
+                       .time = TimePoint(Duration(77)),
+                       .type = "Placed",
+                       .phase = JobPhase::kAdmitted,
+                       .reason = "",
                        .message = "worker-0 → n1"};
   absl::StatusOr<JobEvent> back = DecodeJobEvent(EventKey(3, 2), EncodeJobEvent(event));
   ASSERT_TRUE(back.ok()) << back.status();
