@@ -162,6 +162,7 @@ struct ControlPlane {
   std::unique_ptr<api::AgentService> agent_service;
   std::unique_ptr<api::RestServer> rest;
   std::unique_ptr<api::GrpcServer> grpc;
+  std::chrono::steady_clock::time_point serving;  // when both API ports were open
 
   ~ControlPlane() {
     if (rest) rest->Stop();
@@ -410,6 +411,7 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
     return absl::Status(
         s.code(), fmt::format("--grpc-addr {}: {}", config.grpc_addr, std::string(s.message())));
   }
+  plane.serving = std::chrono::steady_clock::now();
   const server::HostPort grpc = *server::ParseHostPort(config.grpc_addr, "grpcAddr");
   std::cout << fmt::format(
                    "tessera server: REST http://{0}:{1}/api/v1  metrics http://{0}:{1}/metrics  "
@@ -513,10 +515,9 @@ int RunServerCommand(int argc, char** argv) {
     return 1;
   }
   if (plane.election) {
-    std::cout << fmt::format("tessera server: serving as the leader {:.0f} ms after the election\n",
-                             std::chrono::duration<double, std::milli>(
-                                 std::chrono::steady_clock::now() - started)
-                                 .count())
+    std::cout << fmt::format(
+                     "tessera server: serving as the leader {:.0f} ms after the election\n",
+                     std::chrono::duration<double, std::milli>(plane.serving - started).count())
               << std::flush;
   }
   sigwait(&signals, &signal);
