@@ -151,8 +151,9 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   static absl::StatusOr<std::unique_ptr<JobManager>> Create(JobManagerOptions options);
   ~JobManager() override;
 
-  // Rebuilds state from the store, reconciles `clusters` (which report to this manager as their
-  // TaskObserver and outlive it), then starts the loop; Ready() is true from then on.
+  // Rebuilds state from the store (the job records from JobManagerOptions::stored_jobs when
+  // given), reconciles `clusters` (which report to this manager as their TaskObserver and
+  // outlive it), then starts the loop; Ready() is true from then on.
   absl::Status Start(std::vector<Cluster*> clusters);
   // A cluster that joins while the manager runs (an agent registered for the first time): its
   // nodes join the scheduler's snapshot at the next cycle. Any thread; `cluster` outlives the

@@ -24,8 +24,9 @@
 // leader's writes are fenced on its election key (store/fenced_store.h), so none of them commits
 // once that key is deleted; and a replica is elected only when no older election key is left
 // (store/etcd/etcd_election.h: the read that finds its own key the oldest comes after every
-// predecessor's key was deleted). The new leader's term — its key's create revision — is no such
-// bound: the key was created when the replica began to campaign, usually long before its
+// predecessor's key was deleted — each predecessor's key is older than this replica's, since it
+// led while it was the oldest key there was). The new leader's term — its key's create revision —
+// is no such bound: the key was created when the replica began to campaign, usually long before its
 // predecessor's last write. So the new leader puts kHandOverKey through its own fenced store
 // after it was elected: that write's revision comes after the deletion of every predecessor's
 // key, and so after every write any predecessor made. The watch delivers changes in revision
