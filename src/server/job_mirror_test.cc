@@ -79,7 +79,8 @@ class CountingStore final : public store::Store {
   std::atomic<int64_t> job_reads_{0};
 };
 
-// Forwards to a store; while held, its watchers deliver nothing: a slow watch.
+// Forwards to a store; while held, its watchers deliver nothing (what they have waits): a slow
+// watch.
 class HeldWatchStore final : public store::Store {
  public:
   explicit HeldWatchStore(store::Store* inner) : inner_(inner) {}
@@ -122,12 +123,12 @@ class HeldWatchStore final : public store::Store {
    public:
     HeldWatcher(std::unique_ptr<store::Watcher> inner, std::shared_ptr<Gate> gate)
         : inner_(std::move(inner)), gate_(std::move(gate)) {}
+    // What comes while held waits until the hold ends.
     absl::StatusOr<std::vector<store::Event>> Next(absl::Time deadline) override {
-      {
-        std::unique_lock<std::mutex> lock(gate_->mu);
-        gate_->cv.wait(lock, [&] { return !gate_->held || cancelled_; });
-      }
-      return inner_->Next(deadline);
+      absl::StatusOr<std::vector<store::Event>> events = inner_->Next(deadline);
+      std::unique_lock<std::mutex> lock(gate_->mu);
+      gate_->cv.wait(lock, [&] { return !gate_->held || cancelled_; });
+      return events;
     }
     void Cancel() override {
       {
@@ -180,8 +181,13 @@ class JobMirrorTest : public ::testing::Test {
     EXPECT_TRUE(read.ok()) << read.status();
     return read.ok() ? read->revision : 0;
   }
-  // Waits (real time, only as a hang guard) until the mirror has applied every write so far.
+  // Waits (real time, only as a hang guard) until the mirror has listed the store and applied
+  // every write so far.
   void CatchUp() {
+    for (int i = 0; i < 4000 && mirror_->lists() == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_GT(mirror_->lists(), 0);
     const absl::Status caught_up =
         mirror_->WaitFor(StoreRevision(), absl::Now() + absl::Seconds(20));
     ASSERT_TRUE(caught_up.ok()) << caught_up;
@@ -392,6 +398,10 @@ TEST_F(JobMirrorTest, AStandbyServesTheMirroredJobsAndTheirEvents) {
   StandbyJobService standby(mirror_.get(), store_.get());
   StartManager(store_.get(), 1, Duration(20));
   const std::string id = Submit(SimJob("10m"));
+  // The standby sees the job once its watch has brought the submission.
+  for (int i = 0; i < 4000 && !standby.Get(kTenant, id).ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   WaitForPhase(standby, kTenant, id, JobPhase::kRunning);
   absl::StatusOr<JobView> seen = standby.Get(kTenant, id);
   ASSERT_TRUE(seen.ok()) << seen.status();
