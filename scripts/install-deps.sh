@@ -15,6 +15,7 @@ PACKAGES=(
   curl                                               # make run: waits for the server
   ccache                                             # rebuilds in another clone reuse objects
   etcd-server                                        # the etcd store backend's tests (a real etcd)
+  openssl                                            # certificates for the etcd TLS tests
 )
 
 missing=()

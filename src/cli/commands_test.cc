@@ -659,7 +659,8 @@ TEST_F(CommandsTest, NodesAndClusters) {
   server_.On("GET", "/api/v1/nodes", 200, R"({"items": [
     {"name": "gpu-1", "cluster": "east", "labels": {"rack": "r1"},
      "taints": [{"key": "tessera.io/simulated", "value": "", "effect": "NoSchedule"}],
-     "ready": true, "unschedulable": true,
+     "ready": true, "unschedulable": true, "state": "Cordoned", "stateReason": "bad DIMM",
+     "stateBy": "ops", "stateSince": "2026-11-29T09:00:00Z",
      "capacity": {"cpu": "64", "memory": "512Gi", "gpu": 8},
      "allocated": {"cpu": "12", "memory": "64Gi", "gpu": 2.5},
      "gpus": [{"index": 0, "model": "H100-80GB", "memory": "80Gi", "milliUsed": 1000, "healthy": true}],
@@ -670,12 +671,16 @@ TEST_F(CommandsTest, NodesAndClusters) {
   ASSERT_EQ(Run(&RunNodesCommand, {"nodes"}), kExitOk) << harness_.err();
   EXPECT_EQ(
       harness_.out(),
-      "NAME    CLUSTER   STATUS                     CPU     MEMORY       GPU     GPU MODEL   "
-      "TASKS\n"
-      "gpu-1   east      Ready,SchedulingDisabled   12/64   64Gi/512Gi   2.5/8   H100-80GB   3\n"
-      "cpu-1   east      NotReady                   0/32    0/64Gi       0/0     -           0\n");
+      "NAME    CLUSTER   STATUS                     STATE      CPU     MEMORY       GPU     "
+      "GPU MODEL   TASKS\n"
+      "gpu-1   east      Ready,SchedulingDisabled   Cordoned   12/64   64Gi/512Gi   2.5/8   "
+      "H100-80GB   3\n"
+      "cpu-1   east      NotReady                   Ready      0/32    0/64Gi       0/0     "
+      "-           0\n");
   ASSERT_EQ(Run(&RunNodesCommand, {"nodes", "-o", "wide"}), kExitOk);
-  EXPECT_THAT(harness_.out(), HasSubstr("tessera.io/simulated:NoSchedule   rack=r1\n"));
+  EXPECT_THAT(harness_.out(),
+              HasSubstr("bad DIMM [ops 2026-11-29T09:00:00Z]   tessera.io/simulated:NoSchedule   "
+                        "rack=r1\n"));
 
   server_.On("GET", "/api/v1/clusters", 200, R"({"items": [{"name": "east", "backend": "sim",
     "reachable": true, "labels": {"tessera.io/cluster": "east"}, "nodes": 2, "readyNodes": 1,
@@ -704,6 +709,49 @@ TEST_F(CommandsTest, ClusterDelete) {
   EXPECT_EQ(Run(&RunClusterCommand, {"cluster", "delete", "east"}), kExitServerError);
   EXPECT_THAT(harness_.err(), HasSubstr("stop the agent first"));
   EXPECT_EQ(Run(&RunClusterCommand, {"cluster", "delete"}), kExitUsage);
+}
+
+TEST_F(CommandsTest, NodeCordonDrainUncordon) {
+  const auto node = [](const std::string& state, int tasks) {
+    return nlohmann::json({{"name", "gpu-1"},
+                           {"cluster", "east"},
+                           {"state", state},
+                           {"unschedulable", state != "Ready"},
+                           {"tasks", tasks}})
+        .dump();
+  };
+  server_.On("POST", "/api/v1/clusters/east/nodes/gpu-1:drain", 200, node("Draining", 3));
+  ASSERT_EQ(Run(&RunNodeCommand, {"node", "drain", "east/gpu-1", "--grace", "5m", "--reason",
+                                  "replace GPU 3", "--token", "admin"}),
+            kExitOk)
+      << harness_.err();
+  EXPECT_EQ(harness_.out(), "node east/gpu-1 draining: 3 task(s) being evicted\n");
+  const std::vector<testing::RecordedRequest> drains =
+      server_.Requests("POST", "/api/v1/clusters/east/nodes/gpu-1:drain");
+  ASSERT_EQ(drains.size(), 1u);
+  EXPECT_EQ(nlohmann::json::parse(drains[0].body),
+            nlohmann::json({{"reason", "replace GPU 3"}, {"gracePeriod", "5m"}}));
+  EXPECT_EQ(drains[0].authorization, "Bearer admin");
+
+  server_.On("POST", "/api/v1/clusters/east/nodes/gpu-1:cordon", 200, node("Cordoned", 3));
+  ASSERT_EQ(Run(&RunNodeCommand, {"node", "cordon", "east/gpu-1"}), kExitOk) << harness_.err();
+  EXPECT_EQ(harness_.out(), "node east/gpu-1 cordoned\n");
+  EXPECT_EQ(server_.Requests("POST", "/api/v1/clusters/east/nodes/gpu-1:cordon")[0].body, "{}");
+  server_.On("POST", "/api/v1/clusters/east/nodes/gpu-1:uncordon", 200, node("Ready", 0));
+  ASSERT_EQ(Run(&RunNodeCommand, {"node", "uncordon", "east/gpu-1"}), kExitOk);
+  EXPECT_EQ(harness_.out(), "node east/gpu-1 uncordoned\n");
+
+  // The server's refusals name the field; a target that is not CLUSTER/NODE never leaves.
+  server_.On("POST", "/api/v1/clusters/east/nodes/gpu-2:drain", 400,
+             ErrorBody("INVALID_ARGUMENT", "gracePeriod: \"soon\" is not a duration",
+                       "gracePeriod"));
+  EXPECT_EQ(Run(&RunNodeCommand, {"node", "drain", "east/gpu-2", "--grace", "soon"}),
+            kExitServerError);
+  EXPECT_THAT(harness_.err(), HasSubstr("gracePeriod"));
+  EXPECT_EQ(Run(&RunNodeCommand, {"node", "drain", "gpu-1"}), kExitUsage);
+  EXPECT_THAT(harness_.err(), HasSubstr("is not CLUSTER/NODE"));
+  EXPECT_EQ(Run(&RunNodeCommand, {"node", "cordon", "east/gpu-1", "--grace", "5m"}), kExitUsage);
+  EXPECT_EQ(Run(&RunNodeCommand, {"node", "reboot", "east/gpu-1"}), kExitUsage);
 }
 
 TEST_F(CommandsTest, TokenCreate) {

@@ -72,13 +72,30 @@ struct Inventory {
   std::vector<std::string> (*row)(const Json& item, bool wide);
 };
 
+// The administrative state; "Ready" from a server that does not report one.
+std::string NodeState(const Json& node) {
+  const std::string state = JsonText(node, {"state"});
+  return state.empty() ? "Ready" : state;
+}
+
+// "<reason> [<by> <since>]" as sinfo -R shows it; "-" for a node never changed.
+std::string NodeStateReason(const Json& node) {
+  const std::string since = JsonText(node, {"stateSince"});
+  if (since.empty()) return "-";
+  const std::string reason = JsonText(node, {"stateReason"});
+  return fmt::format("{}[{} {}]", reason.empty() ? "" : reason + " ", JsonText(node, {"stateBy"}),
+                     since);
+}
+
 std::vector<std::string> NodeRow(const Json& node, bool wide) {
   const std::string tasks = JsonText(node, {"tasks"});
   std::vector<std::string> row = {JsonText(node, {"name"}), JsonText(node, {"cluster"}),
-                                  NodeStatus(node),         Usage(node, "cpu"),
-                                  Usage(node, "memory"),    Usage(node, "gpu"),
-                                  GpuModels(node),          tasks.empty() ? "0" : tasks};
+                                  NodeStatus(node),         NodeState(node),
+                                  Usage(node, "cpu"),       Usage(node, "memory"),
+                                  Usage(node, "gpu"),       GpuModels(node),
+                                  tasks.empty() ? "0" : tasks};
   if (wide) {
+    row.push_back(NodeStateReason(node));
     row.push_back(Taints(node));
     row.push_back(Labels(node));
   }
@@ -136,8 +153,9 @@ int RunInventory(int argc, char** argv, const CommandEnv& env, const Inventory& 
 
 int RunNodesCommand(int argc, char** argv, const CommandEnv& env) {
   const Inventory nodes{"/api/v1/nodes",
-                        {"NAME", "CLUSTER", "STATUS", "CPU", "MEMORY", "GPU", "GPU MODEL", "TASKS"},
-                        {"TAINTS", "LABELS"},
+                        {"NAME", "CLUSTER", "STATUS", "STATE", "CPU", "MEMORY", "GPU", "GPU MODEL",
+                         "TASKS"},
+                        {"REASON", "TAINTS", "LABELS"},
                         &NodeRow};
   return RunInventory(argc, argv, env, nodes,
                       "List the nodes of every cluster, with allocated/capacity of each "
@@ -172,6 +190,80 @@ int RunClusterCommand(int argc, char** argv, const CommandEnv& env) {
   absl::StatusOr<Json> left = client->DeleteJson("/api/v1/clusters/" + PercentEncode(name));
   if (!left.ok()) return ReportApiError(left.status(), *env.err);
   *env.out << fmt::format("cluster {} deleted\n", name);
+  return kExitOk;
+}
+
+int RunNodeCommand(int argc, char** argv, const CommandEnv& env) {
+  ClientFlags client_flags;
+  std::string target;
+  std::string reason;
+  std::string grace;
+  CLI::App app{"Take a node out of service or back (admin tokens only).", "tessera node"};
+  app.require_subcommand(1);
+  struct Action {
+    const char* name;
+    const char* help;
+  };
+  const Action actions[] = {
+      {"cordon",
+       "No new tasks on the node; what runs there keeps running (Slurm: state=drain without "
+       "evicting; kubectl cordon).\n\nExample:\n  tessera node cordon east/gpu-7 --reason "
+       "\"bad DIMM\""},
+      {"uncordon",
+       "Make a cordoned, draining or drained node schedulable again (kubectl uncordon; Slurm: "
+       "state=resume).\n\nExample:\n  tessera node uncordon east/gpu-7"},
+      {"drain",
+       "No new tasks on the node, and every job with a task there is evicted whole (its gang) "
+       "and requeued; the node is Drained once nothing is left on it (kubectl drain).\n\n"
+       "Example:\n  tessera node drain east/gpu-7 --grace 5m --reason \"replace GPU 3\""},
+  };
+  std::vector<CLI::App*> subcommands;
+  for (const Action& action : actions) {
+    CLI::App* sub = app.add_subcommand(action.name, action.help);
+    sub->add_option("node", target, "CLUSTER/NODE, as `tessera nodes` lists them")->required();
+    sub->add_option("--reason", reason, "Why, in words (shown by `tessera nodes -o wide`)");
+    if (std::string_view(action.name) == "drain") {
+      sub->add_option("--grace", grace,
+                      "The evicted tasks' time to exit (\"90s\", \"5m\") instead of each "
+                      "job's terminationGracePeriod");
+    }
+    AddClientFlags(*sub, &client_flags);
+    subcommands.push_back(sub);
+  }
+  if (std::optional<int> rc = ParseVerbFlags(app, argc, argv, env)) return *rc;
+  const size_t slash = target.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == target.size() ||
+      target.find('/', slash + 1) != std::string::npos) {
+    return ReportUsageError(
+        fmt::format("node: \"{}\" is not CLUSTER/NODE (as `tessera nodes` lists them)", target),
+        *env.err);
+  }
+  const std::string cluster = target.substr(0, slash);
+  const std::string node = target.substr(slash + 1);
+  std::string action;
+  for (size_t i = 0; i < subcommands.size(); ++i) {
+    if (subcommands[i]->parsed()) action = actions[i].name;
+  }
+  std::unique_ptr<RestClient> client = ConnectOrReport(client_flags, env);
+  if (client == nullptr) return kExitUsage;
+  Json body = Json::object();
+  if (!reason.empty()) body["reason"] = reason;
+  if (!grace.empty()) body["gracePeriod"] = grace;
+  absl::StatusOr<Json> changed =
+      client->PostJson(fmt::format("/api/v1/clusters/{}/nodes/{}:{}", PercentEncode(cluster),
+                                   PercentEncode(node), action),
+                       body.dump());
+  if (!changed.ok()) return ReportApiError(changed.status(), *env.err);
+  const std::string state = NodeState(*changed);
+  const std::string tasks = JsonText(*changed, {"tasks"});
+  if (state == "Draining") {
+    *env.out << fmt::format("node {} draining: {} task(s) being evicted\n", target,
+                            tasks.empty() ? "0" : tasks);
+  } else if (action == "uncordon" || state == "Ready") {
+    *env.out << fmt::format("node {} uncordoned\n", target);
+  } else {
+    *env.out << fmt::format("node {} {}\n", target, state == "Drained" ? "drained" : "cordoned");
+  }
   return kExitOk;
 }
 

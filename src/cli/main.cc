@@ -40,6 +40,7 @@ constexpr Verb kClientVerbs[] = {
     {"nodes", &tessera::cli::RunNodesCommand},
     {"clusters", &tessera::cli::RunClustersCommand},
     {"cluster", &tessera::cli::RunClusterCommand},
+    {"node", &tessera::cli::RunNodeCommand},
     {"queues", &tessera::cli::RunQueuesCommand},
     {"queue", &tessera::cli::RunQueueCommand},
     {"token", &tessera::cli::RunTokenCommand},
@@ -57,6 +58,8 @@ void PrintUsage(std::ostream& out) {
          "  cancel    cancel jobs\n"
          "  logs      print a task's output (-f to follow)\n"
          "  nodes     list the nodes\n"
+         "  node      take a node out of service or back (node cordon|uncordon|drain\n"
+         "            CLUSTER/NODE [--reason TEXT] [--grace DURATION])\n"
          "  clusters  list the clusters\n"
          "  cluster   delete a cluster whose agent is gone (cluster delete NAME)\n"
          "  queues    list the queue tree with quotas, usage and jobs\n"

@@ -97,9 +97,11 @@ absl::Status JobManager::Start(std::vector<Cluster*> clusters) {
     std::lock_guard<std::mutex> lock(clusters_mu_);
     clusters_ = clusters;
   }
+  if (absl::Status status = LoadNodeAdmins(); !status.ok()) return status;
   for (Cluster* cluster : clusters) {
     for (Node& node : cluster->Inventory()) {
       const std::string name = node.name;
+      ApplyNodeAdminLocked(node);
       absl::StatusOr<int32_t> added = state_.AddNode(std::move(node));
       if (!added.ok()) {
         return absl::InvalidArgumentError(fmt::format("cluster {}: node {}: {}", cluster->name(),
@@ -130,6 +132,7 @@ absl::Status JobManager::Start(std::vector<Cluster*> clusters) {
   for (Cluster* cluster : clusters) cluster->Recover(known[cluster]);
   {
     std::lock_guard<std::mutex> lock(mu_);
+    ResumeDrainsLocked();
     for (auto& [id, record] : jobs_) {
       if (IsTerminal(record.status().phase)) continue;
       std::vector<JobEvent> events;

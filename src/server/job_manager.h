@@ -10,6 +10,10 @@
 // went to another job ("AdmissionRevoked"). A running job evicted by preemption or reclaim
 // ("Preempted") is torn down like a cancel, then requeued as Pending (not counted against
 // maxRestarts; counted in status.preemptions) or, by policy, Cancelled with reason "Preempted". A
+// job with a task on a node an admin drains (ChangeNode; job_manager_nodes.cc) is torn down the
+// same way ("Evicted", reason "NodeDrained"; its tasks get the drain's grace, else the job's) and
+// always requeued ("Requeued", reason "NodeDrained"), counted neither as a restart nor as a
+// preemption. A
 // task that fails tears the whole job down (its other tasks are cancelled); the restart policy then
 // requeues it as Pending (a new attempt, after a back-off that doubles per restart) or fails it, by
 // the rules of control/restart_rules.h. A time limit exceeded, or a program that cannot start,
@@ -50,6 +54,13 @@
 // that vanished ends "Lost" and its job follows its restart policy. Reads (Get, List) show a
 // lifecycle step as soon as it is decided, at most one loop turn ahead of durability; events
 // (Events, Watch) appear once stored. A crash in between is recovered by re-deriving the step.
+//
+// Nodes: an admin's cordon, drain or uncordon runs on the loop thread (the node leaves or rejoins
+// the scheduler's candidates at once, a drain's evictions start) and is acknowledged once its
+// record is stored with the turn's transaction; a Draining node with nothing of ours left on it
+// becomes Drained at the end of a loop turn. Start reads the stored records before the
+// inventory and goes on with the drains a restart interrupted. A node's own cordon (what its
+// backend reports) is kept apart: the scheduler sees a node unschedulable when either says so.
 //
 // Queues: the tree in effect is the stored one (/tessera/queues, written by every change
 // through the API) when there is one, else JobManagerOptions::queues (the configuration
@@ -183,6 +194,8 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   absl::StatusOr<QueueView> ApplyQueue(const Caller& caller, QueueSpec queue) override;
   absl::Status DeleteQueue(const Caller& caller, std::string_view name) override;
   std::vector<NodeView> Nodes() override;
+  // job_manager_nodes.cc.
+  absl::StatusOr<NodeView> ChangeNode(const Caller& caller, const NodeChange& change) override;
   std::vector<ClusterView> Clusters() override;
   absl::Status DeleteCluster(const Caller& caller, std::string_view name) override;
   bool Ready() const override { return ready_.load(); }
@@ -262,10 +275,20 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   struct WakeUp {
     uint64_t wake;
   };  // a timer of wake_ups_ fired
+  struct NodeChangeRequested {
+    NodeChange change;
+    std::string by;                          // the caller's tenant
+    std::function<void(absl::Status)> done;  // after the new state is stored
+  };
   using LoopEvent =
       std::variant<JobSubmitted, CancelRequested, BindingsCommitted, LaunchRecorded, TaskStarted,
                    TaskEnded, QueuesChanged, EstimateRequested, PreemptionStarted, ClusterAttached,
-                   ClusterDetached, NodesChanged, WakeUp>;
+                   ClusterDetached, NodesChanged, WakeUp, NodeChangeRequested>;
+  // A node's administrative record and what its backend last said of its own cordon.
+  struct NodeAdminEntry {
+    NodeAdmin record;
+    bool backend_unschedulable = false;
+  };
 
   explicit JobManager(JobManagerOptions options);
 
@@ -307,10 +330,29 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   void Handle(ClusterDetached& event);
   void Handle(NodesChanged& event);
   void Handle(WakeUp& event);
+  void Handle(NodeChangeRequested& event);
   // Adds `node` to the snapshot, or replaces the node of that name, keeping what placed tasks
   // hold. A name that another cluster owns is left alone (logged). REQUIRES: state_mu_ held.
   void UpsertNodeLocked(Cluster* cluster, Node node);
   void RunCycle();
+
+  // --- node lifecycle (job_manager_nodes.cc) ----------------------------------------------
+  // Reads the stored node records into node_admin_. Start, before the inventory is added.
+  absl::Status LoadNodeAdmins();
+  // Notes `node`'s own cordon (as its backend reports it) and adds the cordon of its
+  // administrative state. REQUIRES: state_mu_ held (or Start, before the loop runs).
+  void ApplyNodeAdminLocked(Node& node);
+  // Evicts every job with an active task on the Draining node of `admin` that is not torn down
+  // already (a job already evicted by a drain takes `admin`'s grace: Start). REQUIRES: mu_ held,
+  // state_mu_ not.
+  void EvictFromNodeLocked(const NodeAdmin& admin);
+  // Start: the drains a restart interrupted go on. REQUIRES: mu_ held, state_mu_ not.
+  void ResumeDrainsLocked();
+  // Draining nodes with nothing of ours left on them become Drained. Loop thread, each turn.
+  void CompleteDrains();
+  // Adds the record's write to the loop turn's transaction; `done` runs after its commit.
+  // REQUIRES: mu_ held.
+  void PersistNodeAdminLocked(const NodeAdmin& record, std::function<void()> done = nullptr);
   // Adds a submitted job's tasks to the window of recent tasks. Loop thread (or Start).
   void NoteSubmitted(const JobSpec& spec);
   // Gives the Scheduler the window's workload when it changed since it was last given.
@@ -410,6 +452,9 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   std::unique_ptr<Scheduler> scheduler_;
   RecentWorkload recent_workload_;         // unused with a fixed target workload
   uint64_t handed_workload_revision_ = 0;  // of recent_workload_, as last given to the Scheduler
+  // Nodes with an administrative record, by NodeAdminKey(cluster, node); written on the loop
+  // thread (and by Start) under state_mu_, read by Nodes().
+  std::map<std::string, NodeAdminEntry, std::less<>> node_admin_;
 
   // The clusters and which one owns each node: written by Start and the loop, read by any
   // thread. clusters_mu_ is taken last: no other lock is taken while it is held.

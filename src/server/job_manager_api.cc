@@ -294,6 +294,14 @@ std::vector<NodeView> JobManager::Nodes() {
                   .unschedulable = node.unschedulable,
                   .capacity = node.allocatable,
                   .allocated = node.allocated};
+    if (auto admin = node_admin_.find(NodeAdminKey(node.cluster, node.name));
+        admin != node_admin_.end()) {
+      const NodeAdmin& record = admin->second.record;
+      view.state = record.state;
+      view.state_reason = record.reason;
+      view.state_by = record.by;
+      view.state_since = record.since;
+    }
     for (const auto& [key, value] : node.labels) view.labels[key] = value;
     for (const GpuDevice& gpu : node.gpus) {
       view.gpus.push_back({.index = gpu.index,

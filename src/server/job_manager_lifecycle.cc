@@ -172,7 +172,8 @@ void JobManager::Resolve(JobRecord& record, std::vector<JobEvent>& events) {
       for (const TaskRuntime& task : record.tasks) {
         if (IsActive(task) && task.launched) {
           ClusterOf(task.placement.node)
-              ->Cancel(task.launch_id, record.document.spec.termination_grace);
+              ->Cancel(task.launch_id,
+                       record.eviction_grace.value_or(record.document.spec.termination_grace));
         }
       }
       return;
@@ -213,6 +214,13 @@ void JobManager::Requeue(JobRecord& record, std::vector<JobEvent>& events,
 }
 
 void JobManager::EndPreemption(JobRecord& record, std::vector<JobEvent>& events) {
+  if (record.preemption == PreemptionAction::kDrain) {
+    record.preemption = PreemptionAction::kNone;
+    record.eviction_grace.reset();
+    Restart(record, events, "NodeDrained", "evicted by a node drain; waits again",
+            options_.clock->Now());
+    return;
+  }
   const control::RestartDecision decision = control::AfterPreemption(
       record.preemption == PreemptionAction::kRequeue, record.restarts);
   record.preemption = PreemptionAction::kNone;

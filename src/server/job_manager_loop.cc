@@ -97,6 +97,7 @@ void JobManager::UpsertNodeLocked(Cluster* cluster, Node node) {
   if (!index) {
     if (node.removed) return;
     const std::string name = node.name;
+    ApplyNodeAdminLocked(node);
     absl::StatusOr<int32_t> added = state_.AddNode(std::move(node));
     if (!added.ok()) {
       fmt::print(stderr, "cluster {}: node {}: {}\n", cluster->name(), name,
@@ -117,6 +118,7 @@ void JobManager::UpsertNodeLocked(Cluster* cluster, Node node) {
     std::lock_guard<std::mutex> lock(clusters_mu_);
     node_cluster_[node.name] = cluster;
   }
+  ApplyNodeAdminLocked(node);
   Node& current = state_.MutableNode(*index);
   current.cluster = node.cluster;
   current.pool = std::move(node.pool);
@@ -191,6 +193,7 @@ void JobManager::LoopMain() {
       held = cycle_owed_;
     }
     if (!held) RunCycle();
+    CompleteDrains();
     {
       // Everything this turn decided, in one transaction.
       std::lock_guard<std::mutex> lock(mu_);

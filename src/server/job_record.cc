@@ -131,14 +131,14 @@ spec::JobStatus DecodeStatus(const json& j) {
   return status;
 }
 
-constexpr std::string_view kPreemptionNames[] = {"", "requeue", "cancel"};
+constexpr std::string_view kPreemptionNames[] = {"", "requeue", "cancel", "drain"};
 
 std::string_view PreemptionName(PreemptionAction action) {
   return kPreemptionNames[static_cast<int>(action)];
 }
 
 PreemptionAction ParsePreemption(std::string_view name) {
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < static_cast<int>(std::size(kPreemptionNames)); ++i) {
     if (kPreemptionNames[i] == name) return static_cast<PreemptionAction>(i);
   }
   throw std::invalid_argument("unknown preemption action");

@@ -55,8 +55,9 @@ struct TaskRuntime {
   std::string message;
 };
 
-// What happens to a job evicted by preemption once its tasks are gone.
-enum class PreemptionAction { kNone, kRequeue, kCancel };
+// What happens to a job evicted by preemption once its tasks are gone. kDrain: evicted by a
+// node drain; requeued, with neither a restart nor a preemption counted.
+enum class PreemptionAction { kNone, kRequeue, kCancel, kDrain };
 
 struct JobRecord {
   int64_t id = 0;
@@ -68,6 +69,9 @@ struct JobRecord {
   bool cancel_requested = false;
   // Set while a preemption tears the job down (kNone otherwise).
   PreemptionAction preemption = PreemptionAction::kNone;
+  // While a drain evicts the job: the grace its tasks get instead of terminationGracePeriod
+  // (the drain's --grace). Not stored: a restarted manager takes it from the node's record.
+  std::optional<Duration> eviction_grace;
   int64_t last_event = 0;  // sequence of the job's last event
   // Per task: what its key holds in the store (nullopt while the key is absent), so that a
   // write carries only the tasks that changed (TaskWrites). Sized like `tasks`.

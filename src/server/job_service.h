@@ -41,6 +41,7 @@
 #include "core/node.h"
 #include "core/resources.h"
 #include "sched/queue/queue_spec.h"
+#include "server/node_admin.h"
 #include "spec/job_document.h"
 #include "spec/request_error.h"
 #include "tessera/cluster/task_log.h"
@@ -61,10 +62,10 @@ struct JobEvent {
   int64_t sequence = 0;  // 1, 2, 3, ... within the job
   TimePoint time{};
   // "Submitted", "Admitted", "Placed", "Bound", "TaskStarted", "TaskEnded", "Running",
-  // "Requeued", "CancelRequested", "Succeeded", "Failed", "Cancelled", "Lost", and from the
+  // "Requeued", "CancelRequested", "Succeeded", "Failed", "Cancelled", "Lost", from the
   // queue policies "GangTimeout", "Reclaimed", "AdmissionRevoked" (an admitted job loses its
-  // admission) and
-  // "Preempted" (a running job is evicted).
+  // admission) and "Preempted" (a running job is evicted), and "Evicted" (reason
+  // "NodeDrained": a node it runs on is drained).
   std::string type;
   JobPhase phase = JobPhase::kPending;  // the job's phase after this event
   std::string reason;                   // a code ("TimeLimitExceeded", "LostOnRestart", ...)
@@ -183,12 +184,47 @@ struct NodeView {
   std::map<std::string, std::string, std::less<>> labels;
   std::vector<Taint> taints;
   bool ready = true;
+  // No new tasks: cordoned by its backend (kubectl cordon, a Slurm drain) or out of service
+  // here (state below).
   bool unschedulable = false;
+  // The administrative state the control plane keeps (server/node_admin.h), with the reason,
+  // the tenant of the admin who set it and when the node entered it (unset: never changed).
+  NodeAdminState state = NodeAdminState::kReady;
+  std::string state_reason;
+  std::string state_by;
+  std::optional<TimePoint> state_since;
   Resources capacity;   // cpu millicores, memory bytes, gpu milli-GPU in total
   Resources allocated;  // what placed tasks hold
   std::vector<GpuView> gpus;
   int32_t tasks = 0;  // tasks placed on it
 };
+// A change of one node's administrative state (ChangeNode): `tessera node cordon|uncordon|drain`.
+struct NodeChange {
+  std::string cluster;
+  std::string node;
+  NodeAction action = NodeAction::kCordon;
+  std::string reason;  // at most kMaxNodeReasonBytes
+  // Drains only: the grace the evicted tasks get instead of each job's
+  // terminationGracePeriod; nullopt: each job's own.
+  std::optional<Duration> grace;
+};
+// InvalidArgument naming "reason" (longer than kMaxNodeReasonBytes) or "gracePeriod" (negative,
+// or given to a cordon or uncordon) unless `change` is well formed.
+inline absl::Status CheckNodeChange(const NodeChange& change) {
+  if (change.reason.size() > kMaxNodeReasonBytes) {
+    return spec::FieldError("reason", absl::StrCat("must be at most ", kMaxNodeReasonBytes,
+                                                   " bytes, not ", change.reason.size()));
+  }
+  if (change.grace.has_value() && change.action != NodeAction::kDrain) {
+    return spec::FieldError("gracePeriod", absl::StrCat("only a drain takes a grace period, not a ",
+                                                        std::string(NodeActionName(change.action))));
+  }
+  if (change.grace.has_value() && change.grace->count() < 0) {
+    return spec::FieldError("gracePeriod", "must be >= 0");
+  }
+  return absl::OkStatus();
+}
+
 struct ClusterView {
   std::string name;
   std::string backend;  // "local", "sim", "slurm", "kubernetes"
@@ -271,6 +307,18 @@ class JobService {
   // FailedPrecondition for a queue with children or unfinished jobs, or the last queue.
   virtual absl::Status DeleteQueue(const Caller& caller, std::string_view name) = 0;
   virtual std::vector<NodeView> Nodes() = 0;
+  // Admins only. Takes a node out of service or back (server/node_admin.h) and stores its new
+  // state (it survives restarts); acknowledged once stored, with the node as it is then. A
+  // cordon or drain stops new placements from the next scheduling cycle on; a drain also evicts
+  // every job with a task on the node, whole (its gang), through the teardown a preemption uses:
+  // its tasks get the drain's grace (else the job's terminationGracePeriod), then the job is
+  // requeued as Pending ("Requeued", reason "NodeDrained") without counting a restart or a
+  // preemption, and the node becomes Drained once nothing of Tessera's is left on it. A job
+  // already being torn down (cancel, preemption) goes on as it was. Errors: PermissionDenied;
+  // NotFound naming the cluster or the node (a node of another cluster is not found either);
+  // InvalidArgument naming "reason" (too long) or "gracePeriod" (negative, or given to a cordon
+  // or uncordon); Unavailable while starting or when the store did not answer in time.
+  virtual absl::StatusOr<NodeView> ChangeNode(const Caller& caller, const NodeChange& change) = 0;
   virtual std::vector<ClusterView> Clusters() = 0;
   // Admins only. Deletes a cluster behind an agent whose agent is not connected (a
   // decommissioned cluster): its nodes leave the inventory, the tasks still counted there end

@@ -106,6 +106,9 @@ absl::StatusOr<QueueView> StandbyJobService::ApplyQueue(const Caller&, QueueSpec
 absl::Status StandbyJobService::DeleteQueue(const Caller&, std::string_view) {
   return AskTheLeader();
 }
+absl::StatusOr<NodeView> StandbyJobService::ChangeNode(const Caller&, const NodeChange&) {
+  return AskTheLeader();
+}
 absl::Status StandbyJobService::DeleteCluster(const Caller&, std::string_view) {
   return AskTheLeader();
 }

@@ -48,6 +48,7 @@ class StandbyJobService final : public JobService {
   absl::StatusOr<QueueView> ApplyQueue(const Caller& caller, QueueSpec queue) override;
   absl::Status DeleteQueue(const Caller& caller, std::string_view name) override;
   std::vector<NodeView> Nodes() override { return {}; }
+  absl::StatusOr<NodeView> ChangeNode(const Caller& caller, const NodeChange& change) override;
   std::vector<ClusterView> Clusters() override { return {}; }
   absl::Status DeleteCluster(const Caller& caller, std::string_view name) override;
   bool Ready() const override { return false; }

@@ -588,5 +588,66 @@ TEST_F(ServerRestTest, RestartKeepsJobsAndRunningTasks) {
   EXPECT_THAT(Ids(Admin().Get("/api/v1/jobs").body), ElementsAre(done_id, id, after));
 }
 
+// Runs the real `tessera` client verb `args` against the server; its exit status and output.
+std::pair<int, std::string> RunCli(const ServerProcess& server, const TempDir& dir,
+                                   std::vector<std::string> args) {
+  static int runs = 0;
+  const std::string log = dir.Sub(absl::StrCat("cli-", ++runs, ".log"));
+  std::ofstream(log).flush();
+  args.insert(args.begin(), TesseraBinary());
+  args.insert(args.end(), {"--server", absl::StrCat("http://", server.host(), ":",
+                                                    server.http_port()),
+                           "--token", server.admin_token()});
+  absl::StatusOr<pid_t> pid = SpawnLogged(args, log);
+  if (!pid.ok()) return {-1, std::string(pid.status().message())};
+  int status = 0;
+  ::waitpid(*pid, &status, 0);
+  std::ifstream in(log);
+  std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+TEST_F(ServerRestTest, ADrainThroughTheCliRequeuesTheRunningJobAndSurvivesARestart) {
+  const HttpAnswer nodes = Admin().Get("/api/v1/nodes");
+  ASSERT_EQ(nodes.status, 200) << nodes.text;
+  ASSERT_EQ(nodes.body["items"].size(), 1u);
+  const std::string target = absl::StrCat(nodes.body["items"][0].value("cluster", ""), "/",
+                                          nodes.body["items"][0].value("name", ""));
+  // A task that runs until it is signalled.
+  const std::string id = Submit(ShellJob("long", "while true; do sleep 0.1; done"));
+  ASSERT_FALSE(id.empty());
+  ASSERT_EQ(Admin().WaitForPhase(id, {"Running"})["status"]["phase"], "Running");
+
+  auto [rc, out] = RunCli(*server_, dir_, {"node", "drain", target, "--grace", "1s",
+                                           "--reason", "integration"});
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("node " + target + " draining: 1 task(s) being evicted"));
+  // Evicted whole and requeued; with its only node drained it waits.
+  const std::vector<std::string> types = EventsEndingWith(id, "Requeued");
+  EXPECT_TRUE(InOrder(types, {"Running", "Evicted", "Requeued"}));
+  ASSERT_TRUE(WaitUntil([&] {
+    return Admin().Get("/api/v1/nodes").body["items"][0].value("state", "") == "Drained";
+  }));
+  EXPECT_EQ(Admin().Job(id).body["status"]["phase"], "Pending");
+  std::tie(rc, out) = RunCli(*server_, dir_, {"nodes", "-o", "wide"});
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("Drained"));
+  EXPECT_THAT(out, HasSubstr("integration [admin "));
+
+  // The state is stored: a restarted server keeps the node drained and the job waiting.
+  ASSERT_EQ(server_->Stop(), 0);
+  ASSERT_TRUE(server_->Start().ok());
+  EXPECT_EQ(Admin().Get("/api/v1/nodes").body["items"][0].value("state", ""), "Drained");
+  EXPECT_EQ(Admin().Job(id).body["status"]["phase"], "Pending");
+
+  std::tie(rc, out) = RunCli(*server_, dir_, {"node", "drain", "nowhere/x"});
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_THAT(out, HasSubstr("nowhere"));
+  std::tie(rc, out) = RunCli(*server_, dir_, {"node", "uncordon", target});
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("uncordoned"));
+  EXPECT_EQ(Admin().WaitForPhase(id, {"Running"})["status"]["phase"], "Running");
+}
+
 }  // namespace
 }  // namespace tessera::integration

@@ -15,6 +15,7 @@
 #include "api/grpc/grpc_status.h"
 #include "api/grpc/proto_convert.h"
 #include "api/grpc/tls_key_pair.h"
+#include "core/duration.h"
 #include "fmt/format.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
@@ -283,6 +284,19 @@ class GrpcServer::Service final : public v1::JobService::Service {
     });
   }
 
+  grpc::Status CordonNode(grpc::ServerContext* context, const v1::ChangeNodeRequest* request,
+                          v1::Node* response) override {
+    return ChangeNode(*context, server::NodeAction::kCordon, *request, *response);
+  }
+  grpc::Status UncordonNode(grpc::ServerContext* context, const v1::ChangeNodeRequest* request,
+                            v1::Node* response) override {
+    return ChangeNode(*context, server::NodeAction::kUncordon, *request, *response);
+  }
+  grpc::Status DrainNode(grpc::ServerContext* context, const v1::ChangeNodeRequest* request,
+                         v1::Node* response) override {
+    return ChangeNode(*context, server::NodeAction::kDrain, *request, *response);
+  }
+
   grpc::Status ListClusters(grpc::ServerContext* context, const v1::ListClustersRequest*,
                             v1::ListClustersResponse* response) override {
     return Serve(*context, [&](const server::Caller&) {
@@ -309,6 +323,33 @@ class GrpcServer::Service final : public v1::JobService::Service {
   }
 
  private:
+  grpc::Status ChangeNode(grpc::ServerContext& context, server::NodeAction action,
+                          const v1::ChangeNodeRequest& request, v1::Node& response) {
+    return Serve(context, [&](const server::Caller& caller) -> absl::Status {
+      if (request.cluster().empty()) return spec::FieldError("cluster", "required");
+      if (request.node().empty()) return spec::FieldError("node", "required");
+      server::NodeChange change{.cluster = request.cluster(),
+                                .node = request.node(),
+                                .action = action,
+                                .reason = request.reason()};
+      if (!request.grace_period().empty()) {
+        absl::StatusOr<Duration> grace = ParseDuration(request.grace_period(), "grace_period");
+        if (!grace.ok()) return spec::WithField(grace.status(), "grace_period");
+        change.grace = *grace;
+      }
+      absl::StatusOr<server::NodeView> node = options_.service->ChangeNode(caller, change);
+      if (!node.ok()) {
+        // The service names the REST field; the gRPC message's is grace_period.
+        if (spec::ErrorField(node.status()) == "gracePeriod") {
+          return spec::WithField(node.status(), "grace_period");
+        }
+        return node.status();
+      }
+      response = ToProto(*node);
+      return absl::OkStatus();
+    });
+  }
+
   static absl::Status StoppingError() {
     return absl::UnavailableError("the server is stopping; reconnect");
   }

@@ -557,6 +557,45 @@ TEST_F(GrpcServerTest, QueuesNodesAndClustersInBaseUnits) {
             grpc::NOT_FOUND);
 }
 
+TEST_F(GrpcServerTest, NodesAreCordonedDrainedAndUncordonedByAdmins) {
+  service_.SetNodes({server::NodeView{.name = "gpu-1", .cluster = "east"}});
+  v1::ChangeNodeRequest request;
+  request.set_cluster("east");
+  request.set_node("gpu-1");
+  request.set_reason("replace GPU 3");
+  request.set_grace_period("5m");
+  v1::Node node;
+  EXPECT_EQ(stub_->DrainNode(Context(team_a_).get(), request, &node).error_code(),
+            grpc::PERMISSION_DENIED);
+  ASSERT_TRUE(stub_->DrainNode(Context(admin_).get(), request, &node).ok());
+  EXPECT_EQ(node.state(), v1::NODE_STATE_DRAINED);
+  EXPECT_EQ(node.state_reason(), "replace GPU 3");
+  EXPECT_TRUE(node.unschedulable());
+  EXPECT_TRUE(node.has_state_since());
+
+  request.set_grace_period("");
+  ASSERT_TRUE(stub_->UncordonNode(Context(admin_).get(), request, &node).ok());
+  EXPECT_EQ(node.state(), v1::NODE_STATE_READY);
+  ASSERT_TRUE(stub_->CordonNode(Context(admin_).get(), request, &node).ok());
+  EXPECT_EQ(node.state(), v1::NODE_STATE_CORDONED);
+
+  request.set_grace_period("soon");
+  auto bad_grace = Context(admin_);
+  EXPECT_EQ(stub_->DrainNode(bad_grace.get(), request, &node).error_code(),
+            grpc::INVALID_ARGUMENT);
+  EXPECT_EQ(Trailer(*bad_grace, "field"), "grace_period");
+  request.set_grace_period("1m");
+  auto cordon_grace = Context(admin_);
+  EXPECT_EQ(stub_->CordonNode(cordon_grace.get(), request, &node).error_code(),
+            grpc::INVALID_ARGUMENT);
+  EXPECT_EQ(Trailer(*cordon_grace, "field"), "grace_period");
+  request.set_grace_period("");
+  request.set_node("gpu-9");
+  auto unknown = Context(admin_);
+  EXPECT_EQ(stub_->DrainNode(unknown.get(), request, &node).error_code(), grpc::NOT_FOUND);
+  EXPECT_EQ(Trailer(*unknown, "field"), "node");
+}
+
 TEST_F(GrpcServerTest, WatchReceivesEventsUntilTheClientCancels) {
   const std::string id = Submit(team_a_, JobYaml("watched")).job().id();
   auto context = Context(team_a_);

@@ -192,6 +192,10 @@ v1::Node ToProto(const server::NodeView& node) {
     added->set_healthy(gpu.healthy);
   }
   out.set_tasks(node.tasks);
+  out.set_state(static_cast<v1::NodeState>(static_cast<int>(node.state) + 1));
+  out.set_state_reason(node.state_reason);
+  out.set_state_by(node.state_by);
+  if (node.state_since) ToProto(*node.state_since, out.mutable_state_since());
   return out;
 }
 

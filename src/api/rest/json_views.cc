@@ -120,6 +120,11 @@ Json NodeViewToJson(const server::NodeView& node) {
           {"taints", std::move(taints)},
           {"ready", node.ready},
           {"unschedulable", node.unschedulable},
+          {"state", server::NodeAdminStateName(node.state)},
+          {"stateReason", node.state_reason},
+          {"stateBy", node.state_by},
+          {"stateSince", node.state_since ? Json(spec::FormatRfc3339(*node.state_since))
+                                          : Json(nullptr)},
           {"capacity", ResourcesToJson(node.capacity)},
           {"allocated", ResourcesToJson(node.allocated)},
           {"gpus", std::move(gpus)},

@@ -12,6 +12,7 @@
 
 #include "api/rest/http_front_end.h"
 #include "api/rest/json_views.h"
+#include "core/duration.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "prometheus/counter.h"
@@ -114,6 +115,32 @@ bool IsJsonContent(const Request& req) {
   std::erase(type, ' ');
   for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return type == "application/json";
+}
+
+// The body of POST .../nodes/{node}:cordon|uncordon|drain: {"reason": "...", "gracePeriod":
+// "90s"}, both optional (an empty body is {}); gracePeriod also as a number of seconds.
+absl::Status ParseNodeChangeBody(std::string_view body, server::NodeChange& change) {
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return absl::OkStatus();
+  const Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) return absl::InvalidArgumentError("the body must be a JSON object");
+  for (const auto& [key, value] : json.items()) {
+    if (key == "reason") {
+      if (!value.is_string()) return spec::FieldError("reason", "must be a string");
+      change.reason = value.get<std::string>();
+    } else if (key == "gracePeriod") {
+      if (value.is_null()) continue;
+      if (!value.is_string() && !value.is_number()) {
+        return spec::FieldError("gracePeriod", "must be a duration (\"90s\", \"5m\") or seconds");
+      }
+      absl::StatusOr<Duration> grace =
+          ParseDuration(value.is_string() ? value.get<std::string>() : value.dump(), "gracePeriod");
+      if (!grace.ok()) return spec::WithField(grace.status(), "gracePeriod");
+      change.grace = *grace;
+    } else {
+      return spec::FieldError(key, "unknown field (reason and gracePeriod are known)");
+    }
+  }
+  return absl::OkStatus();
 }
 
 // {"tenant": "team-a", "role": "tenant"} → tenant and role.
@@ -501,6 +528,19 @@ void RestServer::Impl::AddRoutes() {
           return SendError(res, s);
         }
         send_clusters(res);
+      });
+  Api("POST", "/api/v1/clusters/{cluster}/nodes/{node}:{action}",
+      R"(/api/v1/clusters/([^/]+)/nodes/([^/:]+):(cordon|uncordon|drain))",
+      [=](const Caller& c, const Request& req, Response& res) {
+        server::NodeChange change{.cluster = req.path_params[0],
+                                  .node = req.path_params[1],
+                                  .action = *server::ParseNodeAction(req.path_params[2])};
+        if (absl::Status s = ParseNodeChangeBody(req.body, change); !s.ok()) {
+          return SendError(res, s);
+        }
+        absl::StatusOr<server::NodeView> node = service->ChangeNode(c, change);
+        if (!node.ok()) return SendError(res, node.status());
+        SendJson(res, 200, NodeViewToJson(*node));
       });
   Api("POST", "/api/v1/tokens", "/api/v1/tokens",
       [this](const Caller& c, const Request& req, Response& res) { IssueToken(c, req, res); });

@@ -657,7 +657,8 @@ TEST_F(RestServerTest, QueuesNodesAndClusters) {
   Json nodes = Body(Get("/api/v1/nodes", a_));
   EXPECT_EQ(nodes, Json::parse(R"({"items": [{"name": "n1", "cluster": "local",
       "labels": {"rack": "r1"}, "taints": [{"key": "k", "value": "v", "effect": "NoExecute"}],
-      "ready": true, "unschedulable": false,
+      "ready": true, "unschedulable": false, "state": "Ready", "stateReason": "", "stateBy": "",
+      "stateSince": null,
       "capacity": {"cpu": "64", "memory": "512Gi", "gpu": 8},
       "allocated": {"cpu": "0", "memory": "0", "gpu": 0},
       "gpus": [{"index": 0, "model": "H100", "memory": "80Gi", "milliUsed": 500, "healthy": true}],
@@ -673,6 +674,45 @@ TEST_F(RestServerTest, QueuesNodesAndClusters) {
   httplib::Result deleted = Delete("/api/v1/clusters/local", admin_);
   ASSERT_EQ(deleted->status, 200) << deleted->body;
   EXPECT_EQ(Body(deleted), Json::parse(R"({"items": []})"));
+}
+
+TEST_F(RestServerTest, NodesAreCordonedDrainedAndUncordonedByAdminsNamingBadFields) {
+  service_.SetNodes({{.name = "gpu-1", .cluster = "east"}});
+  const std::string drain = "/api/v1/clusters/east/nodes/gpu-1:drain";
+  EXPECT_EQ(Post(drain, a_, "{}")->status, 403);
+
+  httplib::Result drained =
+      Post(drain, admin_, R"({"reason": "replace GPU 3", "gracePeriod": "90s"})");
+  ASSERT_EQ(drained->status, 200) << drained->body;
+  EXPECT_EQ(Body(drained)["state"], "Drained");
+  EXPECT_EQ(Body(drained)["stateReason"], "replace GPU 3");
+  EXPECT_EQ(Body(drained)["stateBy"], "ops");
+  EXPECT_EQ(Body(drained)["stateSince"], "2026-11-29T10:00:00Z");
+  EXPECT_EQ(Body(drained)["unschedulable"], true);
+  httplib::Result ready = Post("/api/v1/clusters/east/nodes/gpu-1:uncordon", admin_, "");
+  ASSERT_EQ(ready->status, 200) << ready->body;
+  EXPECT_EQ(Body(ready)["state"], "Ready");
+  httplib::Result cordoned = Post("/api/v1/clusters/east/nodes/gpu-1:cordon", admin_, "");
+  EXPECT_EQ(Body(cordoned)["state"], "Cordoned");
+
+  httplib::Result grace = Post(drain, admin_, R"({"gracePeriod": "soon"})");
+  EXPECT_EQ(grace->status, 400);
+  EXPECT_EQ(Field(grace), "gracePeriod");
+  grace = Post(drain, admin_, R"({"gracePeriod": "-5s"})");
+  EXPECT_EQ(Field(grace), "gracePeriod");
+  grace = Post("/api/v1/clusters/east/nodes/gpu-1:cordon", admin_, R"({"gracePeriod": 30})");
+  EXPECT_EQ(Field(grace), "gracePeriod");
+  EXPECT_EQ(Field(Post(drain, admin_, R"({"reason": 7})")), "reason");
+  EXPECT_EQ(Field(Post(drain, admin_, R"({"force": true})")), "force");
+  EXPECT_EQ(Post(drain, admin_, "[1]")->status, 400);
+
+  httplib::Result cluster = Post("/api/v1/clusters/west/nodes/gpu-1:drain", admin_, "{}");
+  EXPECT_EQ(cluster->status, 404);
+  EXPECT_EQ(Field(cluster), "cluster");
+  httplib::Result node = Post("/api/v1/clusters/east/nodes/gpu-9:drain", admin_, "{}");
+  EXPECT_EQ(node->status, 404);
+  EXPECT_EQ(Field(node), "node");
+  EXPECT_EQ(Post("/api/v1/clusters/east/nodes/gpu-1:reboot", admin_, "{}")->status, 404);
 }
 
 TEST_F(RestServerTest, AdminsIssueTokens) {

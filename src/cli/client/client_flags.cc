@@ -8,8 +8,11 @@
 namespace tessera::cli {
 
 void AddClientFlags(CLI::App& app, ClientFlags* flags) {
-  app.add_option("--server", flags->server,
-                 "The API server's URL (default: $TESSERA_SERVER, else http://127.0.0.1:8080)");
+  app.add_option(
+      "--server", flags->server,
+      "The API server's URL, or several separated by commas for the replicas of a highly "
+      "available control plane (default: $TESSERA_SERVER, else "
+      "http://127.0.0.1:8080)");
   app.add_option("--token", flags->token, "Bearer token (default: $TESSERA_TOKEN)");
 }
 
@@ -24,9 +27,8 @@ absl::StatusOr<std::unique_ptr<RestClient>> MakeRestClient(const ClientFlags& fl
     server = *from_env;
     source = "TESSERA_SERVER";
   }
-  TESSERA_ASSIGN_OR_RETURN(ServerUrl url, ParseServerUrl(server, source));
   RestClientOptions options;
-  options.server = std::move(url);
+  TESSERA_ASSIGN_OR_RETURN(options.servers, ParseServerUrls(server, source));
   std::string token_source = "--token";
   if (flags.token) {
     options.token = *flags.token;

@@ -1,7 +1,8 @@
 // ClientFlags: the flags every client verb shares — where the server is and who is asking —
 // and the RestClient they make.
 //
-//   --server URL   else $TESSERA_SERVER, else http://127.0.0.1:8080 (client/server_url.h)
+//   --server URL[,URL…]  else $TESSERA_SERVER, else http://127.0.0.1:8080 (client/server_url.h);
+//                  several URLs: the replicas of an HA control plane (client/rest_client.h)
 //   --token TOKEN  else $TESSERA_TOKEN, else none (the server then answers 401)
 // Thread-compatible.
 #pragma once

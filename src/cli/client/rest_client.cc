@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "cli/client/api_error.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 
 namespace tessera::cli {
 namespace {
@@ -25,6 +26,17 @@ std::string Lower(std::string_view s) {
 }
 
 bool IsSuccess(int status) { return status >= 200 && status < 300; }
+
+// True when `result` shows the server did not handle the request, so another replica may
+// (rest_client.h). A GET is safe to send again whatever broke.
+bool NotHandled(const httplib::Result& result, bool idempotent) {
+  if (!result) {
+    const httplib::Error error = result.error();
+    return error == httplib::Error::Connection || error == httplib::Error::ConnectionTimeout ||
+           idempotent;
+  }
+  return result->status == 503 && result->has_header("X-Tessera-Standby");
+}
 
 absl::StatusOr<Json> ParseJsonBody(std::string_view method, std::string_view path,
                                    const std::string& body) {
@@ -55,14 +67,20 @@ std::string PercentEncode(std::string_view text) {
   return out;
 }
 
-RestClient::RestClient(RestClientOptions options)
-    : options_(std::move(options)),
-      http_(std::make_unique<httplib::Client>(options_.server.host, options_.server.port)) {
+RestClient::RestClient(RestClientOptions options) : options_(std::move(options)) {
+  if (options_.servers.empty()) options_.servers.push_back(ServerUrl{"127.0.0.1", 8080, ""});
+  Connect(0);
+}
+
+void RestClient::Connect(size_t server) {
+  current_ = server;
+  const ServerUrl& url = options_.servers[server];
+  http_ = std::make_unique<httplib::Client>(url.host, url.port);
   http_->set_connection_timeout(options_.connect_timeout);
   http_->set_read_timeout(options_.read_timeout);
   http_->set_write_timeout(options_.read_timeout);
   http_->set_keep_alive(true);
-  http_->set_tcp_nodelay(true);  // requests go out in pieces: no Nagle delay between them
+  http_->set_tcp_nodelay(true);      // requests go out in pieces: no Nagle delay between them
   http_->set_follow_location(true);  // a standby replica's 307 to the leader
   httplib::Headers headers = {{"Accept", "application/json"}, {"User-Agent", "tessera-cli"}};
   if (!options_.token.empty()) {
@@ -71,10 +89,23 @@ RestClient::RestClient(RestClientOptions options)
   http_->set_default_headers(std::move(headers));
 }
 
+std::string RestClient::address() const { return options_.servers[current_].ToString(); }
+
+httplib::Result RestClient::Exchange(bool idempotent,
+                                     const std::function<httplib::Result(httplib::Client&)>& send) {
+  httplib::Result result = send(*http_);
+  for (size_t tried = 1; tried < options_.servers.size() && NotHandled(result, idempotent);
+       ++tried) {
+    Connect((current_ + 1) % options_.servers.size());
+    result = send(*http_);
+  }
+  return result;
+}
+
 RestClient::~RestClient() = default;
 
 std::string RestClient::Target(std::string_view path, const Query& query) const {
-  std::string target = options_.server.path_prefix + std::string(path);
+  std::string target = options_.servers[current_].path_prefix + std::string(path);
   char separator = '?';
   for (const auto& [key, value] : query) {
     target += fmt::format("{}{}={}", separator, PercentEncode(key), PercentEncode(value));
@@ -102,8 +133,14 @@ absl::Status RestClient::TransportError(std::string_view method, std::string_vie
     default:
       what = httplib::to_string(static_cast<httplib::Error>(error));
   }
-  return UnreachableError(
-      fmt::format("cannot connect to {} ({} {}): {}", address(), method, path, what));
+  if (options_.servers.size() == 1) {
+    return UnreachableError(
+        fmt::format("cannot connect to {} ({} {}): {}", address(), method, path, what));
+  }
+  std::vector<std::string> all;
+  for (const ServerUrl& server : options_.servers) all.push_back(server.ToString());
+  return UnreachableError(fmt::format("cannot connect to any of {} ({} {}): last, {}: {}",
+                                      fmt::join(all, ", "), method, path, address(), what));
 }
 
 absl::StatusOr<Json> RestClient::GetJson(std::string_view path, const Query& query) {
@@ -114,7 +151,9 @@ absl::StatusOr<Json> RestClient::GetJson(std::string_view path, const Query& que
 
 absl::StatusOr<Json> RestClient::PostJson(std::string_view path, std::string_view body,
                                           int* http_status) {
-  httplib::Result result = http_->Post(Target(path, {}), std::string(body), "application/json");
+  httplib::Result result = Exchange(/*idempotent=*/false, [&](httplib::Client& http) {
+    return http.Post(Target(path, {}), std::string(body), "application/json");
+  });
   if (!result) return TransportError("POST", path, static_cast<int>(result.error()));
   if (!IsSuccess(result->status)) {
     return ApiErrorFromResponse(result->status, result->body,
@@ -126,8 +165,9 @@ absl::StatusOr<Json> RestClient::PostJson(std::string_view path, std::string_vie
 
 absl::StatusOr<Json> RestClient::PutJson(std::string_view path, std::string_view body,
                                          std::string_view content_type) {
-  httplib::Result result =
-      http_->Put(Target(path, {}), std::string(body), std::string(content_type));
+  httplib::Result result = Exchange(/*idempotent=*/false, [&](httplib::Client& http) {
+    return http.Put(Target(path, {}), std::string(body), std::string(content_type));
+  });
   if (!result) return TransportError("PUT", path, static_cast<int>(result.error()));
   if (!IsSuccess(result->status)) {
     return ApiErrorFromResponse(result->status, result->body,
@@ -137,7 +177,8 @@ absl::StatusOr<Json> RestClient::PutJson(std::string_view path, std::string_view
 }
 
 absl::StatusOr<Json> RestClient::DeleteJson(std::string_view path) {
-  httplib::Result result = http_->Delete(Target(path, {}));
+  httplib::Result result = Exchange(
+      /*idempotent=*/false, [&](httplib::Client& http) { return http.Delete(Target(path, {})); });
   if (!result) return TransportError("DELETE", path, static_cast<int>(result.error()));
   if (!IsSuccess(result->status)) {
     return ApiErrorFromResponse(result->status, result->body,
@@ -147,7 +188,8 @@ absl::StatusOr<Json> RestClient::DeleteJson(std::string_view path) {
 }
 
 absl::StatusOr<RawResponse> RestClient::GetRaw(std::string_view path, const Query& query) {
-  httplib::Result result = http_->Get(Target(path, query));
+  httplib::Result result = Exchange(
+      /*idempotent=*/true, [&](httplib::Client& http) { return http.Get(Target(path, query)); });
   if (!result) return TransportError("GET", path, static_cast<int>(result.error()));
   if (!IsSuccess(result->status)) {
     return ApiErrorFromResponse(result->status, result->body,
@@ -195,24 +237,31 @@ absl::Status RestClient::StreamJsonLines(std::string_view path, const Query& que
     }
     return true;
   };
-  http_->set_read_timeout(options_.stream_read_timeout);
-  httplib::Result result = http_->Get(
-      Target(path, query),
-      [&](const httplib::Response& response) {
-        status = response.status;
-        retry_after = response.get_header_value("Retry-After");
-        return true;
-      },
-      [&](const char* data, size_t size) {
-        if (!IsSuccess(status)) {
-          error_body.append(
-              data, std::min(size, kMaxErrorBody - std::min(kMaxErrorBody, error_body.size())));
+  // Moves on to another server only when nothing of the stream was read (rest_client.h).
+  httplib::Result result = Exchange(/*idempotent=*/false, [&](httplib::Client& http) {
+    status = 0;
+    retry_after.clear();
+    error_body.clear();
+    http.set_read_timeout(options_.stream_read_timeout);
+    httplib::Result answer = http.Get(
+        Target(path, query),
+        [&](const httplib::Response& response) {
+          status = response.status;
+          retry_after = response.get_header_value("Retry-After");
           return true;
-        }
-        pending.append(data, size);
-        return drain();
-      });
-  http_->set_read_timeout(options_.read_timeout);
+        },
+        [&](const char* data, size_t size) {
+          if (!IsSuccess(status)) {
+            error_body.append(
+                data, std::min(size, kMaxErrorBody - std::min(kMaxErrorBody, error_body.size())));
+            return true;
+          }
+          pending.append(data, size);
+          return drain();
+        });
+    http.set_read_timeout(options_.read_timeout);
+    return answer;
+  });
   if (stopped) return absl::OkStatus();
   if (!line_error.ok()) return line_error;
   if (!result) return TransportError("GET", path, static_cast<int>(result.error()));

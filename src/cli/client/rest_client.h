@@ -10,6 +10,12 @@
 // percent-encoded here. Redirects are followed: a standby replica of a highly available control
 // plane answers 307 with the leader's URL (docs/operations.md), and the request goes there with
 // its method, body and token.
+// Several servers (the replicas of a highly available control plane): a request goes to the
+// server that answered last (the first at the start) and moves on to the next, once each, when
+// that one proves it did not handle the request: the connection could not be made, a standby
+// knows no leader yet (503 with X-Tessera-Standby), or, for a GET, the connection broke. A
+// write whose connection broke after it was sent is not sent again (it may have been applied);
+// its error names the server.
 // Thread-safety: one RestClient per thread (it holds one HTTP connection).
 #pragma once
 
@@ -28,7 +34,8 @@
 
 namespace httplib {
 class Client;
-}
+class Result;
+}  // namespace httplib
 
 namespace tessera::cli {
 
@@ -36,7 +43,8 @@ using Json = nlohmann::ordered_json;
 using Query = std::vector<std::pair<std::string, std::string>>;
 
 struct RestClientOptions {
-  ServerUrl server;
+  // Tried in this order; at least one.
+  std::vector<ServerUrl> servers;
   std::string token;  // sent as "Authorization: Bearer <token>"; "" = none
   Duration connect_timeout = std::chrono::seconds(5);
   Duration read_timeout = std::chrono::seconds(30);
@@ -80,16 +88,20 @@ class RestClient {
   absl::Status StreamJsonLines(std::string_view path, const Query& query,
                                const std::function<bool(const Json&)>& on_line);
 
-  // The server's URL, as given ("http://127.0.0.1:8080").
-  std::string address() const {  // NOLINT(readability-identifier-naming): accessor
-    return options_.server.ToString();
-  }
+  // The URL of the server requests go to now, as given ("http://127.0.0.1:8080").
+  std::string address() const;
 
  private:
+  // Sends with `send` to the current server, moving on as the class comment says; returns the
+  // last server's result.
+  httplib::Result Exchange(bool idempotent,
+                           const std::function<httplib::Result(httplib::Client&)>& send);
+  void Connect(size_t server);
   std::string Target(std::string_view path, const Query& query) const;
   absl::Status TransportError(std::string_view method, std::string_view path, int error) const;
 
   RestClientOptions options_;
+  size_t current_ = 0;  // index into options_.servers
   std::unique_ptr<httplib::Client> http_;
 };
 

@@ -1,9 +1,12 @@
 #include "cli/client/rest_client.h"
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "cli/client/api_error.h"
 #include "cli/testing/fake_api_server.h"
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -17,8 +20,7 @@ using ::testing::HasSubstr;
 
 std::unique_ptr<RestClient> ClientFor(int port, std::string token = "") {
   RestClientOptions options;
-  options.server.host = "127.0.0.1";
-  options.server.port = port;
+  options.servers = {ServerUrl{"127.0.0.1", port, ""}};
   options.token = std::move(token);
   options.connect_timeout = std::chrono::seconds(2);
   return std::make_unique<RestClient>(std::move(options));
@@ -118,6 +120,90 @@ TEST(RestClientTest, NoServerIsUnreachableNamingTheAddress) {
   EXPECT_TRUE(IsUnreachable(answer.status()));
   EXPECT_THAT(std::string(answer.status().message()),
               HasSubstr("cannot connect to http://127.0.0.1:" + std::to_string(port)));
+}
+
+std::unique_ptr<RestClient> ClientForAll(const std::vector<int>& ports,
+                                         Duration read_timeout = std::chrono::seconds(5)) {
+  RestClientOptions options;
+  for (int port : ports) options.servers.push_back(ServerUrl{"127.0.0.1", port, ""});
+  options.connect_timeout = std::chrono::seconds(2);
+  options.read_timeout = read_timeout;
+  return std::make_unique<RestClient>(std::move(options));
+}
+
+TEST(RestClientFailoverTest, MovesOnFromAServerThatCannotBeReachedAndStaysThere) {
+  FakeApiServer second;
+  second.On("GET", "/x", 200, R"({"from": "second"})");
+  auto client = ClientForAll({testing::UnusedPort(), second.Port()});
+  absl::StatusOr<Json> answer = client->GetJson("/x");
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ((*answer)["from"], "second");
+  EXPECT_EQ(client->address(), second.Url());
+  ASSERT_TRUE(client->GetJson("/x").ok());
+  EXPECT_EQ(second.Requests("GET", "/x").size(), 2u);
+}
+
+TEST(RestClientFailoverTest, AStandbyWithoutALeaderSendsTheWriteToTheNextReplica) {
+  FakeApiServer standby;
+  standby.On("POST", "/api/v1/jobs", 503, ErrorBody("UNAVAILABLE", "no leader"),
+             {{"Retry-After", "1"}, {"X-Tessera-Standby", "true"}});
+  FakeApiServer leader;
+  leader.On("POST", "/api/v1/jobs", 201, R"({"metadata": {"id": "3"}})");
+  auto client = ClientForAll({standby.Port(), leader.Port()});
+  absl::StatusOr<Json> answer = client->PostJson("/api/v1/jobs", R"({"a": 1})");
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ((*answer)["metadata"]["id"], "3");
+  ASSERT_EQ(leader.Requests("POST", "/api/v1/jobs").size(), 1u);
+  EXPECT_EQ(leader.Requests("POST", "/api/v1/jobs")[0].body, R"({"a": 1})");
+  ASSERT_TRUE(client->PostJson("/api/v1/jobs", "{}").ok());
+  EXPECT_EQ(standby.Requests("POST", "/api/v1/jobs").size(), 1u);  // not asked again
+}
+
+TEST(RestClientFailoverTest, TheLeadersOwnUnavailableAnswerIsNotSentElsewhere) {
+  FakeApiServer leader;
+  leader.On("POST", "/api/v1/jobs", 503, ErrorBody("UNAVAILABLE", "the store is down"));
+  FakeApiServer other;
+  other.On("POST", "/api/v1/jobs", 201, "{}");
+  absl::StatusOr<Json> answer =
+      ClientForAll({leader.Port(), other.Port()})->PostJson("/api/v1/jobs", "{}");
+  ASSERT_FALSE(answer.ok());
+  EXPECT_THAT(std::string(answer.status().message()), HasSubstr("the store is down"));
+  EXPECT_TRUE(other.Requests().empty());
+}
+
+TEST(RestClientFailoverTest, AWriteWhoseAnswerWasLostIsNotSentAgainButARead) {
+  FakeApiServer slow;
+  const auto stall = [](const httplib::Request&, httplib::Response& response) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    response.set_content("{}", "application/json");
+  };
+  slow.OnHandler("POST", "/x", stall);
+  slow.OnHandler("GET", "/x", stall);
+  FakeApiServer other;
+  other.On("POST", "/x", 201, "{}");
+  other.On("GET", "/x", 200, R"({"from": "other"})");
+  absl::StatusOr<Json> write =
+      ClientForAll({slow.Port(), other.Port()}, std::chrono::milliseconds(200))
+          ->PostJson("/x", "{}");
+  ASSERT_FALSE(write.ok());
+  EXPECT_TRUE(IsUnreachable(write.status()));
+  EXPECT_TRUE(other.Requests("POST", "/x").empty());
+  absl::StatusOr<Json> read =
+      ClientForAll({slow.Port(), other.Port()}, std::chrono::milliseconds(200))->GetJson("/x");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ((*read)["from"], "other");
+}
+
+TEST(RestClientFailoverTest, NoReplicaReachableNamesThemAll) {
+  const int a = testing::UnusedPort();
+  const int b = testing::UnusedPort();
+  absl::StatusOr<Json> answer = ClientForAll({a, b})->GetJson("/api/v1/jobs");
+  ASSERT_FALSE(answer.ok());
+  EXPECT_TRUE(IsUnreachable(answer.status()));
+  EXPECT_THAT(std::string(answer.status().message()),
+              HasSubstr(fmt::format("cannot connect to any of http://127.0.0.1:{}, "
+                                    "http://127.0.0.1:{}",
+                                    a, b)));
 }
 
 TEST(RestClientTest, RawAnswersKeepHeaders) {

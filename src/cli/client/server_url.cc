@@ -1,5 +1,6 @@
 #include "cli/client/server_url.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "absl/status/status.h"
@@ -78,6 +79,28 @@ absl::StatusOr<ServerUrl> ParseServerUrl(std::string_view text, std::string_view
     url.port = value;
   }
   return url;
+}
+
+absl::StatusOr<std::vector<ServerUrl>> ParseServerUrls(std::string_view text,
+                                                       std::string_view flag) {
+  std::vector<ServerUrl> urls;
+  if (text.find(',') == std::string_view::npos) {
+    absl::StatusOr<ServerUrl> url = ParseServerUrl(text, flag);
+    if (!url.ok()) return url.status();
+    return std::vector<ServerUrl>{*std::move(url)};
+  }
+  for (size_t start = 0; start <= text.size();) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    std::string_view part = text.substr(start, comma - start);
+    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+    while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
+    if (part.empty()) return Bad(flag, text, "an empty URL in the list");
+    absl::StatusOr<ServerUrl> url = ParseServerUrl(part, flag);
+    if (!url.ok()) return url.status();
+    urls.push_back(*std::move(url));
+    start = comma + 1;
+  }
+  return urls;
 }
 
 }  // namespace tessera::cli

@@ -1,5 +1,6 @@
 // ServerUrl: where the CLI finds the control plane's REST API — `--server` or TESSERA_SERVER,
-// http://127.0.0.1:8080 by default (shared/JOBSPEC.md, CLI conventions).
+// http://127.0.0.1:8080 by default (shared/JOBSPEC.md, CLI conventions); a comma-separated list
+// names the replicas of a highly available control plane.
 //
 // Accepted: "http://HOST[:PORT][/PREFIX]" and, for convenience, "HOST[:PORT]" (taken as http).
 // HOST is a name, an IPv4 address or a bracketed IPv6 address ("[::1]"); PORT defaults to 80;
@@ -11,6 +12,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -29,5 +31,10 @@ struct ServerUrl {
 
 // `flag` names the source in errors ("--server", "TESSERA_SERVER").
 absl::StatusOr<ServerUrl> ParseServerUrl(std::string_view text, std::string_view flag);
+
+// Several URLs separated by commas, the replicas of a highly available control plane
+// ("http://a:8080,http://b:8080"); each as ParseServerUrl, an empty one refused.
+absl::StatusOr<std::vector<ServerUrl>> ParseServerUrls(std::string_view text,
+                                                       std::string_view flag);
 
 }  // namespace tessera::cli

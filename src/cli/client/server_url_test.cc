@@ -65,5 +65,34 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"http://h:80/?a=b", "query or fragment"},
                       BadCase{"http://[::1:80", "unterminated '['"}));
 
+TEST(ServerUrlsTest, ParsesACommaSeparatedListInOrder) {
+  absl::StatusOr<std::vector<ServerUrl>> urls =
+      ParseServerUrls("http://a:8080, b:8081,http://[::1]:8082/p", "--server");
+  ASSERT_TRUE(urls.ok()) << urls.status();
+  ASSERT_EQ(urls->size(), 3u);
+  EXPECT_EQ((*urls)[0].ToString(), "http://a:8080");
+  EXPECT_EQ((*urls)[1].ToString(), "http://b:8081");
+  EXPECT_EQ((*urls)[2].ToString(), "http://[::1]:8082/p");
+}
+
+TEST(ServerUrlsTest, OneUrlIsAListOfOne) {
+  absl::StatusOr<std::vector<ServerUrl>> urls = ParseServerUrls("h:1", "--server");
+  ASSERT_TRUE(urls.ok());
+  EXPECT_EQ(urls->size(), 1u);
+}
+
+TEST(ServerUrlsTest, RefusesAnEmptyOrBadEntryNamingTheFlag) {
+  absl::StatusOr<std::vector<ServerUrl>> empty = ParseServerUrls("http://a:1,,b:2", "--server");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_THAT(std::string(empty.status().message()),
+              HasSubstr("--server: 'http://a:1,,b:2': an empty URL in the list"));
+  absl::StatusOr<std::vector<ServerUrl>> bad = ParseServerUrls("a:1,https://b", "--server");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("--server: 'https://b': https is not supported"));
+  EXPECT_THAT(std::string(ParseServerUrls("", "--server").status().message()),
+              HasSubstr("no host"));
+}
+
 }  // namespace
 }  // namespace tessera::cli

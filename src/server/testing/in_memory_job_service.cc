@@ -329,6 +329,40 @@ std::vector<NodeView> InMemoryJobService::Nodes() {
   return nodes_;
 }
 
+absl::StatusOr<NodeView> InMemoryJobService::ChangeNode(const Caller& caller,
+                                                        const NodeChange& change) {
+  if (!caller.admin) {
+    return absl::PermissionDeniedError("only admins may cordon, uncordon or drain nodes");
+  }
+  if (absl::Status s = CheckNodeChange(change); !s.ok()) return s;
+  std::lock_guard lock(mu_);
+  const bool cluster_known = std::any_of(nodes_.begin(), nodes_.end(), [&](const NodeView& n) {
+    return n.cluster == change.cluster;
+  });
+  if (!cluster_known) {
+    return spec::WithField(
+        absl::NotFoundError(fmt::format("cluster: no cluster named \"{}\"", change.cluster)),
+        "cluster");
+  }
+  auto it = std::find_if(nodes_.begin(), nodes_.end(), [&](const NodeView& n) {
+    return n.cluster == change.cluster && n.name == change.node;
+  });
+  if (it == nodes_.end()) {
+    return spec::WithField(absl::NotFoundError(fmt::format(
+                               "node: cluster {} has no node named \"{}\"", change.cluster,
+                               change.node)),
+                           "node");
+  }
+  NodeAdminState next = NextAdminState(it->state, change.action);
+  if (next == NodeAdminState::kDraining) next = NodeAdminState::kDrained;
+  if (next != it->state || !change.reason.empty()) it->state_reason = change.reason;
+  if (next != it->state) it->state_since = clock_->Now();
+  it->state = next;
+  it->state_by = caller.tenant;
+  it->unschedulable = OutOfService(next);
+  return *it;
+}
+
 std::vector<ClusterView> InMemoryJobService::Clusters() {
   std::lock_guard lock(mu_);
   return clusters_;

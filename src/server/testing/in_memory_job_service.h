@@ -16,6 +16,9 @@
 //   - Cancel moves a non-terminal job to Cancelled with a "Cancelled" event;
 //   - Explain, Logs, Nodes, Clusters, Queues and Ready answer what the test set;
 //   - DeleteCluster (admins only) removes a cluster the test set (NotFound for another);
+//   - ChangeNode (admins only) checks the change (CheckNodeChange), finds the node the test set
+//     (NotFound naming "cluster" or "node") and moves it to the state node_admin.h gives, a
+//     drained node straight to Drained (nothing runs on it), with the reason, caller and time;
 //   - ApplyQueues, ApplyQueue and DeleteQueue (admins only, else PermissionDenied) change the
 //     specs of the queues the test set, with the tree rules of queue_document.h (UpsertQueue,
 //     RemoveQueue); a change that names a queue with pending jobs (QueueView::pending_jobs > 0)
@@ -66,6 +69,7 @@ class InMemoryJobService final : public JobService {
   absl::StatusOr<QueueView> ApplyQueue(const Caller& caller, QueueSpec queue) override;
   absl::Status DeleteQueue(const Caller& caller, std::string_view name) override;
   std::vector<NodeView> Nodes() override;
+  absl::StatusOr<NodeView> ChangeNode(const Caller& caller, const NodeChange& change) override;
   std::vector<ClusterView> Clusters() override;
   absl::Status DeleteCluster(const Caller& caller, std::string_view name) override;
   bool Ready() const override;

@@ -21,7 +21,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-
 class EtcdEnvironment final : public StoreTestEnvironment {
  public:
   absl::StatusOr<std::unique_ptr<Store>> Open() override {
@@ -57,14 +56,61 @@ TEST(EtcdStoreTest, AnEndpointNobodyServesIsUnavailable) {
 
 TEST(EtcdStoreTest, BadOptionsNameTheField) {
   EXPECT_THAT(EtcdStore::Open({}).status().message(), HasSubstr("etcd.endpoints"));
-  EXPECT_THAT(EtcdStore::Open({.endpoints = {"127.0.0.1:1"}, .key_file = "k.pem"})
-                  .status()
-                  .message(),
-              HasSubstr("etcd.keyFile"));
+  EXPECT_THAT(
+      EtcdStore::Open({.endpoints = {"127.0.0.1:1"}, .key_file = "k.pem"}).status().message(),
+      HasSubstr("etcd.keyFile"));
   EXPECT_THAT(EtcdStore::Open({.endpoints = {"127.0.0.1:1"}, .ca_file = "/nonexistent.pem"})
                   .status()
                   .message(),
               HasSubstr("etcd.caFile"));
+}
+
+class EtcdMutualTlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<EtcdProcess>> etcd = EtcdProcess::Start(1, /*mutual_tls=*/true);
+    ASSERT_TRUE(etcd.ok()) << etcd.status();
+    etcd_ = *std::move(etcd);
+  }
+
+  // The client's options with a short timeout, for the attempts that must fail.
+  EtcdStoreOptions Options() const {
+    EtcdStoreOptions options = etcd_->ClientOptions();
+    options.request_timeout = std::chrono::milliseconds(1500);
+    return options;
+  }
+
+  std::unique_ptr<EtcdProcess> etcd_;
+};
+
+TEST_F(EtcdMutualTlsTest, AClientWithItsCertificateCommitsAndReads) {
+  absl::StatusOr<std::unique_ptr<EtcdStore>> store = EtcdStore::Open(etcd_->ClientOptions());
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->Commit(Txn::Unconditional({Op::Put("/tls/k", "v")})).ok());
+  absl::StatusOr<std::optional<KeyValue>> read = (*store)->Get("/tls/k");
+  ASSERT_TRUE(read.ok() && read->has_value()) << read.status();
+  EXPECT_EQ((*read)->value, "v");
+}
+
+TEST_F(EtcdMutualTlsTest, WithoutAClientCertificateTheConnectionIsRefused) {
+  EtcdStoreOptions options = Options();
+  options.cert_file.clear();
+  options.key_file.clear();
+  absl::StatusOr<std::unique_ptr<EtcdStore>> store = EtcdStore::Open(options);
+  ASSERT_FALSE(store.ok());
+  EXPECT_TRUE(absl::IsUnavailable(store.status())) << store.status();
+}
+
+TEST_F(EtcdMutualTlsTest, PlaintextOrAnotherCaIsRefused) {
+  EtcdStoreOptions plaintext = Options();
+  plaintext.ca_file.clear();
+  plaintext.cert_file.clear();
+  plaintext.key_file.clear();
+  EXPECT_TRUE(absl::IsUnavailable(EtcdStore::Open(plaintext).status()));
+  // The client's own certificate as the only trusted root: the server's is not signed by it.
+  EtcdStoreOptions other_ca = Options();
+  other_ca.ca_file = etcd_->pki_dir() + "/client.crt";
+  EXPECT_TRUE(absl::IsUnavailable(EtcdStore::Open(other_ca).status()));
 }
 
 TEST(EtcdStoreTest, MoreOperationsThanEtcdTakesAreRefusedBeforeSending) {
@@ -92,9 +138,8 @@ TEST(EtcdStoreTest, AServerCrashLosesNoAcknowledgedWrite) {
   constexpr int kAcksBeforeKill = 300;
   absl::StatusOr<std::unique_ptr<EtcdProcess>> etcd = EtcdProcess::Start();
   ASSERT_TRUE(etcd.ok()) << etcd.status();
-  absl::StatusOr<std::unique_ptr<EtcdStore>> store =
-      EtcdStore::Open({.endpoints = {(*etcd)->endpoint()},
-                       .request_timeout = std::chrono::milliseconds(2000)});
+  absl::StatusOr<std::unique_ptr<EtcdStore>> store = EtcdStore::Open(
+      {.endpoints = {(*etcd)->endpoint()}, .request_timeout = std::chrono::milliseconds(2000)});
   ASSERT_TRUE(store.ok()) << store.status();
   std::mutex mu;
   std::map<std::string, Revision> acknowledged;
@@ -104,8 +149,7 @@ TEST(EtcdStoreTest, AServerCrashLosesNoAcknowledgedWrite) {
     writers.emplace_back([&, t] {
       for (int i = 0; !stop; ++i) {
         const std::string key = "/crash/" + std::to_string(t) + "/" + std::to_string(i);
-        absl::StatusOr<TxnResult> put =
-            (*store)->Commit(Txn::Unconditional({Op::Put(key, "v")}));
+        absl::StatusOr<TxnResult> put = (*store)->Commit(Txn::Unconditional({Op::Put(key, "v")}));
         if (!put.ok()) continue;  // etcd is down: the outcome is unknown, nothing is claimed
         std::lock_guard<std::mutex> lock(mu);
         acknowledged[key] = put->revision;
@@ -156,8 +200,8 @@ TEST(EtcdStoreTest, AClusterOfThreeKeepsServingWhenAMemberFails) {
   auto put = [&](int i) -> Revision {
     const std::string key = "/three/" + std::to_string(1000 + i);
     for (int attempt = 0; attempt < 30; ++attempt) {
-      absl::StatusOr<TxnResult> result = (*store)->Commit(
-          Txn{.compares = {Compare::Absent(key)}, .success = {Op::Put(key, "v")}});
+      absl::StatusOr<TxnResult> result =
+          (*store)->Commit(Txn{.compares = {Compare::Absent(key)}, .success = {Op::Put(key, "v")}});
       if (result.ok() && result->succeeded) return result->revision;
       if (result.ok()) return result->revision;  // an earlier try committed it
       EXPECT_TRUE(absl::IsUnavailable(result.status())) << result.status();
