@@ -4,16 +4,20 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "agent/local/local_cluster.h"
 #include "agent/local/system_clock.h"
 #include "agent/sim/sim_cluster.h"
@@ -29,6 +33,7 @@
 #include "server/auth/authenticator.h"
 #include "server/auth/rate_limiter.h"
 #include "server/job_manager.h"
+#include "server/job_mirror.h"
 #include "server/server_config.h"
 #include "sim/alibaba/alibaba_trace.h"
 #include "sim/alibaba/target_workload_builder.h"
@@ -41,6 +46,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using server::ServerConfig;
+
+// How long a new leader waits for the job state it followed as a standby to catch up with its
+// first write, before it reads the store instead.
+constexpr absl::Duration kHandOverWait = absl::Seconds(10);
 
 struct Flags {
   std::string config_path;
@@ -136,10 +145,12 @@ absl::StatusOr<std::string> AdminToken(server::Authenticator& auth, const fs::pa
 
 // Everything the server runs, in construction order; destroyed in reverse.
 struct ControlPlane {
-  // HA: this replica's leadership (resigned last, once everything has stopped), and the etcd
-  // store that `store` fences with its term.
+  // HA: this replica's leadership (resigned last, once everything has stopped), the etcd store
+  // that `store` fences with its term, and the job records it followed as a standby, until the
+  // job manager takes them.
   std::unique_ptr<store::EtcdElection> election;
   std::unique_ptr<store::Store> backend;
+  std::unique_ptr<server::JobMirror> mirrored_jobs;
   std::unique_ptr<store::Store> store;
   std::unique_ptr<server::Authenticator> auth;
   prometheus::Registry metrics;
@@ -151,6 +162,7 @@ struct ControlPlane {
   std::unique_ptr<api::AgentService> agent_service;
   std::unique_ptr<api::RestServer> rest;
   std::unique_ptr<api::GrpcServer> grpc;
+  std::chrono::steady_clock::time_point serving;  // when both API ports were open
 
   ~ControlPlane() {
     if (rest) rest->Stop();
@@ -263,6 +275,20 @@ absl::StatusOr<std::unique_ptr<store::Store>> OpenStore(const ServerConfig& conf
   return std::unique_ptr<store::Store>(*std::move(sqlite));
 }
 
+// The store of a replica of an HA control plane: etcd, waited for while it does not answer (as
+// the campaign waits), until `stop` says so (Cancelled).
+absl::StatusOr<std::unique_ptr<store::Store>> OpenReplicaStore(const ServerConfig& config,
+                                                               const std::function<bool()>& stop) {
+  while (true) {
+    absl::StatusOr<std::unique_ptr<store::Store>> store = OpenStore(config);
+    if (!absl::IsUnavailable(store.status())) return store;
+    std::cerr << fmt::format("tessera server: etcd: {}; trying again in 1 s\n",
+                             std::string(store.status().message()));
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    if (stop()) return absl::CancelledError("stopped");
+  }
+}
+
 // A replica whose job writes failed steps down, so that the state is rebuilt from the store (by
 // it, restarted, or by the next leader) rather than run ahead of it.
 std::function<void(const absl::Status&)> WriteFailureHandler(const ControlPlane& plane) {
@@ -272,6 +298,32 @@ std::function<void(const absl::Status&)> WriteFailureHandler(const ControlPlane&
   };
 }
 
+// The job records the standby followed, once the mirror has applied this new leader's first
+// write (JobMirror::HandOver: every write of the leaders before it is then applied); nullopt,
+// said on stderr, when the mirror cannot hand them over: the job manager then reads the store.
+std::optional<std::map<int64_t, server::JobRecord>> TakeMirroredJobs(ControlPlane& plane) {
+  if (!plane.mirrored_jobs) return std::nullopt;
+  const auto started = std::chrono::steady_clock::now();
+  absl::StatusOr<server::MirroredJobs> mirrored = plane.mirrored_jobs->HandOver(
+      *plane.store, plane.election->key(), absl::Now() + kHandOverWait);
+  plane.mirrored_jobs.reset();
+  if (!mirrored.ok()) {
+    std::cerr << fmt::format(
+        "tessera server: the job state followed as a standby is not taken ({}); reading it "
+        "from the store\n",
+        mirrored.status().ToString());
+    return std::nullopt;
+  }
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  std::cout << fmt::format(
+                   "tessera server: took the job state followed as a standby: {} job(s), {} "
+                   "stored task(s), up to revision {}, in {:.1f} ms\n",
+                   mirrored->jobs.size(), mirrored->stored_tasks, mirrored->revision, ms)
+            << std::flush;
+  return std::move(mirrored->jobs);
+}
+
 absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) {
   std::error_code error;
   fs::create_directories(config.data_dir, error);
@@ -279,16 +331,16 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
     return absl::PermissionDeniedError(
         fmt::format("--data-dir {}: {}", config.data_dir, error.message()));
   }
-  absl::StatusOr<std::unique_ptr<store::Store>> store = OpenStore(config);
-  if (!store.ok()) return store.status();
   if (plane.election) {
-    plane.backend = *std::move(store);
     plane.store = std::make_unique<store::FencedStore>(
         plane.backend.get(), plane.election->Fence(),
         [] { ExitDeposed("a write was fenced: another replica leads"); });
   } else {
+    absl::StatusOr<std::unique_ptr<store::Store>> store = OpenStore(config);
+    if (!store.ok()) return store.status();
     plane.store = *std::move(store);
   }
+  std::optional<std::map<int64_t, server::JobRecord>> stored_jobs = TakeMirroredJobs(plane);
   absl::StatusOr<std::unique_ptr<server::Authenticator>> auth =
       server::Authenticator::Create(plane.store.get());
   if (!auth.ok()) return auth.status();
@@ -321,7 +373,8 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
        .recent_workload = {.capacity = config.target_workload.window,
                            .popularity_threshold_pct =
                                config.target_workload.popularity_threshold_pct},
-       .on_write_failure = WriteFailureHandler(plane)});
+       .on_write_failure = WriteFailureHandler(plane),
+       .stored_jobs = std::move(stored_jobs)});
   if (!manager.ok()) return manager.status();
   plane.manager = *std::move(manager);
   if (absl::Status s = AddClusters(config, plane); !s.ok()) return s;
@@ -358,6 +411,7 @@ absl::Status StartControlPlane(const ServerConfig& config, ControlPlane& plane) 
     return absl::Status(
         s.code(), fmt::format("--grpc-addr {}: {}", config.grpc_addr, std::string(s.message())));
   }
+  plane.serving = std::chrono::steady_clock::now();
   const server::HostPort grpc = *server::ParseHostPort(config.grpc_addr, "grpcAddr");
   std::cout << fmt::format(
                    "tessera server: REST http://{0}:{1}/api/v1  metrics http://{0}:{1}/metrics  "
@@ -437,18 +491,34 @@ int RunServerCommand(int argc, char** argv) {
   ControlPlane plane;
   int signal = 0;
   if (config->ha.enabled) {
-    absl::StatusOr<std::unique_ptr<store::EtcdElection>> election =
-        AwaitLeadership(*config, [&] { return SignalPending(signals, signal); });
-    if (absl::IsCancelled(election.status())) return Stopped(signal);
-    if (!election.ok()) {
-      std::cerr << "tessera server: " << election.status().message() << "\n";
-      return absl::IsInvalidArgument(election.status()) ? 2 : 1;
+    absl::StatusOr<std::unique_ptr<store::Store>> backend =
+        OpenReplicaStore(*config, [&] { return SignalPending(signals, signal); });
+    if (absl::IsCancelled(backend.status())) return Stopped(signal);
+    if (!backend.ok()) {
+      std::cerr << "tessera server: " << backend.status().message() << "\n";
+      return 1;
     }
-    plane.election = *std::move(election);
+    plane.backend = *std::move(backend);
+    absl::StatusOr<Elected> elected = AwaitLeadership(
+        *config, plane.backend.get(), [&] { return SignalPending(signals, signal); });
+    if (absl::IsCancelled(elected.status())) return Stopped(signal);
+    if (!elected.ok()) {
+      std::cerr << "tessera server: " << elected.status().message() << "\n";
+      return absl::IsInvalidArgument(elected.status()) ? 2 : 1;
+    }
+    plane.election = std::move(elected->election);
+    plane.mirrored_jobs = std::move(elected->jobs);
   }
+  const auto started = std::chrono::steady_clock::now();
   if (absl::Status s = StartControlPlane(*config, plane); !s.ok()) {
     std::cerr << "tessera server: " << s.message() << "\n";
     return 1;
+  }
+  if (plane.election) {
+    std::cout << fmt::format(
+                     "tessera server: serving as the leader {:.0f} ms after the election\n",
+                     std::chrono::duration<double, std::milli>(plane.serving - started).count())
+              << std::flush;
   }
   sigwait(&signals, &signal);
   return Stopped(signal);

@@ -5,13 +5,18 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
-#include "api/rest/standby_server.h"
+#include "agent/local/system_clock.h"
+#include "api/rest/rest_server.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "server/auth/authenticator.h"
+#include "server/auth/rate_limiter.h"
+#include "server/standby_job_service.h"
 
 namespace tessera::cli {
 namespace {
@@ -53,20 +58,47 @@ void ExitDeposed(std::string_view why) {
   std::_Exit(3);
 }
 
-absl::StatusOr<std::unique_ptr<store::EtcdElection>> AwaitLeadership(
-    const server::ServerConfig& config, const std::function<bool()>& stop) {
+// The leader's URL as the campaign last saw it, for the standby's REST port.
+class SeenLeader {
+ public:
+  void Set(std::string url) {
+    std::lock_guard<std::mutex> lock(mu_);
+    url_ = std::move(url);
+  }
+  std::string Get() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return url_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::string url_;
+};
+
+absl::StatusOr<Elected> AwaitLeadership(const server::ServerConfig& config, store::Store* store,
+                                        const std::function<bool()>& stop) {
   const Advertised advertised = AdvertisedAddresses(config);
   const std::string candidate =
       nlohmann::json{{"http", advertised.http}, {"grpc", advertised.grpc}}.dump();
   const server::HostPort http = *server::ParseHostPort(config.http_addr, "httpAddr");
-  api::StandbyServer standby;
+  auto jobs = std::make_unique<server::JobMirror>(server::JobMirrorOptions{.store = store});
+  absl::StatusOr<std::unique_ptr<server::Authenticator>> auth =
+      server::Authenticator::Create(store, {.look_up_misses = true});
+  if (!auth.ok()) return auth.status();
+  server::RateLimiter rate_limiter(config.rate_limit, &agent::SystemClock::Get());
+  server::StandbyJobService reads(jobs.get(), store);
+  SeenLeader leader;
+  api::RestServer standby({.service = &reads,
+                           .auth = auth->get(),
+                           .rate_limiter = &rate_limiter,
+                           .standby_leader = [&leader] { return leader.Get(); }});
   if (absl::Status s = standby.Start(http.host, http.port); !s.ok()) {
     return absl::Status(
         s.code(), fmt::format("--http-addr {}: {}", config.http_addr, std::string(s.message())));
   }
   std::cout << fmt::format(
-                   "tessera server: a standby (REST {} redirects to the leader); "
-                   "campaigning as {}\n",
+                   "tessera server: a standby (REST {} serves job reads and redirects the rest to "
+                   "the leader); campaigning as {}\n",
                    advertised.http, candidate)
             << std::flush;
   while (true) {
@@ -80,7 +112,7 @@ absl::StatusOr<std::unique_ptr<store::EtcdElection>> AwaitLeadership(
     absl::StatusOr<store::Revision> term =
         election.ok() ? (*election)->Campaign(stop,
                                               [&](const std::optional<store::Leadership>& l) {
-                                                standby.SetLeader(LeaderUrl(l));
+                                                leader.Set(LeaderUrl(l));
                                               })
                       : election.status();
     if (absl::IsCancelled(term.status())) return term.status();
@@ -89,7 +121,7 @@ absl::StatusOr<std::unique_ptr<store::EtcdElection>> AwaitLeadership(
       if (!(*election)->Lost()) {
         standby.Stop();
         std::cout << fmt::format("tessera server: elected leader (term {})\n", *term) << std::flush;
-        return *std::move(election);
+        return Elected{.election = *std::move(election), .jobs = std::move(jobs)};
       }
     }
     const absl::Status why =
@@ -97,7 +129,7 @@ absl::StatusOr<std::unique_ptr<store::EtcdElection>> AwaitLeadership(
                   : term.status();
     std::cerr << fmt::format("tessera server: campaign failed ({}); trying again in 1 s\n",
                              why.ToString());
-    standby.SetLeader("");
+    leader.Set("");
     std::this_thread::sleep_for(std::chrono::seconds(1));
     if (stop()) return absl::CancelledError("stopped");
   }

@@ -1,15 +1,22 @@
 // One page of a job listing (JobService::List), shared by the services that keep their jobs in
 // a map by numeric id: the phase filters, the walk in the listing's order, and the page with
-// the count of matching jobs after it.
+// the count of matching jobs after it; and the checks and filters of a request that the services
+// over JobRecords share (ListStart, ListsJob).
 // Thread-safety: none of its own; callers walk their jobs under their own lock.
 #pragma once
 
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <utility>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "core/job_phase.h"
+#include "server/job_record.h"
 #include "server/job_service.h"
+#include "spec/job_document.h"
+#include "spec/request_error.h"
 
 namespace tessera::server {
 
@@ -25,6 +32,43 @@ inline bool ListsPhase(const ListJobsRequest& request, JobPhase phase) {
       return IsTerminal(phase);
   }
   return true;
+}
+
+inline constexpr int32_t kMaxListLimit = 1000;
+
+// The id a listing starts after (0: the beginning; else the page token's), once the request is
+// checked: InvalidArgument naming "limit" outside 1..kMaxListLimit or "pageToken" for a token
+// that is not a job id; PermissionDenied naming "tenant" when a tenant lists another tenant's
+// jobs.
+inline absl::StatusOr<int64_t> ListStart(const Caller& caller, const ListJobsRequest& request) {
+  if (request.limit < 1 || request.limit > kMaxListLimit) {
+    return spec::FieldError(
+        "limit", absl::StrCat("must be between 1 and ", kMaxListLimit, ", not ", request.limit));
+  }
+  int64_t after = 0;
+  if (!request.page_token.empty()) {
+    const std::optional<int64_t> token = ParseJobId(request.page_token);
+    if (!token.has_value()) {
+      return spec::FieldError("pageToken", absl::StrCat("\"", request.page_token,
+                                                        "\" is not a page token of this API"));
+    }
+    after = *token;
+  }
+  if (!request.tenant.empty() && !caller.admin && request.tenant != caller.tenant) {
+    return spec::WithField(
+        absl::PermissionDeniedError("tenant: only admins may list other tenants' jobs"), "tenant");
+  }
+  return after;
+}
+
+// True when `caller` may see a job of `tenant` and it passes every filter of `request`.
+inline bool ListsJob(const Caller& caller, const ListJobsRequest& request, std::string_view tenant,
+                     const spec::JobDocument& job) {
+  if (!caller.admin && tenant != caller.tenant) return false;
+  if (!request.tenant.empty() && tenant != request.tenant) return false;
+  if (!ListsPhase(request, job.status->phase)) return false;
+  if (!request.queue.empty() && job.spec.queue != request.queue) return false;
+  return request.name.empty() || job.spec.name == request.name;
 }
 
 // Calls `visit(job)` for the jobs of `jobs` (a std::map by numeric id) that follow the id

@@ -111,7 +111,11 @@ absl::Status JobManager::Start(std::vector<Cluster*> clusters) {
       node_cluster_[name] = cluster;
     }
   }
-  if (absl::Status status = LoadJobs(); !status.ok()) return status;
+  if (options_.stored_jobs.has_value()) {
+    AdoptStoredJobs();
+  } else if (absl::Status status = LoadJobs(); !status.ok()) {
+    return status;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [id, record] : jobs_) NoteSubmitted(record.document.spec);
@@ -148,15 +152,8 @@ absl::Status JobManager::LoadJobs() {
   std::lock_guard<std::mutex> lock(mu_);
   const auto add = [this](std::vector<JobRecord> records) {
     for (JobRecord& record : records) {
-      const int64_t id = record.id;
-      if (!record.document.metadata.request_id.empty()) {
-        requests_[IndexKey(record.tenant, record.document.metadata.request_id)] = id;
-      }
-      if (!IsTerminal(record.status().phase)) {
-        active_names_[IndexKey(record.tenant, record.document.spec.name)] = id;
-      }
-      next_id_ = std::max(next_id_, id + 1);
-      jobs_.emplace_hint(jobs_.end(), id, std::move(record));
+      IndexStoredLocked(record);
+      jobs_.emplace_hint(jobs_.end(), record.id, std::move(record));
     }
   };
   // Each page is decoded on other threads while the next one is read.
@@ -191,6 +188,23 @@ absl::Status JobManager::LoadJobs() {
     tasks.after = page->kvs.back().key;
   }
   return absl::OkStatus();
+}
+
+void JobManager::AdoptStoredJobs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  jobs_ = *std::move(options_.stored_jobs);
+  options_.stored_jobs.reset();
+  for (const auto& [id, record] : jobs_) IndexStoredLocked(record);
+}
+
+void JobManager::IndexStoredLocked(const JobRecord& record) {
+  if (!record.document.metadata.request_id.empty()) {
+    requests_[IndexKey(record.tenant, record.document.metadata.request_id)] = record.id;
+  }
+  if (!IsTerminal(record.status().phase)) {
+    active_names_[IndexKey(record.tenant, record.document.spec.name)] = record.id;
+  }
+  next_id_ = std::max(next_id_, record.id + 1);
 }
 
 absl::Status JobManager::LoadQueues() {

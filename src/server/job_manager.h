@@ -150,6 +150,10 @@ struct JobManagerOptions {
   // store) brings them together again. A replica of an HA control plane exits; nullptr: the
   // failure is logged and the manager goes on.
   std::function<void(const absl::Status&)> on_write_failure;
+  // The stored job records (by id, with their stored tasks applied), when the caller holds them
+  // already: a standby's JobMirror (server/job_mirror.h), handed over at its election. Start
+  // takes them instead of reading and decoding the job and task keys. nullopt: Start reads them.
+  std::optional<std::map<int64_t, JobRecord>> stored_jobs;
 };
 
 class JobManager final : public JobService, public TaskObserver, public InventoryObserver {
@@ -158,8 +162,9 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   static absl::StatusOr<std::unique_ptr<JobManager>> Create(JobManagerOptions options);
   ~JobManager() override;
 
-  // Rebuilds state from the store, reconciles `clusters` (which report to this manager as their
-  // TaskObserver and outlive it), then starts the loop; Ready() is true from then on.
+  // Rebuilds state from the store (the job records from JobManagerOptions::stored_jobs when
+  // given), reconciles `clusters` (which report to this manager as their TaskObserver and
+  // outlive it), then starts the loop; Ready() is true from then on.
   absl::Status Start(std::vector<Cluster*> clusters);
   // A cluster that joins while the manager runs (an agent registered for the first time): its
   // nodes join the scheduler's snapshot at the next cycle. Any thread; `cluster` outlives the
@@ -405,6 +410,10 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
 
   // --- start-up ---------------------------------------------------------------------------
   absl::Status LoadJobs();
+  // Takes options_.stored_jobs as the records instead of LoadJobs.
+  void AdoptStoredJobs();
+  // Adds a stored record's request id and active name to the indices. REQUIRES: mu_ held.
+  void IndexStoredLocked(const JobRecord& record);
   // Chooses the queue tree (stored, configured or the default) and gives it to the scheduler.
   absl::Status LoadQueues();
   void RestoreJob(JobRecord& record, std::map<Cluster*, std::vector<KnownLaunch>>& known,

@@ -16,7 +16,6 @@
 namespace tessera::server {
 namespace {
 
-constexpr int32_t kMaxListLimit = 1000;
 constexpr std::chrono::seconds kCancelWait{10};
 // How long an explain waits for its estimate.
 constexpr std::chrono::seconds kEstimateWait{5};
@@ -59,32 +58,13 @@ absl::StatusOr<JobView> JobManager::Get(const Caller& caller, std::string_view i
 
 absl::StatusOr<ListJobsResult> JobManager::List(const Caller& caller,
                                                 const ListJobsRequest& request) {
-  if (request.limit < 1 || request.limit > kMaxListLimit) {
-    return spec::FieldError(
-        "limit", fmt::format("must be between 1 and {}, not {}", kMaxListLimit, request.limit));
-  }
-  int64_t after = 0;
-  if (!request.page_token.empty()) {
-    const std::optional<int64_t> token = ParseJobId(request.page_token);
-    if (!token.has_value()) {
-      return spec::FieldError(
-          "pageToken", fmt::format("\"{}\" is not a page token of this API", request.page_token));
-    }
-    after = *token;
-  }
-  if (!request.tenant.empty() && !caller.admin && request.tenant != caller.tenant) {
-    return spec::WithField(
-        absl::PermissionDeniedError("tenant: only admins may list other tenants' jobs"), "tenant");
-  }
+  absl::StatusOr<int64_t> after = ListStart(caller, request);
+  if (!after.ok()) return after.status();
   ListPage page(request.limit);
   std::lock_guard<std::mutex> lock(mu_);
-  ForEachInListOrder(jobs_, after, request.order, [&](const JobRecord& record) {
+  ForEachInListOrder(jobs_, *after, request.order, [&](const JobRecord& record) {
     if (uncommitted_.contains(record.id)) return;
-    if (!caller.admin && record.tenant != caller.tenant) return;
-    if (!request.tenant.empty() && record.tenant != request.tenant) return;
-    if (!ListsPhase(request, record.status().phase)) return;
-    if (!request.queue.empty() && record.document.spec.queue != request.queue) return;
-    if (!request.name.empty() && record.document.spec.name != request.name) return;
+    if (!ListsJob(caller, request, record.tenant, record.document)) return;
     page.Offer([&] { return record.View(); });
   });
   return std::move(page).Take();
@@ -117,20 +97,7 @@ absl::StatusOr<std::vector<JobEvent>> JobManager::Events(const Caller& caller,
     if (record == nullptr) return absl::NotFoundError(fmt::format("job {} not found", id));
     number = record->id;
   }
-  std::vector<JobEvent> events;
-  store::RangeRequest request{.prefix = EventPrefix(number), .limit = 1000};
-  while (true) {
-    absl::StatusOr<store::RangeResult> page = options_.store->Range(request);
-    if (!page.ok()) return page.status();
-    for (const store::KeyValue& kv : page->kvs) {
-      absl::StatusOr<JobEvent> event = DecodeJobEvent(kv.key, kv.value);
-      if (!event.ok()) return event.status();
-      events.push_back(*std::move(event));
-    }
-    if (!page->more) break;
-    request.after = page->kvs.back().key;
-  }
-  return events;
+  return ReadJobEvents(*options_.store, number);
 }
 
 absl::StatusOr<JobExplanation> JobManager::Explain(const Caller& caller, std::string_view id) {

@@ -716,9 +716,12 @@ std::vector<store::Op> TaskWrites(JobRecord& record) {
   return ops;
 }
 
-absl::Status LoadStoredTask(std::map<int64_t, JobRecord>& jobs, std::string_view key,
-                            std::string_view value) {
-  // kTaskPrefix, 20 digits of job id, '/', 6 digits of task index.
+namespace {
+
+// The record and task index of a stored task's key (kTaskPrefix, 20 digits of job id, '/', 6
+// digits of task index) in `jobs`; DataLoss naming the key otherwise.
+absl::StatusOr<std::pair<JobRecord*, int32_t>> StoredTaskOf(std::map<int64_t, JobRecord>& jobs,
+                                                            std::string_view key) {
   const std::string_view rest = key.substr(std::min(key.size(), kTaskPrefix.size()));
   int64_t id = 0;
   int32_t index = 0;
@@ -733,6 +736,16 @@ absl::Status LoadStoredTask(std::map<int64_t, JobRecord>& jobs, std::string_view
   if (index < 0 || static_cast<size_t>(index) >= record.tasks.size()) {
     return Corrupt(key, "a task beyond the job's replicas");
   }
+  return std::pair{&record, index};
+}
+
+}  // namespace
+
+absl::Status LoadStoredTask(std::map<int64_t, JobRecord>& jobs, std::string_view key,
+                            std::string_view value) {
+  absl::StatusOr<std::pair<JobRecord*, int32_t>> found = StoredTaskOf(jobs, key);
+  if (!found.ok()) return found.status();
+  auto [record, index] = *found;
   TaskRuntime task;
   if (!ReadTaskQuickly(value, task)) {
     try {
@@ -741,10 +754,21 @@ absl::Status LoadStoredTask(std::map<int64_t, JobRecord>& jobs, std::string_view
       return Corrupt(key, e.what());
     }
   }
-  if (task.name != record.tasks[index].name) return Corrupt(key, "the task's name does not match");
-  record.status().tasks[index] = TaskStatusOf(task);
-  record.stored_tasks[index] = task;
-  record.tasks[index] = std::move(task);
+  if (task.name != record->tasks[index].name) return Corrupt(key, "the task's name does not match");
+  record->status().tasks[index] = TaskStatusOf(task);
+  record->stored_tasks[index] = task;
+  record->tasks[index] = std::move(task);
+  return absl::OkStatus();
+}
+
+absl::Status ResetStoredTask(std::map<int64_t, JobRecord>& jobs, std::string_view key) {
+  absl::StatusOr<std::pair<JobRecord*, int32_t>> found = StoredTaskOf(jobs, key);
+  if (!found.ok()) return found.status();
+  auto [record, index] = *found;
+  TaskRuntime initial{.name = record->tasks[index].name};
+  record->status().tasks[index] = TaskStatusOf(initial);
+  record->stored_tasks[index].reset();
+  record->tasks[index] = std::move(initial);
   return absl::OkStatus();
 }
 
@@ -776,6 +800,22 @@ absl::StatusOr<JobEvent> DecodeJobEvent(std::string_view key, std::string_view v
     return Corrupt(key, e.what());
   }
   return event;
+}
+
+absl::StatusOr<std::vector<JobEvent>> ReadJobEvents(store::Store& store, int64_t id) {
+  std::vector<JobEvent> events;
+  store::RangeRequest request{.prefix = EventPrefix(id), .limit = 1000};
+  while (true) {
+    absl::StatusOr<store::RangeResult> page = store.Range(request);
+    if (!page.ok()) return page.status();
+    for (const store::KeyValue& kv : page->kvs) {
+      absl::StatusOr<JobEvent> event = DecodeJobEvent(kv.key, kv.value);
+      if (!event.ok()) return event.status();
+      events.push_back(*std::move(event));
+    }
+    if (!page->more) return events;
+    request.after = page->kvs.back().key;
+  }
 }
 
 }  // namespace tessera::server

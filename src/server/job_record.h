@@ -35,6 +35,7 @@
 #include "core/placement.h"
 #include "server/job_service.h"
 #include "spec/job_document.h"
+#include "tessera/store/store.h"
 #include "tessera/store/txn.h"
 
 namespace tessera::server {
@@ -131,7 +132,14 @@ std::vector<store::Op> TaskWrites(JobRecord& record);
 // key for a value that does not decode, or a task that no record of `jobs` has.
 absl::Status LoadStoredTask(std::map<int64_t, JobRecord>& jobs, std::string_view key,
                             std::string_view value);
+// Applies the deletion of the task key `key` (a TaskKey) to its record in `jobs`: the task is
+// as NewJobRecord makes it again (the lifecycle deletes a task's key when the task returns to
+// that state, as a requeue does). DataLoss as LoadStoredTask.
+absl::Status ResetStoredTask(std::map<int64_t, JobRecord>& jobs, std::string_view key);
 std::string EncodeJobEvent(const JobEvent& event);
 absl::StatusOr<JobEvent> DecodeJobEvent(std::string_view key, std::string_view value);
+// The stored events of job `id`, in sequence order: the store's error, or DataLoss for an event
+// that does not decode.
+absl::StatusOr<std::vector<JobEvent>> ReadJobEvents(store::Store& store, int64_t id);
 
 }  // namespace tessera::server

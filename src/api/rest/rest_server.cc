@@ -220,6 +220,7 @@ class RestServer::Impl {
     std::string method;  // "GET", "POST", "PUT", "DELETE"
     std::regex pattern;  // the whole path; its captures become Request::path_params
     PublicHandler handler;
+    bool on_standby;  // served by a standby (else sent to the leader)
   };
 
   // One open watch stream; counts itself among the open ones while it lives.
@@ -242,13 +243,21 @@ class RestServer::Impl {
             .keep_alive_timeout = options.keep_alive_timeout};
   }
 
+  // Whether a route is served on a standby (Options::standby_leader).
+  enum class OnStandby { kLeader, kServe };
+
   void AddRoutes();
   // Registers `pattern` for `method`; the request is authenticated and rate limited first.
-  void Api(const char* method, const char* route, const char* pattern, Handler handler);
+  void Api(const char* method, const char* route, const char* pattern, Handler handler,
+           OnStandby on_standby = OnStandby::kLeader);
   // Registers a GET route that needs no token.
-  void Public(const char* route, PublicHandler handler);
-  // Runs the handler of the first route matching the request; 404 when none does.
+  void Public(const char* route, PublicHandler handler, OnStandby on_standby = OnStandby::kLeader);
+  // Runs the handler of the first route matching the request; 404 when none does. On a standby,
+  // a request no route it serves matches goes to the leader (ToLeader).
   void Route(Request& req, Response& res);
+  // A standby's answer to a request it does not serve: 307 to the leader, or 503 while none is
+  // known.
+  void ToLeader(const Request& req, Response& res, const std::string& leader);
   absl::StatusOr<Caller> Authenticate(const Request& req) const;
   // Takes a token from the caller's bucket; on refusal answers 429 with Retry-After.
   bool Admit(const Caller& caller, Response& res);
@@ -296,21 +305,41 @@ void RestServer::Impl::Stop() {
 }
 
 void RestServer::Impl::Route(Request& req, Response& res) {
+  const bool standby = options_.standby_leader != nullptr;
+  const std::string leader = standby ? options_.standby_leader() : "";
+  if (standby) res.SetHeader("X-Tessera-Standby", "true");
+  if (!leader.empty()) res.SetHeader("X-Tessera-Leader", leader);
   std::smatch match;
   for (const RouteEntry& route : routes_) {
     // HEAD is answered as GET; the front end sends no body.
     const bool method =
         route.method == req.method || (req.method == "HEAD" && route.method == "GET");
     if (!method || !std::regex_match(req.path, match, route.pattern)) continue;
+    if (standby && !route.on_standby) return ToLeader(req, res, leader);
     for (size_t i = 1; i < match.size(); ++i) req.path_params.push_back(match[i].str());
     return route.handler(req, res);
   }
+  if (standby) return ToLeader(req, res, leader);
   res.status = 404;
   OnFrontEndError(req, res);
 }
 
+void RestServer::Impl::ToLeader(const Request& req, Response& res, const std::string& leader) {
+  if (leader.empty()) {
+    res.SetHeader("Retry-After", "1");
+    SendError(res,
+              absl::UnavailableError("this replica is a standby and no leader is elected yet"));
+  } else {
+    res.SetHeader("Location", leader + req.target);
+    SendJson(res, 307,
+             ErrorBody(absl::StatusCode::kUnavailable,
+                       fmt::format("this replica is a standby: the leader is {}", leader)));
+  }
+  Count(req.method, "leader", res.status);
+}
+
 void RestServer::Impl::Api(const char* method, const char* route, const char* pattern,
-                           Handler handler) {
+                           Handler handler, OnStandby on_standby) {
   routes_.push_back(
       {method, std::regex(pattern),
        [this, route, handler = std::move(handler)](const Request& req, Response& res) {
@@ -322,16 +351,18 @@ void RestServer::Impl::Api(const char* method, const char* route, const char* pa
            handler(*caller, req, res);
          }
          Count(req.method, route, res.status);
-       }});
+       },
+       on_standby == OnStandby::kServe});
 }
 
-void RestServer::Impl::Public(const char* route, PublicHandler handler) {
-  routes_.push_back({"GET", std::regex(route),
-                     [this, route, handler = std::move(handler)](const Request& req,
-                                                                 Response& res) {
-                       handler(req, res);
-                       Count(req.method, route, res.status);
-                     }});
+void RestServer::Impl::Public(const char* route, PublicHandler handler, OnStandby on_standby) {
+  routes_.push_back(
+      {"GET", std::regex(route),
+       [this, route, handler = std::move(handler)](const Request& req, Response& res) {
+         handler(req, res);
+         Count(req.method, route, res.status);
+       },
+       on_standby == OnStandby::kServe});
 }
 
 absl::StatusOr<Caller> RestServer::Impl::Authenticate(const Request& req) const {
@@ -409,12 +440,16 @@ void RestServer::Impl::AddRoutes() {
       [this](const Caller& c, const Request& req, Response& res) { SubmitJob(c, req, res); });
   Api("POST", "/api/v1/jobs:batch", "/api/v1/jobs:batch",
       [this](const Caller& c, const Request& req, Response& res) { SubmitJobs(c, req, res); });
-  Api("GET", "/api/v1/jobs", "/api/v1/jobs",
-      [this](const Caller& c, const Request& req, Response& res) { ListJobs(c, req, res); });
-  Api("GET", "/api/v1/jobs/{id}", R"(/api/v1/jobs/([^/]+))",
+  Api(
+      "GET", "/api/v1/jobs", "/api/v1/jobs",
+      [this](const Caller& c, const Request& req, Response& res) { ListJobs(c, req, res); },
+      OnStandby::kServe);
+  Api(
+      "GET", "/api/v1/jobs/{id}", R"(/api/v1/jobs/([^/]+))",
       [=](const Caller& c, const Request& req, Response& res) {
         send_job(res, service->Get(c, id(req)));
-      });
+      },
+      OnStandby::kServe);
   Api("POST", "/api/v1/jobs/{id}/cancel", R"(/api/v1/jobs/([^/]+)/cancel)",
       [=](const Caller& c, const Request& req, Response& res) {
         send_job(res, service->Cancel(c, id(req)));
@@ -423,14 +458,16 @@ void RestServer::Impl::AddRoutes() {
       [=](const Caller& c, const Request& req, Response& res) {
         send_job(res, service->Cancel(c, id(req)));
       });
-  Api("GET", "/api/v1/jobs/{id}/events", R"(/api/v1/jobs/([^/]+)/events)",
+  Api(
+      "GET", "/api/v1/jobs/{id}/events", R"(/api/v1/jobs/([^/]+)/events)",
       [=](const Caller& c, const Request& req, Response& res) {
         absl::StatusOr<std::vector<server::JobEvent>> events = service->Events(c, id(req));
         if (!events.ok()) return SendError(res, events.status());
         Json items = Json::array();
         for (const server::JobEvent& event : *events) items.push_back(JobEventToJson(event));
         SendItems(res, std::move(items));
-      });
+      },
+      OnStandby::kServe);
   Api("GET", "/api/v1/jobs/{id}/explain", R"(/api/v1/jobs/([^/]+)/explain)",
       [=](const Caller& c, const Request& req, Response& res) {
         absl::StatusOr<server::JobExplanation> explanation = service->Explain(c, id(req));
@@ -508,8 +545,11 @@ void RestServer::Impl::AddRoutes() {
   Api("POST", "/api/v1/tokens", "/api/v1/tokens",
       [this](const Caller& c, const Request& req, Response& res) { IssueToken(c, req, res); });
 
-  Public("/healthz", [](const Request&, Response& res) { res.SetContent("ok\n", "text/plain"); });
-  Public("/readyz", [this](const Request&, Response& res) { Ready(res); });
+  Public(
+      "/healthz", [](const Request&, Response& res) { res.SetContent("ok\n", "text/plain"); },
+      OnStandby::kServe);
+  Public(
+      "/readyz", [this](const Request&, Response& res) { Ready(res); }, OnStandby::kServe);
   Public("/metrics", [this](const Request&, Response& res) { Metrics(res); });
 }
 
@@ -661,6 +701,12 @@ void RestServer::Impl::IssueToken(const Caller& caller, const Request& req, Resp
 }
 
 void RestServer::Impl::Ready(Response& res) {
+  if (options_.standby_leader != nullptr) {
+    const std::string leader = options_.standby_leader();
+    return SendError(res, absl::UnavailableError(
+                              leader.empty() ? "a standby: no leader is elected yet"
+                                             : fmt::format("a standby: the leader is {}", leader)));
+  }
   if (options_.service->Ready()) return res.SetContent("ready\n", "text/plain");
   SendError(res, absl::UnavailableError("not ready: the state is being rebuilt from the store"));
 }

@@ -17,6 +17,19 @@
 // until the client goes away or the server stops, so at most Options::max_watch_streams are
 // open at once (more: 503) and the rest stay for requests.
 //
+// Standby (Options::standby_leader set): the REST port of a standby replica of a highly
+// available control plane (docs/operations.md), over a service that answers reads from mirrored
+// state (server/standby_job_service.h). It serves, authenticated and rate limited as above,
+// GET (and HEAD) of /api/v1/jobs, /api/v1/jobs/{id} and /api/v1/jobs/{id}/events, and /healthz;
+// /readyz answers 503 naming the leader (a standby is never ready, so that a load balancer sends
+// traffic to the leader alone); every other request — writes, explain, logs, watch, queues,
+// nodes, clusters, tokens, metrics, unknown routes — gets 307 Temporary Redirect to the leader's
+// URL with the same path and query (a 307 keeps the method and the body, so a client re-sends a
+// submission to the leader as it was), or 503 with Retry-After: 1 while no leader is known.
+// Every answer carries X-Tessera-Standby: true (a client that knows other replicas may try the
+// next one when the standby knows no leader) and X-Tessera-Leader: the leader's URL, when one
+// is known.
+//
 // Lifecycle: construct, Start (binds synchronously, then serves on its own threads), Stop (or
 // destroy). A server is started at most once. Stop ends open watch streams, closes idle
 // connections at once and waits for in-flight requests.
@@ -24,6 +37,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -56,6 +70,9 @@ class RestServer {
     Duration header_timeout = std::chrono::seconds(10);  // a whole request header, > 0
     Duration body_timeout = std::chrono::seconds(30);    // a whole request body, > 0
     Duration keep_alive_timeout = std::chrono::seconds(30);  // idle between two requests, > 0
+    // Set on a standby (see above): the leader's base URL ("http://10.0.0.5:8080"; "" while
+    // none is known), asked at each request from a worker thread. nullptr: not a standby.
+    std::function<std::string()> standby_leader;
   };
 
   // REQUIRES: options.service and options.auth are not null.

@@ -62,36 +62,71 @@ std::string_view RoleName(Role role) { return role == Role::kAdmin ? "admin" : "
 
 std::string TokenKey(std::string_view hash) { return fmt::format("{}{}", kTokensPrefix, hash); }
 
+// A stored token record: {"tenant": ..., "role": "admin" | "tenant"}; nullopt when it is not one.
+struct StoredToken {
+  std::string tenant;
+  Role role;
+};
+std::optional<StoredToken> ParseStoredToken(std::string_view value) {
+  const nlohmann::json json = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+  const bool valid = json.is_object() && json.contains("tenant") && json["tenant"].is_string() &&
+                     json.contains("role") && (json["role"] == "admin" || json["role"] == "tenant");
+  if (!valid) return std::nullopt;
+  return StoredToken{.tenant = json["tenant"].get<std::string>(),
+                     .role = json["role"] == "admin" ? Role::kAdmin : Role::kTenant};
+}
+
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Create(store::Store* store) {
+absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Create(store::Store* store,
+                                                                     AuthenticatorOptions options) {
   absl::StatusOr<store::RangeResult> range = store->Range({.prefix = std::string(kTokensPrefix)});
   if (!range.ok()) return range.status();
-  std::unique_ptr<Authenticator> auth(new Authenticator(store));
+  std::unique_ptr<Authenticator> auth(new Authenticator(store, options));
   for (const store::KeyValue& kv : range->kvs) {
     const std::string hash = kv.key.substr(kTokensPrefix.size());
-    const nlohmann::json value =
-        nlohmann::json::parse(kv.value, nullptr, /*allow_exceptions=*/false);
-    const bool valid = value.is_object() && value.contains("tenant") &&
-                       value["tenant"].is_string() && value.contains("role") &&
-                       (value["role"] == "admin" || value["role"] == "tenant");
-    if (!valid || !IsLowerHex(hash)) {
+    const std::optional<StoredToken> token = ParseStoredToken(kv.value);
+    if (!token.has_value() || !IsLowerHex(hash)) {
       return absl::DataLossError(fmt::format("{}: not a token record", kv.key));
     }
-    auth->by_hash_[hash] = Entry{.tenant = value["tenant"].get<std::string>(),
-                                 .role = value["role"] == "admin" ? Role::kAdmin : Role::kTenant};
+    auth->by_hash_[hash] = Entry{.tenant = token->tenant, .role = token->role};
   }
   return auth;
+}
+
+absl::StatusOr<std::optional<Authenticator::Entry>> Authenticator::LookUp(
+    const std::string& hash) const {
+  absl::StatusOr<std::optional<store::KeyValue>> stored = store_->Get(TokenKey(hash));
+  if (!stored.ok()) return stored.status();
+  if (!stored->has_value()) return std::nullopt;
+  const std::optional<StoredToken> token = ParseStoredToken((*stored)->value);
+  if (!token.has_value()) {
+    return absl::DataLossError(fmt::format("{}: not a token record", TokenKey(hash)));
+  }
+  return Entry{.tenant = token->tenant, .role = token->role};
 }
 
 absl::StatusOr<Caller> Authenticator::Authenticate(std::string_view token) const {
   if (!WellFormed(token)) return absl::UnauthenticatedError("malformed token");
   absl::StatusOr<std::string> hash = HashToken(token);
   if (!hash.ok()) return hash.status();
-  std::lock_guard lock(mu_);
-  auto it = by_hash_.find(*hash);
-  if (it == by_hash_.end()) return absl::UnauthenticatedError("unknown token");
-  return Caller{.tenant = it->second.tenant, .admin = it->second.role == Role::kAdmin};
+  std::optional<Entry> entry;
+  {
+    std::lock_guard lock(mu_);
+    auto it = by_hash_.find(*hash);
+    if (it != by_hash_.end()) entry = it->second;
+  }
+  if (!entry.has_value() && options_.look_up_misses) {
+    absl::StatusOr<std::optional<Entry>> stored = LookUp(*hash);
+    if (!stored.ok()) return stored.status();
+    entry = *std::move(stored);
+    if (entry.has_value()) {
+      std::lock_guard lock(mu_);
+      by_hash_[*hash] = *entry;
+    }
+  }
+  if (!entry.has_value()) return absl::UnauthenticatedError("unknown token");
+  return Caller{.tenant = entry->tenant, .admin = entry->role == Role::kAdmin};
 }
 
 absl::StatusOr<IssuedToken> Authenticator::IssueToken(std::string_view tenant, Role role) {

@@ -4,9 +4,14 @@
 // The store keeps only its SHA-256 (OpenSSL) under "/tessera/tokens/<hex sha256>" with the
 // tenant and role as JSON, so a copy of the database does not hand out credentials. Two roles:
 // admin (every job, token management) and tenant (its own jobs only) — server/job_service.h.
-// Tokens are cached in memory; IssueToken and RevokeToken write through to the store.
+// Tokens are cached in memory; IssueToken and RevokeToken write through to the store. With
+// AuthenticatorOptions::look_up_misses (a standby replica of an HA control plane, whose leader
+// issues tokens) a token missing from the cache is read from the store and cached when found,
+// so tokens issued elsewhere after Create work too; a token revoked elsewhere stays cached until
+// the process restarts (no API revokes tokens yet).
 //
-// Errors: Authenticate returns Unauthenticated for a missing, malformed or unknown token.
+// Errors: Authenticate returns Unauthenticated for a missing, malformed or unknown token (and,
+// looking up a miss, the store's error or DataLoss for a record that does not decode).
 // IssueToken returns InvalidArgument for an empty or malformed tenant name (allowed:
 // [a-z0-9][a-z0-9._-]{0,62}) or a tenant token for kAdminTenant, and the store's error when
 // the write fails.
@@ -15,6 +20,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -36,10 +42,15 @@ struct IssuedToken {
   Role role = Role::kTenant;
 };
 
+struct AuthenticatorOptions {
+  bool look_up_misses = false;  // read a token missing from the cache from the store
+};
+
 class Authenticator {
  public:
   // Loads the stored token hashes. `store` outlives the Authenticator.
-  static absl::StatusOr<std::unique_ptr<Authenticator>> Create(store::Store* store);
+  static absl::StatusOr<std::unique_ptr<Authenticator>> Create(store::Store* store,
+                                                               AuthenticatorOptions options = {});
 
   // The caller a bearer token stands for (the value after "Bearer ").
   absl::StatusOr<Caller> Authenticate(std::string_view token) const;
@@ -55,11 +66,15 @@ class Authenticator {
     std::string tenant;
     Role role;
   };
-  explicit Authenticator(store::Store* store) : store_(store) {}
+  Authenticator(store::Store* store, AuthenticatorOptions options)
+      : store_(store), options_(options) {}
+  // The stored entry of `hash`, read from the store; nullopt when there is none.
+  absl::StatusOr<std::optional<Entry>> LookUp(const std::string& hash) const;
 
   store::Store* const store_;
+  const AuthenticatorOptions options_;
   mutable std::mutex mu_;
-  absl::flat_hash_map<std::string, Entry> by_hash_;  // hex SHA-256 → entry
+  mutable absl::flat_hash_map<std::string, Entry> by_hash_;  // hex SHA-256 → entry
 };
 
 }  // namespace tessera::server

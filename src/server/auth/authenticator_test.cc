@@ -120,6 +120,25 @@ TEST_F(AuthenticatorTest, TokensSurviveARestartAndRevocationsToo) {
             absl::StatusCode::kUnauthenticated);
 }
 
+TEST_F(AuthenticatorTest, LookingUpMissesAcceptsTokensIssuedElsewhereLater) {
+  // A standby's authenticator, created before the leader (auth_) issues the token.
+  absl::StatusOr<std::unique_ptr<Authenticator>> standby =
+      Authenticator::Create(store_.get(), {.look_up_misses = true});
+  absl::StatusOr<std::unique_ptr<Authenticator>> cached_only = Authenticator::Create(store_.get());
+  ASSERT_TRUE(standby.ok() && cached_only.ok());
+  absl::StatusOr<IssuedToken> issued = auth_->IssueToken("team-a", Role::kTenant);
+  ASSERT_TRUE(issued.ok());
+
+  absl::StatusOr<Caller> caller = (*standby)->Authenticate(issued->token);
+  ASSERT_TRUE(caller.ok()) << caller.status();
+  EXPECT_EQ(caller->tenant, "team-a");
+  EXPECT_FALSE(caller->admin);
+  EXPECT_EQ((*cached_only)->Authenticate(issued->token).status().code(),
+            absl::StatusCode::kUnauthenticated);
+  const std::string unknown = "tsr_" + std::string(64, 'b');
+  EXPECT_EQ((*standby)->Authenticate(unknown).status().code(), absl::StatusCode::kUnauthenticated);
+}
+
 TEST_F(AuthenticatorTest, CorruptRecordFailsCreate) {
   ASSERT_TRUE(store_
                   ->Commit(store::Txn::Unconditional(
