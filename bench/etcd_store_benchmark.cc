@@ -15,7 +15,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
+#include "pipelined_commits.h"
 #include "store/etcd/etcd_store.h"
 #include "store/etcd/testing/etcd_process.h"
 
@@ -79,43 +79,13 @@ void BM_Commit(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
-// One thread keeps up to `window` transactions in flight with CommitAsync.
+// One thread keeps up to 1,000 transactions in flight with CommitAsync.
 void BM_CommitAsyncPipelined(benchmark::State& state) {
-  const int64_t window = 1000;
   if (std::string error = UseCluster(static_cast<int>(state.range(0))); !error.empty()) {
     state.SkipWithError(error.c_str());
     return;
   }
-  absl::Mutex mu;
-  int64_t in_flight = 0;
-  bool failed = false;
-  auto done = [&](absl::StatusOr<TxnResult> result) {
-    absl::MutexLock lock(&mu);
-    --in_flight;
-    failed = failed || !result.ok();
-  };
-  auto below_window = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return in_flight < window; };
-  auto drained = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return in_flight == 0; };
-  int64_t i = 0;
-  for (auto _ : state) {
-    {
-      absl::MutexLock lock(&mu);
-      mu.Await(absl::Condition(&below_window));
-      ++in_flight;
-    }
-    absl::Status admitted = store->CommitAsync(
-        Txn::Unconditional({Op::Put(absl::StrCat("/bench/", i++ % kKeysPerWriter), kValue)}), done);
-    if (!admitted.ok()) {
-      state.SkipWithError(admitted.ToString().c_str());
-      break;
-    }
-  }
-  {
-    absl::MutexLock lock(&mu);
-    mu.Await(absl::Condition(&drained));
-    if (failed) state.SkipWithError("a pipelined commit failed");
-  }
-  state.SetItemsProcessed(state.iterations());
+  CommitPipelined(state, *store, /*window=*/1000, kKeysPerWriter);
 }
 
 BENCHMARK(BM_Commit)

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
+#include "pipelined_commits.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace tessera::store {
@@ -82,37 +82,7 @@ void BM_CommitAsyncPipelined(benchmark::State& state) {
     state.SkipWithError(opened.status().ToString().c_str());
     return;
   }
-  absl::Mutex mu;
-  int64_t in_flight = 0;
-  bool failed = false;
-  auto done = [&](absl::StatusOr<TxnResult> result) {
-    absl::MutexLock lock(&mu);
-    --in_flight;
-    failed = failed || !result.ok();
-  };
-  auto below_window = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return in_flight < window; };
-  auto drained = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return in_flight == 0; };
-  int64_t i = 0;
-  for (auto _ : state) {
-    {
-      absl::MutexLock lock(&mu);
-      mu.Await(absl::Condition(&below_window));
-      ++in_flight;
-    }
-    absl::Status admitted = (*opened)->CommitAsync(
-        Txn::Unconditional({Op::Put(absl::StrCat("/bench/", i++ % kKeysPerWriter), kValue)}),
-        done);
-    if (!admitted.ok()) {
-      state.SkipWithError(admitted.ToString().c_str());
-      break;
-    }
-  }
-  {
-    absl::MutexLock lock(&mu);
-    mu.Await(absl::Condition(&drained));
-    if (failed) state.SkipWithError("a pipelined commit failed");
-  }
-  state.SetItemsProcessed(state.iterations());
+  CommitPipelined(state, **opened, window, kKeysPerWriter);
   SqliteStoreStats stats = (*opened)->Stats();
   state.counters["txns_per_batch"] =
       static_cast<double>(stats.txns_committed) / static_cast<double>(stats.batches_committed);
