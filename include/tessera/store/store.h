@@ -6,7 +6,9 @@
 // Model (see key_value.h, txn.h, event.h, watcher.h):
 //   - keys are byte strings ordered bytewise; values are opaque bytes;
 //   - every transaction that changes at least one key gets the next global revision
-//     (1, 2, 3, ...); all its changes carry that revision;
+//     (1, 2, 3, ...); all its changes carry that revision. Transactions queued with CommitAsync
+//     may be committed together, as one, and then share a revision (the etcd backend does so
+//     where that is equivalent to committing them in order: etcd/txn_batch.h);
 //   - the change history is retained until Compact(revision) discards it; watches replay it.
 //
 // Durability: Commit returns (and CommitAsync calls back) only after the transaction is durably

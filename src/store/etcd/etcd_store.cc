@@ -7,6 +7,7 @@
 #include "store/etcd/etcd_channel.h"
 #include "store/etcd/etcd_messages.h"
 #include "store/etcd/etcd_watcher.h"
+#include "store/etcd/txn_batch.h"
 #include "store/txn_validation.h"
 
 namespace tessera::store {
@@ -98,15 +99,20 @@ absl::StatusOr<RangeResult> EtcdStore::Range(const RangeRequest& request) {
   return result;
 }
 
-absl::StatusOr<TxnResult> EtcdStore::Send(const Txn& txn) {
+absl::StatusOr<etcdserverpb::TxnResponse> EtcdStore::SendTxn(const Txn& txn) {
   etcdserverpb::TxnResponse response;
   grpc::ClientContext context;
   SetDeadline(context);
-  if (absl::Status s = etcd::FromGrpc(kv_->Txn(&context, etcd::ToEtcd(txn), &response));
-      !s.ok()) {
+  if (absl::Status s = etcd::FromGrpc(kv_->Txn(&context, etcd::ToEtcd(txn), &response)); !s.ok()) {
     return s;
   }
-  return etcd::FromEtcd(response);
+  return response;
+}
+
+absl::StatusOr<TxnResult> EtcdStore::Send(const Txn& txn) {
+  absl::StatusOr<etcdserverpb::TxnResponse> response = SendTxn(txn);
+  if (!response.ok()) return response.status();
+  return etcd::FromEtcd(*response);
 }
 
 absl::StatusOr<TxnResult> EtcdStore::Commit(Txn txn) {
@@ -124,8 +130,8 @@ absl::Status EtcdStore::CommitAsync(Txn txn, TxnCallback done) {
     std::lock_guard<std::mutex> lock(mu_);
     if (closing_) return absl::UnavailableError("the store is closed");
     if (queue_.size() >= options_.max_queued_txns) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "the store's write queue is full (", options_.max_queued_txns, " transactions)"));
+      return absl::ResourceExhaustedError(absl::StrCat("the store's write queue is full (",
+                                                       options_.max_queued_txns, " transactions)"));
     }
     queue_.push_back({std::move(txn), std::move(done)});
   }
@@ -138,12 +144,37 @@ void EtcdStore::CommitLoop() {
   while (true) {
     queued_.wait(lock, [this] { return closing_ || !queue_.empty(); });
     if (queue_.empty()) return;  // closing, and everything admitted is committed
-    Queued next = std::move(queue_.front());
-    queue_.pop_front();
+    std::vector<Queued> taken;
+    etcd::TxnBatch batch(options_.limits);
+    while (!queue_.empty() && batch.Add(queue_.front().txn)) {
+      taken.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
     lock.unlock();
-    next.done(Send(next.txn));
+    CommitBatch(batch, taken);
     lock.lock();
   }
+}
+
+void EtcdStore::CommitBatch(const etcd::TxnBatch& batch, std::vector<Queued>& taken) {
+  if (taken.size() == 1) {
+    taken.front().done(Send(taken.front().txn));
+    return;
+  }
+  absl::StatusOr<etcdserverpb::TxnResponse> response = SendTxn(batch.merged());
+  if (response.ok() && response->succeeded()) {
+    std::vector<TxnResult> results = batch.Split(*response);
+    for (size_t i = 0; i < taken.size(); ++i) taken[i].done(results[i]);
+    return;
+  }
+  // Nothing of the batch was applied: a compare did not hold, or etcd refused the merged Txn
+  // (a rule of its own the batch did not foresee). One by one, in order, each gets its own
+  // answer. Any other error leaves the outcome unknown for all of them alike.
+  if (response.ok() || absl::IsInvalidArgument(response.status())) {
+    for (Queued& queued : taken) queued.done(Send(queued.txn));
+    return;
+  }
+  for (Queued& queued : taken) queued.done(response.status());
 }
 
 absl::StatusOr<std::unique_ptr<Watcher>> EtcdStore::Watch(std::string_view prefix,
@@ -165,8 +196,7 @@ absl::StatusOr<std::unique_ptr<Watcher>> EtcdStore::Watch(std::string_view prefi
 
 absl::Status EtcdStore::CheckNotCompacted(const std::string& prefix, int64_t start) {
   if (start == 0) return absl::OkStatus();
-  etcdserverpb::RangeRequest request =
-      etcd::ToEtcd(RangeRequest{.prefix = prefix, .limit = 1});
+  etcdserverpb::RangeRequest request = etcd::ToEtcd(RangeRequest{.prefix = prefix, .limit = 1});
   request.set_revision(start);
   request.set_count_only(true);
   etcdserverpb::RangeResponse response;

@@ -10,9 +10,11 @@
 //
 // Durability: etcd acknowledges a Txn once a quorum of its members has it in their logs, on
 // disk; Commit returns after that acknowledgement. CommitAsync hands transactions to one
-// committer thread that sends them to etcd one at a time, in the order they were admitted, so a
-// caller's writes commit in the order it made them (the job manager relies on that); at most
-// `max_queued_txns` wait (one more: ResourceExhausted).
+// committer thread that sends them to etcd one Txn at a time, in the order they were admitted,
+// so a caller's writes commit in the order it made them (the job manager relies on that); at
+// most `max_queued_txns` wait (one more: ResourceExhausted). The transactions that queued while
+// one Txn was on its way go together as the next one where that is equivalent to sending them in
+// order (txn_batch.h); they then share a revision.
 //
 // Limits: `limits` must not exceed etcd's own (--max-request-bytes, 1.5 MiB by default, and
 // --max-txn-ops, 128 by default); the defaults below are etcd's defaults. Transactions are
@@ -45,6 +47,7 @@ namespace tessera::store {
 
 namespace etcd {
 class EtcdWatcher;
+class TxnBatch;
 }  // namespace etcd
 
 class EtcdStore final : public Store {
@@ -70,8 +73,11 @@ class EtcdStore final : public Store {
   };
   explicit EtcdStore(EtcdStoreOptions options) : options_(std::move(options)) {}
   absl::Status Connect();
+  absl::StatusOr<etcdserverpb::TxnResponse> SendTxn(const Txn& txn);
   absl::StatusOr<TxnResult> Send(const Txn& txn);
   void CommitLoop();
+  // Commits the queued transactions `taken`, gathered in `batch`, and calls back each.
+  void CommitBatch(const etcd::TxnBatch& batch, std::vector<Queued>& taken);
   void SetDeadline(grpc::ClientContext& context) const;
   // OutOfRange when etcd revision `start` (0: the next one) is compacted away; etcd itself
   // would say so only after the watch is created.
