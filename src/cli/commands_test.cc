@@ -439,12 +439,11 @@ TEST_F(CommandsTest, ListWatchPrintsChangedRowsMatchingTheFilters) {
           .dump());
   // Job 1 runs, then ends: a listed job is followed though it is no longer active.
   int reads_of_1 = 0;
-  server_.OnHandler("GET", "/api/v1/jobs/1",
-                    [&reads_of_1](const httplib::Request&, httplib::Response& res) {
-                      const bool ended = ++reads_of_1 > 1;
-                      res.set_content(Job("1", ended ? "Succeeded" : "Running", "n1"),
-                                      "application/json");
-                    });
+  server_.OnHandler(
+      "GET", "/api/v1/jobs/1", [&reads_of_1](const httplib::Request&, httplib::Response& res) {
+        const bool ended = ++reads_of_1 > 1;
+        res.set_content(Job("1", ended ? "Succeeded" : "Running", "n1"), "application/json");
+      });
   nlohmann::json other = nlohmann::json::parse(Job("2", "Pending"));
   other["spec"]["queue"] = "elsewhere";
   server_.On("GET", "/api/v1/jobs/2", 200, other.dump());
@@ -560,11 +559,12 @@ TEST_F(CommandsTest, QueuesTableAndQueueChanges) {
                  "ordering": "strictFifo", "usage": {"gpu": 1.5}, "borrowing": true,
                  "share": 0.1875, "pendingJobs": 1, "admittedJobs": 0, "runningJobs": 2}]})");
   ASSERT_EQ(Run(&RunQueuesCommand, {"queues"}), kExitOk) << harness_.err();
-  EXPECT_EQ(harness_.out(),
-            "NAME     PARENT   GUARANTEED    USAGE     BORROWING   SHARE   PENDING   ADMITTED   "
-            "RUNNING\n"
-            "org      -        gpu=4         gpu=1.5   no          0.375   1         0          2\n"
-            "team-a   org      gpu=1,cpu=8   gpu=1.5   yes         0.188   1         0          2\n");
+  EXPECT_EQ(
+      harness_.out(),
+      "NAME     PARENT   GUARANTEED    USAGE     BORROWING   SHARE   PENDING   ADMITTED   "
+      "RUNNING\n"
+      "org      -        gpu=4         gpu=1.5   no          0.375   1         0          2\n"
+      "team-a   org      gpu=1,cpu=8   gpu=1.5   yes         0.188   1         0          2\n");
 
   const std::string file = ::testing::TempDir() + "/queues.yaml";
   {
@@ -577,8 +577,9 @@ TEST_F(CommandsTest, QueuesTableAndQueueChanges) {
   ASSERT_EQ(server_.Requests("PUT", "/api/v1/queues").size(), 1u);
   EXPECT_EQ(server_.Requests("PUT", "/api/v1/queues")[0].body, "queues: [{name: a}]\n");
 
-  server_.On("DELETE", "/api/v1/queues/a", 409,
-             R"({"error": {"code": "FAILED_PRECONDITION", "message": "queue \"a\" is the last queue: jobs need one"}})");
+  server_.On(
+      "DELETE", "/api/v1/queues/a", 409,
+      R"({"error": {"code": "FAILED_PRECONDITION", "message": "queue \"a\" is the last queue: jobs need one"}})");
   EXPECT_EQ(Run(&RunQueueCommand, {"queue", "delete", "a"}), kExitServerError);
   EXPECT_THAT(harness_.err(), HasSubstr("is the last queue"));
 }
@@ -669,14 +670,13 @@ TEST_F(CommandsTest, NodesAndClusters) {
      "unschedulable": false, "capacity": {"cpu": "32", "memory": "64Gi", "gpu": 0},
      "allocated": {"cpu": "0", "memory": "0", "gpu": 0}, "gpus": [], "tasks": 0}]})");
   ASSERT_EQ(Run(&RunNodesCommand, {"nodes"}), kExitOk) << harness_.err();
-  EXPECT_EQ(
-      harness_.out(),
-      "NAME    CLUSTER   STATUS                     STATE      CPU     MEMORY       GPU     "
-      "GPU MODEL   TASKS\n"
-      "gpu-1   east      Ready,SchedulingDisabled   Cordoned   12/64   64Gi/512Gi   2.5/8   "
-      "H100-80GB   3\n"
-      "cpu-1   east      NotReady                   Ready      0/32    0/64Gi       0/0     "
-      "-           0\n");
+  EXPECT_EQ(harness_.out(),
+            "NAME    CLUSTER   STATUS                     STATE      CPU     MEMORY       GPU     "
+            "GPU MODEL   TASKS\n"
+            "gpu-1   east      Ready,SchedulingDisabled   Cordoned   12/64   64Gi/512Gi   2.5/8   "
+            "H100-80GB   3\n"
+            "cpu-1   east      NotReady                   Ready      0/32    0/64Gi       0/0     "
+            "-           0\n");
   ASSERT_EQ(Run(&RunNodesCommand, {"nodes", "-o", "wide"}), kExitOk);
   EXPECT_THAT(harness_.out(),
               HasSubstr("bad DIMM [ops 2026-11-29T09:00:00Z]   tessera.io/simulated:NoSchedule   "
@@ -704,8 +704,9 @@ TEST_F(CommandsTest, ClusterDelete) {
   EXPECT_EQ(harness_.out(), "cluster west deleted\n");
   ASSERT_EQ(server_.Requests("DELETE", "/api/v1/clusters/west").size(), 1u);
 
-  server_.On("DELETE", "/api/v1/clusters/east", 409,
-             R"({"error": {"code": "FAILED_PRECONDITION", "message": "cluster east: its agent is connected (session epoch 3): stop the agent first"}})");
+  server_.On(
+      "DELETE", "/api/v1/clusters/east", 409,
+      R"({"error": {"code": "FAILED_PRECONDITION", "message": "cluster east: its agent is connected (session epoch 3): stop the agent first"}})");
   EXPECT_EQ(Run(&RunClusterCommand, {"cluster", "delete", "east"}), kExitServerError);
   EXPECT_THAT(harness_.err(), HasSubstr("stop the agent first"));
   EXPECT_EQ(Run(&RunClusterCommand, {"cluster", "delete"}), kExitUsage);
@@ -742,9 +743,9 @@ TEST_F(CommandsTest, NodeCordonDrainUncordon) {
   EXPECT_EQ(harness_.out(), "node east/gpu-1 uncordoned\n");
 
   // The server's refusals name the field; a target that is not CLUSTER/NODE never leaves.
-  server_.On("POST", "/api/v1/clusters/east/nodes/gpu-2:drain", 400,
-             ErrorBody("INVALID_ARGUMENT", "gracePeriod: \"soon\" is not a duration",
-                       "gracePeriod"));
+  server_.On(
+      "POST", "/api/v1/clusters/east/nodes/gpu-2:drain", 400,
+      ErrorBody("INVALID_ARGUMENT", "gracePeriod: \"soon\" is not a duration", "gracePeriod"));
   EXPECT_EQ(Run(&RunNodeCommand, {"node", "drain", "east/gpu-2", "--grace", "soon"}),
             kExitServerError);
   EXPECT_THAT(harness_.err(), HasSubstr("gracePeriod"));
@@ -752,6 +753,11 @@ TEST_F(CommandsTest, NodeCordonDrainUncordon) {
   EXPECT_THAT(harness_.err(), HasSubstr("is not CLUSTER/NODE"));
   EXPECT_EQ(Run(&RunNodeCommand, {"node", "cordon", "east/gpu-1", "--grace", "5m"}), kExitUsage);
   EXPECT_EQ(Run(&RunNodeCommand, {"node", "reboot", "east/gpu-1"}), kExitUsage);
+  EXPECT_EQ(Run(&RunNodeCommand, {"node", "drain", "east/gpu-1", "--grace", ""}), kExitUsage);
+  EXPECT_THAT(harness_.err(), HasSubstr("--grace: must be a duration"));
+  EXPECT_EQ(Run(&RunNodeCommand, {"node", "cordon", "east/gpu-1", "--reason", "\xff\xfe bad"}),
+            kExitUsage);
+  EXPECT_THAT(harness_.err(), HasSubstr("--reason: is not valid UTF-8"));
 }
 
 TEST_F(CommandsTest, TokenCreate) {

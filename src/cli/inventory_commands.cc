@@ -89,11 +89,10 @@ std::string NodeStateReason(const Json& node) {
 
 std::vector<std::string> NodeRow(const Json& node, bool wide) {
   const std::string tasks = JsonText(node, {"tasks"});
-  std::vector<std::string> row = {JsonText(node, {"name"}), JsonText(node, {"cluster"}),
-                                  NodeStatus(node),         NodeState(node),
-                                  Usage(node, "cpu"),       Usage(node, "memory"),
-                                  Usage(node, "gpu"),       GpuModels(node),
-                                  tasks.empty() ? "0" : tasks};
+  std::vector<std::string> row = {
+      JsonText(node, {"name"}),   JsonText(node, {"cluster"}), NodeStatus(node),   NodeState(node),
+      Usage(node, "cpu"),         Usage(node, "memory"),       Usage(node, "gpu"), GpuModels(node),
+      tasks.empty() ? "0" : tasks};
   if (wide) {
     row.push_back(NodeStateReason(node));
     row.push_back(Taints(node));
@@ -111,10 +110,13 @@ std::string ClusterStatus(const Json& cluster) {
 }
 
 std::vector<std::string> ClusterRow(const Json& cluster, bool wide) {
-  std::vector<std::string> row = {JsonText(cluster, {"name"}),  JsonText(cluster, {"backend"}),
+  std::vector<std::string> row = {JsonText(cluster, {"name"}),
+                                  JsonText(cluster, {"backend"}),
                                   ClusterStatus(cluster),
-                                  JsonText(cluster, {"nodes"}), JsonText(cluster, {"readyNodes"}),
-                                  Usage(cluster, "cpu"),        Usage(cluster, "memory"),
+                                  JsonText(cluster, {"nodes"}),
+                                  JsonText(cluster, {"readyNodes"}),
+                                  Usage(cluster, "cpu"),
+                                  Usage(cluster, "memory"),
                                   Usage(cluster, "gpu")};
   if (wide) row.push_back(Labels(cluster));
   return row;
@@ -152,11 +154,11 @@ int RunInventory(int argc, char** argv, const CommandEnv& env, const Inventory& 
 }  // namespace
 
 int RunNodesCommand(int argc, char** argv, const CommandEnv& env) {
-  const Inventory nodes{"/api/v1/nodes",
-                        {"NAME", "CLUSTER", "STATUS", "STATE", "CPU", "MEMORY", "GPU", "GPU MODEL",
-                         "TASKS"},
-                        {"REASON", "TAINTS", "LABELS"},
-                        &NodeRow};
+  const Inventory nodes{
+      "/api/v1/nodes",
+      {"NAME", "CLUSTER", "STATUS", "STATE", "CPU", "MEMORY", "GPU", "GPU MODEL", "TASKS"},
+      {"REASON", "TAINTS", "LABELS"},
+      &NodeRow};
   return RunInventory(argc, argv, env, nodes,
                       "List the nodes of every cluster, with allocated/capacity of each "
                       "resource.\n\nExamples:\n  tessera nodes\n  tessera nodes -o wide");
@@ -241,18 +243,31 @@ int RunNodeCommand(int argc, char** argv, const CommandEnv& env) {
   const std::string cluster = target.substr(0, slash);
   const std::string node = target.substr(slash + 1);
   std::string action;
+  bool grace_given = false;
   for (size_t i = 0; i < subcommands.size(); ++i) {
-    if (subcommands[i]->parsed()) action = actions[i].name;
+    if (!subcommands[i]->parsed()) continue;
+    action = actions[i].name;
+    const CLI::Option* option = subcommands[i]->get_option_no_throw("--grace");
+    grace_given = option != nullptr && option->count() > 0;
   }
-  std::unique_ptr<RestClient> client = ConnectOrReport(client_flags, env);
-  if (client == nullptr) return kExitUsage;
+  if (grace_given && grace.empty()) {
+    return ReportUsageError("--grace: must be a duration such as 90s or 5m", *env.err);
+  }
   Json body = Json::object();
   if (!reason.empty()) body["reason"] = reason;
   if (!grace.empty()) body["gracePeriod"] = grace;
+  std::string text;
+  try {
+    text = body.dump();
+  } catch (const Json::type_error&) {  // JSON text is UTF-8: the encoder refuses other bytes
+    return ReportUsageError("--reason: is not valid UTF-8 text", *env.err);
+  }
+  std::unique_ptr<RestClient> client = ConnectOrReport(client_flags, env);
+  if (client == nullptr) return kExitUsage;
   absl::StatusOr<Json> changed =
       client->PostJson(fmt::format("/api/v1/clusters/{}/nodes/{}:{}", PercentEncode(cluster),
                                    PercentEncode(node), action),
-                       body.dump());
+                       text);
   if (!changed.ok()) return ReportApiError(changed.status(), *env.err);
   const std::string state = NodeState(*changed);
   const std::string tasks = JsonText(*changed, {"tasks"});

@@ -1,8 +1,9 @@
 // OpenEtcdChannel: the gRPC channel to an etcd cluster that the etcd store and the leader
 // election share the settings of (EtcdStoreOptions: endpoints, TLS, request timeout).
 //
-// Several endpoints (IPv4 addresses) become one target that fails over between them; a single
-// one may be a host name. With `ca_file` the connection is TLS verified against that CA, with a
+// Several endpoints (IPv4 addresses) become one target that fails over between them (within
+// about 0.1 s: the reconnect back-off starts at 100 ms and stays under 1 s); a single one may be
+// a host name. With `ca_file` the connection is TLS verified against that CA, with a
 // client certificate when `cert_file` and `key_file` are given.
 // Errors: InvalidArgument naming the field for unreadable PEM files or a key without a
 // certificate; Unavailable when no endpoint connects within `request_timeout`.

@@ -101,6 +101,9 @@ absl::Status EtcdElection::PutKey() {
 absl::Status EtcdElection::Renew() {
   grpc::ClientContext context;
   SetDeadline(context, options_.lease_ttl / 3);
+  // While the channel moves to another member, wait for it (within the deadline) rather than
+  // fail at once.
+  context.set_wait_for_ready(true);
   auto stream = lease_->LeaseKeepAlive(&context);
   etcdserverpb::LeaseKeepAliveRequest request;
   request.set_id(lease_id_);
