@@ -5,10 +5,13 @@
 #include <sys/wait.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -595,16 +598,19 @@ std::pair<int, std::string> RunCli(const ServerProcess& server, const TempDir& d
   const std::string log = dir.Sub(absl::StrCat("cli-", ++runs, ".log"));
   std::ofstream(log).flush();
   args.insert(args.begin(), TesseraBinary());
-  args.insert(args.end(), {"--server", absl::StrCat("http://", server.host(), ":",
-                                                    server.http_port()),
-                           "--token", server.admin_token()});
+  args.insert(args.end(),
+              {"--server", absl::StrCat("http://", server.host(), ":", server.http_port()),
+               "--token", server.admin_token()});
   absl::StatusOr<pid_t> pid = SpawnLogged(args, log);
   if (!pid.ok()) return {-1, std::string(pid.status().message())};
   int status = 0;
-  ::waitpid(*pid, &status, 0);
+  while (::waitpid(*pid, &status, 0) < 0) {
+    if (errno != EINTR) return {-1, absl::StrCat("waitpid: ", std::strerror(errno))};
+  }
   std::ifstream in(log);
-  std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+  std::stringstream output;
+  output << in.rdbuf();  // a read error leaves the output short (and the test's checks fail)
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output.str()};
 }
 
 TEST_F(ServerRestTest, ADrainThroughTheCliRequeuesTheRunningJobAndSurvivesARestart) {
@@ -618,8 +624,8 @@ TEST_F(ServerRestTest, ADrainThroughTheCliRequeuesTheRunningJobAndSurvivesAResta
   ASSERT_FALSE(id.empty());
   ASSERT_EQ(Admin().WaitForPhase(id, {"Running"})["status"]["phase"], "Running");
 
-  auto [rc, out] = RunCli(*server_, dir_, {"node", "drain", target, "--grace", "1s",
-                                           "--reason", "integration"});
+  auto [rc, out] =
+      RunCli(*server_, dir_, {"node", "drain", target, "--grace", "1s", "--reason", "integration"});
   ASSERT_EQ(rc, 0) << out;
   EXPECT_THAT(out, HasSubstr("node " + target + " draining: 1 task(s) being evicted"));
   // Evicted whole and requeued; with its only node drained it waits.
