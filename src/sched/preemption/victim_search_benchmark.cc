@@ -230,10 +230,8 @@ int Main(int argc, char** argv) {
   // In the small cases no single job holds 8 GPUs of a node: whole nodes are ranked by the
   // victims they need.
   const std::vector<Case> cases = {
-      {"1 task x 1 GPU", {Gpus(1)}, 1, false},
-      {"1 task x 8 GPUs", {Gpus(8)}, 1, false},
-      {"gang 4 tasks x 8 GPUs", gang, 4, false},
-      {"1 task x 8 GPUs", {Gpus(8)}, 1, true},
+      {"1 task x 1 GPU", {Gpus(1)}, 1, false},   {"1 task x 8 GPUs", {Gpus(8)}, 1, false},
+      {"gang 4 tasks x 8 GPUs", gang, 4, false}, {"1 task x 8 GPUs", {Gpus(8)}, 1, true},
       {"gang 4 tasks x 8 GPUs", gang, 4, true},
   };
   VictimIndex all;
@@ -242,8 +240,8 @@ int Main(int argc, char** argv) {
   for (const VictimCandidate& c : fleet.small_candidates) small.Add(c);
   std::vector<std::vector<int64_t>> plain_victims;
   for (const bool indexed : {false, true}) {
-    std::printf("%s\n", indexed ? "over a VictimIndex of the same candidates"
-                                : "over the candidate list");
+    std::printf("%s\n",
+                indexed ? "over a VictimIndex of the same candidates" : "over the candidate list");
     for (size_t k = 0; k < cases.size(); ++k) {
       const Case& c = cases[k];
       if (k == 0 || c.small != cases[k - 1].small) {
