@@ -165,6 +165,17 @@ TEST(JobRecordTest, StoredTextIsBoundedCleanAndCutAtACharacter) {
   EXPECT_LT(EncodeJobEvent(event).size(), 8u * 1024);
 }
 
+TEST(JobRecordTest, ADelInTheSpecReadsBack) {
+  spec::JobDocument doc = Document();
+  doc.spec.tasks[0].command = {"echo", "a\x7f" "b"};
+  doc.spec.tasks[0].env = {{"A", "\x7f"}};
+  const JobRecord record = NewJobRecord(5, "t", doc, TimePoint());
+  absl::StatusOr<JobRecord> back = DecodeJobRecord(JobKey(5), EncodeJobRecord(record));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->document.spec.tasks[0].command, doc.spec.tasks[0].command);
+  EXPECT_EQ(back->document.spec.tasks[0].env, doc.spec.tasks[0].env);
+}
+
 spec::JobDocument Tasks(int replicas, int command_bytes, int gpus = 0) {
   spec::JobDocument doc = Document();
   doc.spec.tasks[0].replicas = replicas;

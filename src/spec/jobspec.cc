@@ -77,6 +77,21 @@ bool NeedsQuotes(std::string_view s) {
   return std::find(std::begin(kReserved), std::end(kReserved), lower) != std::end(kReserved);
 }
 
+// `text` with each DEL byte (U+007F) written as `escape`. A DEL is never part of a UTF-8
+// sequence, so the replacement cannot split a character.
+std::string EscapeDel(std::string_view text, std::string_view escape) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '\x7f') {
+      out += escape;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 void EmitString(YAML::Emitter& out, const std::string& s) {
   if (NeedsQuotes(s)) out << YAML::DoubleQuoted;
   out << s;
@@ -133,7 +148,12 @@ absl::StatusOr<JobDocument> ParseJobDocument(std::string_view text, const ParseO
 }
 
 std::string RenderJobJson(const JobDocument& job, int indent) {
-  return JobDocumentToJson(job).dump(indent, ' ', false, Json::error_handler_t::replace) + "\n";
+  // JSON allows a raw DEL in a string, but documents refuse it (internal::CheckText, as YAML
+  // does): written escaped, the text reads back. Outside strings JSON has no DEL.
+  return EscapeDel(
+             JobDocumentToJson(job).dump(indent, ' ', false, Json::error_handler_t::replace),
+             "\\u007f") +
+         "\n";
 }
 
 std::string RenderJobYaml(const JobDocument& job) {
@@ -145,7 +165,9 @@ std::string RenderJsonAsYaml(const nlohmann::ordered_json& value) {
   out.SetNullFormat(YAML::LowerNull);
   out.SetBoolFormat(YAML::TrueFalseBool);
   EmitYaml(out, value);
-  return std::string(out.c_str()) + "\n";
+  // yaml-cpp writes a DEL raw; EmitString double-quotes every string with one, where YAML
+  // reads the escape back.
+  return EscapeDel(out.c_str(), "\\x7F") + "\n";
 }
 
 std::optional<JobSpecError> GetJobSpecError(const absl::Status& status) {

@@ -64,9 +64,10 @@ absl::StatusOr<std::vector<JobDocument>> ParseJobDocuments(std::string_view text
                                                            const ParseOptions& options = {});
 
 // JSON, pretty-printed with `indent` spaces (indent < 0: one line). Keys of the JOBSPEC.md
-// shape in its order; metadata.id and status only when set.
+// shape in its order; metadata.id and status only when set. A DEL (U+007F) in a string is
+// written escaped, so that the text parses back (documents refuse a raw DEL).
 std::string RenderJobJson(const JobDocument& job, int indent = 2);
-// The same document as block YAML.
+// The same document as block YAML; a DEL is written escaped there too.
 std::string RenderJobYaml(const JobDocument& job);
 
 // The parts of a parse error, from the payload of a status returned by ParseJobDocument.

@@ -721,6 +721,23 @@ TEST(RenderTest, ControlCharactersInStringsRoundTripThroughYaml) {
   EXPECT_EQ(back.spec.tasks[0].env, job.spec.tasks[0].env);
 }
 
+TEST(RenderTest, DelInStringsRoundTripsThroughJsonAndYaml) {
+  // A raw DEL is refused in a document, but an escaped one is a character like any other.
+  EXPECT_THAT(ParseError(std::string("{\"spec\": {\"queue\": \"a\x7f\"}}")),
+              HasSubstr("byte 0x7F"));
+  JobDocument job = ParseOk(R"({"apiVersion": "tessera/v1", "kind": "Job",
+    "metadata": {"name": "j"},
+    "spec": {"tasks": [{"name": "w", "args": ["\u007f"], "env": {"A": "x\u007fy"}}]}})");
+  ASSERT_EQ(job.spec.tasks[0].args, std::vector<std::string>{"\x7f"});
+  const std::string json = RenderJobJson(job, -1);
+  EXPECT_EQ(json.find('\x7f'), std::string::npos) << json;
+  for (const std::string& text : {json, RenderJobYaml(job)}) {
+    const JobDocument back = ParseOk(text);
+    EXPECT_EQ(back.spec.tasks[0].args, job.spec.tasks[0].args);
+    EXPECT_EQ(back.spec.tasks[0].env, job.spec.tasks[0].env);
+  }
+}
+
 TEST(RenderTest, YamlShapeWithStatus) {
   JobDocument job = ParseOk(Doc(R"(  queue: team-a
   tasks:
