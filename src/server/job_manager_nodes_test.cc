@@ -231,9 +231,9 @@ TEST_F(JobManagerNodesTest, DrainEvictsTheWholeGangOnceWithItsGraceAndLeavesOthe
 
   // The other job never noticed.
   EXPECT_EQ(manager_->Get(kAdmin, other)->document.status->phase, JobPhase::kRunning);
-  for (const JobEvent& event : *manager_->Events(kAdmin, other)) {
-    EXPECT_NE(event.type, "Evicted");
-  }
+  const auto other_events = manager_->Events(kAdmin, other);
+  ASSERT_TRUE(other_events.ok()) << other_events.status();
+  for (const JobEvent& event : *other_events) EXPECT_NE(event.type, "Evicted");
   EXPECT_NE(other_running.document.status->tasks[0].node, drained);
 
   // Two nodes are left and one is busy: the gang waits, never on the drained node.
