@@ -345,7 +345,9 @@ TEST_F(SlurmIntegrationTest, IncrementalPollingReportsEachStateChangeOnce) {
   ASSERT_TRUE(recorder.WaitEnded("once-cancel").has_value());
   // A later job's end comes after several more polls: none of them repeated an earlier change.
   cluster->Launch(Spec("once-last", "node4", "true"));
-  ASSERT_TRUE(recorder.WaitEnded("once-last").has_value());
+  const std::optional<TaskEnd> last = recorder.WaitEnded("once-last");
+  ASSERT_TRUE(last.has_value());
+  EXPECT_EQ(last->phase, TaskPhase::kSucceeded) << last->reason << ": " << last->message;
   std::vector<std::string> events = recorder.Events();
   std::sort(events.begin(), events.end());
   EXPECT_THAT(events, ::testing::ElementsAre("once-cancel ended Cancelled", "once-cancel started",

@@ -42,9 +42,13 @@ class HttpSlurmTransport final : public SlurmTransport {
     std::lock_guard<std::mutex> lock(mu_);
     if (absl::Status s = RefreshTokenFile(); !s.ok()) return s;
     httplib::Result result = Request(method, path, body);
-    // A kept-alive connection the server has since closed fails once; GET and DELETE are
-    // idempotent, so they are sent again on a fresh connection, as curl and Go's net/http do.
-    if (!result && method != "POST") result = Request(method, path, body);
+    // A kept-alive connection the server has since closed fails once. GET and DELETE are
+    // idempotent, so they are sent again on a fresh connection, as curl and Go's net/http do; a
+    // POST only when it never reached the server (the write failed), as Go's net/http does.
+    if (!result && (method != "POST" || result.error() == httplib::Error::Write)) {
+      client_.stop();
+      result = Request(method, path, body);
+    }
     // slurmrestd closes the connection after an error reply ("Connection: Close", which this
     // cpp-httplib does not act on), so the next request must not reuse it.
     if (!result || result->status >= 400) client_.stop();
