@@ -631,9 +631,15 @@ TEST_F(ServerRestTest, ADrainThroughTheCliRequeuesTheRunningJobAndSurvivesAResta
   // Evicted whole and requeued; with its only node drained it waits.
   const std::vector<std::string> types = EventsEndingWith(id, "Requeued");
   EXPECT_TRUE(InOrder(types, {"Running", "Evicted", "Requeued"}));
-  ASSERT_TRUE(WaitUntil([&] {
-    return Admin().Get("/api/v1/nodes").body["items"][0].value("state", "") == "Drained";
-  }));
+  // The node's state, or "" while the server lists no node (as just after a start).
+  const auto node_state = [&] {
+    const HttpAnswer answer = Admin().Get("/api/v1/nodes");
+    if (!answer.body.is_object()) return std::string();
+    const Json items = answer.body.value("items", Json::array());
+    if (!items.is_array() || items.empty() || !items[0].is_object()) return std::string();
+    return items[0].value("state", "");
+  };
+  ASSERT_TRUE(WaitUntil([&] { return node_state() == "Drained"; }));
   EXPECT_EQ(Admin().Job(id).body["status"]["phase"], "Pending");
   std::tie(rc, out) = RunCli(*server_, dir_, {"nodes", "-o", "wide"});
   ASSERT_EQ(rc, 0) << out;
@@ -643,7 +649,8 @@ TEST_F(ServerRestTest, ADrainThroughTheCliRequeuesTheRunningJobAndSurvivesAResta
   // The state is stored: a restarted server keeps the node drained and the job waiting.
   ASSERT_EQ(server_->Stop(), 0);
   ASSERT_TRUE(server_->Start().ok());
-  EXPECT_EQ(Admin().Get("/api/v1/nodes").body["items"][0].value("state", ""), "Drained");
+  ASSERT_TRUE(WaitUntil([&] { return !node_state().empty(); }));
+  EXPECT_EQ(node_state(), "Drained");
   EXPECT_EQ(Admin().Job(id).body["status"]["phase"], "Pending");
 
   std::tie(rc, out) = RunCli(*server_, dir_, {"node", "drain", "nowhere/x"});
