@@ -17,7 +17,8 @@
 // task that fails tears the whole job down (its other tasks are cancelled); the restart policy then
 // requeues it as Pending (a new attempt, after a back-off that doubles per restart) or fails it, by
 // the rules of control/restart_rules.h. A time limit exceeded, or a program that cannot start,
-// fails the job without a requeue. A job that fits no node even on an empty cluster stays Pending
+// fails the job without a requeue, also when the limit passes while a preemption or a drain
+// tears the job down. A job that fits no node even on an empty cluster stays Pending
 // with the blocker NoFit and an estimate of "never" (a cluster that joins later may fit it; the
 // simulator, whose clusters are fixed, refuses it instead). A job that can never fit its queue's
 // limits is refused. Cancel: a Pending job is Cancelled at once; otherwise its tasks get SIGTERM,

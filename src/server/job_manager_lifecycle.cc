@@ -183,6 +183,13 @@ void JobManager::Resolve(JobRecord& record, std::vector<JobEvent>& events) {
       return;
     }
     if (record.preemption != PreemptionAction::kNone) {
+      if (failed != nullptr && failed->reason == "TimeLimitExceeded") {
+        // The time limit passed during the eviction's grace: it fails the job (no requeue).
+        record.preemption = PreemptionAction::kNone;
+        record.eviction_grace.reset();
+        Finish(record, events, JobPhase::kFailed, failed->reason, DescribeEnd(*failed));
+        return;
+      }
       EndPreemption(record, events);
       return;
     }

@@ -6,9 +6,8 @@
 // instant (the other log); the test prints both side by side where they differ.
 //
 // Left out, and why (each a difference between the wirings, named in docs/scenarios.md):
-//   * node events the server wiring cannot drive yet (drain, taint and untaint: evictions
-//     the control plane would have to make): drain-with-grace, invariants-mixed-workload,
-//     queue-invariants-mixed-workload, taint-noexecute-evicts, time-limit-during-grace;
+//   * node events the server wiring cannot drive yet (taint and untaint: the server makes no
+//     NoExecute evictions): taint-noexecute-evicts;
 //   * refusal: the runner fails a job that fits no node even on an empty fleet ("Refused"); the
 //     server keeps it Pending (JobManager turns SchedulingPolicy::refuse_unfit off, since its
 //     clusters join and change): refused, gang-never-fits-refused, cluster-affinity-required,
@@ -52,6 +51,7 @@ const char* const kScenarios[] = {
     "cluster-selector-pins.yaml",
     "clusters-and-pools.yaml",
     "cordon.yaml",
+    "drain-with-grace.yaml",
     "fairshare-equal-queues.yaml",
     "fairshare-hierarchical.yaml",
     "fairshare-none-name-order.yaml",
@@ -65,6 +65,7 @@ const char* const kScenarios[] = {
     "gpu-model-mismatch.yaml",
     "gpu-shares-never-overcommit.yaml",
     "gpu-unhealthy.yaml",
+    "invariants-mixed-workload.yaml",
     "long-times-do-not-overflow.yaml",
     "node-down-requeues-per-restart-policy.yaml",
     "node-selector.yaml",
@@ -95,6 +96,7 @@ const char* const kScenarios[] = {
     "queue-best-effort-fifo-skips.yaml",
     "queue-borrow-unused-quota.yaml",
     "queue-borrowing-limit.yaml",
+    "queue-invariants-mixed-workload.yaml",
     "queue-lending-limit.yaml",
     "queue-no-reclaim-above-guarantee.yaml",
     "queue-parent-caps-subtree.yaml",
@@ -108,6 +110,7 @@ const char* const kScenarios[] = {
     "remove-node.yaml",
     "taint-noschedule.yaml",
     "taint-prefer-noschedule.yaml",
+    "time-limit-during-grace.yaml",
     "time-limit.yaml",
     "two-large-gangs-do-not-deadlock.yaml",
     "whole-gpu-needs-free-devices.yaml",

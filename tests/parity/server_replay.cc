@@ -72,7 +72,6 @@ absl::Status Replay::Start(const std::string& data_dir) {
       case sim::EventAction::kCancel:
         due_[At(event.at)].cancels.push_back(event.job);
         break;
-      case sim::EventAction::kDrain:
       case sim::EventAction::kTaint:
       case sim::EventAction::kUntaint:
         return absl::InvalidArgumentError(fmt::format(
@@ -142,6 +141,17 @@ absl::Status Replay::Start(const std::string& data_dir) {
 
 absl::Status Replay::ApplyNodeEvent(const sim::ScenarioEvent& event) {
   agent::SimCluster& cluster = *cluster_of_.at(event.node);
+  if (event.action == sim::EventAction::kDrain || event.action == sim::EventAction::kUncordon) {
+    // A drain is the control plane's (an admin's `tessera node drain`); an uncordon ends it
+    // there, and the backend's own cordon below.
+    const server::NodeAction action = event.action == sim::EventAction::kDrain
+                                          ? server::NodeAction::kDrain
+                                          : server::NodeAction::kUncordon;
+    absl::StatusOr<server::NodeView> changed = manager_->ChangeNode(
+        kCaller, {.cluster = cluster.name(), .node = event.node, .action = action});
+    if (!changed.ok()) return changed.status();
+    if (event.action == sim::EventAction::kDrain) return absl::OkStatus();
+  }
   std::optional<Node> node;
   for (Node& n : cluster.Inventory()) {
     if (n.name == event.node) node = std::move(n);

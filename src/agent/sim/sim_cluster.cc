@@ -45,8 +45,9 @@ void SimCluster::Track(const TaskLaunchSpec& spec, TimePoint start) {
     end = start + *spec.duration;
     if (options_.fails && options_.fails(spec)) outcome = Outcome::kFailed;
   }
-  if (spec.time_limit.has_value() && (!end.has_value() || start + *spec.time_limit < *end)) {
-    end = start + *spec.time_limit;
+  if (spec.time_limit.has_value()) running.limit = start + *spec.time_limit;
+  if (running.limit.has_value() && (!end.has_value() || *running.limit < *end)) {
+    end = running.limit;
     if (options_.exit_after_grace) *end += spec.termination_grace;  // SIGTERM at the limit
     outcome = Outcome::kTimeLimit;
   }
@@ -185,10 +186,14 @@ void SimCluster::Cancel(std::string_view launch_id, Duration grace) {
     auto it = running_.find(launch_id);
     if (it == running_.end()) return;
     if (options_.exit_after_grace && grace > Duration::zero()) {
+      Running& task = it->second;
       // A second signal, or one after the time limit's, keeps the first deadline.
-      if (it->second.outcome != Outcome::kCancelled && it->second.outcome != Outcome::kTimeLimit) {
-        ScheduleLocked(it->first, it->second, now + grace, Outcome::kCancelled);
-      }
+      if (task.cancelled || (task.limit.has_value() && *task.limit <= now)) return;
+      task.cancelled = true;
+      const TimePoint exit = now + grace;
+      const bool limit_inside = task.limit.has_value() && *task.limit < exit;
+      ScheduleLocked(it->first, task, exit,
+                     limit_inside ? Outcome::kTimeLimit : Outcome::kCancelled);
       return;
     }
     if (it->second.end.has_value()) due_.erase({*it->second.end, it->first});

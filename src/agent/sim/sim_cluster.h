@@ -12,7 +12,9 @@
 // signalled task behaves as a program that takes its whole termination grace to exit: a
 // cancelled one ends after the grace Cancel gives it, and one past its time limit ends Failed
 // "TimeLimitExceeded" at the limit plus its spec's termination grace; an end of its duration
-// inside the grace is ignored. Tasks have no
+// inside the grace is ignored. The first signal sets the deadline: a cancel after the time limit
+// passed, or a second cancel, keeps it; a task whose time limit passes inside a cancel's grace
+// ends "TimeLimitExceeded" when that grace ends. Tasks have no
 // logs. After a restart, Recover keeps a task whose end lies in the future and ends the others
 // at their due time. Usage reports each node's GPU utilisation as the share its tasks hold.
 //
@@ -92,6 +94,8 @@ class SimCluster final : public Cluster {
   struct Running {
     std::optional<TimePoint> end;  // nullopt: until cancelled
     Outcome outcome = Outcome::kSucceeded;  // how it ends at `end`
+    std::optional<TimePoint> limit;  // when its time limit passes; nullopt: it has none
+    bool cancelled = false;          // signalled by Cancel (exit_after_grace)
     std::string node;
     std::vector<int32_t> gpus;     // its devices on the node
     int64_t gpu_milli = 0;         // over all its devices

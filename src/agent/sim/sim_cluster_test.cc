@@ -267,6 +267,36 @@ TEST(SimClusterTest, ExitAfterGraceEndsATaskPastItsTimeLimitAfterItsGrace) {
   EXPECT_THAT(observer.Take(), ::testing::ElementsAre("end slow Failed TimeLimitExceeded @1500"));
 }
 
+// With exit_after_grace, a cancel before the time limit is the first signal: its grace sets
+// the end. A limit that passes inside that grace makes the task end TimeLimitExceeded then.
+TEST(SimClusterTest, ExitAfterGraceACancelBeforeTheTimeLimitSetsTheEnd) {
+  SimulatedClock clock;
+  RecordingObserver observer;
+  SimCluster cluster(
+      {.nodes = {GpuNode("a", 8)}, .clock = &clock, .timers = &clock, .exit_after_grace = true},
+      &observer);
+  TaskLaunchSpec early = SimTask("early", 10'000);
+  early.time_limit = Duration(2000);
+  early.termination_grace = Duration(5000);
+  TaskLaunchSpec across = SimTask("across", 10'000);
+  across.time_limit = Duration(2000);
+  across.termination_grace = Duration(5000);
+  cluster.Launch(early);
+  cluster.Launch(across);
+  observer.Take();
+  clock.Advance(Duration(1000));
+  cluster.Cancel("early", Duration(500));    // ends at 1500, before its limit
+  cluster.Cancel("across", Duration(3000));  // ends at 4000; its limit passes at 2000
+  cluster.Cancel("across", Duration(100));   // a second signal keeps the first deadline
+  clock.Advance(Duration(500));
+  EXPECT_THAT(observer.Take(), ::testing::ElementsAre("end early Cancelled @1500"));
+  clock.Advance(Duration(2499));
+  EXPECT_THAT(observer.Take(), ::testing::IsEmpty());
+  clock.Advance(Duration(1));
+  EXPECT_THAT(observer.Take(),
+              ::testing::ElementsAre("end across Failed TimeLimitExceeded @4000"));
+}
+
 TEST(SimClusterTest, WithoutTheSimulatedTaintNodesKeepTheirOwnTaints) {
   SimulatedClock clock;
   NullObserver observer;
