@@ -619,13 +619,15 @@ TEST_F(ServerRestTest, ADrainThroughTheCliRequeuesTheRunningJobAndSurvivesAResta
   ASSERT_EQ(nodes.body["items"].size(), 1u);
   const std::string target = absl::StrCat(nodes.body["items"][0].value("cluster", ""), "/",
                                           nodes.body["items"][0].value("name", ""));
-  // A task that runs until it is signalled.
-  const std::string id = Submit(ShellJob("long", "while true; do sleep 0.1; done"));
+  // A task that ignores SIGTERM, so that it is still there when the drain answers (it is
+  // killed when the drain's grace ends).
+  const std::string id =
+      Submit(ShellJob("long", "trap '' TERM; while true; do sleep 0.1; done"));
   ASSERT_FALSE(id.empty());
   ASSERT_EQ(Admin().WaitForPhase(id, {"Running"})["status"]["phase"], "Running");
 
   auto [rc, out] =
-      RunCli(*server_, dir_, {"node", "drain", target, "--grace", "1s", "--reason", "integration"});
+      RunCli(*server_, dir_, {"node", "drain", target, "--grace", "2s", "--reason", "integration"});
   ASSERT_EQ(rc, 0) << out;
   EXPECT_THAT(out, HasSubstr("node " + target + " draining: 1 task(s) being evicted"));
   // Evicted whole and requeued; with its only node drained it waits.
