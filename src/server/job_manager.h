@@ -13,7 +13,8 @@
 // job with a task on a node an admin drains (ChangeNode; job_manager_nodes.cc) is torn down the
 // same way ("Evicted", reason "NodeDrained"; its tasks get the drain's grace, else the job's) and
 // always requeued ("Requeued", reason "NodeDrained"), counted neither as a restart nor as a
-// preemption. A
+// preemption; so is a job with a task on a node that gains a NoExecute taint the task does not
+// tolerate (as Kubernetes' taint eviction; reason "NoExecuteTaint"). A
 // task that fails tears the whole job down (its other tasks are cancelled); the restart policy then
 // requeues it as Pending (a new attempt, after a back-off that doubles per restart) or fails it, by
 // the rules of control/restart_rules.h. A time limit exceeded, or a program that cannot start,
@@ -333,8 +334,12 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   void Handle(WakeUp& event);
   void Handle(NodeChangeRequested& event);
   // Adds `node` to the snapshot, or replaces the node of that name, keeping what placed tasks
-  // hold. A name that another cluster owns is left alone (logged). REQUIRES: state_mu_ held.
-  void UpsertNodeLocked(Cluster* cluster, Node node);
+  // hold. A name that another cluster owns is left alone (logged). Returns whether the node
+  // gained a NoExecute taint (or came with one). REQUIRES: state_mu_ held.
+  bool UpsertNodeLocked(Cluster* cluster, Node node);
+  // UpsertNodeLocked for each of `nodes`, then the evictions of the NoExecute taints they
+  // gained. Loop thread, neither mu_ nor state_mu_ held.
+  void UpsertNodes(Cluster* cluster, std::vector<Node> nodes);
   void RunCycle();
 
   // --- node lifecycle (job_manager_nodes.cc) ----------------------------------------------
@@ -349,6 +354,16 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   void EvictFromNodeLocked(const NodeAdmin& admin);
   // Start: the drains a restart interrupted go on. REQUIRES: mu_ held, state_mu_ not.
   void ResumeDrainsLocked();
+  // Evicts every job with an active task on one of `nodes` (of `cluster`) that does not
+  // tolerate a NoExecute taint of that node and is not torn down already. Kubernetes' own
+  // not-ready and unreachable taints are left to the backend (tolerated there for 300 s by
+  // default). After an inventory report, for the nodes that gained such a taint. REQUIRES: mu_
+  // held, state_mu_ not.
+  void EvictUntoleratedLocked(const Cluster& cluster, const std::vector<std::string>& nodes);
+  // Starts tearing `record` down for an eviction (`action` kDrain or kTaint): its tasks get
+  // `grace`, else the job's own. REQUIRES: mu_ held, state_mu_ not.
+  void EvictLocked(JobRecord& record, PreemptionAction action, std::optional<Duration> grace,
+                   std::string reason, std::string message);
   // Draining nodes with nothing of ours left on them become Drained. Loop thread, each turn.
   void CompleteDrains();
   // Adds the record's write to the loop turn's transaction; `done` runs after its commit.

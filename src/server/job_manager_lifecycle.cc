@@ -221,10 +221,14 @@ void JobManager::Requeue(JobRecord& record, std::vector<JobEvent>& events,
 }
 
 void JobManager::EndPreemption(JobRecord& record, std::vector<JobEvent>& events) {
-  if (record.preemption == PreemptionAction::kDrain) {
+  if (record.preemption == PreemptionAction::kDrain ||
+      record.preemption == PreemptionAction::kTaint) {
+    const bool drained = record.preemption == PreemptionAction::kDrain;
     record.preemption = PreemptionAction::kNone;
     record.eviction_grace.reset();
-    Restart(record, events, "NodeDrained", "evicted by a node drain; waits again",
+    Restart(record, events, drained ? "NodeDrained" : "NoExecuteTaint",
+            drained ? "evicted by a node drain; waits again"
+                    : "evicted by a NoExecute taint; waits again",
             options_.clock->Now());
     return;
   }

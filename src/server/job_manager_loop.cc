@@ -34,8 +34,7 @@ void JobManager::Handle(ClusterAttached& event) {
     if (std::find(clusters_.begin(), clusters_.end(), event.cluster) != clusters_.end()) return;
     clusters_.push_back(event.cluster);
   }
-  std::lock_guard<std::mutex> lock(state_mu_);
-  for (Node& node : event.cluster->Inventory()) UpsertNodeLocked(event.cluster, std::move(node));
+  UpsertNodes(event.cluster, event.cluster->Inventory());
 }
 
 absl::Status JobManager::DeleteCluster(const Caller& caller, std::string_view name) {
@@ -88,31 +87,60 @@ void JobManager::Handle(NodesChanged& event) {
     }
   }
   if (cluster == nullptr) return;  // its attachment is still queued: it reads the inventory
-  std::lock_guard<std::mutex> lock(state_mu_);
-  for (Node& node : event.nodes) UpsertNodeLocked(cluster, std::move(node));
+  UpsertNodes(cluster, std::move(event.nodes));
 }
 
-void JobManager::UpsertNodeLocked(Cluster* cluster, Node node) {
+void JobManager::UpsertNodes(Cluster* cluster, std::vector<Node> nodes) {
+  std::vector<std::string> tainted;  // nodes that gained a NoExecute taint
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    for (Node& node : nodes) {
+      std::string name = node.name;
+      if (UpsertNodeLocked(cluster, std::move(node))) tainted.push_back(std::move(name));
+    }
+  }
+  if (tainted.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  EvictUntoleratedLocked(*cluster, tainted);
+}
+
+namespace {
+
+// Whether `after` has a NoExecute taint that `before` lacks.
+bool GainsNoExecuteTaint(const std::vector<Taint>& before, const std::vector<Taint>& after) {
+  for (const Taint& taint : after) {
+    if (taint.effect == TaintEffect::kNoExecute &&
+        std::find(before.begin(), before.end(), taint) == before.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool JobManager::UpsertNodeLocked(Cluster* cluster, Node node) {
   const std::optional<int32_t> index = state_.FindNode(node.name);
   if (!index) {
-    if (node.removed) return;
+    if (node.removed) return false;
     const std::string name = node.name;
+    const bool tainted = GainsNoExecuteTaint({}, node.taints);
     ApplyNodeAdminLocked(node);
     absl::StatusOr<int32_t> added = state_.AddNode(std::move(node));
     if (!added.ok()) {
       fmt::print(stderr, "cluster {}: node {}: {}\n", cluster->name(), name,
                  std::string(added.status().message()));
-      return;
+      return false;
     }
     std::lock_guard<std::mutex> lock(clusters_mu_);
     node_cluster_[name] = cluster;
-    return;
+    return tainted;
   }
   if (ClusterOf(node.name) != cluster) {
     if (!state_.node(*index).removed) {
       fmt::print(stderr, "cluster {} reports node {}, which belongs to another cluster\n",
                  cluster->name(), node.name);
-      return;
+      return false;
     }
     // A removed node's name, reported again by another cluster (or one registered anew).
     std::lock_guard<std::mutex> lock(clusters_mu_);
@@ -120,6 +148,7 @@ void JobManager::UpsertNodeLocked(Cluster* cluster, Node node) {
   }
   ApplyNodeAdminLocked(node);
   Node& current = state_.MutableNode(*index);
+  const bool tainted = GainsNoExecuteTaint(current.taints, node.taints);
   current.cluster = node.cluster;
   current.pool = std::move(node.pool);
   current.labels = std::move(node.labels);
@@ -137,6 +166,7 @@ void JobManager::UpsertNodeLocked(Cluster* cluster, Node node) {
     }
   }
   current.gpus = std::move(node.gpus);
+  return tainted;
 }
 
 // ---------------------------------------------------------------------------------------------

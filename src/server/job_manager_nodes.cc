@@ -1,6 +1,8 @@
 // JobManager: the node lifecycle — cordon, uncordon and drain of a node by an admin, its stored
 // administrative state, and the evictions a drain makes (job_manager.h, node_admin.h).
+#include <algorithm>
 #include <future>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -108,20 +110,88 @@ void JobManager::EvictFromNodeLocked(const NodeAdmin& admin) {
       continue;
     }
     if (Stopping(record)) continue;  // a cancel or a preemption tears it down already
-    record.preemption = PreemptionAction::kDrain;
-    record.eviction_grace = admin.grace;
     const Duration grace = admin.grace.value_or(record.document.spec.termination_grace);
-    std::vector<JobEvent> events;
-    AddEvent(record, events, "Evicted", "NodeDrained",
-             fmt::format("node {}/{} is drained{}: {} of its {} task(s) run there; every task "
-                         "gets {} to exit, then the job waits again",
-                         admin.cluster, admin.node,
-                         admin.reason.empty() ? "" : " (" + admin.reason + ")", here,
-                         record.tasks.size(), FormatDuration(grace)));
-    Resolve(record, events);
-    record.SyncTaskStatus();
-    PersistLocked(record, std::move(events));
+    EvictLocked(record, PreemptionAction::kDrain, admin.grace, "NodeDrained",
+                fmt::format("node {}/{} is drained{}: {} of its {} task(s) run there; every task "
+                            "gets {} to exit, then the job waits again",
+                            admin.cluster, admin.node,
+                            admin.reason.empty() ? "" : " (" + admin.reason + ")", here,
+                            record.tasks.size(), FormatDuration(grace)));
   }
+}
+
+namespace {
+
+// Taints of Kubernetes' node lifecycle controller, which pods tolerate for 300 s by default
+// (DefaultTolerationSeconds) and which Kubernetes acts on itself.
+bool LeftToTheBackend(const Taint& taint) {
+  return taint.key == "node.kubernetes.io/not-ready" ||
+         taint.key == "node.kubernetes.io/unreachable";
+}
+
+std::string DescribeTaint(const Taint& taint) {
+  return taint.value.empty() ? fmt::format("{}:NoExecute", taint.key)
+                             : fmt::format("{}={}:NoExecute", taint.key, taint.value);
+}
+
+}  // namespace
+
+void JobManager::EvictUntoleratedLocked(const Cluster& cluster,
+                                        const std::vector<std::string>& nodes) {
+  std::map<std::string, std::vector<Taint>, std::less<>> no_execute;  // node → its taints
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    for (const std::string& name : nodes) {
+      const std::optional<int32_t> index = state_.FindNode(name);
+      if (!index || state_.node(*index).removed) continue;
+      for (const Taint& taint : state_.node(*index).taints) {
+        if (taint.effect == TaintEffect::kNoExecute && !LeftToTheBackend(taint)) {
+          no_execute[name].push_back(taint);
+        }
+      }
+    }
+  }
+  if (no_execute.empty()) return;
+  std::set<int64_t> candidates;  // jobs with a task placed and not ended
+  for (const auto& [launch, id] : launches_) candidates.insert(id);
+  for (int64_t id : candidates) {
+    JobRecord& record = jobs_.at(id);
+    if (IsTerminal(record.status().phase) || Stopping(record)) continue;
+    std::vector<TaskRequest> requests;  // read once a task on a tainted node is found
+    std::optional<std::string> why;
+    for (size_t t = 0; t < record.tasks.size() && !why; ++t) {
+      const TaskRuntime& task = record.tasks[t];
+      if (!IsActive(task) || task.cluster != cluster.name()) continue;
+      auto taints = no_execute.find(task.placement.node);
+      if (taints == no_execute.end()) continue;
+      if (requests.empty()) requests = TaskRequests(record.document.spec);
+      for (const Taint& taint : taints->second) {
+        const std::vector<Toleration>& tolerations = requests[t].tolerations;
+        if (std::none_of(tolerations.begin(), tolerations.end(),
+                         [&](const Toleration& tol) { return tol.Tolerates(taint); })) {
+          why = fmt::format("node {}/{} has the taint {}, which task {} does not tolerate",
+                            cluster.name(), task.placement.node, DescribeTaint(taint), task.name);
+          break;
+        }
+      }
+    }
+    if (!why) continue;
+    EvictLocked(record, PreemptionAction::kTaint, std::nullopt, "NoExecuteTaint",
+                fmt::format("{}: every task gets {} to exit, then the job waits again", *why,
+                            FormatDuration(record.document.spec.termination_grace)));
+  }
+}
+
+void JobManager::EvictLocked(JobRecord& record, PreemptionAction action,
+                             std::optional<Duration> grace, std::string reason,
+                             std::string message) {
+  record.preemption = action;
+  record.eviction_grace = grace;
+  std::vector<JobEvent> events;
+  AddEvent(record, events, "Evicted", std::move(reason), std::move(message));
+  Resolve(record, events);
+  record.SyncTaskStatus();
+  PersistLocked(record, std::move(events));
 }
 
 void JobManager::ResumeDrainsLocked() {

@@ -31,8 +31,9 @@ constexpr int64_t kGi = int64_t{1} << 30;
 const Caller kTenant{.tenant = "a"};
 const Caller kAdmin{.tenant = "ops", .admin = true};
 
-// `replicas` tasks of 8 GPUs (a whole simulated node each), running an hour.
-spec::JobDocument NodeJob(int replicas, std::string grace = "30s") {
+// `replicas` tasks of 8 GPUs (a whole simulated node each), running an hour; `tolerations`:
+// more of them, after the simulated taint's.
+spec::JobDocument NodeJob(int replicas, std::string grace = "30s", std::string tolerations = "") {
   absl::StatusOr<spec::JobDocument> doc = spec::ParseJobDocument(fmt::format(R"(
 apiVersion: tessera/v1
 kind: Job
@@ -40,10 +41,11 @@ spec:
   duration: 1h
   terminationGracePeriod: {}
   restartPolicy: {{onFailure: requeue, maxRestarts: 0}}
-  tolerations: [{{key: tessera.io/simulated, operator: Exists}}]
+  tolerations: [{{key: tessera.io/simulated, operator: Exists}}{}]
   tasks: [{{name: w, replicas: {}, resources: {{cpu: "1", gpu: 8}}}}]
 )",
-                                                                             grace, replicas));
+                                                                             grace, tolerations,
+                                                                             replicas));
   EXPECT_TRUE(doc.ok()) << doc.status();
   return *doc;
 }
@@ -84,8 +86,11 @@ class JobManagerNodesTest : public ::testing::Test {
       sim_nodes.push_back(testing::NamedGpuNode(fmt::format("sim-{}", i), 8, 32'000, 256 * kGi));
     }
     sim_ = std::make_unique<agent::SimCluster>(
-        agent::SimClusterOptions{
-            .nodes = sim_nodes, .clock = &clock_, .timers = &clock_, .exit_after_grace = true},
+        agent::SimClusterOptions{.nodes = sim_nodes,
+                                 .clock = &clock_,
+                                 .timers = &clock_,
+                                 .exit_after_grace = true,
+                                 .inventory_observer = manager_.get()},
         manager_.get());
     ASSERT_TRUE(manager_->Start({sim_.get()}).ok());
   }
@@ -147,6 +152,15 @@ class JobManagerNodesTest : public ::testing::Test {
     }
     ADD_FAILURE() << "job " << id << ": the events never got there";
     return events;
+  }
+
+  // Reports `node` with `taints` (its others kept) from the simulated cluster.
+  void SetTaints(const std::string& node, std::vector<Taint> taints) {
+    for (Node& n : sim_->Inventory()) {
+      if (n.name != node) continue;
+      n.taints = std::move(taints);
+      ASSERT_TRUE(sim_->ChangeNode(n, /*lose=*/false).ok());
+    }
   }
 
   static int Count(const std::vector<JobEvent>& events, std::string_view type) {
@@ -313,6 +327,63 @@ TEST_F(JobManagerNodesTest, BadChangesAreRefusedNamingTheField) {
   // Nothing changed.
   EXPECT_EQ(NodeNamed("sim-0").state, NodeAdminState::kReady);
   EXPECT_FALSE(NodeNamed("sim-0").state_since.has_value());
+}
+
+TEST_F(JobManagerNodesTest, ANoExecuteTaintEvictsTheJobsThatDoNotTolerateItAndRequeuesThem) {
+  StartManager(3);
+  const std::string victim = Submit(NodeJob(1, "10s"));
+  const std::string tolerant =
+      Submit(NodeJob(1, "10s", ", {key: maint, operator: Exists, effect: NoExecute}"));
+  const std::string beside_kubernetes = Submit(NodeJob(1, "10s"));
+  const std::string victim_node =
+      WaitFor(victim, JobPhase::kRunning).document.status->tasks[0].node;
+  const std::string tolerant_node =
+      WaitFor(tolerant, JobPhase::kRunning).document.status->tasks[0].node;
+  const std::string kubernetes_node =
+      WaitFor(beside_kubernetes, JobPhase::kRunning).document.status->tasks[0].node;
+
+  const Taint maint{.key = "maint", .effect = TaintEffect::kNoExecute};
+  SetTaints(victim_node, {maint});
+  SetTaints(tolerant_node, {maint});
+  // Kubernetes' own: tolerated there for 300 s by default, and left to it.
+  SetTaints(kubernetes_node,
+            {{.key = "node.kubernetes.io/unreachable", .effect = TaintEffect::kNoExecute}});
+  manager_->WaitIdle();
+  SetTaints(victim_node, {maint});  // reported again: no second eviction
+
+  // The job's own grace, then requeued without counting a restart (maxRestarts is 0).
+  clock_.Advance(Duration(9'999));
+  manager_->WaitIdle();
+  EXPECT_EQ(manager_->Get(kAdmin, victim)->document.status->phase, JobPhase::kRunning);
+  clock_.Advance(Duration(1));
+  const std::vector<JobEvent> events =
+      EventsOnce(victim, [](const std::vector<JobEvent>& e) { return Count(e, "Requeued") > 0; });
+  EXPECT_EQ(Count(events, "Evicted"), 1);
+  for (const JobEvent& event : events) {
+    if (event.type == "Evicted" || event.type == "Requeued") {
+      EXPECT_EQ(event.reason, "NoExecuteTaint");
+    }
+    if (event.type == "Evicted") {
+      EXPECT_THAT(event.message,
+                  HasSubstr("node sim/" + victim_node +
+                            " has the taint maint:NoExecute, which task w-0 does not tolerate"));
+    }
+  }
+  const JobView requeued = *manager_->Get(kAdmin, victim);
+  EXPECT_EQ(requeued.document.status->phase, JobPhase::kPending);
+  EXPECT_EQ(requeued.document.status->preemptions, 0);
+
+  for (const std::string& id : {tolerant, beside_kubernetes}) {
+    EXPECT_EQ(manager_->Get(kAdmin, id)->document.status->phase, JobPhase::kRunning) << id;
+    const auto untouched = manager_->Events(kAdmin, id);
+    ASSERT_TRUE(untouched.ok()) << untouched.status();
+    for (const JobEvent& event : *untouched) EXPECT_NE(event.type, "Evicted") << id;
+  }
+
+  // Nowhere to go while the taint stays; once it is gone the job runs there again.
+  SetTaints(victim_node, {});
+  const JobView again = WaitFor(victim, JobPhase::kRunning);
+  EXPECT_EQ(again.document.status->tasks[0].node, victim_node);
 }
 
 }  // namespace

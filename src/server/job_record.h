@@ -56,8 +56,9 @@ struct TaskRuntime {
 };
 
 // What happens to a job evicted by preemption once its tasks are gone. kDrain: evicted by a
-// node drain; requeued, with neither a restart nor a preemption counted.
-enum class PreemptionAction { kNone, kRequeue, kCancel, kDrain };
+// node drain, kTaint: by a NoExecute taint one of its tasks does not tolerate; both requeued,
+// with neither a restart nor a preemption counted.
+enum class PreemptionAction { kNone, kRequeue, kCancel, kDrain, kTaint };
 
 struct JobRecord {
   int64_t id = 0;

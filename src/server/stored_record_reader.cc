@@ -9,7 +9,7 @@
 namespace tessera::server {
 namespace {
 
-constexpr std::string_view kPreemptionNames[] = {"", "requeue", "cancel", "drain"};
+constexpr std::string_view kPreemptionNames[] = {"", "requeue", "cancel", "drain", "taint"};
 
 TimePoint FromMillis(int64_t ms) { return TimePoint(Duration(ms)); }
 

@@ -15,7 +15,7 @@
 
 namespace tessera::server {
 
-// "" (none), "requeue", "cancel", "drain": the stored name of `action`.
+// "" (none), "requeue", "cancel", "drain", "taint": the stored name of `action`.
 std::string_view PreemptionName(PreemptionAction action);
 // The action of a stored name; nullopt for an unknown one.
 std::optional<PreemptionAction> FindPreemption(std::string_view name);

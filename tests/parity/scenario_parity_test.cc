@@ -6,8 +6,6 @@
 // instant (the other log); the test prints both side by side where they differ.
 //
 // Left out, and why (each a difference between the wirings, named in docs/scenarios.md):
-//   * node events the server wiring cannot drive yet (taint and untaint: the server makes no
-//     NoExecute evictions): taint-noexecute-evicts;
 //   * refusal: the runner fails a job that fits no node even on an empty fleet ("Refused"); the
 //     server keeps it Pending (JobManager turns SchedulingPolicy::refuse_unfit off, since its
 //     clusters join and change): refused, gang-never-fits-refused, cluster-affinity-required,
@@ -108,6 +106,7 @@ const char* const kScenarios[] = {
     "queue-refused-at-submission.yaml",
     "queue-strict-fifo-blocks.yaml",
     "remove-node.yaml",
+    "taint-noexecute-evicts.yaml",
     "taint-noschedule.yaml",
     "taint-prefer-noschedule.yaml",
     "time-limit-during-grace.yaml",

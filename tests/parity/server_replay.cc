@@ -72,11 +72,6 @@ absl::Status Replay::Start(const std::string& data_dir) {
       case sim::EventAction::kCancel:
         due_[At(event.at)].cancels.push_back(event.job);
         break;
-      case sim::EventAction::kTaint:
-      case sim::EventAction::kUntaint:
-        return absl::InvalidArgumentError(fmt::format(
-            "{}:{}: node event {} cannot be driven through the server wiring yet",
-            scenario_.file, event.line, sim::ToString(event.action)));
       default:
         due_[At(event.at)].node_events.push_back(&event);
     }
@@ -184,6 +179,17 @@ absl::Status Replay::ApplyNodeEvent(const sim::ScenarioEvent& event) {
       break;
     case sim::EventAction::kGpuHealthy:
       node->gpus.at(event.gpu).healthy = true;
+      break;
+    case sim::EventAction::kTaint:  // replaces a taint of the same key and effect, as the runner
+      std::erase_if(node->taints, [&](const Taint& t) {
+        return t.key == event.taint.key && t.effect == event.taint.effect;
+      });
+      node->taints.push_back(event.taint);
+      break;
+    case sim::EventAction::kUntaint:
+      std::erase_if(node->taints, [&](const Taint& t) {
+        return t.key == event.taint.key && (!event.has_effect || t.effect == event.taint.effect);
+      });
       break;
     default:
       break;
