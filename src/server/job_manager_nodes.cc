@@ -1,5 +1,6 @@
 // JobManager: the node lifecycle — cordon, uncordon and drain of a node by an admin, its stored
-// administrative state, and the evictions a drain makes (job_manager.h, node_admin.h).
+// administrative state, and the evictions a drain or a NoExecute taint makes (job_manager.h,
+// node_admin.h).
 #include <algorithm>
 #include <future>
 #include <map>
