@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_replace.h"
 #include "spec/internal/document_error.h"
 #include "spec/internal/document_tree.h"
 #include "spec/internal/job_decoder.h"
@@ -77,21 +78,6 @@ bool NeedsQuotes(std::string_view s) {
   return std::find(std::begin(kReserved), std::end(kReserved), lower) != std::end(kReserved);
 }
 
-// `text` with each DEL byte (U+007F) written as `escape`. A DEL is never part of a UTF-8
-// sequence, so the replacement cannot split a character.
-std::string EscapeDel(std::string_view text, std::string_view escape) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    if (c == '\x7f') {
-      out += escape;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 void EmitString(YAML::Emitter& out, const std::string& s) {
   if (NeedsQuotes(s)) out << YAML::DoubleQuoted;
   out << s;
@@ -149,10 +135,11 @@ absl::StatusOr<JobDocument> ParseJobDocument(std::string_view text, const ParseO
 
 std::string RenderJobJson(const JobDocument& job, int indent) {
   // JSON allows a raw DEL in a string, but documents refuse it (internal::CheckText, as YAML
-  // does): written escaped, the text reads back. Outside strings JSON has no DEL.
-  return EscapeDel(
+  // does): written escaped, the text reads back. Outside strings JSON has no DEL, and a DEL is
+  // never part of a UTF-8 sequence.
+  return absl::StrReplaceAll(
              JobDocumentToJson(job).dump(indent, ' ', false, Json::error_handler_t::replace),
-             "\\u007f") +
+             {{"\x7f", "\\u007f"}}) +
          "\n";
 }
 
@@ -167,7 +154,7 @@ std::string RenderJsonAsYaml(const nlohmann::ordered_json& value) {
   EmitYaml(out, value);
   // yaml-cpp writes a DEL raw; EmitString double-quotes every string with one, where YAML
   // reads the escape back.
-  return EscapeDel(out.c_str(), "\\x7F") + "\n";
+  return absl::StrReplaceAll(out.c_str(), {{"\x7f", "\\x7F"}}) + "\n";
 }
 
 std::optional<JobSpecError> GetJobSpecError(const absl::Status& status) {

@@ -275,14 +275,12 @@ TEST(SimClusterTest, ExitAfterGraceACancelBeforeTheTimeLimitSetsTheEnd) {
   SimCluster cluster(
       {.nodes = {GpuNode("a", 8)}, .clock = &clock, .timers = &clock, .exit_after_grace = true},
       &observer);
-  TaskLaunchSpec early = SimTask("early", 10'000);
-  early.time_limit = Duration(2000);
-  early.termination_grace = Duration(5000);
-  TaskLaunchSpec across = SimTask("across", 10'000);
-  across.time_limit = Duration(2000);
-  across.termination_grace = Duration(5000);
-  cluster.Launch(early);
-  cluster.Launch(across);
+  for (const char* name : {"early", "across"}) {
+    TaskLaunchSpec spec = SimTask(name, 10'000);
+    spec.time_limit = Duration(2000);
+    spec.termination_grace = Duration(5000);
+    cluster.Launch(spec);
+  }
   observer.Take();
   clock.Advance(Duration(1000));
   cluster.Cancel("early", Duration(500));    // ends at 1500, before its limit
