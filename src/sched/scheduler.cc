@@ -230,6 +230,7 @@ absl::Status Scheduler::Restore(std::string_view job, const JobSpec& spec,
   entry.satisfiability_checked = true;
   Charge(entry);
   IndexVictim(entry);
+  ScheduleRelease(entry);
   return absl::OkStatus();
 }
 
@@ -243,6 +244,7 @@ absl::Status Scheduler::Hold(std::string_view job) {
   entry->state = Entry::State::kHeld;
   entry->held_at = env_.clock->Now();
   entry->has_reason = false;
+  ScheduleRelease(*entry);
   return absl::OkStatus();
 }
 
@@ -261,6 +263,7 @@ absl::Status Scheduler::Requeue(std::string_view job, TimePoint not_before) {
   std::fill(e.placements.begin(), e.placements.end(), std::nullopt);
   e.not_before = not_before;
   e.has_reason = false;
+  ScheduleRelease(e);
   Enqueue(e);
   untried_.push_back(e.id);
   return absl::OkStatus();
@@ -274,6 +277,7 @@ void Scheduler::Forget(Entry& entry) {
   Uncharge(entry);
   admission_->Remove(entry.id);
   UnindexVictim(entry);
+  releases_.Remove(entry.id);
   held_.erase(entry.id);
   by_id_.erase(entry.id);
   jobs_.erase(entry.name);  // `entry` is gone from here on
@@ -596,6 +600,7 @@ void Scheduler::Started(Entry& entry, std::vector<TaskBinding> bound, SchedulerS
   entry.gang_timeouts = 0;
   entry.awaited_victims.clear();
   IndexVictim(entry);
+  ScheduleRelease(entry);
   sink.OnPlaced(entry.name, /*gang=*/true, bound);
 }
 
@@ -623,6 +628,7 @@ void Scheduler::PlaceRemaining(CycleContext& cycle, Entry& entry) {
   if (DelaysReservations(cycle, entry, bound, end)) return;
   for (const TaskBinding& b : bound) entry.placements[b.task] = b.placement;
   IndexVictim(entry);
+  ScheduleRelease(entry);
   cycle.sink.OnPlaced(entry.name, /*gang=*/false, bound);
 }
 
@@ -652,10 +658,9 @@ bool Scheduler::DelaysReservations(CycleContext& cycle, Entry& entry,
   }
   // The attempt's placements are assumed: take them back while the planner looks.
   for (const TaskBinding& b : bound) cycle.state.Forget(entry.tasks[b.task], b.placement);
-  // Jobs started since the plan are in the state only: the planner counts them as never
-  // ending, which can only refuse a backfill, never allow a delay.
-  const bool delays = planner_->Delays(cycle.state, cycle.now, cycle.running, planned, tasks,
-                                       placements, end);
+  // Jobs started since the plan are in releases_ too: released at their ends.
+  const bool delays =
+      planner_->Delays(cycle.state, cycle.now, releases_, planned, tasks, placements, end);
   if (delays) {
     for (const TaskBinding& b : bound) entry.placed[b.task] = false;
   } else {
@@ -727,24 +732,19 @@ TimePoint Scheduler::EndOf(const Entry& entry) const {
   return entry.spec.time_limit ? entry.start_time + *entry.spec.time_limit : TimePoint::max();
 }
 
-PlannedRelease Scheduler::ReleaseOf(const Entry& entry) const {
+void Scheduler::ScheduleRelease(const Entry& entry) {
+  const bool holds = entry.state == Entry::State::kRunning || entry.state == Entry::State::kHeld;
   PlannedRelease release{.job = entry.id, .end = EndOf(entry)};
-  for (size_t t = 0; t < entry.tasks.size(); ++t) {
+  for (size_t t = 0; holds && t < entry.tasks.size(); ++t) {
     if (!entry.placements[t]) continue;
     release.tasks.push_back(entry.tasks[t]);
     release.placements.push_back(*entry.placements[t]);
   }
-  return release;
-}
-
-std::vector<PlannedRelease> Scheduler::RunningReleases() const {
-  std::vector<PlannedRelease> out;
-  for (const auto& [id, entry] : by_id_) {
-    if (entry->state != Entry::State::kRunning && entry->state != Entry::State::kHeld) continue;
-    PlannedRelease release = ReleaseOf(*entry);
-    if (!release.tasks.empty()) out.push_back(std::move(release));
+  if (release.tasks.empty()) {
+    releases_.Remove(entry.id);
+  } else {
+    releases_.Set(std::move(release));
   }
-  return out;
 }
 
 BlockedJob Scheduler::AsBlocked(const Entry& entry) const {
@@ -760,8 +760,7 @@ bool Scheduler::Reserve(CycleContext& cycle, Entry& entry, PendingReason& reason
                            : static_cast<size_t>(std::max(policy_.backfill_depth, 1));
   if (cycle.blocked.size() >= depth) return false;
   cycle.blocked.push_back(AsBlocked(entry));
-  cycle.running = RunningReleases();  // with the jobs started earlier in this cycle
-  cycle.reservations = planner_->Plan(cycle.state, cycle.now, cycle.running, cycle.blocked);
+  cycle.reservations = planner_->Plan(cycle.state, cycle.now, releases_, cycle.blocked);
   const Reservation& mine = cycle.reservations.back();
   reason.message += mine.start == TimePoint::max()
                         ? "; next in line (no start can be planned from the running jobs' time "

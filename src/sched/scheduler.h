@@ -346,8 +346,9 @@ class Scheduler {
   // When a running job releases its tasks (TimePoint::max(): no time limit); a held one, at the
   // end of its termination grace.
   TimePoint EndOf(const Entry& entry) const;
-  PlannedRelease ReleaseOf(const Entry& entry) const;
-  std::vector<PlannedRelease> RunningReleases() const;
+  // Sets the job's release in releases_ when it holds placed tasks (running or held), else
+  // removes it: called whenever a job starts, places more tasks, is held or leaves.
+  void ScheduleRelease(const Entry& entry);
   BlockedJob AsBlocked(const Entry& entry) const;
   std::vector<Entry*> AdmittedInOrder();
 
@@ -366,6 +367,7 @@ class Scheduler {
   std::unique_ptr<QueueTree> tree_;
   std::unique_ptr<AdmissionQueue> admission_;
   std::unique_ptr<BackfillPlanner> planner_;
+  ReleaseSchedule releases_;  // what the running and held jobs release, and when
   std::map<std::string, std::unique_ptr<Entry>, std::less<>> jobs_;
   std::map<int64_t, Entry*> by_id_;
   std::vector<int64_t> untried_;  // jobs submitted or requeued since the last cycle

@@ -134,8 +134,7 @@ absl::StatusOr<StartEstimate> Scheduler::Estimate(std::string_view job, ClusterS
   }
   blocked.push_back(AsBlocked(*target));
   const TimePoint now = env_.clock->Now();
-  const std::vector<PlannedRelease> running = RunningReleases();
-  std::vector<Reservation> plan = planner_->Plan(state, now, running, blocked);
+  std::vector<Reservation> plan = planner_->Plan(state, now, releases_, blocked);
   TimePoint start = plan.back().start;
   if (start == TimePoint::max()) {
     // No start from the time limits: the gang may never fit, or wait on jobs without one.
@@ -151,7 +150,7 @@ absl::StatusOr<StartEstimate> Scheduler::Estimate(std::string_view job, ClusterS
     const TimePoint quota_free = QuotaFreesAt(*target, plan, now);
     if (quota_free == TimePoint::max()) return estimate;  // held by jobs without a time limit
     if (quota_free > start)
-      start = planner_->Plan(state, quota_free, running, blocked).back().start;
+      start = planner_->Plan(state, quota_free, releases_, blocked).back().start;
   }
   if (start == TimePoint::max()) return estimate;
   estimate.start = std::max(start, target->not_before);

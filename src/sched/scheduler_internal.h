@@ -60,7 +60,6 @@ struct Scheduler::CycleContext {
   TimePoint now;
   uint64_t number = 0;  // counts cycles from 1
   std::optional<AdmissionQueue::Cycle> order;
-  std::vector<PlannedRelease> running;  // the running jobs when the reservations were planned
   std::vector<BlockedJob> blocked;      // jobs holding reservations, in order
   std::vector<Reservation> reservations;
   std::set<int32_t> blocked_leaves;     // strict-FIFO leaves blocked this cycle

@@ -434,6 +434,7 @@ void Scheduler::Evict(CycleContext& cycle, Entry& victim, const Entry& preemptor
   victim.state = Entry::State::kHeld;
   victim.held_at = cycle.now;
   victim.has_reason = false;
+  ScheduleRelease(victim);
   cycle.sink.OnPreempted(victim.name, reason,
                          /*requeue=*/policy_.on_preemption == PreemptedAction::kRequeue);
 }

@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
-#include <tuple>
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
@@ -67,222 +68,168 @@ struct Load {
   }
 };
 
-// Whether every placement names a node of the state and devices of that node, one per task.
-bool ValidPlacements(const ClusterState& state, std::span<const TaskRequest> tasks,
-                     std::span<const Placement> placements) {
-  if (tasks.size() != placements.size()) return false;
-  for (const Placement& p : placements) {
-    if (p.node_index < 0 || p.node_index >= state.size()) return false;
-    if (p.gpus.empty()) continue;
-    const auto devices = static_cast<int32_t>(state.node(p.node_index).gpus.size());
-    for (int32_t d : p.gpus) {
-      if (d < 0 || d >= devices) return false;
-    }
-  }
-  return true;
+// Whether a task's placement names a node of the state and devices of that node.
+bool ValidOn(const ClusterState& state, const Placement& p) {
+  if (p.node_index < 0 || p.node_index >= state.size()) return false;
+  const auto devices = static_cast<int32_t>(state.node(p.node_index).gpus.size());
+  return std::all_of(p.gpus.begin(), p.gpus.end(),
+                     [&](int32_t d) { return d >= 0 && d < devices; });
 }
 
-// A task that leaves the cluster at `end`.
-struct Release {
-  TimePoint end;
-  const TaskRequest* task;
-  const Placement* placement;
-};
+// Whether every placement is valid on the state, one per task.
+bool ValidPlacements(const ClusterState& state, std::span<const TaskRequest> tasks,
+                     std::span<const Placement> placements) {
+  return tasks.size() == placements.size() &&
+         std::all_of(placements.begin(), placements.end(),
+                     [&](const Placement& p) { return ValidOn(state, p); });
+}
 
-// The running tasks that will end (a finite end and valid placements), in end order overall and
-// per node, with pointers into the `running` span they were built from (valid while it is).
-class ReleaseIndex {
- public:
-  ReleaseIndex(const ClusterState& state, std::span<const PlannedRelease> running)
-      : nodes_(state.size()) {
-    std::vector<const PlannedRelease*> ending;
-    for (const PlannedRelease& job : running) {
-      if (job.end != kNever && ValidPlacements(state, job.tasks, job.placements)) {
-        ending.push_back(&job);
-      }
-    }
-    std::stable_sort(
-        ending.begin(), ending.end(),
-        [](const PlannedRelease* a, const PlannedRelease* b) { return a->end < b->end; });
-    for (const PlannedRelease* job : ending) {
-      for (size_t k = 0; k < job->tasks.size(); ++k) {
-        by_end_.push_back(Release{job->end, &job->tasks[k], &job->placements[k]});
-      }
-    }
+// Subtracts from `load` what `releases` frees on `node` in (from, to], a release already past
+// counting as now.
+void SubtractFreed(const ClusterState& state, const ReleaseSchedule& releases, TimePoint now,
+                      int32_t node, TimePoint from, TimePoint to, Load& load) {
+  if (to <= from) return;
+  for (const NodeRelease& r : releases.on_node(node)) {
+    const TimePoint end = std::max(r.end, now);
+    if (end > to) break;  // in end order
+    if (end > from && ValidOn(state, *r.placement)) load.Add(*r.task, *r.placement, -1);
   }
-
-  // Every release, by end (ties in span order).
-  std::span<const Release> by_end() const { return by_end_; }
-  // The releases on `node`, by end. The first call sorts every release by node.
-  std::span<const Release> on_node(int32_t node) {
-    if (node_begin_.empty()) IndexByNode();
-    return std::span(by_node_).subspan(node_begin_[node],
-                                       node_begin_[node + 1] - node_begin_[node]);
-  }
-
- private:
-  // A counting sort of by_end_ by node, which keeps the end order within each node.
-  void IndexByNode() {
-    node_begin_.assign(static_cast<size_t>(nodes_) + 1, 0);
-    for (const Release& r : by_end_) ++node_begin_[r.placement->node_index + 1];
-    for (size_t n = 1; n < node_begin_.size(); ++n) node_begin_[n] += node_begin_[n - 1];
-    std::vector<int32_t> next(node_begin_.begin(), node_begin_.end() - 1);
-    by_node_.resize(by_end_.size());
-    for (const Release& r : by_end_) by_node_[next[r.placement->node_index]++] = r;
-  }
-
-  int32_t nodes_;
-  std::vector<Release> by_end_;
-  std::vector<Release> by_node_;  // node n's: by_node_[node_begin_[n], node_begin_[n + 1])
-  std::vector<int32_t> node_begin_;
-};
-
-// A copy of what a running task holds on its node and when it releases it.
-struct Freed {
-  int32_t node = -1;
-  TimePoint end{};
-  TaskRequest host;   // cpu, memory and extended resources only
-  Placement devices;  // gpus, gpu_milli, gpu_memory only
-
-  Freed(TimePoint at, const TaskRequest& task, const Placement& placement)
-      : node(placement.node_index), end(at) {
-    host.cpu = task.cpu;
-    host.memory = task.memory;
-    host.extended = task.extended;
-    devices.gpus = placement.gpus;
-    devices.gpu_milli = placement.gpu_milli;
-    devices.gpu_memory = placement.gpu_memory;
-  }
-};
-
-}  // namespace
-
-// What the running jobs release on the nodes of the last plan's reservations, copied, and the
-// `running` span it came from: Delays uses it while given that span (see Covers), which spares
-// it a pass over every running job.
-class BackfillPlanner::ReservedNodeReleases {
- public:
-  ReservedNodeReleases(const ClusterState& state, std::span<const PlannedRelease> running,
-                       const ReleaseIndex& index, std::span<const Reservation> plan)
-      : state_uid_(state.uid()), data_(running.data()), size_(running.size()) {
-    for (const Reservation& r : plan) {
-      for (const Placement& p : r.placements) nodes_.push_back(p.node_index);
-    }
-    std::sort(nodes_.begin(), nodes_.end());
-    nodes_.erase(std::unique(nodes_.begin(), nodes_.end()), nodes_.end());
-    freed_.resize(nodes_.size());
-    std::vector<int32_t> slot(static_cast<size_t>(state.size()), -1);
-    for (size_t i = 0; i < nodes_.size(); ++i) slot[nodes_[i]] = static_cast<int32_t>(i);
-    for (const Release& r : index.by_end()) {
-      const int32_t i = slot[r.placement->node_index];
-      if (i >= 0) freed_[i].emplace_back(r.end, *r.task, *r.placement);
-    }
-    const size_t samples = std::min<size_t>(size_, 8);
-    for (size_t i = 0; i < samples; ++i) {
-      const size_t at = samples == 1 ? 0 : i * (size_ - 1) / (samples - 1);
-      fingerprint_.push_back(Fingerprint(running[at], at));
-    }
-  }
-
-  // Whether it was built from this span of this state: the same elements first (the caller may
-  // have appended some since), judged by the address and by the jobs at sampled positions.
-  bool Covers(const ClusterState& state, std::span<const PlannedRelease> running) const {
-    if (state.uid() != state_uid_ || running.data() != data_ || running.size() < size_) {
-      return false;
-    }
-    return std::all_of(fingerprint_.begin(), fingerprint_.end(), [&](const auto& f) {
-      return Fingerprint(running[std::get<0>(f)], std::get<0>(f)) == f;
-    });
-  }
-
-  // How many leading elements of the span it covers.
-  size_t size() const { return size_; }
-
-  // What is released on `node`, by end; nullptr when the node held no reservation.
-  const std::vector<Freed>* Find(int32_t node) const {
-    auto it = std::lower_bound(nodes_.begin(), nodes_.end(), node);
-    if (it == nodes_.end() || *it != node) return nullptr;
-    return &freed_[it - nodes_.begin()];
-  }
-
- private:
-  using Sample = std::tuple<size_t, int64_t, TimePoint, size_t>;
-  static Sample Fingerprint(const PlannedRelease& r, size_t at) {
-    return {at, r.job, r.end, r.tasks.size()};
-  }
-
-  uint64_t state_uid_;
-  const PlannedRelease* data_;
-  size_t size_;
-  std::vector<Sample> fingerprint_;
-  std::vector<int32_t> nodes_;             // ascending
-  std::vector<std::vector<Freed>> freed_;  // per entry of nodes_
-};
-
-namespace {
+}
 
 // The state moved to any instant at or after now: the running tasks released by then forgotten,
-// the others assumed. A task whose end is already past (it overran its limit) is released now.
-// The destructor takes every forgotten task back, so the state ends exactly as it began.
+// the others assumed. A task whose end is already past (it overran its limit) is released now;
+// one on a node or device outside the state is held for ever. The destructor takes every
+// forgotten task back, so the state ends exactly as it began.
 class Timeline {
  public:
-  Timeline(ClusterState& state, TimePoint now, ReleaseIndex& index)
-      : state_(state), now_(now), index_(index) {
-    for (const Release& r : index.by_end()) {
-      const TimePoint end = std::max(r.end, now);
-      if (instants_.empty() || instants_.back() != end) instants_.push_back(end);
-    }
-  }
+  Timeline(ClusterState& state, TimePoint now, const ReleaseSchedule& releases)
+      : state_(state), now_(now), releases_(releases), next_(releases.by_end().begin()) {}
 
   ~Timeline() {
-    const std::span<const Release> releases = index_.by_end();
-    while (applied_ > 0) {
-      --applied_;
-      state_.Reassume(*releases[applied_].task, *releases[applied_].placement);
+    while (next_ != releases_.by_end().begin()) {
+      --next_;
+      Apply(*next_->second, +1, [](int32_t) {});
     }
   }
 
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;
 
-  // The distinct release instants, ascending; none before now.
-  const std::vector<TimePoint>& instants() const { return instants_; }
+  const ReleaseSchedule& releases() const { return releases_; }
 
   // The instant the state was last moved to (TimePoint::min() before any move: as given).
   TimePoint at() const { return at_; }
 
   // Moves the state to instant t: forgets every task released at or before t, takes back the
-  // others.
-  void MoveTo(TimePoint t) {
+  // others; `changed(node)` hears of each node a task was forgotten or taken back on.
+  template <typename OnNode>
+  void MoveTo(TimePoint t, OnNode changed) {
     at_ = t;
-    const std::span<const Release> releases = index_.by_end();
-    while (applied_ < releases.size() && std::max(releases[applied_].end, now_) <= t) {
-      state_.Forget(*releases[applied_].task, *releases[applied_].placement);
-      ++applied_;
+    const ReleaseSchedule::EndOrder& order = releases_.by_end();
+    while (next_ != order.end() && std::max(next_->first.first, now_) <= t) {
+      Apply(*next_->second, -1, changed);
+      ++next_;
     }
-    while (applied_ > 0 && std::max(releases[applied_ - 1].end, now_) > t) {
-      --applied_;
-      state_.Reassume(*releases[applied_].task, *releases[applied_].placement);
+    while (next_ != order.begin() && std::max(std::prev(next_)->first.first, now_) > t) {
+      --next_;
+      Apply(*next_->second, +1, changed);
     }
   }
 
   // Subtracts from `load` what is released on `node` in (from, to].
-  void SubtractReleased(int32_t node, TimePoint from, TimePoint to, Load& load) {
-    if (to <= from) return;
-    for (const Release& r : index_.on_node(node)) {
-      const TimePoint end = std::max(r.end, now_);
-      if (end > to) break;  // in end order
-      if (end > from) load.Add(*r.task, *r.placement, -1);
-    }
+  void SubtractReleased(int32_t node, TimePoint from, TimePoint to, Load& load) const {
+    SubtractFreed(state_, releases_, now_, node, from, to, load);
   }
 
  private:
+  template <typename OnNode>
+  void Apply(const PlannedRelease& job, int sign, OnNode changed) {
+    for (size_t k = 0; k < job.tasks.size(); ++k) {
+      const Placement& p = job.placements[k];
+      if (!ValidOn(state_, p)) continue;
+      if (sign < 0) {
+        state_.Forget(job.tasks[k], p);
+      } else {
+        state_.Reassume(job.tasks[k], p);
+      }
+      changed(p.node_index);
+    }
+  }
+
   ClusterState& state_;
   const TimePoint now_;
-  ReleaseIndex& index_;
-  size_t applied_ = 0;  // index_.by_end()[0, applied_) are forgotten
+  const ReleaseSchedule& releases_;
+  ReleaseSchedule::EndOrder::const_iterator next_;  // the first job not released
   TimePoint at_ = TimePoint::min();
-  std::vector<TimePoint> instants_;
+};
+
+// The instants at which a blocked job may become placeable, ascending: now, then each later
+// instant at which a running job or an earlier reservation releases something. Built only as
+// far as it is read: a search reads about as far as its answer.
+class Candidates {
+ public:
+  Candidates(const ReleaseSchedule& releases, TimePoint now, std::span<const Reservation> planned)
+      : next_(releases.by_end().upper_bound({now, std::numeric_limits<int64_t>::max()})),
+        end_(releases.by_end().end()) {
+    for (const Reservation& r : planned) {
+      const TimePoint end = r.End();
+      if (end != kNever && end > now) reservation_ends_.push_back(end);
+    }
+    std::sort(reservation_ends_.begin(), reservation_ends_.end());
+    built_.push_back(now);
+  }
+
+  // Whether there is an i-th instant.
+  bool Has(size_t i) {
+    while (built_.size() <= i && Extend()) {
+    }
+    return i < built_.size();
+  }
+  // REQUIRES: Has(i).
+  TimePoint operator[](size_t i) const { return built_[i]; }
+  // The index of the last instant (builds them all).
+  size_t Last() {
+    while (Extend()) {
+    }
+    return built_.size() - 1;
+  }
+  // The index of the first instant at or after t; past the last when none is.
+  size_t LowerBound(TimePoint t) {
+    while (built_.back() < t && Extend()) {
+    }
+    return static_cast<size_t>(std::lower_bound(built_.begin(), built_.end(), t) -
+                               built_.begin());
+  }
+  // The index of the first instant after t; past the last when none is.
+  size_t UpperBound(TimePoint t) {
+    while (built_.back() <= t && Extend()) {
+    }
+    return static_cast<size_t>(std::upper_bound(built_.begin(), built_.end(), t) -
+                               built_.begin());
+  }
+
+ private:
+  // Appends the next instant; false when there is none.
+  bool Extend() {
+    const TimePoint last = built_.back();
+    while (next_ != end_ && next_->first.first <= last) ++next_;
+    while (next_end_ < reservation_ends_.size() && reservation_ends_[next_end_] <= last) {
+      ++next_end_;
+    }
+    const TimePoint release = next_ == end_ ? kNever : next_->first.first;
+    const TimePoint ends =
+        next_end_ == reservation_ends_.size() ? kNever : reservation_ends_[next_end_];
+    const TimePoint next = std::min(release, ends);
+    if (next == kNever) return false;
+    built_.push_back(next);
+    return true;
+  }
+
+  ReleaseSchedule::EndOrder::const_iterator next_;
+  ReleaseSchedule::EndOrder::const_iterator end_;
+  std::vector<TimePoint> reservation_ends_;  // ascending
+  size_t next_end_ = 0;
+  std::vector<TimePoint> built_;
 };
 
 // One planned task of a reservation, on its node.
@@ -311,24 +258,57 @@ std::vector<Held> HeldByNode(std::span<const Reservation> reservations, Keep kee
 
 bool ActiveAt(const Reservation& r, TimePoint t) { return r.start <= t && t < r.End(); }
 
-// Filler tasks that raise every node an earlier reservation holds during [from, to) to its
-// fullest over that window, per quantity: the state (moved to `from`) then shows what is free
-// throughout the window, and a gang placed onto it overlaps no reservation. Assumed on
-// construction, forgotten on destruction.
+// The fullest load of one node over a window, per quantity.
+struct NodePeak {
+  int32_t node;
+  Load load;
+};
+
+// The fullest load, per quantity, that the planned tasks of `held` (grouped by node) put on each
+// of their nodes during [from, to), relative to the state at `from` (the timeline standing
+// there), for every node one of them holds in that window. The load grows only when a
+// reservation starts, so a node's peak is at `from` or at one of those starts.
+std::vector<NodePeak> Peaks(const ClusterState& state, const Timeline& timeline,
+                            std::span<const Held> held, TimePoint from, TimePoint to) {
+  std::vector<NodePeak> peaks;
+  absl::InlinedVector<const Held*, 16> in_window;
+  for (size_t begin = 0; begin < held.size();) {
+    const int32_t node = held[begin].node;
+    in_window.clear();
+    for (; begin < held.size() && held[begin].node == node; ++begin) {
+      const Reservation& r = *held[begin].reservation;
+      if (r.start < to && r.End() > from) in_window.push_back(&held[begin]);
+    }
+    if (in_window.empty()) continue;
+    const size_t devices = state.node(node).gpus.size();
+    auto load_at = [&](TimePoint t) {
+      Load load(devices);
+      for (const Held* h : in_window) {
+        if (ActiveAt(*h->reservation, t)) {
+          load.Add(h->reservation->tasks[h->task], h->reservation->placements[h->task], +1);
+        }
+      }
+      timeline.SubtractReleased(node, from, t, load);
+      return load;
+    };
+    Load peak = load_at(from);
+    for (const Held* h : in_window) {
+      if (h->reservation->start > from) peak.RaiseTo(load_at(h->reservation->start));
+    }
+    peaks.push_back(NodePeak{node, std::move(peak)});
+  }
+  return peaks;
+}
+
+// Filler tasks that raise every node of `peaks` by its peak: the state (moved to the window's
+// start) then shows what is free throughout the window, and a gang placed onto it overlaps no
+// reservation. Assumed on construction, forgotten on destruction.
 class Overlay {
  public:
-  Overlay(ClusterState& state, Timeline& timeline, std::span<const Reservation> planned,
-          TimePoint from, TimePoint to)
-      : state_(state) {
-    const std::vector<Held> held = HeldByNode(
-        planned, [&](const Reservation& r) { return r.start < to && r.End() > from; },
-        [](int32_t) { return true; });
-    for (size_t begin = 0; begin < held.size() && ok_;) {
-      size_t end = begin;
-      while (end < held.size() && held[end].node == held[begin].node) ++end;
-      AddFillers(held[begin].node,
-                 Peak(timeline, std::span(held).subspan(begin, end - begin), from));
-      begin = end;
+  Overlay(ClusterState& state, std::span<const NodePeak> peaks) : state_(state) {
+    for (const NodePeak& peak : peaks) {
+      if (!ok_) break;
+      AddFillers(peak.node, peak.load);
     }
   }
 
@@ -344,28 +324,6 @@ class Overlay {
   bool ok() const { return ok_; }
 
  private:
-  // The node's fullest load over the window, relative to the state at `from`: the load only
-  // grows when a reservation starts, so the peaks are at `from` and at those starts.
-  Load Peak(Timeline& timeline, std::span<const Held> on_node, TimePoint from) const {
-    const int32_t node = on_node.front().node;
-    const size_t devices = state_.node(node).gpus.size();
-    auto load_at = [&](TimePoint t) {
-      Load load(devices);
-      for (const Held& h : on_node) {
-        if (ActiveAt(*h.reservation, t)) {
-          load.Add(h.reservation->tasks[h.task], h.reservation->placements[h.task], +1);
-        }
-      }
-      timeline.SubtractReleased(node, from, t, load);
-      return load;
-    };
-    Load peak = load_at(from);
-    for (const Held& h : on_node) {
-      if (h.reservation->start > from) peak.RaiseTo(load_at(h.reservation->start));
-    }
-    return peak;
-  }
-
   void AddFillers(int32_t node, const Load& peak) {
     Placement at;
     at.node_index = node;
@@ -411,37 +369,192 @@ class Overlay {
   bool ok_ = true;
 };
 
+// The least a task of a gang asks for, per quantity: no task of the gang fits where this does
+// not.
+struct SmallestTask {
+  int64_t cpu = 0;
+  int64_t memory = 0;
+  int32_t gpu_count = 0;  // 0 when some task needs no device
+  int64_t gpu_milli = 0;
+  std::map<std::string, int64_t, std::less<>> extended;  // those every task asks for
+
+  explicit SmallestTask(std::span<const TaskRequest> tasks) {
+    const TaskRequest& first = tasks.front();
+    cpu = first.cpu;
+    memory = first.memory;
+    gpu_count = first.gpu_count;
+    gpu_milli = first.gpu_milli;
+    extended = first.extended;
+    for (const TaskRequest& t : tasks.subspan(1)) {
+      cpu = std::min(cpu, t.cpu);
+      memory = std::min(memory, t.memory);
+      gpu_count = std::min(gpu_count, t.gpu_count);
+      gpu_milli = std::min(gpu_milli, t.gpu_milli);
+      for (auto it = extended.begin(); it != extended.end();) {
+        auto theirs = t.extended.find(it->first);
+        if (theirs == t.extended.end()) {
+          it = extended.erase(it);
+        } else {
+          it->second = std::min(it->second, theirs->second);
+          ++it;
+        }
+      }
+    }
+    if (gpu_count <= 0 || gpu_milli <= 0) gpu_count = 0;
+  }
+
+  friend bool operator==(const SmallestTask&, const SmallestTask&) = default;
+};
+
+// How many tasks of a gang the nodes could hold, counted per node from free capacity alone
+// (cpu, memory, free devices, extended resources; no filter, no reservation): an upper bound of
+// what the Framework can place. A gang for which it is under min_available cannot fit, and it
+// only grows as the timeline releases tasks, so a search starts where it first suffices.
+// Kept across plans: Sync recounts only the nodes the state's change log names.
+class FitCount {
+ public:
+  FitCount(const ClusterState& state, SmallestTask task) : task_(std::move(task)) {
+    CountAll(state);
+  }
+
+  // Brings the count up to date with `state`: the nodes changed since the last count, or every
+  // node when the change log no longer reaches back (or it is another state).
+  void Sync(const ClusterState& state) {
+    std::optional<std::span<const int32_t>> changed;
+    if (state.uid() == uid_) changed = state.ChangesSince(synced_at_);
+    if (!changed.has_value() || static_cast<int32_t>(per_node_.size()) > state.size()) {
+      CountAll(state);
+      return;
+    }
+    per_node_.resize(static_cast<size_t>(state.size()), 0);  // nodes added: in the log too
+    for (int32_t node : *changed) Update(state, node);
+    synced_at_ = state.change_count();
+  }
+
+  const SmallestTask& task() const { return task_; }
+  int64_t total() const { return total_; }
+
+  // The total with each node of `peaks` also holding its peak load.
+  int64_t TotalWith(const ClusterState& state, std::span<const NodePeak> peaks) const {
+    int64_t total = total_;
+    for (const NodePeak& peak : peaks) {
+      total += CountWith(state.node(peak.node), &peak.load) - per_node_[peak.node];
+    }
+    return total;
+  }
+
+  // Counts the node again (what it holds changed). The next Sync counts it once more: cheap.
+  void Update(const ClusterState& state, int32_t node) {
+    const int64_t count = Count(state.node(node));
+    total_ += count - per_node_[node];
+    per_node_[node] = count;
+  }
+
+ private:
+  static constexpr int64_t kMany = int64_t{1} << 20;  // more than any gang has tasks
+
+  static int64_t Share(int64_t free, int64_t ask) {
+    if (ask <= 0) return kMany;
+    return free <= 0 ? 0 : std::min(free / ask, kMany);
+  }
+
+  int64_t Count(const Node& node) const { return CountWith(node, nullptr); }
+
+  // The count on `node` with `extra` (when set) held there as well.
+  int64_t CountWith(const Node& node, const Load* extra) const {
+    int64_t count = std::min(Share(node.FreeCpu() - (extra ? extra->cpu : 0), task_.cpu),
+                             Share(node.FreeMemory() - (extra ? extra->memory : 0), task_.memory));
+    for (const auto& [name, ask] : task_.extended) {
+      count = std::min(count, Share(FreeExtended(node, name, extra), ask));
+    }
+    if (task_.gpu_count > 0 && count > 0) {
+      int64_t slots = 0;  // device slots: whole free devices, or shares of the devices
+      for (size_t d = 0; d < node.gpus.size(); ++d) {
+        const int64_t used = node.gpus[d].used_milli + (extra ? extra->milli[d] : 0);
+        if (task_.gpu_milli >= kMilliGpuPerDevice) {
+          slots += used == 0 ? 1 : 0;
+        } else {
+          slots += Share(kMilliGpuPerDevice - used, task_.gpu_milli);
+        }
+      }
+      count = std::min(count, slots / task_.gpu_count);
+    }
+    return count;
+  }
+
+  static int64_t FreeExtended(const Node& node, const std::string& name, const Load* extra) {
+    auto cap = node.allocatable.extended.find(name);
+    auto used = node.allocated.extended.find(name);
+    int64_t free = (cap == node.allocatable.extended.end() ? 0 : cap->second) -
+                   (used == node.allocated.extended.end() ? 0 : used->second);
+    if (extra != nullptr) {
+      auto more = extra->extended.find(name);
+      if (more != extra->extended.end()) free -= more->second;
+    }
+    return free;
+  }
+
+  void CountAll(const ClusterState& state) {
+    uid_ = state.uid();
+    synced_at_ = state.change_count();
+    per_node_.assign(static_cast<size_t>(state.size()), 0);
+    total_ = 0;
+    for (int32_t n = 0; n < state.size(); ++n) {
+      per_node_[n] = Count(state.node(n));
+      total_ += per_node_[n];
+    }
+  }
+
+  SmallestTask task_;
+  uint64_t uid_ = 0;
+  uint64_t synced_at_ = 0;  // the state's change_count() when last brought up to date
+  std::vector<int64_t> per_node_;
+  int64_t total_ = 0;
+};
+
 // Plans one blocked job around the running jobs (through the timeline) and the reservations
-// planned before it.
+// planned before it. `fits` counts, for the job's smallest task, what the nodes could hold; it
+// follows the timeline's moves.
 class JobSearch {
  public:
   JobSearch(Framework& framework, ClusterState& state, Timeline& timeline,
-            std::span<const Reservation> planned, const BlockedJob& job)
-      : framework_(framework), state_(state), timeline_(timeline), planned_(planned), job_(job) {}
+            std::span<const Reservation> planned, const BlockedJob& job, FitCount& fits)
+      : framework_(framework),
+        state_(state),
+        timeline_(timeline),
+        planned_(planned),
+        held_(HeldByNode(
+            planned, [](const Reservation&) { return true; }, [](int32_t) { return true; })),
+        job_(job),
+        fits_(fits) {}
 
   Reservation Run(TimePoint now) {
     Reservation r{.job = job_.job, .start = kNever, .time_limit = job_.time_limit};
-    const auto n = static_cast<int32_t>(job_.tasks.size());
-    if (n == 0 || job_.min_available < 1 || job_.min_available > n) return r;
-    const std::vector<TimePoint> candidates = Candidates(now);
+    Candidates candidates(timeline_.releases(), now, planned_);
     const std::vector<TimePoint> worse = WorseningPoints(now);
-    // Between two worsening points feasibility only grows with time: a stretch whose last
-    // candidate does not fit is skipped after one attempt, else binary-searched. The final
-    // stretch, which runs to the last release, is searched galloping from its start instead:
-    // the cursor then moves only about as far as the answer.
-    for (size_t first = 0; first < candidates.size();) {
+    // Between two worsening points feasibility only grows with time. Each stretch is searched
+    // twice: first for the earliest instant at which the free capacity, counted per node (with
+    // the earlier reservations' peaks), could hold the gang (Plausible: no earlier instant can
+    // fit), then, from there, for the earliest at which the Framework places it — one attempt
+    // when the count is exact, as for gangs of whole devices with nothing else to match. A
+    // stretch whose last instant does not fit is skipped after one check. The final stretch,
+    // which runs to the last release, is searched galloping from where the timeline stands: the
+    // cursor then moves only about as far as the answer.
+    for (size_t first = 0; candidates.Has(first);) {
       auto bound = std::lower_bound(worse.begin(), worse.end(), candidates[first]);
       const bool final = bound == worse.end();
-      const size_t last = final ? candidates.size() - 1
-                                : static_cast<size_t>(std::upper_bound(candidates.begin() + first,
-                                                                       candidates.end(), *bound) -
-                                                      candidates.begin()) -
-                                      1;
+      const size_t last = final ? kOpen : candidates.UpperBound(*bound) - 1;
       std::optional<size_t> found;
-      if (final) {
-        found = Gallop(candidates, first, last);
-      } else if (FitsAt(candidates[last])) {
-        found = Bisect(candidates, first, last);
+      if (final || Feasible(candidates[last])) {
+        size_t probe = std::max(candidates.LowerBound(timeline_.at()), first);
+        if (!candidates.Has(probe)) probe = candidates.Last();
+        probe = std::min(probe, last);
+        const std::optional<size_t> plausible = GallopFrom(
+            candidates, first, last, probe, [&](size_t i) { return Plausible(candidates[i]); });
+        if (plausible.has_value()) {
+          found = GallopFrom(candidates, *plausible, last, *plausible,
+                             [&](size_t i) { return Feasible(candidates[i]); });
+        }
       }
       if (found.has_value()) {
         r.start = candidates[*found];
@@ -450,30 +563,14 @@ class JobSearch {
         for (int32_t k : r.task_indices) r.tasks.push_back(job_.tasks[k]);
         return r;
       }
+      if (final) break;
       first = last + 1;
     }
     return r;
   }
 
  private:
-  // The instants at which the job may become placeable: now, and whenever a running job or an
-  // earlier reservation releases something.
-  std::vector<TimePoint> Candidates(TimePoint now) const {
-    std::vector<TimePoint> ends;
-    for (const Reservation& r : planned_) {
-      const TimePoint end = r.End();
-      if (end != kNever && end > now) ends.push_back(end);
-    }
-    std::sort(ends.begin(), ends.end());
-    const std::vector<TimePoint>& releases = timeline_.instants();  // ascending, none before now
-    std::vector<TimePoint> c;
-    c.reserve(1 + releases.size() + ends.size());
-    c.push_back(now);
-    std::merge(std::upper_bound(releases.begin(), releases.end(), now), releases.end(),
-               ends.begin(), ends.end(), std::back_inserter(c));
-    c.erase(std::unique(c.begin(), c.end()), c.end());
-    return c;
-  }
+  static constexpr size_t kOpen = std::numeric_limits<size_t>::max();  // a stretch without end
 
   // The instants after which the job's window [t, t + limit) reaches one more earlier
   // reservation's start (so a later t may fit less): start - limit for each such reservation.
@@ -491,40 +588,65 @@ class JobSearch {
 
   // The job's window length: its time limit, at least one tick.
   Duration Window() const { return std::max(*job_.time_limit, Duration(1)); }
+  // The end of the window that starts at t.
+  TimePoint WindowEnd(TimePoint t) const {
+    return job_.time_limit.has_value() ? AddSaturating(t, Window()) : kNever;
+  }
 
-  // The first index in [first, last] whose candidate is feasible, given that feasibility does
-  // not decrease along it; best_ then holds its placements. Probes start where the timeline
-  // stands (where the previous job's search ended) and gallop away from it, 1, 2, 4, ... steps,
-  // then bisect: the state moves about as far as the answer is from there.
-  std::optional<size_t> Gallop(const std::vector<TimePoint>& candidates, size_t first,
-                               size_t last) {
-    const auto here =
-        static_cast<size_t>(std::lower_bound(candidates.begin(), candidates.end(), timeline_.at()) -
-                            candidates.begin());
-    size_t probe = std::clamp(here, first, last);
-    if (FitsAt(candidates[probe])) {
+  void MoveTo(TimePoint t) {
+    timeline_.MoveTo(t, [&](int32_t node) { fits_.Update(state_, node); });
+  }
+
+  // Whether the free capacity throughout the window from t, counted per node (FitCount, with
+  // the earlier reservations' peaks), could hold min_available of the job's tasks: where it
+  // cannot, the gang does not fit. Moves the timeline to t.
+  bool Plausible(TimePoint t) {
+    MoveTo(t);
+    if (fits_.total() < job_.min_available) return false;  // even without the reservations
+    const std::vector<NodePeak> peaks = Peaks(state_, timeline_, held_, t, WindowEnd(t));
+    return fits_.TotalWith(state_, peaks) >= job_.min_available;
+  }
+
+  // Whether the gang fits throughout the window from t, asking the Framework only when the
+  // count is plausible; on success best_ holds the placements.
+  bool Feasible(TimePoint t) {
+    MoveTo(t);
+    if (fits_.total() < job_.min_available) return false;
+    const std::vector<NodePeak> peaks = Peaks(state_, timeline_, held_, t, WindowEnd(t));
+    return fits_.TotalWith(state_, peaks) >= job_.min_available && FitsAt(peaks);
+  }
+
+  // The first index in [first, last] (kOpen: to the last candidate) at which `holds` is true,
+  // given that it does not turn false from there on; nullopt when it holds nowhere. Probes
+  // start at `probe` and gallop away from it, 1, 2, 4, ... steps, then bisect. When `holds`
+  // records something on success (FitsAt's placements), the last success is the answer's.
+  template <typename Holds>
+  static std::optional<size_t> GallopFrom(Candidates& candidates, size_t first, size_t last,
+                                          size_t probe, Holds holds) {
+    if (holds(probe)) {
       for (size_t step = 1; probe > first; step *= 2) {
         const size_t below = probe - std::min(step, probe - first);
-        if (!FitsAt(candidates[below])) return Bisect(candidates, below + 1, probe);
+        if (!holds(below)) return BisectBy(below + 1, probe, holds);
         probe = below;
       }
       return probe;
     }
-    size_t low = probe + 1;  // every index below `low` is infeasible
-    for (size_t step = 1; probe < last; step *= 2) {
-      probe = std::min(probe + step, last);
-      if (FitsAt(candidates[probe])) return Bisect(candidates, low, probe);
+    size_t low = probe + 1;  // it holds at no index below `low`
+    for (size_t step = 1; probe < last && candidates.Has(probe + 1); step *= 2) {
+      probe = std::min(candidates.Has(probe + step) ? probe + step : candidates.Last(), last);
+      if (holds(probe)) return BisectBy(low, probe, holds);
       low = probe + 1;
     }
     return std::nullopt;
   }
 
-  // The first feasible index in [low, high], feasibility not decreasing along it and `high`
-  // feasible with its placements in best_; best_ then holds the answer's.
-  size_t Bisect(const std::vector<TimePoint>& candidates, size_t low, size_t high) {
+  // The first index in [low, high] at which `holds` is true, given that it holds at `high` and
+  // does not turn false along the range.
+  template <typename Holds>
+  static size_t BisectBy(size_t low, size_t high, Holds holds) {
     while (low < high) {
       const size_t mid = low + (high - low) / 2;
-      if (FitsAt(candidates[mid])) {
+      if (holds(mid)) {
         high = mid;
       } else {
         low = mid + 1;
@@ -533,11 +655,11 @@ class JobSearch {
     return high;
   }
 
-  // Whether the gang fits throughout [t, t + limit); on success best_ holds the placements.
-  bool FitsAt(TimePoint t) {
-    timeline_.MoveTo(t);
-    const TimePoint to = job_.time_limit.has_value() ? AddSaturating(t, Window()) : kNever;
-    Overlay overlay(state_, timeline_, planned_, t, to);
+  // Whether the Framework places the gang onto the state (the timeline standing at the
+  // window's start) with the peaks of the window assumed; on success best_ holds the
+  // placements.
+  bool FitsAt(std::span<const NodePeak> peaks) {
+    Overlay overlay(state_, peaks);
     if (!overlay.ok()) return false;
     GangAttempt gang = framework_.ScheduleGang(state_, "", job_.tasks, job_.min_available,
                                                MatchMode::kWithoutAllocating);
@@ -552,9 +674,35 @@ class JobSearch {
   ClusterState& state_;
   Timeline& timeline_;
   std::span<const Reservation> planned_;
+  const std::vector<Held> held_;  // the planned tasks of every earlier reservation, by node
   const BlockedJob& job_;
+  FitCount& fits_;
   GangAttempt best_;
 };
+
+}  // namespace
+
+// The FitCounts of the last few distinct smallest tasks planned for, kept across plans.
+class BackfillPlanner::FitCounts {
+ public:
+  // The count for `task`, brought up to date with `state`.
+  FitCount& For(const ClusterState& state, SmallestTask task) {
+    for (FitCount& count : counts_) {
+      if (count.task() == task) {
+        count.Sync(state);
+        return count;
+      }
+    }
+    if (counts_.size() == kKept) counts_.erase(counts_.begin());
+    return counts_.emplace_back(state, std::move(task));
+  }
+
+ private:
+  static constexpr size_t kKept = 4;
+  std::vector<FitCount> counts_;  // oldest first
+};
+
+namespace {
 
 // Whether `job` (its load on the node, held from now) fits on the node at instant t beside the
 // reservations of `on_node` active then, with what `releases` frees by t. Only the quantities
@@ -563,7 +711,8 @@ class JobSearch {
 // any free devices, and starts come in order, so a count that fits at every start is an
 // assignment); shared devices by identity.
 bool FitsBeside(const ClusterState& state, int32_t node_index, const Load& job,
-                std::span<const Held> on_node, std::span<const Freed> releases, TimePoint t) {
+                std::span<const Held> on_node, const ReleaseSchedule& releases, TimePoint now,
+                TimePoint t) {
   const Node& node = state.node(node_index);
   Load load = job;
   int64_t whole_devices = 0;
@@ -580,9 +729,7 @@ bool FitsBeside(const ClusterState& state, int32_t node_index, const Load& job,
       load.Add(task, placement, +1);
     }
   }
-  for (const Freed& r : releases) {
-    if (r.node == node_index && r.end <= t) load.Add(r.host, r.devices, -1);
-  }
+  SubtractFreed(state, releases, now, node_index, TimePoint::min(), t, load);
   if (job.cpu > 0 && node.allocated.cpu + load.cpu > node.allocatable.cpu) return false;
   if (job.memory > 0 && node.allocated.memory + load.memory > node.allocatable.memory) {
     return false;
@@ -621,31 +768,34 @@ TimePoint Reservation::End() const {
   return AddSaturating(start, std::max(*time_limit, Duration(1)));
 }
 
-BackfillPlanner::BackfillPlanner(Framework* framework) : framework_(framework) {}
+BackfillPlanner::BackfillPlanner(Framework* framework)
+    : framework_(framework), fit_counts_(std::make_unique<FitCounts>()) {}
 
 BackfillPlanner::~BackfillPlanner() = default;
 
 std::vector<Reservation> BackfillPlanner::Plan(ClusterState& state, TimePoint now,
-                                               std::span<const PlannedRelease> running,
+                                               const ReleaseSchedule& releases,
                                                std::span<const BlockedJob> blocked) {
   std::vector<Reservation> plan;
   plan.reserve(blocked.size());
-  ReleaseIndex index(state, running);
-  {
-    Timeline timeline(state, now, index);
-    for (const BlockedJob& job : blocked) {
-      plan.push_back(JobSearch(*framework_, state, timeline, plan, job).Run(now));
+  Timeline timeline(state, now, releases);
+  for (const BlockedJob& job : blocked) {
+    const auto n = static_cast<int32_t>(job.tasks.size());
+    if (n == 0 || job.min_available < 1 || job.min_available > n) {
+      plan.push_back(Reservation{.job = job.job, .start = kNever, .time_limit = job.time_limit});
+      continue;
     }
+    FitCount& fits = fit_counts_->For(state, SmallestTask(job.tasks));
+    plan.push_back(JobSearch(*framework_, state, timeline, plan, job, fits).Run(now));
   }
-  reserved_node_releases_ = std::make_unique<ReservedNodeReleases>(state, running, index, plan);
   return plan;
 }
 
-bool BackfillPlanner::Delays(ClusterState& state, TimePoint now,
-                             std::span<const PlannedRelease> running,
+bool BackfillPlanner::Delays(const ClusterState& state, TimePoint now,
+                             const ReleaseSchedule& releases,
                              std::span<const Reservation> reservations,
                              std::span<const TaskRequest> tasks,
-                             std::span<const Placement> placements, TimePoint end) {
+                             std::span<const Placement> placements, TimePoint end) const {
   if (end <= now) return false;                                 // holds nothing from now on
   if (!ValidPlacements(state, tasks, placements)) return true;  // cannot tell: the safe answer
   std::vector<int32_t> job_nodes;
@@ -673,33 +823,6 @@ bool BackfillPlanner::Delays(ClusterState& state, TimePoint now,
   }
   if (held.empty()) return false;
 
-  // What running jobs release on those nodes, and when.
-  std::vector<int32_t> shared_nodes;  // ascending: held is grouped by node
-  for (const Held& h : held) {
-    if (shared_nodes.empty() || shared_nodes.back() != h.node) shared_nodes.push_back(h.node);
-  }
-  std::vector<Freed> releases;
-  const ReservedNodeReleases* known = reserved_node_releases_.get();
-  if (known != nullptr && known->Covers(state, running) &&
-      std::all_of(shared_nodes.begin(), shared_nodes.end(),
-                  [&](int32_t node) { return known->Find(node) != nullptr; })) {
-    for (int32_t node : shared_nodes) {
-      const std::vector<Freed>& freed = *known->Find(node);
-      releases.insert(releases.end(), freed.begin(), freed.end());
-    }
-    running = running.subspan(known->size());  // what was appended since the plan
-  }
-  for (const PlannedRelease& job : running) {
-    if (job.end == kNever || !ValidPlacements(state, job.tasks, job.placements)) continue;
-    for (size_t k = 0; k < job.placements.size(); ++k) {
-      if (std::binary_search(shared_nodes.begin(), shared_nodes.end(),
-                             job.placements[k].node_index)) {
-        releases.emplace_back(job.end, job.tasks[k], job.placements[k]);
-      }
-    }
-  }
-  for (Freed& r : releases) r.end = std::max(r.end, now);  // overran its limit: ends now
-
   for (size_t begin = 0; begin < held.size();) {
     size_t stop = begin;
     const int32_t node_index = held[begin].node;
@@ -715,7 +838,7 @@ bool BackfillPlanner::Delays(ClusterState& state, TimePoint now,
     // The node's load only grows when a reservation starts: check the job against each start
     // within [now, end) (now itself when a reservation is already active).
     for (const Held& at : on_node) {
-      if (!FitsBeside(state, node_index, job, on_node, releases,
+      if (!FitsBeside(state, node_index, job, on_node, releases, now,
                       std::max(at.reservation->start, now))) {
         return true;
       }

@@ -23,7 +23,7 @@
 // releases happen before acquisitions:
 // a reservation may start exactly when a running job ends. A running job whose end is already
 // past (it overran its time limit) is taken to end now. Tasks the state holds that no
-// PlannedRelease lists (system reservations, jobs the caller did not pass) are held for ever.
+// ReleaseSchedule lists (system reservations, jobs the caller did not pass) are held for ever.
 //
 // Exactness. A reservation is planned at the earliest time T (now, or an instant when a running
 // job or an earlier reservation releases something) at which the Framework places the gang onto
@@ -43,16 +43,24 @@
 // every reservation keeps its start and nodes (backfill_planner_test checks both on random
 // clusters).
 //
-// Cost. Plan releases running tasks in end order by Forget and takes them back in reverse
-// (ClusterState::Reassume), galloping and bisecting over the release instants: O(log K)
-// Framework attempts per blocked job and stretch between earlier reservations' windows (K
-// distinct ends), plus the Forget/Reassume of the tasks crossed. Delays costs O(planned tasks)
-// when the candidate ends before every reservation starts or shares no node with one active in
-// its window, else also the running tasks of the few shared nodes (see Delays).
+// Cost. The running jobs come as a ReleaseSchedule the caller keeps across plans (sorted by end,
+// and per node), so a plan reads only as far into it as its answers lie. Plan releases running
+// tasks in end order by Forget and takes them back in reverse (ClusterState::Reassume). For each
+// blocked job it first counts, per node and from free capacity alone, how many of the job's
+// smallest task could fit there (an upper bound of what the Framework places; counted once per
+// distinct smallest task and kept up to date as tasks are released), walks the release instants
+// to the first where that count reaches min_available — no earlier instant can fit — and only
+// from there asks the Framework, galloping and bisecting over the instants: O(log K) Framework
+// attempts per blocked job and stretch between earlier reservations' windows (K distinct ends
+// past that instant; one attempt when the count is exact, as for gangs of whole nodes), plus the
+// Forget/Reassume of the tasks crossed. Delays costs O(planned tasks) when the candidate ends
+// before every reservation starts or shares no node with one active in its window, else also the
+// running tasks of the few shared nodes (see Delays).
 //
 // Errors: invalid input never crashes. A blocked job without tasks or with min_available outside
-// [1, tasks.size()] gets start TimePoint::max() and no placements; a PlannedRelease whose tasks
-// and placements differ in length or name a node outside the state is held for ever.
+// [1, tasks.size()] gets start TimePoint::max() and no placements; a running job whose tasks and
+// placements differ in length is held for ever, and so is a running task placed on a node or
+// device outside the state.
 //
 // Plan draws on the Framework's tie-break Rng like any placement attempt does.
 //
@@ -68,20 +76,12 @@
 
 #include "core/job.h"
 #include "core/placement.h"
+#include "sched/backfill/release_schedule.h"
 #include "sched/cluster_state.h"
 #include "sched/framework.h"
 #include "tessera/common/clock.h"
 
 namespace tessera {
-
-// A running job as the planner sees it: it releases its tasks at `end` (TimePoint::max(): never
-// known — a job without time limit).
-struct PlannedRelease {
-  int64_t job = 0;
-  TimePoint end{};
-  std::vector<TaskRequest> tasks;
-  std::vector<Placement> placements;  // as assumed in the state; same length as tasks
-};
 
 // A job that waits for capacity, in priority order.
 struct BlockedJob {
@@ -115,37 +115,31 @@ class BackfillPlanner {
   ~BackfillPlanner();
 
   // For each of `blocked` in order: the earliest time at or after `now` when its gang fits, given
-  // `running` releasing at their ends and the reservations planned before it (held from their
-  // start for their time_limit, for ever without one). `state` is the cluster now (with running
-  // tasks assumed); it is left exactly as given (same allocations; node versions move).
-  // Returns one Reservation per blocked job, in the same order.
+  // the running jobs of `releases` releasing at their ends and the reservations planned before
+  // it (held from their start for their time_limit, for ever without one). `state` is the
+  // cluster now (with running tasks assumed); it is left exactly as given (same allocations;
+  // node versions move). Returns one Reservation per blocked job, in the same order.
   std::vector<Reservation> Plan(ClusterState& state, TimePoint now,
-                                std::span<const PlannedRelease> running,
+                                const ReleaseSchedule& releases,
                                 std::span<const BlockedJob> blocked);
 
   // Whether starting a job now at `placements` (its `tasks`, not assumed in `state`), ending at
   // `end` (TimePoint::max() without a time limit), would move any of `reservations` later.
   // Exact in the safe direction: false only when every reservation's planned placement still
-  // fits at every instant of its window with the job added (see Exactness above). `state`,
-  // `running` and `reservations` are those the reservations were planned with, plus any job
-  // started since: in `state` only, it is held for ever; appended to `running`, it is released
-  // at its end. `state` is not changed.
-  // Cost: Plan keeps a copy of what `running` releases on the nodes its reservations use, and
-  // Delays uses it while given the same span (same address, no fewer elements, the same jobs
-  // where it samples) — between Plan and Delays the caller may append to `running` but must not
-  // change the elements Plan saw in place. Otherwise (or for a node no reservation of the last
-  // plan uses) Delays makes a pass over `running`.
+  // fits at every instant of its window with the job added (see Exactness above). `state` and
+  // `releases` are the cluster now: the running tasks the reservations were planned with, and
+  // any job started since — released at its end when `releases` has it, else held for ever.
   // REQUIRES: tasks.size() == placements.size().
-  bool Delays(ClusterState& state, TimePoint now, std::span<const PlannedRelease> running,
+  bool Delays(const ClusterState& state, TimePoint now, const ReleaseSchedule& releases,
               std::span<const Reservation> reservations, std::span<const TaskRequest> tasks,
-              std::span<const Placement> placements, TimePoint end);
+              std::span<const Placement> placements, TimePoint end) const;
 
  private:
-  class ReservedNodeReleases;
+  class FitCounts;
 
   Framework* framework_;
-  // What `running` releases on the last plan's reserved nodes (copied), for Delays.
-  std::unique_ptr<ReservedNodeReleases> reserved_node_releases_;
+  // Per node, how many tasks of a planned job's smallest request its free capacity could hold.
+  std::unique_ptr<FitCounts> fit_counts_;
 };
 
 }  // namespace tessera
