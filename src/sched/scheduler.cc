@@ -758,9 +758,10 @@ bool Scheduler::Reserve(CycleContext& cycle, Entry& entry, PendingReason& reason
   const size_t depth = policy_.backfill == BackfillMode::kEasy
                            ? 1
                            : static_cast<size_t>(std::max(policy_.backfill_depth, 1));
-  if (cycle.blocked.size() >= depth) return false;
-  cycle.blocked.push_back(AsBlocked(entry));
-  cycle.reservations = planner_->Plan(cycle.state, cycle.now, releases_, cycle.blocked);
+  if (cycle.reservations.size() >= depth) return false;
+  // The reservations made earlier in the cycle stand: a job started since passed Delays.
+  cycle.reservations.push_back(planner_->PlanNext(cycle.state, cycle.now, releases_,
+                                                  cycle.reservations, AsBlocked(entry)));
   const Reservation& mine = cycle.reservations.back();
   reason.message += mine.start == TimePoint::max()
                         ? "; next in line (no start can be planned from the running jobs' time "

@@ -26,7 +26,8 @@
 // A preemptor waits for its victims to be released before it preempts again. Otherwise, with
 // backfill on (backfill/backfill_planner.h), the first blocked job (EASY) or the first
 // `backfill_depth` (conservative) get reservations of capacity (not of quota) from running
-// jobs' time limits, planned afresh every cycle; a later job, or a task beyond a running gang,
+// jobs' time limits, planned afresh every cycle, each blocked job around the reservations made
+// before it in the cycle (BackfillPlanner::PlanNext); a later job, or a task beyond a running gang,
 // starts now only if it delays none of them (reason "Reservation" otherwise). In a strict-FIFO
 // queue a job that cannot be admitted or placed blocks the queue's later jobs (reason
 // "Priority").

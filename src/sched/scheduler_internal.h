@@ -60,8 +60,7 @@ struct Scheduler::CycleContext {
   TimePoint now;
   uint64_t number = 0;  // counts cycles from 1
   std::optional<AdmissionQueue::Cycle> order;
-  std::vector<BlockedJob> blocked;      // jobs holding reservations, in order
-  std::vector<Reservation> reservations;
+  std::vector<Reservation> reservations;  // of the blocked jobs, in order (at most the depth)
   std::set<int32_t> blocked_leaves;     // strict-FIFO leaves blocked this cycle
   std::set<std::string> satisfiable;    // task classes that fit some empty node
 };

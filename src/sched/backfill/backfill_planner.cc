@@ -12,6 +12,8 @@
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
+#include "sched/backfill/fit_count.h"
+#include "sched/backfill/node_load.h"
 
 namespace tessera {
 namespace {
@@ -25,48 +27,6 @@ TimePoint AddSaturating(TimePoint t, Duration d) {
   return t + d;
 }
 
-// What some tasks hold on one node, in every quantity the ClusterState tracks there: cpu,
-// memory, extended resources, and each device's milli-GPU and memory. Values may be negative
-// (a difference between two instants).
-struct Load {
-  int64_t cpu = 0;
-  int64_t memory = 0;
-  std::map<std::string, int64_t, std::less<>> extended;
-  absl::InlinedVector<int64_t, 8> milli;       // per device index
-  absl::InlinedVector<int64_t, 8> gpu_memory;  // per device index
-
-  explicit Load(size_t devices) : milli(devices, 0), gpu_memory(devices, 0) {}
-
-  // Adds `sign` (+1 or -1) times what the task holds at the placement.
-  void Add(const TaskRequest& task, const Placement& placement, int64_t sign) {
-    AddHost(task, sign);
-    for (int32_t d : placement.gpus) {
-      milli[d] += sign * placement.gpu_milli;
-      gpu_memory[d] += sign * placement.gpu_memory;
-    }
-  }
-
-  // Adds what the task holds outside its devices.
-  void AddHost(const TaskRequest& task, int64_t sign) {
-    cpu += sign * task.cpu;
-    memory += sign * task.memory;
-    for (const auto& [name, value] : task.extended) extended[name] += sign * value;
-  }
-
-  // Raises every quantity to at least `other`'s (a missing extended entry counts as zero).
-  void RaiseTo(const Load& other) {
-    cpu = std::max(cpu, other.cpu);
-    memory = std::max(memory, other.memory);
-    for (const auto& [name, value] : other.extended) {
-      int64_t& mine = extended[name];
-      mine = std::max(mine, value);
-    }
-    for (size_t d = 0; d < milli.size(); ++d) {
-      milli[d] = std::max(milli[d], other.milli[d]);
-      gpu_memory[d] = std::max(gpu_memory[d], other.gpu_memory[d]);
-    }
-  }
-};
 
 // Whether a task's placement names a node of the state and devices of that node.
 bool ValidOn(const ClusterState& state, const Placement& p) {
@@ -87,7 +47,7 @@ bool ValidPlacements(const ClusterState& state, std::span<const TaskRequest> tas
 // Subtracts from `load` what `releases` frees on `node` in (from, to], a release already past
 // counting as now.
 void SubtractFreed(const ClusterState& state, const ReleaseSchedule& releases, TimePoint now,
-                      int32_t node, TimePoint from, TimePoint to, Load& load) {
+                      int32_t node, TimePoint from, TimePoint to, NodeLoad& load) {
   if (to <= from) return;
   for (const NodeRelease& r : releases.on_node(node)) {
     const TimePoint end = std::max(r.end, now);
@@ -137,7 +97,7 @@ class Timeline {
   }
 
   // Subtracts from `load` what is released on `node` in (from, to].
-  void SubtractReleased(int32_t node, TimePoint from, TimePoint to, Load& load) const {
+  void SubtractReleased(int32_t node, TimePoint from, TimePoint to, NodeLoad& load) const {
     SubtractFreed(state_, releases_, now_, node, from, to, load);
   }
 
@@ -256,13 +216,19 @@ std::vector<Held> HeldByNode(std::span<const Reservation> reservations, Keep kee
   return held;
 }
 
+// Adds the planned tasks of `r` (when it has a start) to `held`, keeping it grouped by node (and,
+// within a node, in the order the reservations were added).
+void AddHeld(const Reservation& r, std::vector<Held>& held) {
+  const auto before = static_cast<ptrdiff_t>(held.size());
+  const std::vector<Held> added = HeldByNode(
+      std::span(&r, 1), [](const Reservation&) { return true; }, [](int32_t) { return true; });
+  held.insert(held.end(), added.begin(), added.end());
+  std::inplace_merge(held.begin(), held.begin() + before, held.end(),
+                     [](const Held& a, const Held& b) { return a.node < b.node; });
+}
+
 bool ActiveAt(const Reservation& r, TimePoint t) { return r.start <= t && t < r.End(); }
 
-// The fullest load of one node over a window, per quantity.
-struct NodePeak {
-  int32_t node;
-  Load load;
-};
 
 // The fullest load, per quantity, that the planned tasks of `held` (grouped by node) put on each
 // of their nodes during [from, to), relative to the state at `from` (the timeline standing
@@ -282,7 +248,7 @@ std::vector<NodePeak> Peaks(const ClusterState& state, const Timeline& timeline,
     if (in_window.empty()) continue;
     const size_t devices = state.node(node).gpus.size();
     auto load_at = [&](TimePoint t) {
-      Load load(devices);
+      NodeLoad load(devices);
       for (const Held* h : in_window) {
         if (ActiveAt(*h->reservation, t)) {
           load.Add(h->reservation->tasks[h->task], h->reservation->placements[h->task], +1);
@@ -291,7 +257,7 @@ std::vector<NodePeak> Peaks(const ClusterState& state, const Timeline& timeline,
       timeline.SubtractReleased(node, from, t, load);
       return load;
     };
-    Load peak = load_at(from);
+    NodeLoad peak = load_at(from);
     for (const Held* h : in_window) {
       if (h->reservation->start > from) peak.RaiseTo(load_at(h->reservation->start));
     }
@@ -324,7 +290,7 @@ class Overlay {
   bool ok() const { return ok_; }
 
  private:
-  void AddFillers(int32_t node, const Load& peak) {
+  void AddFillers(int32_t node, const NodeLoad& peak) {
     Placement at;
     at.node_index = node;
     at.node = state_.node(node).name;
@@ -369,162 +335,20 @@ class Overlay {
   bool ok_ = true;
 };
 
-// The least a task of a gang asks for, per quantity: no task of the gang fits where this does
-// not.
-struct SmallestTask {
-  int64_t cpu = 0;
-  int64_t memory = 0;
-  int32_t gpu_count = 0;  // 0 when some task needs no device
-  int64_t gpu_milli = 0;
-  std::map<std::string, int64_t, std::less<>> extended;  // those every task asks for
-
-  explicit SmallestTask(std::span<const TaskRequest> tasks) {
-    const TaskRequest& first = tasks.front();
-    cpu = first.cpu;
-    memory = first.memory;
-    gpu_count = first.gpu_count;
-    gpu_milli = first.gpu_milli;
-    extended = first.extended;
-    for (const TaskRequest& t : tasks.subspan(1)) {
-      cpu = std::min(cpu, t.cpu);
-      memory = std::min(memory, t.memory);
-      gpu_count = std::min(gpu_count, t.gpu_count);
-      gpu_milli = std::min(gpu_milli, t.gpu_milli);
-      for (auto it = extended.begin(); it != extended.end();) {
-        auto theirs = t.extended.find(it->first);
-        if (theirs == t.extended.end()) {
-          it = extended.erase(it);
-        } else {
-          it->second = std::min(it->second, theirs->second);
-          ++it;
-        }
-      }
-    }
-    if (gpu_count <= 0 || gpu_milli <= 0) gpu_count = 0;
-  }
-
-  friend bool operator==(const SmallestTask&, const SmallestTask&) = default;
-};
-
-// How many tasks of a gang the nodes could hold, counted per node from free capacity alone
-// (cpu, memory, free devices, extended resources; no filter, no reservation): an upper bound of
-// what the Framework can place. A gang for which it is under min_available cannot fit, and it
-// only grows as the timeline releases tasks, so a search starts where it first suffices.
-// Kept across plans: Sync recounts only the nodes the state's change log names.
-class FitCount {
- public:
-  FitCount(const ClusterState& state, SmallestTask task) : task_(std::move(task)) {
-    CountAll(state);
-  }
-
-  // Brings the count up to date with `state`: the nodes changed since the last count, or every
-  // node when the change log no longer reaches back (or it is another state).
-  void Sync(const ClusterState& state) {
-    std::optional<std::span<const int32_t>> changed;
-    if (state.uid() == uid_) changed = state.ChangesSince(synced_at_);
-    if (!changed.has_value() || static_cast<int32_t>(per_node_.size()) > state.size()) {
-      CountAll(state);
-      return;
-    }
-    per_node_.resize(static_cast<size_t>(state.size()), 0);  // nodes added: in the log too
-    for (int32_t node : *changed) Update(state, node);
-    synced_at_ = state.change_count();
-  }
-
-  const SmallestTask& task() const { return task_; }
-  int64_t total() const { return total_; }
-
-  // The total with each node of `peaks` also holding its peak load.
-  int64_t TotalWith(const ClusterState& state, std::span<const NodePeak> peaks) const {
-    int64_t total = total_;
-    for (const NodePeak& peak : peaks) {
-      total += CountWith(state.node(peak.node), &peak.load) - per_node_[peak.node];
-    }
-    return total;
-  }
-
-  // Counts the node again (what it holds changed). The next Sync counts it once more: cheap.
-  void Update(const ClusterState& state, int32_t node) {
-    const int64_t count = Count(state.node(node));
-    total_ += count - per_node_[node];
-    per_node_[node] = count;
-  }
-
- private:
-  static constexpr int64_t kMany = int64_t{1} << 20;  // more than any gang has tasks
-
-  static int64_t Share(int64_t free, int64_t ask) {
-    if (ask <= 0) return kMany;
-    return free <= 0 ? 0 : std::min(free / ask, kMany);
-  }
-
-  int64_t Count(const Node& node) const { return CountWith(node, nullptr); }
-
-  // The count on `node` with `extra` (when set) held there as well.
-  int64_t CountWith(const Node& node, const Load* extra) const {
-    int64_t count = std::min(Share(node.FreeCpu() - (extra ? extra->cpu : 0), task_.cpu),
-                             Share(node.FreeMemory() - (extra ? extra->memory : 0), task_.memory));
-    for (const auto& [name, ask] : task_.extended) {
-      count = std::min(count, Share(FreeExtended(node, name, extra), ask));
-    }
-    if (task_.gpu_count > 0 && count > 0) {
-      int64_t slots = 0;  // device slots: whole free devices, or shares of the devices
-      for (size_t d = 0; d < node.gpus.size(); ++d) {
-        const int64_t used = node.gpus[d].used_milli + (extra ? extra->milli[d] : 0);
-        if (task_.gpu_milli >= kMilliGpuPerDevice) {
-          slots += used == 0 ? 1 : 0;
-        } else {
-          slots += Share(kMilliGpuPerDevice - used, task_.gpu_milli);
-        }
-      }
-      count = std::min(count, slots / task_.gpu_count);
-    }
-    return count;
-  }
-
-  static int64_t FreeExtended(const Node& node, const std::string& name, const Load* extra) {
-    auto cap = node.allocatable.extended.find(name);
-    auto used = node.allocated.extended.find(name);
-    int64_t free = (cap == node.allocatable.extended.end() ? 0 : cap->second) -
-                   (used == node.allocated.extended.end() ? 0 : used->second);
-    if (extra != nullptr) {
-      auto more = extra->extended.find(name);
-      if (more != extra->extended.end()) free -= more->second;
-    }
-    return free;
-  }
-
-  void CountAll(const ClusterState& state) {
-    uid_ = state.uid();
-    synced_at_ = state.change_count();
-    per_node_.assign(static_cast<size_t>(state.size()), 0);
-    total_ = 0;
-    for (int32_t n = 0; n < state.size(); ++n) {
-      per_node_[n] = Count(state.node(n));
-      total_ += per_node_[n];
-    }
-  }
-
-  SmallestTask task_;
-  uint64_t uid_ = 0;
-  uint64_t synced_at_ = 0;  // the state's change_count() when last brought up to date
-  std::vector<int64_t> per_node_;
-  int64_t total_ = 0;
-};
-
 // Plans one blocked job around the running jobs (through the timeline) and the reservations
 // planned before it. `fits` counts, for the job's smallest task, what the nodes could hold; it
 // follows the timeline's moves.
 class JobSearch {
  public:
+  // `held` lists the planned tasks of `planned`, grouped by node (AddHeld).
   JobSearch(Framework& framework, ClusterState& state, Timeline& timeline,
-            std::span<const Reservation> planned, const BlockedJob& job, FitCount& fits)
+            std::span<const Reservation> planned, std::span<const Held> held,
+            const BlockedJob& job, FitCount& fits)
       : framework_(framework),
         state_(state),
         timeline_(timeline),
         planned_(planned),
-        held_(HeldByNode(
-            planned, [](const Reservation&) { return true; }, [](int32_t) { return true; })),
+        held_(held),
         job_(job),
         fits_(fits) {}
 
@@ -532,29 +356,26 @@ class JobSearch {
     Reservation r{.job = job_.job, .start = kNever, .time_limit = job_.time_limit};
     Candidates candidates(timeline_.releases(), now, planned_);
     const std::vector<TimePoint> worse = WorseningPoints(now);
-    // Between two worsening points feasibility only grows with time. Each stretch is searched
-    // twice: first for the earliest instant at which the free capacity, counted per node (with
-    // the earlier reservations' peaks), could hold the gang (Plausible: no earlier instant can
-    // fit), then, from there, for the earliest at which the Framework places it — one attempt
-    // when the count is exact, as for gangs of whole devices with nothing else to match. A
-    // stretch whose last instant does not fit is skipped after one check. The final stretch,
-    // which runs to the last release, is searched galloping from where the timeline stands: the
-    // cursor then moves only about as far as the answer.
+    // Between two worsening points feasibility only grows with time. Each stretch (the final
+    // one runs to the last release) is searched twice, galloping from where the timeline stands
+    // so that the cursor moves only about as far as the answer: first for the earliest instant
+    // at which the free capacity, counted per node with the earlier reservations' peaks, could
+    // hold the gang (Plausible: no earlier instant can fit), then, from there, for the earliest
+    // at which the Framework places it — one attempt when the count is exact, as for gangs of
+    // whole devices with nothing else to match.
     for (size_t first = 0; candidates.Has(first);) {
       auto bound = std::lower_bound(worse.begin(), worse.end(), candidates[first]);
       const bool final = bound == worse.end();
       const size_t last = final ? kOpen : candidates.UpperBound(*bound) - 1;
       std::optional<size_t> found;
-      if (final || Feasible(candidates[last])) {
-        size_t probe = std::max(candidates.LowerBound(timeline_.at()), first);
-        if (!candidates.Has(probe)) probe = candidates.Last();
-        probe = std::min(probe, last);
-        const std::optional<size_t> plausible = GallopFrom(
-            candidates, first, last, probe, [&](size_t i) { return Plausible(candidates[i]); });
-        if (plausible.has_value()) {
-          found = GallopFrom(candidates, *plausible, last, *plausible,
-                             [&](size_t i) { return Feasible(candidates[i]); });
-        }
+      size_t probe = std::max(candidates.LowerBound(timeline_.at()), first);
+      if (!candidates.Has(probe)) probe = candidates.Last();
+      probe = std::min(probe, last);
+      const std::optional<size_t> plausible = GallopFrom(
+          candidates, first, last, probe, [&](size_t i) { return Plausible(candidates[i]); });
+      if (plausible.has_value()) {
+        found = GallopFrom(candidates, *plausible, last, *plausible,
+                           [&](size_t i) { return Feasible(candidates[i]); });
       }
       if (found.has_value()) {
         r.start = candidates[*found];
@@ -674,7 +495,7 @@ class JobSearch {
   ClusterState& state_;
   Timeline& timeline_;
   std::span<const Reservation> planned_;
-  const std::vector<Held> held_;  // the planned tasks of every earlier reservation, by node
+  std::span<const Held> held_;  // the planned tasks of every earlier reservation, by node
   const BlockedJob& job_;
   FitCount& fits_;
   GangAttempt best_;
@@ -704,17 +525,27 @@ class BackfillPlanner::FitCounts {
 
 namespace {
 
+// Whether a blocked job can be planned at all: some tasks, min_available in [1, tasks].
+bool Plannable(const BlockedJob& job) {
+  return job.min_available >= 1 && job.min_available <= static_cast<int64_t>(job.tasks.size());
+}
+
+// The reservation of a job that gets no start.
+Reservation NoStart(const BlockedJob& job) {
+  return Reservation{.job = job.job, .start = kNever, .time_limit = job.time_limit};
+}
+
 // Whether `job` (its load on the node, held from now) fits on the node at instant t beside the
 // reservations of `on_node` active then, with what `releases` frees by t. Only the quantities
 // the job takes are checked: a plan that already overcommits elsewhere is not the job's doing.
 // Whole-device reservation tasks are checked by count (at their start the Framework may take
 // any free devices, and starts come in order, so a count that fits at every start is an
 // assignment); shared devices by identity.
-bool FitsBeside(const ClusterState& state, int32_t node_index, const Load& job,
+bool FitsBeside(const ClusterState& state, int32_t node_index, const NodeLoad& job,
                 std::span<const Held> on_node, const ReleaseSchedule& releases, TimePoint now,
                 TimePoint t) {
   const Node& node = state.node(node_index);
-  Load load = job;
+  NodeLoad load = job;
   int64_t whole_devices = 0;
   int64_t whole_memory = 0;  // the most device memory a whole-device task asks for
   for (const Held& h : on_node) {
@@ -777,18 +608,30 @@ std::vector<Reservation> BackfillPlanner::Plan(ClusterState& state, TimePoint no
                                                const ReleaseSchedule& releases,
                                                std::span<const BlockedJob> blocked) {
   std::vector<Reservation> plan;
-  plan.reserve(blocked.size());
+  plan.reserve(blocked.size());  // never reallocated: `held` points into it
   Timeline timeline(state, now, releases);
+  std::vector<Held> held;  // the planned tasks of `plan`, by node
   for (const BlockedJob& job : blocked) {
-    const auto n = static_cast<int32_t>(job.tasks.size());
-    if (n == 0 || job.min_available < 1 || job.min_available > n) {
-      plan.push_back(Reservation{.job = job.job, .start = kNever, .time_limit = job.time_limit});
-      continue;
-    }
-    FitCount& fits = fit_counts_->For(state, SmallestTask(job.tasks));
-    plan.push_back(JobSearch(*framework_, state, timeline, plan, job, fits).Run(now));
+    plan.push_back(Plannable(job) ? JobSearch(*framework_, state, timeline, plan, held, job,
+                                              fit_counts_->For(state, SmallestTask(job.tasks)))
+                                        .Run(now)
+                                  : NoStart(job));
+    AddHeld(plan.back(), held);
   }
   return plan;
+}
+
+Reservation BackfillPlanner::PlanNext(ClusterState& state, TimePoint now,
+                                      const ReleaseSchedule& releases,
+                                      std::span<const Reservation> planned,
+                                      const BlockedJob& job) {
+  Timeline timeline(state, now, releases);
+  const std::vector<Held> held = HeldByNode(
+      planned, [](const Reservation&) { return true; }, [](int32_t) { return true; });
+  if (!Plannable(job)) return NoStart(job);
+  return JobSearch(*framework_, state, timeline, planned, held, job,
+                   fit_counts_->For(state, SmallestTask(job.tasks)))
+      .Run(now);
 }
 
 bool BackfillPlanner::Delays(const ClusterState& state, TimePoint now,
@@ -831,7 +674,7 @@ bool BackfillPlanner::Delays(const ClusterState& state, TimePoint now,
     begin = stop;
 
     const Node& node = state.node(node_index);
-    Load job(node.gpus.size());
+    NodeLoad job(node.gpus.size());
     for (size_t k = 0; k < placements.size(); ++k) {
       if (placements[k].node_index == node_index) job.Add(tasks[k], placements[k], +1);
     }

@@ -123,6 +123,13 @@ class BackfillPlanner {
                                 const ReleaseSchedule& releases,
                                 std::span<const BlockedJob> blocked);
 
+  // The reservation of one more blocked job, planned around `planned` (the reservations of the
+  // jobs ahead of it, from earlier calls, as they stand) just as Plan plans a job around those
+  // before it. Conservative backfill adds its blocked jobs one by one this way, keeping the
+  // reservations already made: a job started meanwhile passed Delays, so they still hold.
+  Reservation PlanNext(ClusterState& state, TimePoint now, const ReleaseSchedule& releases,
+                       std::span<const Reservation> planned, const BlockedJob& job);
+
   // Whether starting a job now at `placements` (its `tasks`, not assumed in `state`), ending at
   // `end` (TimePoint::max() without a time limit), would move any of `reservations` later.
   // Exact in the safe direction: false only when every reservation's planned placement still

@@ -387,6 +387,39 @@ TEST_F(BackfillTest, ConservativePlansEachJobAroundTheReservationsBeforeIt) {
   ExpectConsistent(state_, now_, running_, plan);
 }
 
+// PlanNext plans one more job around the reservations it is given, as Plan does within one
+// call: adding the jobs one by one gives the same plan.
+TEST_F(BackfillTest, PlanNextAddsOneJobAroundTheReservationsGiven) {
+  MakeFramework(/*first_fit=*/true);
+  AddNodes(4, 8);
+  for (int32_t n = 0; n < 4; ++n) Run(n, At(10 * (n + 1)), {n}, 8);
+  const std::vector<BlockedJob> blocked{Blocked(10, 3, 8, Seconds(100)),
+                                        Blocked(11, 1, 8, Seconds(5)),
+                                        Blocked(12, 1, 8, Seconds(25)),
+                                        Blocked(13, 2, 8, Seconds(10)),
+                                        Blocked(14, 2, 8, Seconds(11))};
+  const std::vector<Reservation> plan = Plan(blocked);
+  std::vector<Reservation> one_by_one;
+  for (const BlockedJob& job : blocked) {
+    one_by_one.push_back(planner_->PlanNext(state_, now_, Releases(), one_by_one, job));
+  }
+  ASSERT_EQ(one_by_one.size(), plan.size());
+  for (size_t i = 0; i < plan.size(); ++i) {
+    EXPECT_EQ(one_by_one[i].start, plan[i].start) << "reservation " << i;
+    EXPECT_EQ(Nodes(one_by_one[i]), Nodes(plan[i])) << "reservation " << i;
+  }
+  EXPECT_EQ(one_by_one[4].start, At(130));
+
+  // Given other reservations, it plans around those: with the hole on node 0 ([10, 15)) taken
+  // by another job, job 11 follows it there.
+  Reservation hole = plan[1];
+  hole.job = 20;
+  const Reservation behind =
+      planner_->PlanNext(state_, now_, Releases(), std::span(&hole, 1), blocked[1]);
+  EXPECT_EQ(behind.start, At(15));
+  EXPECT_THAT(Nodes(behind), ElementsAre(0));
+}
+
 TEST_F(BackfillTest, LaterReservationMayFillAHoleBeforeAnEarlierOne) {
   AddNodes(2, 8);
   Run(1, At(100), {0}, 8);
