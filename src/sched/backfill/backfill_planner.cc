@@ -1,6 +1,7 @@
 #include "sched/backfill/backfill_planner.h"
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <iterator>
 #include <limits>
@@ -13,6 +14,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "sched/backfill/fit_count.h"
+#include "sched/backfill/free_capacity.h"
 #include "sched/backfill/node_load.h"
 
 namespace tessera {
@@ -68,7 +70,7 @@ class Timeline {
   ~Timeline() {
     while (next_ != releases_.by_end().begin()) {
       --next_;
-      Apply(*next_->second, +1, [](int32_t) {});
+      Apply(*next_->second, +1);
     }
   }
 
@@ -77,22 +79,17 @@ class Timeline {
 
   const ReleaseSchedule& releases() const { return releases_; }
 
-  // The instant the state was last moved to (TimePoint::min() before any move: as given).
-  TimePoint at() const { return at_; }
-
   // Moves the state to instant t: forgets every task released at or before t, takes back the
-  // others; `changed(node)` hears of each node a task was forgotten or taken back on.
-  template <typename OnNode>
-  void MoveTo(TimePoint t, OnNode changed) {
-    at_ = t;
+  // others.
+  void MoveTo(TimePoint t) {
     const ReleaseSchedule::EndOrder& order = releases_.by_end();
     while (next_ != order.end() && std::max(next_->first.first, now_) <= t) {
-      Apply(*next_->second, -1, changed);
+      Apply(*next_->second, -1);
       ++next_;
     }
     while (next_ != order.begin() && std::max(std::prev(next_)->first.first, now_) > t) {
       --next_;
-      Apply(*next_->second, +1, changed);
+      Apply(*next_->second, +1);
     }
   }
 
@@ -102,8 +99,7 @@ class Timeline {
   }
 
  private:
-  template <typename OnNode>
-  void Apply(const PlannedRelease& job, int sign, OnNode changed) {
+  void Apply(const PlannedRelease& job, int sign) {
     for (size_t k = 0; k < job.tasks.size(); ++k) {
       const Placement& p = job.placements[k];
       if (!ValidOn(state_, p)) continue;
@@ -112,7 +108,6 @@ class Timeline {
       } else {
         state_.Reassume(job.tasks[k], p);
       }
-      changed(p.node_index);
     }
   }
 
@@ -120,7 +115,6 @@ class Timeline {
   const TimePoint now_;
   const ReleaseSchedule& releases_;
   ReleaseSchedule::EndOrder::const_iterator next_;  // the first job not released
-  TimePoint at_ = TimePoint::min();
 };
 
 // The instants at which a blocked job may become placeable, ascending: now, then each later
@@ -335,22 +329,60 @@ class Overlay {
   bool ok_ = true;
 };
 
-// Plans one blocked job around the running jobs (through the timeline) and the reservations
-// planned before it. `fits` counts, for the job's smallest task, what the nodes could hold; it
-// follows the timeline's moves.
+// The free capacity as a plan moves along the schedule, and the FitCounts that follow it. Rewinds
+// the FreeCapacity when the plan is done.
+class CapacityCursor {
+ public:
+  CapacityCursor(FreeCapacity& free, const ReleaseSchedule& releases, TimePoint now)
+      : free_(free), releases_(releases), now_(now) {}
+  ~CapacityCursor() { free_.Rewind(); }
+
+  CapacityCursor(const CapacityCursor&) = delete;
+  CapacityCursor& operator=(const CapacityCursor&) = delete;
+
+  const FreeCapacity& free() const { return free_; }
+  // The instant last moved to (TimePoint::min() before any move: now).
+  TimePoint at() const { return at_; }
+
+  // The count for `task`, kept up to date from here on.
+  FitCount& CountFor(SmallestTask task) {
+    for (FitCount& count : counts_) {
+      if (count.task() == task) return count;
+    }
+    return counts_.emplace_back(free_, std::move(task));
+  }
+
+  void MoveTo(TimePoint t) {
+    at_ = t;
+    free_.MoveTo(releases_, now_, t, [&](int32_t node) {
+      for (FitCount& count : counts_) count.Update(free_, node);
+    });
+  }
+
+ private:
+  FreeCapacity& free_;
+  const ReleaseSchedule& releases_;
+  const TimePoint now_;
+  TimePoint at_ = TimePoint::min();
+  std::deque<FitCount> counts_;  // one per distinct smallest task; stable addresses
+};
+
+// Plans one blocked job around the running jobs (through the timeline and the capacity cursor)
+// and the reservations planned before it.
 class JobSearch {
  public:
   // `held` lists the planned tasks of `planned`, grouped by node (AddHeld).
   JobSearch(Framework& framework, ClusterState& state, Timeline& timeline,
-            std::span<const Reservation> planned, std::span<const Held> held,
-            const BlockedJob& job, FitCount& fits)
+            CapacityCursor& cursor, std::span<const Reservation> planned,
+            std::span<const Held> held, const BlockedJob& job)
       : framework_(framework),
         state_(state),
         timeline_(timeline),
+        cursor_(cursor),
         planned_(planned),
         held_(held),
         job_(job),
-        fits_(fits) {}
+        fits_(cursor.CountFor(SmallestTask(job.tasks))) {}
 
   Reservation Run(TimePoint now) {
     Reservation r{.job = job_.job, .start = kNever, .time_limit = job_.time_limit};
@@ -368,7 +400,7 @@ class JobSearch {
       const bool final = bound == worse.end();
       const size_t last = final ? kOpen : candidates.UpperBound(*bound) - 1;
       std::optional<size_t> found;
-      size_t probe = std::max(candidates.LowerBound(timeline_.at()), first);
+      size_t probe = std::max(candidates.LowerBound(cursor_.at()), first);
       if (!candidates.Has(probe)) probe = candidates.Last();
       probe = std::min(probe, last);
       const std::optional<size_t> plausible = GallopFrom(
@@ -414,27 +446,27 @@ class JobSearch {
     return job_.time_limit.has_value() ? AddSaturating(t, Window()) : kNever;
   }
 
-  void MoveTo(TimePoint t) {
-    timeline_.MoveTo(t, [&](int32_t node) { fits_.Update(state_, node); });
-  }
-
   // Whether the free capacity throughout the window from t, counted per node (FitCount, with
   // the earlier reservations' peaks), could hold min_available of the job's tasks: where it
-  // cannot, the gang does not fit. Moves the timeline to t.
-  bool Plausible(TimePoint t) {
-    MoveTo(t);
+  // cannot, the gang does not fit. Moves the capacity cursor to t; `peaks` gets the window's.
+  bool Plausible(TimePoint t, std::vector<NodePeak>& peaks) {
+    cursor_.MoveTo(t);
     if (fits_.total() < job_.min_available) return false;  // even without the reservations
-    const std::vector<NodePeak> peaks = Peaks(state_, timeline_, held_, t, WindowEnd(t));
-    return fits_.TotalWith(state_, peaks) >= job_.min_available;
+    peaks = Peaks(state_, timeline_, held_, t, WindowEnd(t));
+    return fits_.TotalWith(cursor_.free(), peaks) >= job_.min_available;
+  }
+  bool Plausible(TimePoint t) {
+    std::vector<NodePeak> peaks;
+    return Plausible(t, peaks);
   }
 
-  // Whether the gang fits throughout the window from t, asking the Framework only when the
-  // count is plausible; on success best_ holds the placements.
+  // Whether the gang fits throughout the window from t, asking the Framework (with the state
+  // moved to t) only when the count is plausible; on success best_ holds the placements.
   bool Feasible(TimePoint t) {
-    MoveTo(t);
-    if (fits_.total() < job_.min_available) return false;
-    const std::vector<NodePeak> peaks = Peaks(state_, timeline_, held_, t, WindowEnd(t));
-    return fits_.TotalWith(state_, peaks) >= job_.min_available && FitsAt(peaks);
+    std::vector<NodePeak> peaks;
+    if (!Plausible(t, peaks)) return false;
+    timeline_.MoveTo(t);
+    return FitsAt(peaks);
   }
 
   // The first index in [first, last] (kOpen: to the last candidate) at which `holds` is true,
@@ -494,6 +526,7 @@ class JobSearch {
   Framework& framework_;
   ClusterState& state_;
   Timeline& timeline_;
+  CapacityCursor& cursor_;
   std::span<const Reservation> planned_;
   std::span<const Held> held_;  // the planned tasks of every earlier reservation, by node
   const BlockedJob& job_;
@@ -501,29 +534,6 @@ class JobSearch {
   GangAttempt best_;
 };
 
-}  // namespace
-
-// The FitCounts of the last few distinct smallest tasks planned for, kept across plans.
-class BackfillPlanner::FitCounts {
- public:
-  // The count for `task`, brought up to date with `state`.
-  FitCount& For(const ClusterState& state, SmallestTask task) {
-    for (FitCount& count : counts_) {
-      if (count.task() == task) {
-        count.Sync(state);
-        return count;
-      }
-    }
-    if (counts_.size() == kKept) counts_.erase(counts_.begin());
-    return counts_.emplace_back(state, std::move(task));
-  }
-
- private:
-  static constexpr size_t kKept = 4;
-  std::vector<FitCount> counts_;  // oldest first
-};
-
-namespace {
 
 // Whether a blocked job can be planned at all: some tasks, min_available in [1, tasks].
 bool Plannable(const BlockedJob& job) {
@@ -599,10 +609,7 @@ TimePoint Reservation::End() const {
   return AddSaturating(start, std::max(*time_limit, Duration(1)));
 }
 
-BackfillPlanner::BackfillPlanner(Framework* framework)
-    : framework_(framework), fit_counts_(std::make_unique<FitCounts>()) {}
-
-BackfillPlanner::~BackfillPlanner() = default;
+BackfillPlanner::BackfillPlanner(Framework* framework) : framework_(framework) {}
 
 std::vector<Reservation> BackfillPlanner::Plan(ClusterState& state, TimePoint now,
                                                const ReleaseSchedule& releases,
@@ -610,12 +617,13 @@ std::vector<Reservation> BackfillPlanner::Plan(ClusterState& state, TimePoint no
   std::vector<Reservation> plan;
   plan.reserve(blocked.size());  // never reallocated: `held` points into it
   Timeline timeline(state, now, releases);
+  free_now_.Sync(state);
+  CapacityCursor cursor(free_now_, releases, now);
   std::vector<Held> held;  // the planned tasks of `plan`, by node
   for (const BlockedJob& job : blocked) {
-    plan.push_back(Plannable(job) ? JobSearch(*framework_, state, timeline, plan, held, job,
-                                              fit_counts_->For(state, SmallestTask(job.tasks)))
-                                        .Run(now)
-                                  : NoStart(job));
+    plan.push_back(Plannable(job)
+                       ? JobSearch(*framework_, state, timeline, cursor, plan, held, job).Run(now)
+                       : NoStart(job));
     AddHeld(plan.back(), held);
   }
   return plan;
@@ -629,9 +637,9 @@ Reservation BackfillPlanner::PlanNext(ClusterState& state, TimePoint now,
   const std::vector<Held> held = HeldByNode(
       planned, [](const Reservation&) { return true; }, [](int32_t) { return true; });
   if (!Plannable(job)) return NoStart(job);
-  return JobSearch(*framework_, state, timeline, planned, held, job,
-                   fit_counts_->For(state, SmallestTask(job.tasks)))
-      .Run(now);
+  free_now_.Sync(state);
+  CapacityCursor cursor(free_now_, releases, now);
+  return JobSearch(*framework_, state, timeline, cursor, planned, held, job).Run(now);
 }
 
 bool BackfillPlanner::Delays(const ClusterState& state, TimePoint now,

@@ -69,13 +69,13 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "core/job.h"
 #include "core/placement.h"
+#include "sched/backfill/free_capacity.h"
 #include "sched/backfill/release_schedule.h"
 #include "sched/cluster_state.h"
 #include "sched/framework.h"
@@ -112,7 +112,6 @@ class BackfillPlanner {
  public:
   // `framework` places the gangs (MatchMode::kWithoutAllocating); it outlives the planner.
   explicit BackfillPlanner(Framework* framework);
-  ~BackfillPlanner();
 
   // For each of `blocked` in order: the earliest time at or after `now` when its gang fits, given
   // the running jobs of `releases` releasing at their ends and the reservations planned before
@@ -142,11 +141,10 @@ class BackfillPlanner {
               std::span<const Placement> placements, TimePoint end) const;
 
  private:
-  class FitCounts;
-
   Framework* framework_;
-  // Per node, how many tasks of a planned job's smallest request its free capacity could hold.
-  std::unique_ptr<FitCounts> fit_counts_;
+  // What every node has free now, kept across plans (synced from the state's change log);
+  // each plan moves it along the schedule and rewinds it.
+  FreeCapacity free_now_;
 };
 
 }  // namespace tessera

@@ -4,12 +4,12 @@
 // Counted per node from free capacity alone: cpu (millicores), memory (bytes), devices (whole
 // free devices for whole-GPU tasks, milli-GPU shares of each device for sharing ones) and the
 // extended resources every task of the gang asks for — no filter, no device health or model, no
-// GPU memory. So it is an upper bound of what the Framework (and ClusterState::Assume) can place:
-// a gang for which it is under min_available cannot fit. It only grows as running tasks are
-// released, which lets the planner start its search where it first suffices. Kept across plans:
-// Sync recounts only the nodes the ClusterState's change log names.
+// GPU memory — as a FreeCapacity holds them at some instant. So it is an upper bound of what the
+// Framework (and ClusterState::Assume) can place: a gang for which it is under min_available
+// cannot fit. It only grows as running tasks are released, which lets the planner start its
+// search where it first suffices; Update follows the FreeCapacity as it moves.
 //
-// Thread-safety: not thread-safe; used by the scheduling thread with the state it counts.
+// Thread-safety: not thread-safe; used by the scheduling thread.
 #pragma once
 
 #include <cstdint>
@@ -20,9 +20,8 @@
 #include <vector>
 
 #include "core/job.h"
-#include "core/node.h"
+#include "sched/backfill/free_capacity.h"
 #include "sched/backfill/node_load.h"
-#include "sched/cluster_state.h"
 
 namespace tessera {
 
@@ -43,29 +42,30 @@ struct SmallestTask {
 
 class FitCount {
  public:
-  FitCount(const ClusterState& state, SmallestTask task);
-
-  // Brings the count up to date with `state`: the nodes changed since the last count, or every
-  // node when the change log no longer reaches back (or it is another state).
-  void Sync(const ClusterState& state);
+  // Counts every node of `free` (as it stands) for `task`.
+  FitCount(const FreeCapacity& free, SmallestTask task);
 
   const SmallestTask& task() const { return task_; }
   // The sum over nodes (each capped at 2^20 tasks).
   int64_t total() const { return total_; }
 
   // The total with each node of `peaks` also holding its peak load.
-  int64_t TotalWith(const ClusterState& state, std::span<const NodePeak> peaks) const;
+  int64_t TotalWith(const FreeCapacity& free, std::span<const NodePeak> peaks) const;
 
-  // Counts the node again (what it holds changed). The next Sync counts it once more: cheap.
-  void Update(const ClusterState& state, int32_t node);
+  // Counts the node again (what `free` has there changed).
+  void Update(const FreeCapacity& free, int32_t node);
 
  private:
-  int64_t CountWith(const Node& node, const NodeLoad* extra) const;
-  void CountAll(const ClusterState& state);
+  int64_t CountWith(const FreeCapacity& free, int32_t node, const NodeLoad* extra) const;
+
+  struct Extended {
+    int32_t id;  // FreeCapacity's; -1 when no node has it
+    int64_t ask;
+    std::string name;
+  };
 
   SmallestTask task_;
-  uint64_t uid_ = 0;
-  uint64_t synced_at_ = 0;  // the state's change_count() when last brought up to date
+  std::vector<Extended> extended_;  // what task_ asks for
   std::vector<int64_t> per_node_;
   int64_t total_ = 0;
 };

@@ -1,5 +1,6 @@
 #include "sched/backfill/fit_count.h"
 
+#include <chrono>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -33,9 +34,16 @@ class FitCountTest : public ::testing::Test {
     ASSERT_TRUE(state_.AddNode(testing::NamedGpuNode("b", 2, 8000)).ok());
   }
 
-  int64_t Count(std::vector<TaskRequest> tasks) {
-    return FitCount(state_, SmallestTask(tasks)).total();
+  const FreeCapacity& Free() {
+    free_.Sync(state_);
+    return free_;
   }
+
+  int64_t Count(std::vector<TaskRequest> tasks) {
+    return FitCount(Free(), SmallestTask(tasks)).total();
+  }
+
+  FreeCapacity free_;
 
   ClusterState state_;
 };
@@ -74,37 +82,37 @@ TEST_F(FitCountTest, CountsWholeAndSharedDevicesCpuAndExtendedPerNode) {
 }
 
 TEST_F(FitCountTest, TotalWithPeaksCountsTheirLoadToo) {
-  FitCount count(state_, SmallestTask(std::vector<TaskRequest>{Task(1000, 1)}));
+  FitCount count(Free(), SmallestTask(std::vector<TaskRequest>{Task(1000, 1)}));
   ASSERT_EQ(count.total(), 6);
   NodeLoad peak(4);
   peak.milli[0] = kMilliGpuPerDevice;
   peak.milli[2] = 250;
-  EXPECT_EQ(count.TotalWith(state_, std::vector<NodePeak>{{0, peak}}), 4);
+  EXPECT_EQ(count.TotalWith(free_, std::vector<NodePeak>{{0, peak}}), 4);
   peak.cpu = 7000;  // leaves 1 core on node a
-  EXPECT_EQ(count.TotalWith(state_, std::vector<NodePeak>{{0, peak}}), 3);
+  EXPECT_EQ(count.TotalWith(free_, std::vector<NodePeak>{{0, peak}}), 3);
   EXPECT_EQ(count.total(), 6);  // the peaks are not kept
 }
 
-TEST_F(FitCountTest, SyncFollowsTheChangeLogAndAnotherState) {
-  FitCount count(state_, SmallestTask(std::vector<TaskRequest>{Task(1000, 1)}));
+TEST_F(FitCountTest, UpdateFollowsTheFreeCapacityAsItMoves) {
   const TaskRequest two = Task(1000, 2);
   const Placement where = On(state_, 0, {0, 1});
   ASSERT_TRUE(state_.Assume(two, where).ok());
-  count.Sync(state_);
+  ReleaseSchedule releases;
+  releases.Set(PlannedRelease{.job = 1,
+                              .end = TimePoint{} + std::chrono::seconds(10),
+                              .tasks = {two},
+                              .placements = {where}});
+  FreeCapacity at = Free();
+  FitCount count(at, SmallestTask(std::vector<TaskRequest>{Task(1000, 1)}));
   EXPECT_EQ(count.total(), 4);
-  state_.Forget(two, where);
-  count.Update(state_, 0);  // as the planner's timeline does
+  auto move = [&](int64_t seconds) {
+    at.MoveTo(releases, TimePoint{}, TimePoint{} + std::chrono::seconds(seconds),
+              [&](int32_t node) { count.Update(at, node); });
+  };
+  move(10);
   EXPECT_EQ(count.total(), 6);
-  count.Sync(state_);  // counts node a again: the same
-  EXPECT_EQ(count.total(), 6);
-  ASSERT_TRUE(state_.AddNode(testing::NamedGpuNode("c", 8, 8000)).ok());
-  count.Sync(state_);
-  EXPECT_EQ(count.total(), 14);
-
-  ClusterState other;
-  ASSERT_TRUE(other.AddNode(testing::NamedGpuNode("x", 1)).ok());
-  count.Sync(other);
-  EXPECT_EQ(count.total(), 1);
+  move(5);
+  EXPECT_EQ(count.total(), 4);
 }
 
 }  // namespace
