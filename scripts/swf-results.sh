@@ -155,9 +155,10 @@ EOF
   checks that on this log: every job completes, no job starts before its submission, EASY and
   conservative mean waits are at most FCFS's, and their utilisation is at least FCFS's (1%).
 * Cost: as logged, every mode simulates the 18,066 jobs in a few seconds. At arrivals x1.5 jobs
-  queue (mean waits of hours), and conservative backfill re-plans up to 16 reservations over the
-  queue at every instant: the slowest run here (see its wall time); a perf profile puts its time
-  in the backfill planner and in placement attempts.
+  queue (mean waits of hours), and conservative backfill plans up to 16 reservations over the
+  queue at every instant (one blocked job at a time, each around those before it): the slowest
+  run here (see its wall time); a perf profile puts most of its time in the backfill planner
+  (the reservations' peak loads over each window it tries, and its placement attempts).
 * Published reference: Mu'alem and Feitelson, "Utilization, predictability, workloads, and user
   runtime estimates in scheduling the IBM SP2 with backfilling" (IEEE TPDS 12(6), 2001) compare
   EASY and conservative backfill on IBM SP2 logs, not on this one: FCFS suffers from

@@ -329,13 +329,14 @@ class Overlay {
   bool ok_ = true;
 };
 
-// The free capacity as a plan moves along the schedule, and the FitCounts that follow it. Rewinds
-// the FreeCapacity when the plan is done.
+// The free capacity as a plan moves along the schedule, and the FitCounts that follow it (kept
+// across plans: the few last distinct smallest tasks). Rewinds both when the plan is done.
 class CapacityCursor {
  public:
-  CapacityCursor(FreeCapacity& free, const ReleaseSchedule& releases, TimePoint now)
-      : free_(free), releases_(releases), now_(now) {}
-  ~CapacityCursor() { free_.Rewind(); }
+  CapacityCursor(FreeCapacity& free, std::deque<FitCount>& counts,
+                 const ReleaseSchedule& releases, TimePoint now)
+      : free_(free), counts_(counts), releases_(releases), now_(now) {}
+  ~CapacityCursor() { free_.Rewind([&](int32_t node) { Update(node); }); }
 
   CapacityCursor(const CapacityCursor&) = delete;
   CapacityCursor& operator=(const CapacityCursor&) = delete;
@@ -349,22 +350,27 @@ class CapacityCursor {
     for (FitCount& count : counts_) {
       if (count.task() == task) return count;
     }
+    if (counts_.size() == kKept) counts_.pop_front();  // no search holds it: one at a time
     return counts_.emplace_back(free_, std::move(task));
   }
 
   void MoveTo(TimePoint t) {
     at_ = t;
-    free_.MoveTo(releases_, now_, t, [&](int32_t node) {
-      for (FitCount& count : counts_) count.Update(free_, node);
-    });
+    free_.MoveTo(releases_, now_, t, [&](int32_t node) { Update(node); });
   }
 
  private:
+  static constexpr size_t kKept = 4;
+
+  void Update(int32_t node) {
+    for (FitCount& count : counts_) count.Update(free_, node);
+  }
+
   FreeCapacity& free_;
+  std::deque<FitCount>& counts_;  // stable addresses
   const ReleaseSchedule& releases_;
   const TimePoint now_;
   TimePoint at_ = TimePoint::min();
-  std::deque<FitCount> counts_;  // one per distinct smallest task; stable addresses
 };
 
 // Plans one blocked job around the running jobs (through the timeline and the capacity cursor)
@@ -617,8 +623,8 @@ std::vector<Reservation> BackfillPlanner::Plan(ClusterState& state, TimePoint no
   std::vector<Reservation> plan;
   plan.reserve(blocked.size());  // never reallocated: `held` points into it
   Timeline timeline(state, now, releases);
-  free_now_.Sync(state);
-  CapacityCursor cursor(free_now_, releases, now);
+  SyncFree(state);
+  CapacityCursor cursor(free_now_, fit_counts_, releases, now);
   std::vector<Held> held;  // the planned tasks of `plan`, by node
   for (const BlockedJob& job : blocked) {
     plan.push_back(Plannable(job)
@@ -637,9 +643,16 @@ Reservation BackfillPlanner::PlanNext(ClusterState& state, TimePoint now,
   const std::vector<Held> held = HeldByNode(
       planned, [](const Reservation&) { return true; }, [](int32_t) { return true; });
   if (!Plannable(job)) return NoStart(job);
-  free_now_.Sync(state);
-  CapacityCursor cursor(free_now_, releases, now);
+  SyncFree(state);
+  CapacityCursor cursor(free_now_, fit_counts_, releases, now);
   return JobSearch(*framework_, state, timeline, cursor, planned, held, job).Run(now);
+}
+
+void BackfillPlanner::SyncFree(const ClusterState& state) {
+  const bool followed = free_now_.Sync(state, [&](int32_t node) {
+    for (FitCount& count : fit_counts_) count.Update(free_now_, node);
+  });
+  if (!followed) fit_counts_.clear();  // counted afresh when next asked for
 }
 
 bool BackfillPlanner::Delays(const ClusterState& state, TimePoint now,

@@ -69,12 +69,14 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "core/job.h"
 #include "core/placement.h"
+#include "sched/backfill/fit_count.h"
 #include "sched/backfill/free_capacity.h"
 #include "sched/backfill/release_schedule.h"
 #include "sched/cluster_state.h"
@@ -141,10 +143,15 @@ class BackfillPlanner {
               std::span<const Placement> placements, TimePoint end) const;
 
  private:
+  // Brings free_now_ and fit_counts_ up to date with the state.
+  void SyncFree(const ClusterState& state);
+
   Framework* framework_;
   // What every node has free now, kept across plans (synced from the state's change log);
   // each plan moves it along the schedule and rewinds it.
   FreeCapacity free_now_;
+  // For the last few distinct smallest tasks planned for: how many of each free_now_ could hold.
+  std::deque<FitCount> fit_counts_;
 };
 
 }  // namespace tessera

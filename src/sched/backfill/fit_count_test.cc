@@ -35,7 +35,7 @@ class FitCountTest : public ::testing::Test {
   }
 
   const FreeCapacity& Free() {
-    free_.Sync(state_);
+    free_.Sync(state_, [](int32_t) {});
     return free_;
   }
 

@@ -5,22 +5,24 @@
 
 namespace tessera {
 
-void FreeCapacity::Sync(const ClusterState& state) {
+bool FreeCapacity::Sync(const ClusterState& state, absl::FunctionRef<void(int32_t)> reread) {
   std::optional<std::span<const int32_t>> changed;
   if (state.uid() == uid_) changed = state.ChangesSince(synced_at_);
   // A log longer than the node array costs more to replay than reading every node once.
   if (!changed.has_value() || state.size() != size() ||
       changed->size() > static_cast<size_t>(state.size())) {
     ReadAll(state);
-    return;
+    return false;
   }
   for (int32_t node : *changed) {
     if (!Reread(state.node(node), node)) {
       ReadAll(state);
-      return;
+      return false;
     }
+    reread(node);
   }
   synced_at_ = state.change_count();
+  return true;
 }
 
 void FreeCapacity::ReadAll(const ClusterState& state) {
@@ -68,12 +70,6 @@ bool FreeCapacity::Reread(const Node& node, int32_t index) {
     entry.free = capacity - (used == node.allocated.extended.end() ? 0 : used->second);
   }
   return true;
-}
-
-void FreeCapacity::Rewind() {
-  if (releases_ == nullptr) return;
-  MoveTo(*releases_, now_, TimePoint::min(), [](int32_t) {});
-  releases_ = nullptr;
 }
 
 int32_t FreeCapacity::ExtendedId(std::string_view name) const {

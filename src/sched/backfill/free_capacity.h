@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "sched/backfill/release_schedule.h"
 #include "sched/cluster_state.h"
 #include "tessera/common/clock.h"
@@ -30,9 +31,11 @@ namespace tessera {
 
 class FreeCapacity {
  public:
-  // Brings the arrays up to date with `state` as it is now. REQUIRES: rewound (not moved since
-  // the last Rewind).
-  void Sync(const ClusterState& state);
+  // Brings the arrays up to date with `state` as it is now; `reread(node)` hears of each node
+  // read again. Returns false when every node was read afresh instead (another state, a log
+  // that no longer reaches back or is longer than the node array, a node added or given other
+  // devices or extended resources). REQUIRES: rewound (not moved since the last Rewind).
+  bool Sync(const ClusterState& state, absl::FunctionRef<void(int32_t)> reread);
 
   // Moves to instant t of `releases` (which must not change until Rewind), from `now`: adds
   // back what every task released at or before t holds, takes back what a task released after t
@@ -41,7 +44,13 @@ class FreeCapacity {
   void MoveTo(const ReleaseSchedule& releases, TimePoint now, TimePoint t, OnNode changed);
 
   // Back to what is free now, as last synced; forgets the schedule it moved along.
-  void Rewind();
+  // `changed(node)` hears of each node whose free capacity changed.
+  template <typename OnNode>
+  void Rewind(OnNode changed) {
+    if (releases_ == nullptr) return;
+    MoveTo(*releases_, now_, TimePoint::min(), changed);
+    releases_ = nullptr;
+  }
 
   int32_t size() const { return static_cast<int32_t>(nodes_.size()); }
   int64_t cpu(int32_t node) const { return nodes_[node].cpu; }

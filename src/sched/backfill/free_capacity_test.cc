@@ -48,9 +48,11 @@ class FreeCapacityTest : public ::testing::Test {
   ReleaseSchedule releases_;
 };
 
+void Ignore(int32_t) {}
+
 TEST_F(FreeCapacityTest, SyncReadsWhatIsFreeAndFollowsTheChangeLog) {
   FreeCapacity free;
-  free.Sync(state_);
+  EXPECT_FALSE(free.Sync(state_, Ignore));  // read afresh
   ASSERT_EQ(free.size(), 2);
   EXPECT_EQ(free.cpu(0), 8000);
   EXPECT_EQ(free.devices(0), 2);
@@ -63,7 +65,9 @@ TEST_F(FreeCapacityTest, SyncReadsWhatIsFreeAndFollowsTheChangeLog) {
   TaskRequest task = Task(3000, 1);
   task.extended["example.com/nic"] = 1;
   Run(1, At(10), task, On(0, {1}));
-  free.Sync(state_);
+  std::vector<int32_t> reread;
+  EXPECT_TRUE(free.Sync(state_, [&](int32_t node) { reread.push_back(node); }));
+  EXPECT_EQ(reread, std::vector<int32_t>{0});
   EXPECT_EQ(free.cpu(0), 5000);
   EXPECT_EQ(free.used_milli(0, 1), kMilliGpuPerDevice);
   EXPECT_EQ(free.used_milli(0, 0), 0);
@@ -72,7 +76,7 @@ TEST_F(FreeCapacityTest, SyncReadsWhatIsFreeAndFollowsTheChangeLog) {
   // A node whose devices change is read afresh with the rest; so is a node added.
   state_.MutableNode(1).gpus.pop_back();
   ASSERT_TRUE(state_.AddNode(testing::NamedGpuNode("c", 4)).ok());
-  free.Sync(state_);
+  EXPECT_FALSE(free.Sync(state_, Ignore));
   EXPECT_EQ(free.size(), 3);
   EXPECT_EQ(free.devices(1), 0);
   EXPECT_EQ(free.devices(2), 4);
@@ -89,7 +93,7 @@ TEST_F(FreeCapacityTest, MoveToAddsBackWhatEndsByThenAndTakesItBackGoingBack) {
   releases_.Set(PlannedRelease{
       .job = 4, .end = At(5), .tasks = {Task(1000, 0)}, .placements = {On(7, {})}});
   FreeCapacity at;
-  at.Sync(state_);
+  at.Sync(state_, Ignore);
   std::vector<int32_t> changed;
   auto move = [&](int64_t seconds) {
     changed.clear();
@@ -110,18 +114,20 @@ TEST_F(FreeCapacityTest, MoveToAddsBackWhatEndsByThenAndTakesItBackGoingBack) {
   EXPECT_EQ(at.cpu(0), 5000);
   EXPECT_EQ(at.extended(0, nic), 0);
   move(20);
-  at.Rewind();  // as the state is now
+  changed.clear();
+  at.Rewind([&](int32_t node) { changed.push_back(node); });  // as the state is now
+  EXPECT_EQ(changed, (std::vector<int32_t>{1, 0}));
   EXPECT_EQ(at.cpu(0), 5000);
   EXPECT_EQ(at.cpu(1), 2000);
-  at.Sync(state_);
+  EXPECT_TRUE(at.Sync(state_, Ignore));
   EXPECT_EQ(at.cpu(1), 2000);
 }
 
 TEST_F(FreeCapacityTest, ARunningJobPastItsEndIsFreeNow) {
   Run(1, At(5), Task(2000, 0), On(0, {}));
   FreeCapacity at;
-  at.Sync(state_);
-  at.MoveTo(releases_, At(60), At(60), [](int32_t) {});
+  at.Sync(state_, Ignore);
+  at.MoveTo(releases_, At(60), At(60), Ignore);
   EXPECT_EQ(at.cpu(0), 8000);
 }
 
