@@ -395,12 +395,12 @@ class JobSearch {
     Candidates candidates(timeline_.releases(), now, planned_);
     const std::vector<TimePoint> worse = WorseningPoints(now);
     // Between two worsening points feasibility only grows with time. Each stretch (the final
-    // one runs to the last release) is searched twice, galloping from where the timeline stands
-    // so that the cursor moves only about as far as the answer: first for the earliest instant
-    // at which the free capacity, counted per node with the earlier reservations' peaks, could
-    // hold the gang (Plausible: no earlier instant can fit), then, from there, for the earliest
-    // at which the Framework places it — one attempt when the count is exact, as for gangs of
-    // whole devices with nothing else to match.
+    // one runs to the last release) is searched twice, galloping from where the previous search
+    // left the capacity cursor so that it moves only about as far as the answer: first for the
+    // earliest instant at which the free capacity, counted per node with the earlier
+    // reservations' peaks, could hold the gang (Plausible: no earlier instant can fit), then,
+    // from there, for the earliest at which the Framework places it — one attempt when the count
+    // is exact, as for gangs of whole devices with nothing else to match.
     for (size_t first = 0; candidates.Has(first);) {
       auto bound = std::lower_bound(worse.begin(), worse.end(), candidates[first]);
       const bool final = bound == worse.end();

@@ -108,6 +108,21 @@ class BackfillTest : public ::testing::Test {
     running_.push_back(std::move(r));
   }
 
+  // Runs a job of `tasks` where the Framework places it (bound into the state) until end(),
+  // which is drawn only when it is placed; a job that does not fit is left out.
+  template <typename End>
+  void RunWhereItFits(int64_t job, const std::vector<TaskRequest>& tasks, End end) {
+    GangAttempt g =
+        framework_->ScheduleGang(state_, "r", tasks, static_cast<int32_t>(tasks.size()));
+    if (!g.status.ok()) return;
+    PlannedRelease r{.job = job, .end = end()};
+    for (size_t k = 0; k < g.placements.size(); ++k) {
+      r.tasks.push_back(tasks[g.task_indices[k]]);
+      r.placements.push_back(g.placements[k]);
+    }
+    running_.push_back(std::move(r));
+  }
+
   // A placement of `gpus` of node n's lowest free devices.
   Placement On(int32_t n, int32_t gpus) const {
     Placement p;
@@ -498,16 +513,7 @@ void BackfillTest::RandomRound(Rng& rng, size_t compared, bool same_nodes, Round
                    500 + 500 * static_cast<int64_t>(rng.Uniform(4)));
   };
   for (int j = 0; j < 2 + static_cast<int>(rng.Uniform(6)); ++j) {
-    std::vector<TaskRequest> tasks(1 + rng.Uniform(3), random_task());
-    GangAttempt g =
-        framework_->ScheduleGang(state_, "r", tasks, static_cast<int32_t>(tasks.size()));
-    if (!g.status.ok()) continue;
-    PlannedRelease r{.job = j, .end = random_end()};
-    for (size_t k = 0; k < g.placements.size(); ++k) {
-      r.tasks.push_back(tasks[g.task_indices[k]]);
-      r.placements.push_back(g.placements[k]);
-    }
-    running_.push_back(std::move(r));
+    RunWhereItFits(j, std::vector<TaskRequest>(1 + rng.Uniform(3), random_task()), random_end);
   }
   std::vector<BlockedJob> blocked;
   for (int b = 0; b < 1 + static_cast<int>(rng.Uniform(5)); ++b) {
@@ -629,16 +635,8 @@ TEST_F(BackfillTest, RandomizedFirstStartIsTheEarliestInstantTheGangFits) {
       ASSERT_TRUE(state_.AddNode(std::move(node)).ok());
     }
     for (int j = 0; j < 3 + static_cast<int>(rng.Uniform(8)); ++j) {
-      std::vector<TaskRequest> tasks(1 + rng.Uniform(3), random_task());
-      GangAttempt g =
-          framework_->ScheduleGang(state_, "r", tasks, static_cast<int32_t>(tasks.size()));
-      if (!g.status.ok()) continue;
-      PlannedRelease r{.job = j, .end = At(1 + static_cast<int64_t>(rng.Uniform(50)))};
-      for (size_t k = 0; k < g.placements.size(); ++k) {
-        r.tasks.push_back(tasks[g.task_indices[k]]);
-        r.placements.push_back(g.placements[k]);
-      }
-      running_.push_back(std::move(r));
+      RunWhereItFits(j, std::vector<TaskRequest>(1 + rng.Uniform(3), random_task()),
+                     [&] { return At(1 + static_cast<int64_t>(rng.Uniform(50))); });
     }
     BlockedJob job{.job = 100, .time_limit = Seconds(1 + static_cast<int64_t>(rng.Uniform(30)))};
     job.tasks.assign(1 + rng.Uniform(5), random_task());

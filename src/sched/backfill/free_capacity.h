@@ -1,13 +1,13 @@
 // FreeCapacity: what every node has free — cpu, memory, each device's milli-GPU, extended
 // resources — in flat arrays, at one instant of a ReleaseSchedule: the backfill planner's
 // time-indexed view of free capacity (as Slurm's backfill map and Fluxion's planners keep one),
-// cheap to copy and to move along the schedule without touching the ClusterState.
+// cheap to move along the schedule without touching the ClusterState.
 //
 // A FreeCapacity is brought up to date with a ClusterState (Sync: what is free now; only the
 // nodes the state's change log names are read again), then moved along the schedule for a plan
 // (MoveTo: at instant t, every running task released at or before t, a release already past
-// counting as now, is free too) and rewound to now after it (Rewind). A task placed on a node or device outside the
-// arrays is held for ever, as the planner's Timeline holds it.
+// counting as now, is free too) and rewound to now after it (Rewind). A task placed on a node or
+// device outside the arrays is held for ever, as the planner's Timeline holds it.
 //
 // Units: millicores, bytes, milli-GPU. Device health, models and GPU memory are not kept: the
 // counts built on it (FitCount) are upper bounds of what the Framework can place.
