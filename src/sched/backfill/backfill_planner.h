@@ -44,25 +44,26 @@
 // clusters).
 //
 // Cost. The running jobs come as a ReleaseSchedule the caller keeps across plans (sorted by end,
-// and per node), so a plan reads only as far into it as its answers lie. Plan releases running
-// tasks in end order by Forget and takes them back in reverse (ClusterState::Reassume). For each
-// blocked job it first counts, per node and from free capacity alone, how many of the job's
-// smallest task could fit there (an upper bound of what the Framework places; counted once per
-// distinct smallest task and kept up to date as tasks are released), walks the release instants
-// to the first where that count reaches min_available — no earlier instant can fit — and only
-// from there asks the Framework, galloping and bisecting over the instants: O(log K) Framework
-// attempts per blocked job and stretch between earlier reservations' windows (K distinct ends
-// past that instant; one attempt when the count is exact, as for gangs of whole nodes), plus the
-// Forget/Reassume of the tasks crossed. Delays costs O(planned tasks) when the candidate ends
-// before every reservation starts or shares no node with one active in its window, else also the
-// running tasks of the few shared nodes (see Delays).
+// and per node), and the planner keeps a FreeCapacity (what every node has free now, synced from
+// the state's change log) and the FitCounts of the last few distinct smallest tasks. For each
+// blocked job the search first moves the FreeCapacity along the release instants, galloping
+// from where the previous search left it, to the first instant where the FitCount (with the
+// earlier reservations' peaks over the window) reaches min_available — no earlier instant can
+// fit — and only from there asks the Framework, with the state moved to that instant by Forget
+// (and taken back in reverse by ClusterState::Reassume at the end): one Framework attempt when
+// the count is exact (gangs of whole devices with nothing else to match), else O(log K) per
+// stretch between earlier reservations' windows (K distinct ends past that instant). Each step
+// costs the releases crossed and the peaks of the reservations in the window. Delays costs
+// O(planned tasks) when the candidate ends before every reservation starts or shares no node
+// with one active in its window, else also the running tasks of the few shared nodes.
 //
 // Errors: invalid input never crashes. A blocked job without tasks or with min_available outside
 // [1, tasks.size()] gets start TimePoint::max() and no placements; a running job whose tasks and
 // placements differ in length is held for ever, and so is a running task placed on a node or
 // device outside the state.
 //
-// Plan draws on the Framework's tie-break Rng like any placement attempt does.
+// Plan draws on the Framework's tie-break Rng like any placement attempt does (only for the
+// instants the count lets through).
 //
 // Thread-safety: not thread-safe; used by the scheduling thread with the Framework and the
 // ClusterState it owns.
