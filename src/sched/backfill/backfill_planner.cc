@@ -2,11 +2,9 @@
 
 #include <algorithm>
 #include <deque>
-#include <functional>
 #include <iterator>
 #include <limits>
 #include <map>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
