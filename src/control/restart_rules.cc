@@ -31,4 +31,27 @@ RestartDecision AfterPreemption(bool requeue, int32_t restarts) {
   return {.requeue = requeue, .restarts = restarts};
 }
 
+AttemptOutcome AfterAttempt(const RestartPolicy& policy, int32_t restarts, const AttemptEnd& end,
+                            Duration base_backoff) {
+  if (end.cancel_requested) return {.verdict = Verdict::kCancelled, .restarts = restarts};
+  if (end.failure == "TimeLimitExceeded") return {.verdict = Verdict::kFailed, .restarts = restarts};
+  RestartDecision decision;
+  switch (end.eviction) {
+    case Eviction::kDrain:
+    case Eviction::kTaint:
+      return {.verdict = Verdict::kRequeue, .restarts = restarts};
+    case Eviction::kPreemptRequeue:
+    case Eviction::kPreemptCancel:
+      decision = AfterPreemption(end.eviction == Eviction::kPreemptRequeue, restarts);
+      if (!decision.requeue) return {.verdict = Verdict::kCancelled, .restarts = restarts};
+      break;
+    case Eviction::kNone:
+      if (end.failure.empty()) return {.verdict = Verdict::kSucceeded, .restarts = restarts};
+      decision = AfterFailure(policy, restarts, end.failure, base_backoff);
+      if (!decision.requeue) return {.verdict = Verdict::kFailed, .restarts = restarts};
+      break;
+  }
+  return {.verdict = Verdict::kRequeue, .restarts = decision.restarts, .backoff = decision.backoff};
+}
+
 }  // namespace tessera::control

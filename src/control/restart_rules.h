@@ -14,6 +14,10 @@
 // config.requeue_backoff); 0 means no wait.
 // After a preemption (not the job's fault): the job is requeued at once, without back-off and
 // without counting a restart, or cancelled, as the scheduling policy says (onPreemption).
+// After an eviction by a node drain or a NoExecute taint (not the job's fault either, as a
+// Kubernetes disruption): the job is always requeued at once, counting neither a restart nor a
+// preemption.
+// AfterAttempt puts these together for an attempt whose tasks are all gone.
 //
 // Pure functions of their arguments: no clock, no I/O, no threads.
 #pragma once
@@ -52,5 +56,37 @@ RestartDecision AfterFailure(const RestartPolicy& policy, int32_t restarts,
 // After an attempt ended by preemption: `requeue` is the scheduling policy's choice
 // (requeue, else cancel).
 RestartDecision AfterPreemption(bool requeue, int32_t restarts);
+
+// Why a job that did not fail is being torn down, if it is.
+enum class Eviction {
+  kNone,
+  kPreemptRequeue,  // preempted (or reclaimed); the scheduling policy requeues preempted jobs
+  kPreemptCancel,   // preempted; the policy cancels preempted jobs
+  kDrain,           // a node it runs on is drained
+  kTaint,           // a node it runs on gained a NoExecute taint one of its tasks does not tolerate
+};
+
+// How an attempt whose tasks are all gone ended, as its wiring saw it.
+struct AttemptEnd {
+  bool cancel_requested = false;  // a user cancelled the job
+  Eviction eviction = Eviction::kNone;
+  // The reason of the attempt's first failed task ("TimeLimitExceeded", "Lost", ...); empty when
+  // no task failed.
+  std::string_view failure;
+};
+
+enum class Verdict { kRequeue, kSucceeded, kFailed, kCancelled };
+
+struct AttemptOutcome {
+  Verdict verdict = Verdict::kSucceeded;
+  int32_t restarts = 0;  // the job's restart count once the outcome is applied
+  Duration backoff{0};   // kRequeue only: the new attempt's wait before it may be placed
+};
+
+// What becomes of the job, in this order: a cancel ends it Cancelled; a time limit that passed
+// (even inside an eviction's grace) fails it; an eviction requeues it (drain, taint) or follows
+// AfterPreemption; a failure follows AfterFailure; an attempt with none of these succeeded.
+AttemptOutcome AfterAttempt(const RestartPolicy& policy, int32_t restarts, const AttemptEnd& end,
+                            Duration base_backoff);
 
 }  // namespace tessera::control

@@ -68,5 +68,66 @@ TEST(AfterPreemptionTest, RequeuesAtOnceWithoutCountingARestart) {
   EXPECT_FALSE(AfterPreemption(false, 2).requeue);
 }
 
+const RestartPolicy kRequeueTwice{.on_failure = RestartAction::kRequeue, .max_restarts = 2};
+
+TEST(AfterAttemptTest, ACancelEndsTheJobWhateverElseHappened) {
+  const AttemptOutcome outcome =
+      AfterAttempt(kRequeueTwice, 1,
+                   {.cancel_requested = true, .eviction = Eviction::kDrain, .failure = "Lost"},
+                   seconds(5));
+  EXPECT_EQ(outcome.verdict, Verdict::kCancelled);
+  EXPECT_EQ(outcome.restarts, 1);
+}
+
+TEST(AfterAttemptTest, ATimeLimitInsideAnEvictionsGraceFailsTheJob) {
+  for (const Eviction eviction : {Eviction::kNone, Eviction::kPreemptRequeue, Eviction::kDrain}) {
+    const AttemptOutcome outcome = AfterAttempt(
+        kRequeueTwice, 0, {.eviction = eviction, .failure = "TimeLimitExceeded"}, seconds(5));
+    EXPECT_EQ(outcome.verdict, Verdict::kFailed);
+    EXPECT_EQ(outcome.restarts, 0);
+  }
+}
+
+TEST(AfterAttemptTest, ADrainOrTaintRequeuesAtOnceEvenPastMaxRestartsOrUnderOnFailureFail) {
+  const RestartPolicy fail{.on_failure = RestartAction::kFail, .max_restarts = 0};
+  for (const Eviction eviction : {Eviction::kDrain, Eviction::kTaint}) {
+    for (const RestartPolicy& policy : {kRequeueTwice, fail}) {
+      // A task lost during the eviction's grace does not turn the eviction into a failure.
+      const AttemptOutcome outcome =
+          AfterAttempt(policy, 2, {.eviction = eviction, .failure = "Lost"}, seconds(5));
+      EXPECT_EQ(outcome.verdict, Verdict::kRequeue);
+      EXPECT_EQ(outcome.restarts, 2);
+      EXPECT_EQ(outcome.backoff, Duration::zero());
+    }
+  }
+}
+
+TEST(AfterAttemptTest, APreemptionFollowsTheSchedulingPolicy) {
+  const AttemptOutcome requeued =
+      AfterAttempt(kRequeueTwice, 2, {.eviction = Eviction::kPreemptRequeue}, seconds(5));
+  EXPECT_EQ(requeued.verdict, Verdict::kRequeue);
+  EXPECT_EQ(requeued.restarts, 2);
+  EXPECT_EQ(requeued.backoff, Duration::zero());
+  EXPECT_EQ(AfterAttempt(kRequeueTwice, 0, {.eviction = Eviction::kPreemptCancel}, seconds(5))
+                .verdict,
+            Verdict::kCancelled);
+}
+
+TEST(AfterAttemptTest, AFailureFollowsTheRestartPolicy) {
+  const AttemptOutcome first = AfterAttempt(kRequeueTwice, 0, {.failure = "Error"}, seconds(5));
+  EXPECT_EQ(first.verdict, Verdict::kRequeue);
+  EXPECT_EQ(first.restarts, 1);
+  EXPECT_EQ(first.backoff, seconds(5));
+  const AttemptOutcome last = AfterAttempt(kRequeueTwice, 2, {.failure = "Error"}, seconds(5));
+  EXPECT_EQ(last.verdict, Verdict::kFailed);
+  EXPECT_EQ(last.restarts, 2);
+  EXPECT_EQ(AfterAttempt(kRequeueTwice, 0, {.failure = "StartFailed"}, seconds(5)).verdict,
+            Verdict::kFailed);
+}
+
+TEST(AfterAttemptTest, AnAttemptWithNothingWrongSucceeded) {
+  EXPECT_EQ(AfterAttempt(kRequeueTwice, 1, {}, seconds(5)).verdict, Verdict::kSucceeded);
+}
+
 }  // namespace
 }  // namespace tessera::control

@@ -362,7 +362,7 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   void EvictUntoleratedLocked(const Cluster& cluster, const std::vector<std::string>& nodes);
   // Starts tearing `record` down for an eviction (`action` kDrain or kTaint): its tasks get
   // `grace`, else the job's own. REQUIRES: mu_ held, state_mu_ not.
-  void EvictLocked(JobRecord& record, PreemptionAction action, std::optional<Duration> grace,
+  void EvictLocked(JobRecord& record, control::Eviction action, std::optional<Duration> grace,
                    std::string reason, std::string message);
   // Draining nodes with nothing of ours left on them become Drained. Loop thread, each turn.
   void CompleteDrains();
@@ -395,11 +395,12 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   void Resolve(JobRecord& record, std::vector<JobEvent>& events);
   void EndTask(JobRecord& record, int32_t task, TaskPhase phase, std::optional<int32_t> exit_code,
                std::string reason, std::string message);
-  // After a failure that the restart rules requeue (control/restart_rules.h).
-  void Requeue(JobRecord& record, std::vector<JobEvent>& events, const TaskRuntime& failed,
-               const control::RestartDecision& decision);
-  // After a preemption's teardown: requeues the job (a new attempt) or cancels it.
-  void EndPreemption(JobRecord& record, std::vector<JobEvent>& events);
+  // Applies control::AfterAttempt's outcome to a job whose attempt is over: ends it, or requeues
+  // it with the event its cause names (`eviction`: what tore it down; `failed`: its first
+  // failed task, set whenever the outcome is kFailed or a requeue after a failure).
+  void EndAttempt(JobRecord& record, std::vector<JobEvent>& events,
+                  const control::AttemptOutcome& outcome, control::Eviction eviction,
+                  const TaskRuntime* failed);
   // Makes the job Pending again for a new attempt and gives it back to the scheduler.
   void Restart(JobRecord& record, std::vector<JobEvent>& events, std::string reason,
                std::string message, TimePoint not_before);

@@ -68,7 +68,7 @@ absl::Status StoreFailure(std::string_view what, const absl::Status& status) {
 
 // The job is being torn down: a cancel or a preemption; its tasks must not start.
 bool Stopping(const JobRecord& record) {
-  return record.cancel_requested || record.preemption != PreemptionAction::kNone;
+  return record.cancel_requested || record.preemption != control::Eviction::kNone;
 }
 
 std::string DescribeEnd(const TaskRuntime& task) {

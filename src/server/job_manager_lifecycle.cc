@@ -115,8 +115,8 @@ void JobManager::OnAdmissionRevoked(std::string_view job, const PendingReason& r
 void JobManager::OnPreempted(std::string_view job, const PendingReason& reason, bool requeue) {
   std::lock_guard<std::mutex> lock(mu_);
   JobRecord& record = jobs_.at(*ParseJobId(job));
-  if (IsTerminal(record.status().phase) || record.preemption != PreemptionAction::kNone) return;
-  record.preemption = requeue ? PreemptionAction::kRequeue : PreemptionAction::kCancel;
+  if (IsTerminal(record.status().phase) || record.preemption != control::Eviction::kNone) return;
+  record.preemption = requeue ? control::Eviction::kPreemptRequeue : control::Eviction::kPreemptCancel;
   ++record.status().preemptions;
   std::vector<JobEvent> events;
   AddEvent(record, events, "Preempted", reason.code.empty() ? "Preempted" : reason.code,
@@ -165,84 +165,79 @@ void JobManager::Resolve(JobRecord& record, std::vector<JobEvent>& events) {
   // A task cancelled on its cluster (scancel, a pod deleted) while the job was not being torn
   // down counts as a failure: the job follows its restart policy.
   if (failed == nullptr && !Stopping(record)) failed = cancelled_outside;
-  if (Stopping(record) || failed != nullptr) {
-    const std::string job = FormatJobId(record.id);
-    if (active) {
-      scheduler_->Hold(job).IgnoreError();  // no more placements while it is torn down
-      for (const TaskRuntime& task : record.tasks) {
-        if (IsActive(task) && task.launched) {
-          ClusterOf(task.placement.node)
-              ->Cancel(task.launch_id,
-                       record.eviction_grace.value_or(record.document.spec.termination_grace));
-        }
+  const bool tearing_down = Stopping(record) || failed != nullptr;
+  if (tearing_down && active) {
+    scheduler_->Hold(FormatJobId(record.id)).IgnoreError();  // no more placements meanwhile
+    for (const TaskRuntime& task : record.tasks) {
+      if (IsActive(task) && task.launched) {
+        ClusterOf(task.placement.node)
+            ->Cancel(task.launch_id,
+                     record.eviction_grace.value_or(record.document.spec.termination_grace));
+      }
+    }
+    return;
+  }
+  if (!tearing_down && !all_succeeded) return;  // still running
+  const std::string_view failure =
+      failed == nullptr ? "" : failed->reason.empty() ? "Error" : std::string_view(failed->reason);
+  const control::AttemptOutcome outcome = control::AfterAttempt(
+      record.document.spec.restart_policy, record.restarts,
+      {.cancel_requested = record.cancel_requested,
+       .eviction = record.preemption,
+       .failure = failure},
+      options_.requeue_backoff);
+  const control::Eviction eviction = record.preemption;
+  record.preemption = control::Eviction::kNone;
+  record.eviction_grace.reset();
+  EndAttempt(record, events, outcome, eviction, failed);
+}
+
+void JobManager::EndAttempt(JobRecord& record, std::vector<JobEvent>& events,
+                            const control::AttemptOutcome& outcome, control::Eviction eviction,
+                            const TaskRuntime* failed) {
+  const TimePoint now = options_.clock->Now();
+  switch (outcome.verdict) {
+    case control::Verdict::kCancelled:
+      if (record.cancel_requested) {
+        Finish(record, events, JobPhase::kCancelled, "Cancelled", "cancelled on request");
+      } else {
+        Finish(record, events, JobPhase::kCancelled, "Preempted",
+               "preempted; the scheduling policy cancels preempted jobs");
       }
       return;
-    }
-    if (record.cancel_requested) {
-      Finish(record, events, JobPhase::kCancelled, "Cancelled", "cancelled on request");
-      return;
-    }
-    if (record.preemption != PreemptionAction::kNone) {
-      if (failed != nullptr && failed->reason == "TimeLimitExceeded") {
-        // The time limit passed during the eviction's grace: it fails the job (no requeue).
-        record.preemption = PreemptionAction::kNone;
-        record.eviction_grace.reset();
-        Finish(record, events, JobPhase::kFailed, failed->reason, DescribeEnd(*failed));
-        return;
-      }
-      EndPreemption(record, events);
-      return;
-    }
-    const control::RestartDecision decision =
-        control::AfterFailure(record.document.spec.restart_policy, record.restarts,
-                              failed->reason, options_.requeue_backoff);
-    if (decision.requeue) {
-      Requeue(record, events, *failed, decision);
-    } else {
+    case control::Verdict::kFailed:
       Finish(record, events, JobPhase::kFailed, failed->reason.empty() ? "Error" : failed->reason,
              DescribeEnd(*failed));
-    }
-    return;
+      return;
+    case control::Verdict::kSucceeded:
+      Finish(record, events, JobPhase::kSucceeded, "", "every task exited 0");
+      return;
+    case control::Verdict::kRequeue:
+      break;
   }
-  if (all_succeeded) {
-    Finish(record, events, JobPhase::kSucceeded, "", "every task exited 0");
+  switch (eviction) {
+    case control::Eviction::kDrain:
+      Restart(record, events, "NodeDrained", "evicted by a node drain; waits again", now);
+      return;
+    case control::Eviction::kTaint:
+      Restart(record, events, "NoExecuteTaint", "evicted by a NoExecute taint; waits again", now);
+      return;
+    case control::Eviction::kPreemptRequeue:
+    case control::Eviction::kPreemptCancel:
+      Restart(record, events, "Preempted",
+              fmt::format("preempted {} time(s); waits again", record.status().preemptions),
+              now + outcome.backoff);
+      return;
+    case control::Eviction::kNone:
+      break;
   }
-}
-
-void JobManager::Requeue(JobRecord& record, std::vector<JobEvent>& events,
-                         const TaskRuntime& failed, const control::RestartDecision& decision) {
   std::string message =
-      fmt::format("{}; restart {} of {} after a back-off of {}", DescribeEnd(failed),
-                  decision.restarts, record.document.spec.restart_policy.max_restarts,
-                  FormatDuration(decision.backoff));
-  record.restarts = decision.restarts;
-  Restart(record, events, failed.reason.empty() ? "Error" : failed.reason, std::move(message),
-          options_.clock->Now() + decision.backoff);
-}
-
-void JobManager::EndPreemption(JobRecord& record, std::vector<JobEvent>& events) {
-  if (record.preemption == PreemptionAction::kDrain ||
-      record.preemption == PreemptionAction::kTaint) {
-    const bool drained = record.preemption == PreemptionAction::kDrain;
-    record.preemption = PreemptionAction::kNone;
-    record.eviction_grace.reset();
-    Restart(record, events, drained ? "NodeDrained" : "NoExecuteTaint",
-            drained ? "evicted by a node drain; waits again"
-                    : "evicted by a NoExecute taint; waits again",
-            options_.clock->Now());
-    return;
-  }
-  const control::RestartDecision decision = control::AfterPreemption(
-      record.preemption == PreemptionAction::kRequeue, record.restarts);
-  record.preemption = PreemptionAction::kNone;
-  if (!decision.requeue) {
-    Finish(record, events, JobPhase::kCancelled, "Preempted",
-           "preempted; the scheduling policy cancels preempted jobs");
-    return;
-  }
-  Restart(record, events, "Preempted",
-          fmt::format("preempted {} time(s); waits again", record.status().preemptions),
-          options_.clock->Now() + decision.backoff);
+      fmt::format("{}; restart {} of {} after a back-off of {}", DescribeEnd(*failed),
+                  outcome.restarts, record.document.spec.restart_policy.max_restarts,
+                  FormatDuration(outcome.backoff));
+  record.restarts = outcome.restarts;
+  Restart(record, events, failed->reason.empty() ? "Error" : failed->reason, std::move(message),
+          now + outcome.backoff);
 }
 
 void JobManager::Restart(JobRecord& record, std::vector<JobEvent>& events, std::string reason,

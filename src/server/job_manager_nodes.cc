@@ -106,13 +106,13 @@ void JobManager::EvictFromNodeLocked(const NodeAdmin& admin) {
       }
     }
     if (here == 0) continue;
-    if (record.preemption == PreemptionAction::kDrain) {
+    if (record.preemption == control::Eviction::kDrain) {
       record.eviction_grace = admin.grace;  // evicted before a restart: the same grace
       continue;
     }
     if (Stopping(record)) continue;  // a cancel or a preemption tears it down already
     const Duration grace = admin.grace.value_or(record.document.spec.termination_grace);
-    EvictLocked(record, PreemptionAction::kDrain, admin.grace, "NodeDrained",
+    EvictLocked(record, control::Eviction::kDrain, admin.grace, "NodeDrained",
                 fmt::format("node {}/{} is drained{}: {} of its {} task(s) run there; every task "
                             "gets {} to exit, then the job waits again",
                             admin.cluster, admin.node,
@@ -177,13 +177,13 @@ void JobManager::EvictUntoleratedLocked(const Cluster& cluster,
       }
     }
     if (!why) continue;
-    EvictLocked(record, PreemptionAction::kTaint, std::nullopt, "NoExecuteTaint",
+    EvictLocked(record, control::Eviction::kTaint, std::nullopt, "NoExecuteTaint",
                 fmt::format("{}: every task gets {} to exit, then the job waits again", *why,
                             FormatDuration(record.document.spec.termination_grace)));
   }
 }
 
-void JobManager::EvictLocked(JobRecord& record, PreemptionAction action,
+void JobManager::EvictLocked(JobRecord& record, control::Eviction action,
                              std::optional<Duration> grace, std::string reason,
                              std::string message) {
   record.preemption = action;

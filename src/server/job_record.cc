@@ -133,8 +133,8 @@ spec::JobStatus DecodeStatus(const json& j) {
   return status;
 }
 
-PreemptionAction ParsePreemption(std::string_view name) {
-  const std::optional<PreemptionAction> action = FindPreemption(name);
+control::Eviction ParsePreemption(std::string_view name) {
+  const std::optional<control::Eviction> action = FindPreemption(name);
   if (!action.has_value()) throw std::invalid_argument("unknown preemption action");
   return *action;
 }
@@ -244,7 +244,7 @@ size_t WorstRecordBytes(JobRecord record) {
   record.tasks.clear();
   record.attempt = record.restarts = std::numeric_limits<int32_t>::min();
   record.cancel_requested = true;
-  record.preemption = PreemptionAction::kRequeue;
+  record.preemption = control::Eviction::kPreemptRequeue;
   record.last_event = std::numeric_limits<int64_t>::min();
   return JobKey(record.id).size() + EncodeJobRecord(record).size();
 }

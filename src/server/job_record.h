@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "control/restart_rules.h"
 #include "core/placement.h"
 #include "server/job_service.h"
 #include "spec/job_document.h"
@@ -55,11 +56,6 @@ struct TaskRuntime {
   std::string message;
 };
 
-// What happens to a job evicted by preemption once its tasks are gone. kDrain: evicted by a
-// node drain, kTaint: by a NoExecute taint one of its tasks does not tolerate; both requeued,
-// with neither a restart nor a preemption counted.
-enum class PreemptionAction { kNone, kRequeue, kCancel, kDrain, kTaint };
-
 struct JobRecord {
   int64_t id = 0;
   std::string tenant;
@@ -68,8 +64,9 @@ struct JobRecord {
   int32_t attempt = 0;   // placements so far minus one; part of every launch id
   int32_t restarts = 0;  // requeues under the restart policy
   bool cancel_requested = false;
-  // Set while a preemption tears the job down (kNone otherwise).
-  PreemptionAction preemption = PreemptionAction::kNone;
+  // Set while a preemption, a drain or a NoExecute taint tears the job down (kNone otherwise);
+  // what follows is control::AfterAttempt's.
+  control::Eviction preemption = control::Eviction::kNone;
   // While a drain evicts the job: the grace its tasks get instead of terminationGracePeriod
   // (the drain's --grace). Not stored: a restarted manager takes it from the node's record.
   std::optional<Duration> eviction_grace;

@@ -67,7 +67,7 @@ TEST(JobRecordTest, EncodingRoundTrips) {
   record.attempt = 1;
   record.restarts = 1;
   record.cancel_requested = true;
-  record.preemption = PreemptionAction::kCancel;
+  record.preemption = control::Eviction::kPreemptCancel;
   record.status().preemptions = 2;
   record.last_event = 6;
   record.SyncTaskStatus();
@@ -90,7 +90,7 @@ TEST(JobRecordTest, EncodingRoundTrips) {
   EXPECT_EQ(back.status().tasks[0].exit_code, 3);
   EXPECT_EQ(back.status().tasks[0].node, "n1");
   EXPECT_EQ(back.tasks[0].placement.gpus.size(), 1u);
-  EXPECT_EQ(back.preemption, PreemptionAction::kCancel);
+  EXPECT_EQ(back.preemption, control::Eviction::kPreemptCancel);
   EXPECT_EQ(back.status().preemptions, 2);
   // What was loaded is known to be stored: nothing to write again.
   EXPECT_TRUE(TaskWrites(jobs.at(42)).empty());
@@ -215,7 +215,7 @@ TEST(JobRecordTest, RecordsWithoutPreemptionKeysDecode) {
   encoded["status"].erase("preemptions");
   absl::StatusOr<JobRecord> back = DecodeJobRecord(JobKey(7), encoded.dump());
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->preemption, PreemptionAction::kNone);
+  EXPECT_EQ(back->preemption, control::Eviction::kNone);
   EXPECT_EQ(back->status().preemptions, 0);
 }
 
@@ -284,10 +284,10 @@ TEST(JobRecordTest, RecordsReadTheSameWhicheverWayTheyAreRead) {
   full.attempt = 4;
   full.restarts = 2;
   full.cancel_requested = true;
-  full.preemption = PreemptionAction::kRequeue;
+  full.preemption = control::Eviction::kPreemptRequeue;
   full.last_event = 99;
   records.push_back(full);
-  full.preemption = PreemptionAction::kCancel;
+  full.preemption = control::Eviction::kPreemptCancel;
   full.status().phase = JobPhase::kAdmitted;
   full.status().start_time.reset();
   full.status().end_time.reset();

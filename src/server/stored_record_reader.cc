@@ -93,13 +93,13 @@ bool ReadStatus(spec::JsonReader& in, spec::JobStatus& status) {
 
 }  // namespace
 
-std::string_view PreemptionName(PreemptionAction action) {
+std::string_view PreemptionName(control::Eviction action) {
   return kPreemptionNames[static_cast<int>(action)];
 }
 
-std::optional<PreemptionAction> FindPreemption(std::string_view name) {
+std::optional<control::Eviction> FindPreemption(std::string_view name) {
   for (int i = 0; i < static_cast<int>(std::size(kPreemptionNames)); ++i) {
-    if (kPreemptionNames[i] == name) return static_cast<PreemptionAction>(i);
+    if (kPreemptionNames[i] == name) return static_cast<control::Eviction>(i);
   }
   return std::nullopt;
 }
@@ -147,7 +147,7 @@ bool ReadFieldsQuickly(std::string_view value, JobRecord& record, spec::JobStatu
         read = in.Integer(record.last_event);
         break;
       case kPreemption: {
-        std::optional<PreemptionAction> action;
+        std::optional<control::Eviction> action;
         read = in.String(preemption) && (action = FindPreemption(preemption)).has_value();
         if (read) record.preemption = *action;
         break;

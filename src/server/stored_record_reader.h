@@ -16,9 +16,9 @@
 namespace tessera::server {
 
 // "" (none), "requeue", "cancel", "drain", "taint": the stored name of `action`.
-std::string_view PreemptionName(PreemptionAction action);
+std::string_view PreemptionName(control::Eviction action);
 // The action of a stored name; nullopt for an unknown one.
-std::optional<PreemptionAction> FindPreemption(std::string_view name);
+std::optional<control::Eviction> FindPreemption(std::string_view name);
 
 // Reads a job record's fields into `record` and `status`, and its job document's JSON text into
 // `document` (decoded by the caller). False when `value` is not exactly our encoder's output.

@@ -170,7 +170,7 @@ absl::StatusOr<Check> ExpectationParser::ParseJobCheck(std::string_view key, con
                           {"InsufficientResources", "GpuModelMismatch", "NodeSelectorMismatch",
                            "Untolerated", "QuotaExceeded", "GangIncomplete", "Priority",
                            "Reservation", "Backoff", "Refused", "NodeUnavailable", "TaskFailed",
-                           "TaskLost", "Evicted", "TimeLimitExceeded"}));
+                           "TaskLost", "TimeLimitExceeded"}));
   } else if (key == "reason_contains" || key == "node_model") {
     c.kind = key == "reason_contains" ? CheckKind::kReasonContains : CheckKind::kNodeModel;
     TESSERA_ASSIGN_OR_RETURN(c.text, r_.Name(v, field));

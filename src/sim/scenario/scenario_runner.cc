@@ -63,17 +63,16 @@ class Runner final : public SchedulerSink {
   void LoseTasksOn(int32_t index, std::optional<int32_t> device, const std::string& why);
   // Signals every job with a task on node `index` (not tolerating `taint`, when given).
   void EvictTasksOn(int32_t index, const Taint* taint, const std::string& why);
-  // Signals every task of the job; they are released after `grace` (at once when zero), then
-  // the job is requeued or failed by its restart policy, unless it already ended.
+  // Signals every task of the job; they are released after `grace` (at once when zero).
   void Teardown(JobRun& job, Duration grace, std::string code, std::string message);
+  // A teardown's grace ended: its tasks are released, then the job is requeued or ended as
+  // control::AfterAttempt says, unless a cancel or a time limit already ended it.
   void FinishTeardown(JobRun& job);
-  // The termination grace of an eviction by preemption ended: its tasks are released, then the
-  // job is requeued (without counting a restart) or cancelled, as the policy says.
-  void FinishPreemption(JobRun& job, bool requeue);
+  // Makes the job Pending again for a new attempt after `outcome`'s back-off.
+  void Requeue(JobRun& job, const control::AttemptOutcome& outcome, control::Eviction eviction);
   // Runs the events of instant `t` and a scheduling cycle after them, again while the cycle's
   // decisions add events at `t` (an eviction without grace); false when nothing happened.
   bool RunInstant(TimePoint t);
-  void ApplyRestartPolicy(JobRun& job);
   void Release(JobRun& job, size_t task);
   void ReleaseAll(JobRun& job);
   void End(JobRun& job, JobPhase phase, std::string reason, std::string message);
@@ -437,42 +436,16 @@ void Runner::OnPreempted(std::string_view name, const PendingReason& reason, boo
   Log("preempt", fmt::format("{}: {}; signalling {} tasks, grace {}", job.name(), reason.message,
                              job.HeldTasks(), FormatDuration(grace)));
   job.terminating = true;
+  job.eviction = requeue ? control::Eviction::kPreemptRequeue : control::Eviction::kPreemptCancel;
   job.teardown_code = reason.code;
   job.teardown_message = reason.message;
   ++job.attempt;
   const int64_t attempt = job.attempt;
-  queue_.Push(Now() + grace, EventClass::kTaskCompletion, [this, &job, attempt, requeue] {
+  queue_.Push(Now() + grace, EventClass::kTaskCompletion, [this, &job, attempt] {
     if (job.attempt != attempt || !job.terminating) return;
     acted_ = true;
-    FinishPreemption(job, requeue);
+    FinishTeardown(job);
   });
-}
-
-void Runner::FinishPreemption(JobRun& job, bool requeue) {
-  const int32_t held = job.HeldTasks();
-  ReleaseAll(job);
-  job.terminating = false;
-  ++job.attempt;
-  if (held > 0) Log("release", fmt::format("{}: {} tasks released", job.name(), held));
-  if (job.phase && IsTerminal(*job.phase)) {  // cancelled or timed out during the grace
-    job.end = Now();
-    return;
-  }
-  const control::RestartDecision decision = control::AfterPreemption(requeue, job.restarts);
-  if (!decision.requeue) {
-    scheduler_->Remove(job.name());
-    job.charged = false;
-    Log("finish", fmt::format("{}: Cancelled: {}", job.name(), job.teardown_message));
-    End(job, JobPhase::kCancelled, job.teardown_code, job.teardown_message);
-    return;
-  }
-  job.restarts = decision.restarts;
-  scheduler_->Requeue(job.name(), Now() + decision.backoff).IgnoreError();
-  job.charged = false;
-  job.phase = JobPhase::kPending;
-  job.reason.clear();
-  job.message.clear();
-  Log("requeue", fmt::format("{}: after preemption", job.name()));
 }
 
 void Runner::OnRefused(std::string_view name, const PendingReason& reason) {
@@ -564,6 +537,7 @@ void Runner::EvictTasksOn(int32_t index, const Taint* taint, const std::string& 
     if (!hit) continue;
     Log("evict", fmt::format("{}: {}; signalling {} tasks, grace {}", job.name(), why,
                              job.HeldTasks(), FormatDuration(job.def->spec.termination_grace)));
+    job.eviction = taint == nullptr ? control::Eviction::kDrain : control::Eviction::kTaint;
     Teardown(job, job.def->spec.termination_grace, "Evicted", why);
   }
 }
@@ -592,37 +566,52 @@ void Runner::FinishTeardown(JobRun& job) {
   job.terminating = false;
   ++job.attempt;
   if (held > 0) Log("release", fmt::format("{}: {} tasks released", job.name(), held));
-  if (job.phase && IsTerminal(*job.phase)) {
+  const control::Eviction eviction = std::exchange(job.eviction, control::Eviction::kNone);
+  // A cancel or a time limit ended the job at its own instant; the grace only let it go.
+  const bool decided = job.phase && IsTerminal(*job.phase);
+  const RestartPolicy& policy = job.def->spec.restart_policy;
+  const control::AttemptOutcome outcome = control::AfterAttempt(
+      policy, job.restarts,
+      {.cancel_requested = job.phase == JobPhase::kCancelled,
+       .eviction = eviction,
+       .failure = job.phase == JobPhase::kFailed ? job.reason : job.teardown_code},
+      scenario_.config.requeue_backoff);
+  if (outcome.verdict == control::Verdict::kRequeue) {
+    Requeue(job, outcome, eviction);
+    return;
+  }
+  if (decided) {
     job.end = Now();
     return;
   }
-  ApplyRestartPolicy(job);
-}
-
-void Runner::ApplyRestartPolicy(JobRun& job) {
-  const RestartPolicy& policy = job.def->spec.restart_policy;
-  const control::RestartDecision decision = control::AfterFailure(
-      policy, job.restarts, job.teardown_code, scenario_.config.requeue_backoff);
-  if (decision.requeue) {
-    job.restarts = decision.restarts;
-    const Duration backoff = decision.backoff;
-    scheduler_->Requeue(job.name(), Now() + backoff).IgnoreError();
-    job.charged = false;
-    if (backoff > Duration::zero()) {
-      queue_.Push(Now() + backoff, EventClass::kObserve, [this] { acted_ = true; });
-    }
-    job.phase = JobPhase::kPending;
-    job.reason.clear();
-    job.message.clear();
-    Log("requeue", fmt::format("{}: restart {} of {} after {}: {}", job.name(), job.restarts,
-                               policy.max_restarts, job.teardown_code, job.teardown_message));
-    return;
-  }
+  const JobPhase phase = outcome.verdict == control::Verdict::kCancelled ? JobPhase::kCancelled
+                         : outcome.verdict == control::Verdict::kFailed  ? JobPhase::kFailed
+                                                                         : JobPhase::kSucceeded;
   scheduler_->Remove(job.name());
   job.charged = false;
-  Log("finish",
-      fmt::format("{}: Failed: {}: {}", job.name(), job.teardown_code, job.teardown_message));
-  End(job, JobPhase::kFailed, job.teardown_code, job.teardown_message);
+  Log("finish", fmt::format("{}: {}: {}: {}", job.name(), PhaseName(phase), job.teardown_code,
+                            job.teardown_message));
+  End(job, phase, job.teardown_code, job.teardown_message);
+}
+
+void Runner::Requeue(JobRun& job, const control::AttemptOutcome& outcome,
+                     control::Eviction eviction) {
+  const std::string cause =
+      eviction == control::Eviction::kNone
+          ? fmt::format("restart {} of {} after {}", outcome.restarts,
+                        job.def->spec.restart_policy.max_restarts, job.teardown_code)
+      : eviction == control::Eviction::kPreemptRequeue ? std::string("after preemption")
+                                                        : std::string("after eviction");
+  job.restarts = outcome.restarts;
+  scheduler_->Requeue(job.name(), Now() + outcome.backoff).IgnoreError();
+  job.charged = false;
+  if (outcome.backoff > Duration::zero()) {
+    queue_.Push(Now() + outcome.backoff, EventClass::kObserve, [this] { acted_ = true; });
+  }
+  job.phase = JobPhase::kPending;
+  job.reason.clear();
+  job.message.clear();
+  Log("requeue", fmt::format("{}: {}: {}", job.name(), cause, job.teardown_message));
 }
 
 void Runner::Release(JobRun& job, size_t task) {

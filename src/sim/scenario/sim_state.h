@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "control/restart_rules.h"
 #include "core/job.h"
 #include "core/job_phase.h"
 #include "core/placement.h"
@@ -46,7 +47,9 @@ struct JobRun {
   // Evicted by preemption or reclaim at this instant, or still in the termination grace of
   // that eviction: its phase reads "Preempted".
   bool preempted = false;
-  std::string teardown_code;  // why the current teardown happened ("Evicted", "TaskLost")
+  // What tore the job down, when it did not fail: a preemption, a drain, a NoExecute taint.
+  control::Eviction eviction = control::Eviction::kNone;
+  std::string teardown_code;  // why the current teardown happened ("TaskLost", a preemption's)
   std::string teardown_message;
   bool cancel_before_submit = false;
   int64_t attempt = 0;  // bumped at each teardown; stale timers carry an older one
