@@ -1,6 +1,7 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <span>
 #include <utility>
@@ -488,19 +489,22 @@ bool Scheduler::WalkPending(CycleContext& cycle, bool borrowing) {
   return deferred;
 }
 
-// Jobs of a strict-FIFO queue that the cycle did not reach wait behind its blocked head.
+// Jobs of a strict-FIFO queue that the cycle did not reach wait behind its blocked head. The
+// message holds no position, so that it changes only when the job's situation does: the
+// position is the estimate's (Kueue serves it the same way, on request).
 void Scheduler::MarkBehindStrictHeads(CycleContext& cycle) {
   if (cycle.blocked_leaves.empty()) return;
+  std::map<int32_t, PendingReason> behind;  // per blocked leaf, written once
+  for (int32_t leaf : cycle.blocked_leaves) {
+    behind[leaf] = {std::string(kReasonPriority),
+                    fmt::format("behind an earlier job of strict-FIFO queue {}",
+                                tree_->spec(leaf).name)};
+  }
   for (auto& [id, entry] : by_id_) {
-    if (entry->state != Entry::State::kPending || entry->tried_in_cycle == cycle.number ||
-        !cycle.blocked_leaves.contains(entry->leaf)) {
-      continue;
-    }
-    SetPending(*entry,
-               {std::string(kReasonPriority),
-                fmt::format("behind an earlier job of strict-FIFO queue {} (position {})",
-                            entry->spec.queue, admission_->Position(entry->id))},
-               cycle.sink);
+    if (entry->state != Entry::State::kPending || entry->tried_in_cycle == cycle.number) continue;
+    auto it = behind.find(entry->leaf);
+    if (it == behind.end() || (entry->has_reason && entry->reason == it->second)) continue;
+    SetPending(*entry, it->second, cycle.sink);
   }
 }
 

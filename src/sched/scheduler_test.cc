@@ -458,6 +458,34 @@ JobSpec InQueue(JobSpec spec, std::string queue, std::optional<Duration> limit =
   return spec;
 }
 
+// The reason of a job behind a strict-FIFO head names no position, so it is not sent again
+// at every cycle as the jobs ahead move; the estimate gives the position.
+TEST_F(SchedulerTest, AJobBehindAStrictFifoHeadIsToldOnceAndItsEstimateGivesThePosition) {
+  const std::vector<QueueSpec> queues = {
+      QueueSpec{.name = "q", .ordering = QueueOrdering::kStrictFifo}};
+  ASSERT_TRUE(scheduler_->SetQueues(queues).ok());
+  AddNodes(1, 8);
+  ASSERT_TRUE(scheduler_->Submit("occupant", InQueue(GpuJob("occupant", 1, 8), "q")).ok());
+  Cycle();
+  ASSERT_EQ(sink_.placed.size(), 1u);
+  for (const char* name : {"head", "next", "last"}) {
+    ASSERT_TRUE(scheduler_->Submit(name, InQueue(GpuJob(name, 1, 4), "q")).ok());
+  }
+  for (int i = 0; i < 3; ++i) Cycle();
+  ASSERT_NE(scheduler_->Reason("last"), nullptr);
+  EXPECT_EQ(scheduler_->Reason("last")->message, "behind an earlier job of strict-FIFO queue q");
+  absl::StatusOr<StartEstimate> estimate = scheduler_->Estimate("last", state_);
+  ASSERT_TRUE(estimate.ok()) << estimate.status();
+  EXPECT_EQ(estimate->position, 2);
+
+  scheduler_->Remove("head");  // "last" moves up, still behind "next"
+  for (int i = 0; i < 3; ++i) Cycle();
+  EXPECT_EQ(std::count(sink_.pending.begin(), sink_.pending.end(), "last: Priority"), 1);
+  estimate = scheduler_->Estimate("last", state_);
+  ASSERT_TRUE(estimate.ok()) << estimate.status();
+  EXPECT_EQ(estimate->position, 1);
+}
+
 TEST_F(SchedulerTest, JobsMustNameALeafQueue) {
   ASSERT_TRUE(scheduler_->SetQueues(TwoTeams()).ok());
   EXPECT_THAT(scheduler_->Submit("x", InQueue(GpuJob("x", 1, 1), "nope")).message(),
