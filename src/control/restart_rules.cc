@@ -34,7 +34,9 @@ RestartDecision AfterPreemption(bool requeue, int32_t restarts) {
 AttemptOutcome AfterAttempt(const RestartPolicy& policy, int32_t restarts, const AttemptEnd& end,
                             Duration base_backoff) {
   if (end.cancel_requested) return {.verdict = Verdict::kCancelled, .restarts = restarts};
-  if (end.failure == "TimeLimitExceeded") return {.verdict = Verdict::kFailed, .restarts = restarts};
+  if (end.failure == "TimeLimitExceeded") {
+    return {.verdict = Verdict::kFailed, .restarts = restarts};
+  }
   RestartDecision decision;
   switch (end.eviction) {
     case Eviction::kDrain:

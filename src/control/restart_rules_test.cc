@@ -71,10 +71,9 @@ TEST(AfterPreemptionTest, RequeuesAtOnceWithoutCountingARestart) {
 const RestartPolicy kRequeueTwice{.on_failure = RestartAction::kRequeue, .max_restarts = 2};
 
 TEST(AfterAttemptTest, ACancelEndsTheJobWhateverElseHappened) {
-  const AttemptOutcome outcome =
-      AfterAttempt(kRequeueTwice, 1,
-                   {.cancel_requested = true, .eviction = Eviction::kDrain, .failure = "Lost"},
-                   seconds(5));
+  const AttemptOutcome outcome = AfterAttempt(
+      kRequeueTwice, 1, {.cancel_requested = true, .eviction = Eviction::kDrain, .failure = "Lost"},
+      seconds(5));
   EXPECT_EQ(outcome.verdict, Verdict::kCancelled);
   EXPECT_EQ(outcome.restarts, 1);
 }
@@ -108,9 +107,9 @@ TEST(AfterAttemptTest, APreemptionFollowsTheSchedulingPolicy) {
   EXPECT_EQ(requeued.verdict, Verdict::kRequeue);
   EXPECT_EQ(requeued.restarts, 2);
   EXPECT_EQ(requeued.backoff, Duration::zero());
-  EXPECT_EQ(AfterAttempt(kRequeueTwice, 0, {.eviction = Eviction::kPreemptCancel}, seconds(5))
-                .verdict,
-            Verdict::kCancelled);
+  EXPECT_EQ(
+      AfterAttempt(kRequeueTwice, 0, {.eviction = Eviction::kPreemptCancel}, seconds(5)).verdict,
+      Verdict::kCancelled);
 }
 
 TEST(AfterAttemptTest, AFailureFollowsTheRestartPolicy) {

@@ -496,9 +496,9 @@ void Scheduler::MarkBehindStrictHeads(CycleContext& cycle) {
   if (cycle.blocked_leaves.empty()) return;
   std::map<int32_t, PendingReason> behind;  // per blocked leaf, written once
   for (int32_t leaf : cycle.blocked_leaves) {
-    behind[leaf] = {std::string(kReasonPriority),
-                    fmt::format("behind an earlier job of strict-FIFO queue {}",
-                                tree_->spec(leaf).name)};
+    behind[leaf] = {
+        std::string(kReasonPriority),
+        fmt::format("behind an earlier job of strict-FIFO queue {}", tree_->spec(leaf).name)};
   }
   for (auto& [id, entry] : by_id_) {
     if (entry->state != Entry::State::kPending || entry->tried_in_cycle == cycle.number) continue;

@@ -116,7 +116,8 @@ void JobManager::OnPreempted(std::string_view job, const PendingReason& reason, 
   std::lock_guard<std::mutex> lock(mu_);
   JobRecord& record = jobs_.at(*ParseJobId(job));
   if (IsTerminal(record.status().phase) || record.preemption != control::Eviction::kNone) return;
-  record.preemption = requeue ? control::Eviction::kPreemptRequeue : control::Eviction::kPreemptCancel;
+  record.preemption =
+      requeue ? control::Eviction::kPreemptRequeue : control::Eviction::kPreemptCancel;
   ++record.status().preemptions;
   std::vector<JobEvent> events;
   AddEvent(record, events, "Preempted", reason.code.empty() ? "Preempted" : reason.code,
@@ -178,14 +179,15 @@ void JobManager::Resolve(JobRecord& record, std::vector<JobEvent>& events) {
     return;
   }
   if (!tearing_down && !all_succeeded) return;  // still running
-  const std::string_view failure =
-      failed == nullptr ? "" : failed->reason.empty() ? "Error" : std::string_view(failed->reason);
-  const control::AttemptOutcome outcome = control::AfterAttempt(
-      record.document.spec.restart_policy, record.restarts,
-      {.cancel_requested = record.cancel_requested,
-       .eviction = record.preemption,
-       .failure = failure},
-      options_.requeue_backoff);
+  const std::string_view failure = failed == nullptr        ? ""
+                                   : failed->reason.empty() ? "Error"
+                                                            : std::string_view(failed->reason);
+  const control::AttemptOutcome outcome =
+      control::AfterAttempt(record.document.spec.restart_policy, record.restarts,
+                            {.cancel_requested = record.cancel_requested,
+                             .eviction = record.preemption,
+                             .failure = failure},
+                            options_.requeue_backoff);
   const control::Eviction eviction = record.preemption;
   record.preemption = control::Eviction::kNone;
   record.eviction_grace.reset();
@@ -231,10 +233,9 @@ void JobManager::EndAttempt(JobRecord& record, std::vector<JobEvent>& events,
     case control::Eviction::kNone:
       break;
   }
-  std::string message =
-      fmt::format("{}; restart {} of {} after a back-off of {}", DescribeEnd(*failed),
-                  outcome.restarts, record.document.spec.restart_policy.max_restarts,
-                  FormatDuration(outcome.backoff));
+  std::string message = fmt::format(
+      "{}; restart {} of {} after a back-off of {}", DescribeEnd(*failed), outcome.restarts,
+      record.document.spec.restart_policy.max_restarts, FormatDuration(outcome.backoff));
   record.restarts = outcome.restarts;
   Restart(record, events, failed->reason.empty() ? "Error" : failed->reason, std::move(message),
           now + outcome.backoff);

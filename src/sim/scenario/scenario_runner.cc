@@ -601,7 +601,7 @@ void Runner::Requeue(JobRun& job, const control::AttemptOutcome& outcome,
           ? fmt::format("restart {} of {} after {}", outcome.restarts,
                         job.def->spec.restart_policy.max_restarts, job.teardown_code)
       : eviction == control::Eviction::kPreemptRequeue ? std::string("after preemption")
-                                                        : std::string("after eviction");
+                                                       : std::string("after eviction");
   job.restarts = outcome.restarts;
   scheduler_->Requeue(job.name(), Now() + outcome.backoff).IgnoreError();
   job.charged = false;
