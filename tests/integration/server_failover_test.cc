@@ -30,6 +30,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -55,17 +56,23 @@ constexpr int kReplicas = 3;
 constexpr char kSim[] = "sim";
 constexpr char kLocal[] = "local";
 
-// A loopback port nobody listens on now (the kernel's pick, released at once).
+// A loopback port nobody listens on now (the kernel's pick, released at once), and never one
+// this process was given before: the kernel may hand out a port it just released again, and two
+// replicas' addresses must differ.
 int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  socklen_t length = sizeof(address);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
+  static std::set<int> given;
+  while (true) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+    socklen_t length = sizeof(address);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+    ::close(fd);
+    const int port = ntohs(address.sin_port);
+    if (given.insert(port).second) return port;
+  }
 }
 
 int PreloadedJobs() {
