@@ -65,11 +65,14 @@ test-integration: build
 soak: build
 	cd $(BUILD) && TESSERA_FAILOVER_ROUNDS=50 ctest -R integration_server_failover_test --output-on-failure
 
+# The unit and scenario tests under ASan/UBSan, but for the scenario that runs a million
+# instants to reach the run's cap: 12 minutes here under the sanitizers, 10 s in the release
+# tier (test-scenario), which runs it.
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTESSERA_SANITIZE=ON -DTESSERA_BENCH=OFF \
 	  $(LAUNCHER)
 	ninja -C $(ASAN_BUILD) -j $(JOBS)
-	cd $(ASAN_BUILD) && ctest -L 'unit|scenario' --output-on-failure -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest -L 'unit|scenario' -E 'run-stopped-at-instant-cap' --output-on-failure -j $(JOBS)
 
 test-fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
