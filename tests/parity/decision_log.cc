@@ -58,12 +58,8 @@ std::string ServerPlacement(std::string_view text) {
 }
 
 // The reason a failure names in the runner, as a cluster reports it
-// (tessera/cluster/task_launch.h): "TaskFailed" for tasks that exited with failure is "Error",
-// "TaskLost" for tasks whose node failed is "Lost".
-std::string FailureReason(std::string code) {
-  if (code == "TaskFailed") return "Error";
-  return code == "TaskLost" ? "Lost" : code;
-}
+// (tessera/cluster/task_launch.h): "TaskLost" for tasks whose node failed is "Lost".
+std::string FailureReason(std::string code) { return code == "TaskLost" ? "Lost" : code; }
 
 }  // namespace
 

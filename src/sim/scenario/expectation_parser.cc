@@ -163,14 +163,15 @@ absl::StatusOr<Check> ExpectationParser::ParseJobCheck(std::string_view key, con
                                                {"Pending", "Admitted", "Running", "Succeeded",
                                                 "Failed", "Cancelled", "Preempted"}));
   } else if (key == "reason") {
-    // The contract's codes, and those the scheduler and the runner give a job besides.
+    // The contract's codes (pending, then ending), and NodeUnavailable, which the scheduler
+    // gives a job besides.
     c.kind = CheckKind::kReason;
     TESSERA_ASSIGN_OR_RETURN(
         c.text, r_.Choice(v, field,
                           {"InsufficientResources", "GpuModelMismatch", "NodeSelectorMismatch",
                            "Untolerated", "QuotaExceeded", "GangIncomplete", "Priority",
-                           "Reservation", "Backoff", "Refused", "NodeUnavailable", "TaskFailed",
-                           "TaskLost", "TimeLimitExceeded"}));
+                           "Reservation", "Backoff", "Refused", "NoFit", "TimeLimitExceeded",
+                           "StartFailed", "TaskLost", "Cancelled", "Error", "NodeUnavailable"}));
   } else if (key == "reason_contains" || key == "node_model") {
     c.kind = key == "reason_contains" ? CheckKind::kReasonContains : CheckKind::kNodeModel;
     TESSERA_ASSIGN_OR_RETURN(c.text, r_.Name(v, field));

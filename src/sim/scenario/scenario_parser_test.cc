@@ -148,6 +148,22 @@ jobs: [{name: a, tasks: [{name: w, gpu: 8}], duration: 10}]
   EXPECT_EQ(s->jobs[0].spec.restart_policy.on_failure, RestartAction::kRequeue);
 }
 
+// Every reason code ../shared/SCENARIOS.md lists ("Pending reasons", then the reasons a job
+// ends with) is accepted by `reason`.
+TEST(ScenarioParserTest, AcceptsEveryReasonCodeOfTheContract) {
+  for (const char* code :
+       {"InsufficientResources", "GpuModelMismatch", "NodeSelectorMismatch", "Untolerated",
+        "QuotaExceeded", "GangIncomplete", "Priority", "Reservation", "Backoff", "Refused", "NoFit",
+        "TimeLimitExceeded", "StartFailed", "TaskLost", "Cancelled", "Error"}) {
+    absl::StatusOr<Scenario> s =
+        Parse(std::string("nodes: [{name: n}]\njobs: [{name: a, tasks: [{name: w}], duration: 1}]\n"
+                          "expect: [{end: true, job: a, reason: ") +
+              code + "}]\n");
+    ASSERT_TRUE(s.ok()) << code << ": " << s.status();
+    EXPECT_EQ(s->expectations[0].checks[0].text, code);
+  }
+}
+
 TEST(ScenarioParserTest, PolicyDefaultsAreTheServers) {
   absl::StatusOr<Scenario> s = Parse("nodes: [{name: n}]\n");
   ASSERT_TRUE(s.ok()) << s.status();

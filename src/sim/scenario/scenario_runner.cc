@@ -328,7 +328,7 @@ void Runner::Submit(JobRun& job) {
   acted_ = true;
   if (job.cancel_before_submit) {
     Log("submit", fmt::format("{}: cancelled before submission", job.name()));
-    End(job, JobPhase::kCancelled, "", "");
+    End(job, JobPhase::kCancelled, "Cancelled", "cancelled on request");
     return;
   }
   absl::Status submitted = scheduler_->Submit(job.name(), job.def->spec);
@@ -355,7 +355,7 @@ void Runner::Cancel(JobRun& job) {
       Log("cancel", job.name());
       scheduler_->Remove(job.name());
       job.charged = false;
-      End(job, JobPhase::kCancelled, "", "");
+      End(job, JobPhase::kCancelled, "Cancelled", "cancelled on request");
       return;
     case JobPhase::kRunning:
       Log("cancel", fmt::format("{}: signalling {} tasks, grace {}", job.name(), job.HeldTasks(),
@@ -363,8 +363,8 @@ void Runner::Cancel(JobRun& job) {
       scheduler_->Remove(job.name());
       job.charged = false;
       job.phase = JobPhase::kCancelled;
-      job.reason.clear();
-      job.message.clear();
+      job.reason = "Cancelled";
+      job.message = "cancelled on request";
       if (!job.terminating) Teardown(job, job.def->spec.termination_grace, "", "");
       return;
     default:
@@ -467,7 +467,7 @@ void Runner::JobEnds(JobRun& job, int64_t attempt) {
   if (job.def->fails) {
     Log("fail", fmt::format("{}: every task exited with failure", job.name()));
     Teardown(
-        job, Duration::zero(), "TaskFailed",
+        job, Duration::zero(), "Error",
         fmt::format("every task exited with failure after {}", FormatDuration(job.def->duration)));
     return;
   }
