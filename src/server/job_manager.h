@@ -397,10 +397,11 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
                std::string reason, std::string message);
   // Applies control::AfterAttempt's outcome to a job whose attempt is over: ends it, or requeues
   // it with the event its cause names (`eviction`: what tore it down; `failed`: its first
-  // failed task, set whenever the outcome is kFailed or a requeue after a failure).
+  // failed task, set whenever the outcome is kFailed or a requeue after a failure; `failure`:
+  // that task's reason, "Error" when it gave none).
   void EndAttempt(JobRecord& record, std::vector<JobEvent>& events,
                   const control::AttemptOutcome& outcome, control::Eviction eviction,
-                  const TaskRuntime* failed);
+                  const TaskRuntime* failed, std::string_view failure);
   // Makes the job Pending again for a new attempt and gives it back to the scheduler.
   void Restart(JobRecord& record, std::vector<JobEvent>& events, std::string reason,
                std::string message, TimePoint not_before);

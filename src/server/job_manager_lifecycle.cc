@@ -191,12 +191,12 @@ void JobManager::Resolve(JobRecord& record, std::vector<JobEvent>& events) {
   const control::Eviction eviction = record.preemption;
   record.preemption = control::Eviction::kNone;
   record.eviction_grace.reset();
-  EndAttempt(record, events, outcome, eviction, failed);
+  EndAttempt(record, events, outcome, eviction, failed, failure);
 }
 
 void JobManager::EndAttempt(JobRecord& record, std::vector<JobEvent>& events,
                             const control::AttemptOutcome& outcome, control::Eviction eviction,
-                            const TaskRuntime* failed) {
+                            const TaskRuntime* failed, std::string_view failure) {
   const TimePoint now = options_.clock->Now();
   switch (outcome.verdict) {
     case control::Verdict::kCancelled:
@@ -208,8 +208,7 @@ void JobManager::EndAttempt(JobRecord& record, std::vector<JobEvent>& events,
       }
       return;
     case control::Verdict::kFailed:
-      Finish(record, events, JobPhase::kFailed, failed->reason.empty() ? "Error" : failed->reason,
-             DescribeEnd(*failed));
+      Finish(record, events, JobPhase::kFailed, std::string(failure), DescribeEnd(*failed));
       return;
     case control::Verdict::kSucceeded:
       Finish(record, events, JobPhase::kSucceeded, "", "every task exited 0");
@@ -237,8 +236,7 @@ void JobManager::EndAttempt(JobRecord& record, std::vector<JobEvent>& events,
       "{}; restart {} of {} after a back-off of {}", DescribeEnd(*failed), outcome.restarts,
       record.document.spec.restart_policy.max_restarts, FormatDuration(outcome.backoff));
   record.restarts = outcome.restarts;
-  Restart(record, events, failed->reason.empty() ? "Error" : failed->reason, std::move(message),
-          now + outcome.backoff);
+  Restart(record, events, std::string(failure), std::move(message), now + outcome.backoff);
 }
 
 void JobManager::Restart(JobRecord& record, std::vector<JobEvent>& events, std::string reason,

@@ -15,10 +15,7 @@
 //     stored first (1,000 by default), the time from the kill to a ready leader is printed.
 //   - One member of a 3-member etcd dies: the leader goes on. The whole etcd stops: nothing is
 //     acknowledged while it is away; once it is back, a replica leads again with every job.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,7 +27,6 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -40,6 +36,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "agent/local/free_ports.h"
 #include "agent_process.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -55,25 +52,6 @@ using Clock = std::chrono::steady_clock;
 constexpr int kReplicas = 3;
 constexpr char kSim[] = "sim";
 constexpr char kLocal[] = "local";
-
-// A loopback port nobody listens on now (the kernel's pick, released at once), and never one
-// this process was given before: the kernel may hand out a port it just released again, and two
-// replicas' addresses must differ.
-int FreePort() {
-  static std::set<int> given;
-  while (true) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-    socklen_t length = sizeof(address);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-    ::close(fd);
-    const int port = ntohs(address.sin_port);
-    if (given.insert(port).second) return port;
-  }
-}
 
 int PreloadedJobs() {
   const char* jobs = std::getenv("TESSERA_FAILOVER_JOBS");
@@ -125,14 +103,17 @@ class FailoverTest : public ::testing::Test {
     std::ofstream(config, std::ios::app)
         << "store: {backend: etcd, etcd: {endpoints: [" << absl::StrJoin(etcd_->endpoints(), ", ")
         << "]}}\nha: {enabled: true, leaseTtl: " << lease_ttl << "}\nrateLimit: {ratePerSecond: 0}\n";
+    // REST and gRPC ports of every replica, all distinct.
+    const absl::StatusOr<std::vector<int32_t>> ports = agent::PickFreePorts(2 * kReplicas);
+    ASSERT_TRUE(ports.ok()) << ports.status();
     std::vector<std::string> grpc;
     for (int i = 0; i < kReplicas; ++i) {
       replicas_.push_back(std::make_unique<ServerProcess>(
           ServerOptions{.data_dir = dir_.Sub(absl::StrCat("replica-", i)),
                         .log_dir = dir_.path(),
                         .config_path = config,
-                        .http_port = FreePort(),
-                        .grpc_port = FreePort()}));
+                        .http_port = (*ports)[2 * i],
+                        .grpc_port = (*ports)[2 * i + 1]}));
       grpc.push_back(absl::StrCat("127.0.0.1:", replicas_.back()->options().grpc_port));
     }
     ASSERT_TRUE(replicas_[0]->Start().ok()) << replicas_[0]->Log();
