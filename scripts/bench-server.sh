@@ -93,10 +93,10 @@ echo "store=$label clients=$CLIENTS batch=$BATCH submitted=$submitted started=$s
      "submit: $(echo "$submitted_at - $start" | bc)s $(echo "$submitted / ($submitted_at - $start)" | bc) jobs/s;" \
      "end to end: $(echo "$end - $start" | bc)s $(echo "$started / ($end - $start)" | bc) jobs/s"
 curl -s "$TESSERA_SERVER/metrics" | grep -E '^tessera_scheduling_cycle_seconds_(sum|count)'
-# What the run wrote to the store: revisions (transactions that changed a key) and key writes
-# (the rows of its change history), per submitted job.
+# What the run wrote to the store: revisions (transactions that changed a key), key writes (the
+# rows of its change history) and the bytes of their keys and values, per submitted job.
 db=$(find "$DATA" -name '*.db' | head -n 1)
 if command -v sqlite3 >/dev/null && [ -n "$db" ]; then
-  sqlite3 -readonly "$db" "SELECT (SELECT value FROM meta WHERE name = 'revision'), count(*) FROM events" |
-    awk -F'|' -v jobs="$submitted" '{printf "store: %d transactions (%.2f per job), %d key writes (%.2f per job)\n", $1, $1 / jobs, $2, $2 / jobs}'
+  sqlite3 -readonly "$db" "SELECT (SELECT value FROM meta WHERE name = 'revision'), count(*), sum(length(key) + length(value)) FROM events" |
+    awk -F'|' -v jobs="$submitted" '{printf "store: %d transactions (%.2f per job), %d key writes (%.2f per job), %.0f bytes per job\n", $1, $1 / jobs, $2, $2 / jobs, $3 / jobs}'
 fi

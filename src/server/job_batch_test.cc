@@ -325,9 +325,9 @@ TEST_F(JobBatchTest, ABatchOutsideItsBoundsIsRefusedWhole) {
 }
 
 TEST_F(JobBatchTest, ABatchLargerThanOneTransactionIsSplitAndEveryJobIsDurable) {
-  // 4 entries per job (a compare, the record, the event, the request id): 3 jobs per
-  // transaction.
-  Start({.max_entries = 12});
+  // 5 entries per job (a compare, the spec, the record, the event, the request id): 3 jobs
+  // per transaction.
+  Start({.max_entries = 15});
   const int64_t before = counting_->creations();
   std::vector<spec::JobDocument> jobs;
   for (int i = 0; i < 10; ++i) jobs.push_back(Job(fmt::format("requestId: r{}", i)));

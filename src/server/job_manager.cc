@@ -18,29 +18,60 @@ namespace tessera::server {
 
 namespace {
 
-// The job records of one page of the store, in key order, decoded on up to 8 threads (the
-// decoding, JSON and the spec's checks, is most of a restart). The first error, in key order.
-absl::StatusOr<std::vector<JobRecord>> DecodeJobRecords(const std::vector<store::KeyValue>& kvs) {
+// `decode` of each of `kvs`, in key order, on up to 8 threads (the decoding, JSON and the spec's
+// checks, is most of a restart). The first error, in key order.
+template <typename T, typename Decode>
+absl::StatusOr<std::vector<T>> DecodeAll(const std::vector<store::KeyValue>& kvs,
+                                         const Decode& decode) {
   const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
   const size_t chunk = (kvs.size() + threads - 1) / std::max<size_t>(threads, 1);
-  std::vector<absl::StatusOr<JobRecord>> decoded(kvs.size());
-  const auto decode = [&](size_t begin) {
-    for (size_t i = begin; i < std::min(kvs.size(), begin + chunk); ++i) {
-      decoded[i] = DecodeJobRecord(kvs[i].key, kvs[i].value);
-    }
+  std::vector<absl::StatusOr<T>> decoded(kvs.size());
+  const auto decode_chunk = [&](size_t begin) {
+    for (size_t i = begin; i < std::min(kvs.size(), begin + chunk); ++i)
+      decoded[i] = decode(kvs[i]);
   };
   std::vector<std::thread> workers;
-  for (size_t begin = chunk; begin < kvs.size(); begin += chunk)
-    workers.emplace_back(decode, begin);
-  decode(0);
-  for (std::thread& worker : workers) worker.join();
-  std::vector<JobRecord> records;
-  records.reserve(kvs.size());
-  for (absl::StatusOr<JobRecord>& record : decoded) {
-    if (!record.ok()) return record.status();
-    records.push_back(*std::move(record));
+  for (size_t begin = chunk; begin < kvs.size(); begin += chunk) {
+    workers.emplace_back(decode_chunk, begin);
   }
-  return records;
+  decode_chunk(0);
+  for (std::thread& worker : workers) worker.join();
+  std::vector<T> values;
+  values.reserve(kvs.size());
+  for (absl::StatusOr<T>& value : decoded) {
+    if (!value.ok()) return value.status();
+    values.push_back(*std::move(value));
+  }
+  return values;
+}
+
+// Reads every key under `prefix` in pages of 1,000 and hands the values `decode` makes of each
+// page to `add`, in key order; a page is decoded (DecodeAll) while the next one is read.
+template <typename T, typename Decode, typename Add>
+absl::Status ReadAllDecoded(store::Store& store, std::string_view prefix, const Decode& decode,
+                            const Add& add) {
+  std::future<absl::StatusOr<std::vector<T>>> decoding;
+  store::RangeRequest request{.prefix = std::string(prefix), .limit = 1000};
+  while (true) {
+    absl::StatusOr<store::RangeResult> page = store.Range(request);
+    if (!page.ok()) return page.status();
+    const bool more = page->more;
+    if (more) request.after = page->kvs.back().key;
+    auto next = std::async(std::launch::async, [kvs = std::move(page->kvs), &decode] {
+      return DecodeAll<T>(kvs, decode);
+    });
+    if (decoding.valid()) {
+      absl::StatusOr<std::vector<T>> values = decoding.get();
+      if (!values.ok()) return values.status();
+      add(*std::move(values));
+    }
+    decoding = std::move(next);
+    if (!more) break;
+  }
+  absl::StatusOr<std::vector<T>> values = decoding.get();
+  if (!values.ok()) return values.status();
+  add(*std::move(values));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -150,33 +181,35 @@ absl::Status JobManager::Start(std::vector<Cluster*> clusters) {
 
 absl::Status JobManager::LoadJobs() {
   std::lock_guard<std::mutex> lock(mu_);
-  const auto add = [this](std::vector<JobRecord> records) {
-    for (JobRecord& record : records) {
-      IndexStoredLocked(record);
-      jobs_.emplace_hint(jobs_.end(), record.id, std::move(record));
+  // The specs first: each record is decoded with its job's spec, taken from `specs`.
+  std::map<int64_t, spec::JobDocument> specs;
+  absl::Status read = ReadAllDecoded<spec::JobDocument>(
+      *options_.store, kSpecPrefix,
+      [](const store::KeyValue& kv) { return DecodeJobSpec(kv.key, kv.value); },
+      [&specs](std::vector<spec::JobDocument> documents) {
+        for (spec::JobDocument& document : documents) {
+          const int64_t id = *ParseJobId(document.metadata.id);
+          specs.emplace_hint(specs.end(), id, std::move(document));
+        }
+      });
+  if (!read.ok()) return read;
+  // Each record moves its own spec out of `specs` (distinct entries, from any thread).
+  const auto decode = [&specs](const store::KeyValue& kv) -> absl::StatusOr<JobRecord> {
+    std::optional<spec::JobDocument> spec;
+    const std::optional<int64_t> id = IdOfKey(kv.key, kJobPrefix);
+    if (auto it = id.has_value() ? specs.find(*id) : specs.end(); it != specs.end()) {
+      spec = std::move(it->second);
     }
+    return DecodeJobRecord(kv.key, kv.value, std::move(spec));
   };
-  // Each page is decoded on other threads while the next one is read.
-  std::future<absl::StatusOr<std::vector<JobRecord>>> decoding;
-  store::RangeRequest request{.prefix = std::string(kJobPrefix), .limit = 1000};
-  while (true) {
-    absl::StatusOr<store::RangeResult> page = options_.store->Range(request);
-    if (!page.ok()) return page.status();
-    const bool more = page->more;
-    if (more) request.after = page->kvs.back().key;
-    auto next = std::async(std::launch::async,
-                           [kvs = std::move(page->kvs)] { return DecodeJobRecords(kvs); });
-    if (decoding.valid()) {
-      absl::StatusOr<std::vector<JobRecord>> records = decoding.get();
-      if (!records.ok()) return records.status();
-      add(*std::move(records));
-    }
-    decoding = std::move(next);
-    if (!more) break;
-  }
-  absl::StatusOr<std::vector<JobRecord>> records = decoding.get();
-  if (!records.ok()) return records.status();
-  add(*std::move(records));
+  read = ReadAllDecoded<JobRecord>(
+      *options_.store, kJobPrefix, decode, [this](std::vector<JobRecord> records) {
+        for (JobRecord& record : records) {
+          IndexStoredLocked(record);
+          jobs_.emplace_hint(jobs_.end(), record.id, std::move(record));
+        }
+      });
+  if (!read.ok()) return read;
   store::RangeRequest tasks{.prefix = std::string(kTaskPrefix), .limit = 1000};
   while (true) {
     absl::StatusOr<store::RangeResult> page = options_.store->Range(tasks);
@@ -343,7 +376,11 @@ JobEvent& JobManager::AddEvent(JobRecord& record, std::vector<JobEvent>& events,
 void JobManager::PersistLocked(JobRecord& record, std::vector<JobEvent> events,
                                std::function<void()> done) {
   std::vector<store::Op> ops;
-  ops.reserve(2 + events.size());
+  ops.reserve(3 + events.size());
+  if (!record.spec_stored) {  // read from an older version's record, which held it inline
+    ops.push_back(store::Op::Put(SpecKey(record.id), EncodeJobSpec(record)));
+    record.spec_stored = true;
+  }
   ops.push_back(store::Op::Put(JobKey(record.id), EncodeJobRecord(record)));
   for (store::Op& op : TaskWrites(record)) ops.push_back(std::move(op));
   for (const JobEvent& event : events) {

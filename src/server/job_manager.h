@@ -50,12 +50,14 @@
 // store's TxnLimits takes several transactions). What waits for durability — bindings sent
 // after a placement, a launch after "Bound", a cancel's answer, events published — waits for
 // that transaction. Store writes of one job are enqueued in the order they were decided (the
-// store commits its queue in order). On start, the manager rebuilds its state from the
-// store: pending jobs are queued again, running tasks' placements are assumed, and each
-// cluster reconciles the tasks it runs (Cluster::Recover): a task still running is kept; one
-// that vanished ends "Lost" and its job follows its restart policy. Reads (Get, List) show a
-// lifecycle step as soon as it is decided, at most one loop turn ahead of durability; events
-// (Events, Watch) appear once stored. A crash in between is recovered by re-deriving the step.
+// store commits its queue in order). A job's spec is stored once, with its submission; each
+// later step rewrites only its status record and the tasks that changed (job_record.h). On start,
+// the manager rebuilds its state from the store: pending jobs are queued again, running tasks'
+// placements are assumed, and each cluster reconciles the tasks it runs (Cluster::Recover): a task
+// still running is kept; one that vanished ends "Lost" and its job follows its restart policy.
+// Reads (Get, List) show a lifecycle step as soon as it is decided, at most one loop turn ahead of
+// durability; events (Events, Watch) appear once stored. A crash in between is recovered by
+// re-deriving the step.
 //
 // Nodes: an admin's cordon, drain or uncordon runs on the loop thread (the node leaves or rejoins
 // the scheduler's candidates at once, a drain's evictions start) and is acknowledged once its

@@ -12,8 +12,10 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "sched/testing/test_nodes.h"
 #include "server/job_manager.h"
+#include "server/job_record.h"
 #include "server/testing/wait_for_phase.h"
 #include "spec/jobspec.h"
 #include "store/sqlite/sqlite_store.h"
@@ -219,6 +221,44 @@ TEST_F(JobManagerRecoveryTest, TheFirstCycleAfterStartDoesNotWaitForTheCycleInte
   Start(store_.get(), 2, Duration(3'600'000));
   WaitFor(queued, JobPhase::kRunning);
   EXPECT_EQ(manager_->Get(kTenant, running)->document.status->phase, JobPhase::kRunning);
+}
+
+// A job stored by a version that kept the spec inside the record loads, and its next write
+// stores the spec under its own key; the record then holds no spec.
+TEST_F(JobManagerRecoveryTest, ARecordWithItsSpecInlineLoadsAndItsNextWriteStoresTheSpec) {
+  Start(store_.get(), 1);
+  const std::string id = Submit(SimJob("10m"));
+  WaitFor(id, JobPhase::kRunning);
+  Stop();
+  const int64_t job = *ParseJobId(id);
+  absl::StatusOr<std::optional<store::KeyValue>> spec = store_->Get(SpecKey(job));
+  absl::StatusOr<std::optional<store::KeyValue>> record = store_->Get(JobKey(job));
+  ASSERT_TRUE(spec.ok() && spec->has_value() && record.ok() && record->has_value());
+  nlohmann::json older = nlohmann::json::parse((*record)->value);
+  older["document"] = (*spec)->value;
+  ASSERT_TRUE(store_
+                  ->Commit(store::Txn::Unconditional(
+                      {store::Op::Put(JobKey(job), older.dump()), store::Op::Delete(SpecKey(job))}))
+                  .ok());
+
+  Start(store_.get(), 1);
+  EXPECT_EQ(manager_->Get(kTenant, id)->document.spec.duration, Duration(600'000));
+  clock_.Advance(Duration(600'000));
+  WaitFor(id, JobPhase::kSucceeded);
+  for (int i = 0; i < 4000 && StoredEventTypes(id).back() != "Succeeded"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // a hang guard only
+  }
+  Stop();
+  spec = store_->Get(SpecKey(job));
+  record = store_->Get(JobKey(job));
+  ASSERT_TRUE(spec.ok() && spec->has_value()) << "the spec is stored under its key again";
+  EXPECT_FALSE(nlohmann::json::parse((*record)->value).contains("document"));
+
+  Start(store_.get(), 1);
+  const absl::StatusOr<JobView> reloaded = manager_->Get(kTenant, id);
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  EXPECT_EQ(reloaded->document.status->phase, JobPhase::kSucceeded);
+  EXPECT_EQ(reloaded->document.spec.duration, Duration(600'000));
 }
 
 }  // namespace

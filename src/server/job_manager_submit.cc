@@ -126,6 +126,7 @@ SubmitBatchResult JobManager::SubmitAll(const Caller& caller,
                                     fmt::format("queue {}, {} task(s)",
                                                 record.document.spec.queue, record.tasks.size()));
       std::vector<store::Op> ops = {
+          store::Op::Put(SpecKey(id), EncodeJobSpec(record)),
           store::Op::Put(JobKey(id), EncodeJobRecord(record)),
           store::Op::Put(EventKey(id, submitted.sequence), EncodeJobEvent(submitted))};
       if (!request_id.empty()) {

@@ -1,7 +1,6 @@
 #include "server/job_mirror.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -45,15 +44,19 @@ void PutJob(std::map<int64_t, JobRecord>& jobs, JobRecord record) {
   it->second = std::move(record);
 }
 
-// The id of a job key (kJobPrefix and 20 digits); nullopt for another key.
-std::optional<int64_t> JobIdOfKey(std::string_view key) {
-  const std::string_view digits = key.substr(std::min(key.size(), kJobPrefix.size()));
-  int64_t id = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
-  if (!key.starts_with(kJobPrefix) || ec != std::errc() || end != digits.data() + digits.size()) {
-    return std::nullopt;
+// The spec a job key's put in `events` needs: the one put in the same batch (a submission
+// writes a job's spec and record in one transaction), else the one `jobs` holds; nullopt when
+// neither has it (DecodeJobRecord then reports it, unless the record holds its spec).
+std::optional<spec::JobDocument> SpecFor(int64_t id,
+                                         const std::map<int64_t, spec::JobDocument>& batch_specs,
+                                         const std::map<int64_t, JobRecord>& jobs) {
+  if (auto it = batch_specs.find(id); it != batch_specs.end()) return it->second;
+  if (auto it = jobs.find(id); it != jobs.end()) {
+    spec::JobDocument document = it->second.document;
+    document.status.reset();
+    return document;
   }
-  return id;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -165,19 +168,39 @@ absl::Status JobMirror::ListAndWatch() {
     std::lock_guard<std::mutex> lock(mu_);
     watcher_ = nullptr;
   };
-  std::map<int64_t, JobRecord> jobs;
-  request = {.prefix = std::string(kJobPrefix), .limit = kPageSize};
-  while (true) {
-    absl::StatusOr<store::RangeResult> page = options_.store->Range(request);
-    if (!page.ok()) return page.status();
-    for (const store::KeyValue& kv : page->kvs) {
-      absl::StatusOr<JobRecord> record = DecodeJobRecord(kv.key, kv.value);
-      if (!record.ok()) return record.status();
-      jobs.emplace_hint(jobs.end(), record->id, *std::move(record));
+  // The job keys, then the specs: every listed job's spec is listed too (specs are never
+  // deleted, and a job's spec is written in the same transaction as its first record).
+  std::vector<store::KeyValue> records;
+  std::map<int64_t, spec::JobDocument> specs;
+  for (const std::string_view prefix : {kJobPrefix, kSpecPrefix}) {
+    request = {.prefix = std::string(prefix), .limit = kPageSize};
+    while (true) {
+      absl::StatusOr<store::RangeResult> page = options_.store->Range(request);
+      if (!page.ok()) return page.status();
+      for (store::KeyValue& kv : page->kvs) {
+        if (prefix == kJobPrefix) {
+          records.push_back(std::move(kv));
+          continue;
+        }
+        absl::StatusOr<spec::JobDocument> document = DecodeJobSpec(kv.key, kv.value);
+        if (!document.ok()) return document.status();
+        specs.emplace_hint(specs.end(), *ParseJobId(document->metadata.id), *std::move(document));
+      }
+      if (!page->more) break;
+      if (stopping()) return absl::CancelledError("stopped");
+      request.after = page->kvs.back().key;
     }
-    if (!page->more) break;
-    if (stopping()) return absl::CancelledError("stopped");
-    request.after = page->kvs.back().key;
+  }
+  std::map<int64_t, JobRecord> jobs;
+  for (store::KeyValue& kv : records) {
+    std::optional<spec::JobDocument> spec;
+    const std::optional<int64_t> id = IdOfKey(kv.key, kJobPrefix);
+    if (auto it = id.has_value() ? specs.find(*id) : specs.end(); it != specs.end()) {
+      spec = std::move(it->second);
+    }
+    absl::StatusOr<JobRecord> record = DecodeJobRecord(kv.key, kv.value, std::move(spec));
+    if (!record.ok()) return record.status();
+    jobs.emplace_hint(jobs.end(), record->id, *std::move(record));
   }
   for (const store::KeyValue& kv : tasks) {
     if (absl::Status s = LoadStoredTask(jobs, kv.key, kv.value); !s.ok()) return s;
@@ -202,11 +225,22 @@ bool JobMirror::stopping() const {
 }
 
 absl::Status JobMirror::Apply(const std::vector<store::Event>& events) {
+  // Decoded outside the lock: only this thread changes jobs_, so it may read them unlocked.
+  std::map<int64_t, spec::JobDocument> batch_specs;
+  for (const store::Event& event : events) {
+    if (event.kv.key.starts_with(kSpecPrefix) && event.type == store::Event::Type::kPut) {
+      absl::StatusOr<spec::JobDocument> document = DecodeJobSpec(event.kv.key, event.kv.value);
+      if (!document.ok()) return document.status();
+      batch_specs[*ParseJobId(document->metadata.id)] = *std::move(document);
+    }
+  }
   std::vector<Change> changes;
   for (const store::Event& event : events) {
     const std::string& key = event.kv.key;
-    if (key.starts_with(kJobPrefix) && event.type == store::Event::Type::kPut) {
-      absl::StatusOr<JobRecord> record = DecodeJobRecord(key, event.kv.value);
+    const std::optional<int64_t> id = IdOfKey(key, kJobPrefix);
+    if (id.has_value() && event.type == store::Event::Type::kPut) {
+      absl::StatusOr<JobRecord> record =
+          DecodeJobRecord(key, event.kv.value, SpecFor(*id, batch_specs, jobs_));
       if (!record.ok()) return record.status();
       changes.push_back({&event, *std::move(record)});
     } else if (key.starts_with(kJobPrefix) || key.starts_with(kTaskPrefix)) {
@@ -222,7 +256,7 @@ absl::Status JobMirror::Apply(const std::vector<store::Event>& events) {
         PutJob(jobs_, *std::move(change.record));
       } else if (key.starts_with(kJobPrefix)) {
         // Jobs are never deleted today; a deleted one is simply gone.
-        if (const std::optional<int64_t> id = JobIdOfKey(key)) jobs_.erase(*id);
+        if (const std::optional<int64_t> id = IdOfKey(key, kJobPrefix)) jobs_.erase(*id);
       } else if (event.type == store::Event::Type::kPut) {
         if (absl::Status s = LoadStoredTask(jobs_, key, event.kv.value); !s.ok()) return s;
       } else if (absl::Status s = ResetStoredTask(jobs_, key); !s.ok()) {

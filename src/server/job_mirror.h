@@ -3,11 +3,13 @@
 // elected it starts from these records (JobManagerOptions::stored_jobs) instead of reading and
 // decoding every job and task key, and serves reads from them meanwhile (StandbyJobService).
 //
-// Following. A thread of the mirror's lists the task keys (kTaskPrefix), then the job keys
-// (kJobPrefix), decodes them as JobManager::Start does (DecodeJobRecord, then LoadStoredTask),
-// and follows one watch of `prefix` from the revision of the first page read on. Each change of
-// a job or task key is applied as the store now holds the key: a job key is decoded and replaces
-// its record, keeping the tasks stored under their own keys; a stored task is applied with
+// Following. A thread of the mirror's lists the task keys (kTaskPrefix), the job keys
+// (kJobPrefix) and their specs (kSpecPrefix), decodes them as JobManager::Start does
+// (DecodeJobSpec, DecodeJobRecord, then LoadStoredTask), and follows one watch of `prefix` from
+// the revision of the first page read on. Each change of a job or task key is applied as the
+// store now holds the key: a job key is decoded with its spec (put in the same batch of events
+// when the job is new, else the one its record holds) and replaces its record, keeping the tasks
+// stored under their own keys; a stored task is applied with
 // LoadStoredTask, and its deletion makes the task initial again (ResetStoredTask). Changes of
 // other keys only move revision() on. The listing reads several pages at increasing revisions
 // while the leader may write: the watch replays every change after the first page, and applying
@@ -62,7 +64,7 @@ inline constexpr std::string_view kHandOverKey = "/tessera/handover";
 
 struct JobMirrorOptions {
   store::Store* store = nullptr;  // required; outlives the mirror
-  // The watched prefix: it must hold kJobPrefix, kTaskPrefix and kHandOverKey.
+  // The watched prefix: it must hold kSpecPrefix, kJobPrefix, kTaskPrefix and kHandOverKey.
   std::string prefix = "/tessera/";
   Duration retry{1000};  // from a failed list or an ended watch to the next list
 };

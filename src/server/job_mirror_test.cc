@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <future>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "agent/sim/sim_cluster.h"
@@ -193,12 +194,17 @@ class JobMirrorTest : public ::testing::Test {
     ASSERT_TRUE(caught_up.ok()) << caught_up;
   }
 
-  // The leader's writes of a job, as PersistLocked makes them: the record, then its tasks.
+  // The leader's writes of a job, as the submission and PersistLocked make them: its spec (the
+  // first time), the record, then its tasks.
   JobRecord NewRecord(int64_t id, int replicas = 1) {
     return NewJobRecord(id, "a", SimJob("10m", replicas), kNow);
   }
   void Write(JobRecord& record) {
-    std::vector<store::Op> ops = {store::Op::Put(JobKey(record.id), EncodeJobRecord(record))};
+    std::vector<store::Op> ops;
+    if (submitted_.insert(record.id).second) {
+      ops.push_back(store::Op::Put(SpecKey(record.id), EncodeJobSpec(record)));
+    }
+    ops.push_back(store::Op::Put(JobKey(record.id), EncodeJobRecord(record)));
     for (store::Op& op : TaskWrites(record)) ops.push_back(std::move(op));
     ASSERT_TRUE(store_->Commit(store::Txn::Unconditional(std::move(ops))).ok());
   }
@@ -263,6 +269,7 @@ class JobMirrorTest : public ::testing::Test {
   std::unique_ptr<HeldWatchStore> held_;  // over store_: the mirror's
   std::unique_ptr<JobMirror> mirror_;
   std::unique_ptr<JobManager> manager_;
+  std::set<int64_t> submitted_;  // jobs whose spec Write has stored
   std::unique_ptr<agent::SimCluster> sim_;
 };
 

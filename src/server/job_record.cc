@@ -143,24 +143,18 @@ absl::Status Corrupt(std::string_view key, std::string_view what) {
   return absl::DataLossError(fmt::format("{}: {}", key, what));
 }
 
-// The fields of a stored record through nlohmann-json, as every version wrote them.
-absl::Status ReadFieldsFully(std::string_view key, std::string_view value, JobRecord& record) {
+// The fields of a stored record through nlohmann-json, as every version wrote them; `document`
+// is set to the spec's JSON text where the record holds it (an older version's).
+absl::Status ReadFieldsFully(std::string_view key, std::string_view value, JobRecord& record,
+                             spec::JobStatus& status, std::optional<std::string>& document) {
   try {
     const json j = json::parse(value);
     record.id = j.at("id").get<int64_t>();
     record.tenant = j.at("tenant").get<std::string>();
-    absl::StatusOr<spec::JobDocument> document =
-        spec::ParseRenderedJobJson(j.at("document").get<std::string>());
-    if (!document.ok()) {
-      return Corrupt(key, fmt::format("document: {}", std::string(document.status().message())));
-    }
-    record.document = *std::move(document);
-    record.document.metadata.id = FormatJobId(record.id);
-    record.document.status = DecodeStatus(j.at("status"));
+    if (j.contains("document")) document = j.at("document").get<std::string>();
+    status = DecodeStatus(j.at("status"));
     if (j.contains("tasks")) {  // written before tasks had their own keys
       for (const json& task : j.at("tasks")) record.tasks.push_back(DecodeTask(task));
-    } else {
-      record.tasks = InitialTasks(record.document.spec);
     }
     record.attempt = j.at("attempt").get<int32_t>();
     record.restarts = j.at("restarts").get<int32_t>();
@@ -171,6 +165,18 @@ absl::Status ReadFieldsFully(std::string_view key, std::string_view value, JobRe
     return Corrupt(key, e.what());
   }
   return absl::OkStatus();
+}
+
+// The spec of the JSON text `text` stored under `key`, metadata.id set to `id`.
+absl::StatusOr<spec::JobDocument> ReadSpec(std::string_view key, std::string_view text,
+                                           int64_t id) {
+  absl::StatusOr<spec::JobDocument> document = spec::ParseRenderedJobJson(text);
+  if (!document.ok()) {
+    return Corrupt(key, fmt::format("document: {}", std::string(document.status().message())));
+  }
+  document->metadata.id = FormatJobId(id);
+  document->status.reset();
+  return document;
 }
 
 // The length of the valid UTF-8 sequence that starts `text`, or 0 when it is not one.
@@ -247,6 +253,10 @@ size_t WorstRecordBytes(JobRecord record) {
   record.preemption = control::Eviction::kPreemptRequeue;
   record.last_event = std::numeric_limits<int64_t>::min();
   return JobKey(record.id).size() + EncodeJobRecord(record).size();
+}
+
+size_t SpecBytes(const JobRecord& record) {
+  return SpecKey(record.id).size() + EncodeJobSpec(record).size();
 }
 
 // The largest key and value one task of `group` could store (placed on a node with the longest
@@ -343,12 +353,18 @@ absl::Status CheckStorable(const spec::JobDocument& document, std::string_view t
   // The widest id a job can have (ParseJobId: 18 digits).
   constexpr int64_t kWidestId = 999'999'999'999'999'999;
   const JobRecord record = NewJobRecord(kWidestId, std::string(tenant), document, TimePoint());
+  const size_t spec_bytes = SpecBytes(record);
   const size_t record_bytes = WorstRecordBytes(record);
-  if (record_bytes > limits.max_value_bytes) {
-    const spec::JobDocument stored{.metadata = {.request_id = document.metadata.request_id},
-                                   .spec = record.document.spec};
-    return TooLarge(LargestField(json::parse(RenderJobJson(stored, -1))), "its record",
-                    record_bytes, "bytes per value", limits.max_value_bytes);
+  const auto largest_field = [&] { return LargestField(json::parse(EncodeJobSpec(record))); };
+  if (std::max(spec_bytes, record_bytes) > limits.max_value_bytes) {
+    return TooLarge(largest_field(), spec_bytes >= record_bytes ? "its spec" : "its record",
+                    std::max(spec_bytes, record_bytes), "bytes per value", limits.max_value_bytes);
+  }
+  // The submission's write: the spec, the record and its first event.
+  const size_t submit_bytes = spec_bytes + record_bytes + WorstEventBytes(kWidestId);
+  if (submit_bytes > limits.max_total_bytes) {
+    return TooLarge(largest_field(), "submitting it", submit_bytes, "bytes per transaction",
+                    limits.max_total_bytes);
   }
   // The write that places every task at once (a gang), with its events.
   size_t write_bytes = record_bytes + kMaxEventsPerWrite * WorstEventBytes(kWidestId);
@@ -393,6 +409,17 @@ std::optional<int64_t> ParseJobId(std::string_view text) {
   return id;
 }
 
+std::optional<int64_t> IdOfKey(std::string_view key, std::string_view prefix) {
+  constexpr size_t kDigits = 20;
+  if (!key.starts_with(prefix) || key.size() != prefix.size() + kDigits) return std::nullopt;
+  const std::string_view digits = key.substr(prefix.size());
+  int64_t id = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+  if (ec != std::errc() || end != digits.data() + digits.size() || id < 0) return std::nullopt;
+  return id;
+}
+
+std::string SpecKey(int64_t id) { return fmt::format("{}{:020d}", kSpecPrefix, id); }
 std::string JobKey(int64_t id) { return fmt::format("{}{:020d}", kJobPrefix, id); }
 std::string TaskKey(int64_t id, int32_t index) {
   return fmt::format("{}{:020d}/{:06d}", kTaskPrefix, id, index);
@@ -405,12 +432,21 @@ std::string RequestKey(std::string_view tenant, std::string_view request_id) {
   return fmt::format("{}{}/{}", kRequestPrefix, tenant, request_id);
 }
 
+std::string EncodeJobSpec(const JobRecord& record) {
+  const spec::JobDocument spec_only{.metadata = {.request_id = record.document.metadata.request_id},
+                                    .spec = record.document.spec};
+  return spec::RenderJobJson(spec_only, -1);
+}
+
+absl::StatusOr<spec::JobDocument> DecodeJobSpec(std::string_view key, std::string_view value) {
+  const std::optional<int64_t> id = IdOfKey(key, kSpecPrefix);
+  if (!id.has_value()) return Corrupt(key, "not a spec key");
+  return ReadSpec(key, value, *id);
+}
+
 std::string EncodeJobRecord(const JobRecord& record) {
-  spec::JobDocument spec_only{.metadata = {.request_id = record.document.metadata.request_id},
-                              .spec = record.document.spec};
   return json{{"id", record.id},
               {"tenant", record.tenant},
-              {"document", spec::RenderJobJson(spec_only, -1)},
               {"status", EncodeStatus(record.status())},
               {"attempt", record.attempt},
               {"restarts", record.restarts},
@@ -420,24 +456,31 @@ std::string EncodeJobRecord(const JobRecord& record) {
       .dump();
 }
 
-absl::StatusOr<JobRecord> DecodeJobRecord(std::string_view key, std::string_view value) {
+absl::StatusOr<JobRecord> DecodeJobRecord(std::string_view key, std::string_view value,
+                                          std::optional<spec::JobDocument> spec) {
   JobRecord record;
   spec::JobStatus status;
-  std::string document;
-  if (ReadFieldsQuickly(value, record, status, document)) {
-    absl::StatusOr<spec::JobDocument> decoded = spec::ParseRenderedJobJson(document);
-    if (!decoded.ok()) {
-      return Corrupt(key, fmt::format("document: {}", std::string(decoded.status().message())));
-    }
-    record.document = *std::move(decoded);
-    record.document.metadata.id = FormatJobId(record.id);
-    record.document.status = std::move(status);
-    record.tasks = InitialTasks(record.document.spec);
-  } else {
+  std::optional<std::string> document;
+  if (!ReadFieldsQuickly(value, record, status, document)) {
     record = JobRecord();
-    if (absl::Status s = ReadFieldsFully(key, value, record); !s.ok()) return s;
+    status = spec::JobStatus();
+    document.reset();
+    if (absl::Status s = ReadFieldsFully(key, value, record, status, document); !s.ok()) return s;
   }
   if (JobKey(record.id) != key) return Corrupt(key, "id does not match the key");
+  if (document.has_value()) {  // an older version's record, which holds its spec
+    absl::StatusOr<spec::JobDocument> inline_spec = ReadSpec(key, *document, record.id);
+    if (!inline_spec.ok()) return inline_spec.status();
+    spec = *std::move(inline_spec);
+    record.spec_stored = false;
+  } else if (!spec.has_value()) {
+    return Corrupt(SpecKey(record.id), "the job's spec is not stored");
+  } else if (spec->metadata.id != FormatJobId(record.id)) {
+    return Corrupt(key, "the spec given is another job's");
+  }
+  record.document = *std::move(spec);
+  record.document.status = std::move(status);
+  if (record.tasks.empty()) record.tasks = InitialTasks(record.document.spec);
   if (static_cast<int32_t>(record.tasks.size()) != record.document.spec.TotalTasks()) {
     return Corrupt(key, "tasks do not match the spec's replicas");
   }

@@ -3,7 +3,10 @@
 // the attempt and restart counts, whether a cancel was asked for — and its store encoding.
 //
 // Store layout (all values JSON):
-//   /tessera/jobs/<id, 20 digits>                 the record without its tasks (EncodeJobRecord)
+//   /tessera/specs/<id, 20 digits>                the job's JOBSPEC document, written once at
+//                                                 submission (EncodeJobSpec)
+//   /tessera/jobs/<id, 20 digits>                 the record without its spec and tasks
+//                                                 (EncodeJobRecord)
 //   /tessera/tasks/<id, 20 digits>/<index, 6 digits>   one task that has left its initial state
 //                                                 (EncodeTaskRecord; absent: as NewJobRecord
 //                                                 makes it — Pending, not placed)
@@ -12,7 +15,10 @@
 // Ids are decimal integers from 1; keys are zero-padded so that key order is id order. Each task
 // has its own key so that a job's stored values do not grow with its placements: a 4,096-task
 // gang is as storable placed as pending. Records written before tasks had keys hold them inline
-// ("tasks") and still decode; their next write moves them to their keys.
+// ("tasks") and still decode; their next write moves them to their keys. The spec has its own
+// key so that each step of a job rewrites only its small status record; records written before
+// specs had keys hold the spec inline ("document") and still decode (spec_stored false); their
+// next write stores the spec under its key.
 //
 // Size bounds (every write of a job must be storable, whatever happens to it later): free text
 // is stored cut to kMaxStoredReasonBytes / kMaxStoredMessageBytes / kMaxStoredTaskMessageBytes
@@ -20,7 +26,7 @@
 // write would exceed the store's TxnLimits.
 //
 // The spec is stored as its own JOBSPEC document (spec::RenderJobJson without id and status)
-// and decoded with spec::ParseJobDocument, so the store holds exactly what the API accepts.
+// and decoded with spec::ParseRenderedJobJson, so the store holds exactly what the API accepts.
 // Decoding errors are DataLoss naming the key's field. Value types; thread-compatible.
 #pragma once
 
@@ -71,6 +77,9 @@ struct JobRecord {
   // (the drain's --grace). Not stored: a restarted manager takes it from the node's record.
   std::optional<Duration> eviction_grace;
   int64_t last_event = 0;  // sequence of the job's last event
+  // Whether SpecKey holds the spec; false for a record read with its spec inline (an older
+  // version's), until its next write stores the spec under its key.
+  bool spec_stored = true;
   // Per task: what its key holds in the store (nullopt while the key is absent), so that a
   // write carries only the tasks that changed (TaskWrites). Sized like `tasks`.
   std::vector<std::optional<TaskRuntime>> stored_tasks;
@@ -100,28 +109,42 @@ std::string BoundText(std::string_view text, size_t max_bytes);
 // OK when a job of `document` submitted by `tenant` can be stored in every state it may reach
 // (all tasks placed, every text field at its bound) under `limits`; otherwise InvalidArgument
 // naming the field that makes it too large (spec::FieldError): the spec's largest part
-// ("spec.tasks[0].command") when the record is, spec.tasks[i].resources.gpu when one task is,
-// spec.tasks[i].replicas when one write placing every task is. REQUIRES: a valid spec.
+// ("spec.tasks[0].command") when its spec or its record is, spec.tasks[i].resources.gpu when one
+// task is, spec.tasks[i].replicas when one write placing every task is. REQUIRES: a valid spec.
 absl::Status CheckStorable(const spec::JobDocument& document, std::string_view tenant,
                            const store::TxnLimits& limits);
 
+std::string SpecKey(int64_t id);
 std::string JobKey(int64_t id);
 std::string TaskKey(int64_t id, int32_t index);
 std::string EventKey(int64_t id, int64_t sequence);
 std::string EventPrefix(int64_t id);
 std::string RequestKey(std::string_view tenant, std::string_view request_id);
+inline constexpr std::string_view kSpecPrefix = "/tessera/specs/";
 inline constexpr std::string_view kJobPrefix = "/tessera/jobs/";
 inline constexpr std::string_view kTaskPrefix = "/tessera/tasks/";
 
 std::string FormatJobId(int64_t id);
 // The id of a decimal string; nullopt for anything else ("0042" and "-1" included).
 std::optional<int64_t> ParseJobId(std::string_view text);
+// The id of a key that is `prefix` and 20 digits (SpecKey, JobKey); nullopt for another key.
+std::optional<int64_t> IdOfKey(std::string_view key, std::string_view prefix);
 
-// The record without its tasks (they have their own keys: TaskWrites).
+// The job's spec as it is stored once, at submission: its JOBSPEC document without id and
+// status (request id and spec).
+std::string EncodeJobSpec(const JobRecord& record);
+// The document stored under `key` (a SpecKey), metadata.id set, no status. DataLoss naming the
+// key for a value that does not decode.
+absl::StatusOr<spec::JobDocument> DecodeJobSpec(std::string_view key, std::string_view value);
+// The record without its spec and tasks (they have their own keys: EncodeJobSpec, TaskWrites).
 std::string EncodeJobRecord(const JobRecord& record);
-// A record with its tasks as NewJobRecord makes them (or as stored inline by older versions);
-// LoadStoredTask then applies each stored task.
-absl::StatusOr<JobRecord> DecodeJobRecord(std::string_view key, std::string_view value);
+// The record stored under `key` (a JobKey), with `spec` (the job's stored spec: DecodeJobSpec)
+// as its document and its tasks as NewJobRecord makes them (or as stored inline by older
+// versions); LoadStoredTask then applies each stored task. A record of an older version holds
+// its spec and ignores `spec`; any other needs it: DataLoss naming the spec's key when it is
+// nullopt, and naming `key` for a value that does not decode or does not match its spec.
+absl::StatusOr<JobRecord> DecodeJobRecord(std::string_view key, std::string_view value,
+                                          std::optional<spec::JobDocument> spec);
 std::string EncodeTaskRecord(const TaskRuntime& task);
 // The puts and deletes that bring the task keys of `record` up to date with its tasks (none for
 // a task unchanged since its last write), and notes them in record.stored_tasks.

@@ -32,6 +32,25 @@ spec:
   return *doc;
 }
 
+// The spec of `record` as it is stored and read back.
+spec::JobDocument StoredSpec(const JobRecord& record) {
+  absl::StatusOr<spec::JobDocument> spec = DecodeJobSpec(SpecKey(record.id), EncodeJobSpec(record));
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  return spec.ok() ? *std::move(spec) : spec::JobDocument();
+}
+
+// The stored record `value` of `record`, read back with its stored spec.
+absl::StatusOr<JobRecord> ReadBack(const JobRecord& record, std::string_view value) {
+  return DecodeJobRecord(JobKey(record.id), value, StoredSpec(record));
+}
+
+// `record` as versions before specs had their own keys stored it: the spec inline.
+nlohmann::json WithInlineSpec(const JobRecord& record) {
+  nlohmann::json encoded = nlohmann::json::parse(EncodeJobRecord(record));
+  encoded["document"] = EncodeJobSpec(record);
+  return encoded;
+}
+
 TEST(JobRecordTest, NewRecordIsPendingWithOneTaskPerReplica) {
   const JobRecord record = NewJobRecord(7, "team-a", Document(), TimePoint(Duration(1000)));
   EXPECT_EQ(record.document.metadata.id, "7");
@@ -77,7 +96,7 @@ TEST(JobRecordTest, EncodingRoundTrips) {
   ASSERT_EQ(writes.size(), 1u);
   EXPECT_EQ(writes[0].key, TaskKey(42, 0));
   std::map<int64_t, JobRecord> jobs;
-  absl::StatusOr<JobRecord> decoded = DecodeJobRecord(JobKey(42), EncodeJobRecord(record));
+  absl::StatusOr<JobRecord> decoded = ReadBack(record, EncodeJobRecord(record));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   jobs.emplace(42, *std::move(decoded));
   ASSERT_TRUE(LoadStoredTask(jobs, writes[0].key, writes[0].value).ok());
@@ -117,17 +136,18 @@ TEST(JobRecordTest, OnlyTasksThatChangedAreWrittenAndARestartedTaskLosesItsKey) 
 
 TEST(JobRecordTest, RecordsWithInlineTasksStillDecodeAndMoveThemToKeys) {
   JobRecord record = NewJobRecord(8, "t", Document(), TimePoint());
-  nlohmann::json encoded = nlohmann::json::parse(EncodeJobRecord(record));
+  nlohmann::json encoded = WithInlineSpec(record);
   nlohmann::json task = nlohmann::json::parse(EncodeTaskRecord(record.tasks[0]));
   task["node"] = "n3";
   encoded["tasks"] = {task, nlohmann::json::parse(EncodeTaskRecord(record.tasks[1]))};
-  absl::StatusOr<JobRecord> back = DecodeJobRecord(JobKey(8), encoded.dump());
+  absl::StatusOr<JobRecord> back = DecodeJobRecord(JobKey(8), encoded.dump(), std::nullopt);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->tasks[0].placement.node, "n3");
+  EXPECT_FALSE(back->spec_stored);  // its next write stores the spec under its key
   EXPECT_FALSE(nlohmann::json::parse(EncodeJobRecord(*back)).contains("tasks"));
   EXPECT_EQ(TaskWrites(*back).size(), 1u);
   encoded["tasks"].erase(1);
-  EXPECT_EQ(DecodeJobRecord(JobKey(8), encoded.dump()).status().code(),
+  EXPECT_EQ(DecodeJobRecord(JobKey(8), encoded.dump(), std::nullopt).status().code(),
             absl::StatusCode::kDataLoss);
 }
 
@@ -167,10 +187,12 @@ TEST(JobRecordTest, StoredTextIsBoundedCleanAndCutAtACharacter) {
 
 TEST(JobRecordTest, ADelInTheSpecReadsBack) {
   spec::JobDocument doc = Document();
-  doc.spec.tasks[0].command = {"echo", "a\x7f" "b"};
+  doc.spec.tasks[0].command = {"echo",
+                               "a\x7f"
+                               "b"};
   doc.spec.tasks[0].env = {{"A", "\x7f"}};
   const JobRecord record = NewJobRecord(5, "t", doc, TimePoint());
-  absl::StatusOr<JobRecord> back = DecodeJobRecord(JobKey(5), EncodeJobRecord(record));
+  absl::StatusOr<JobRecord> back = ReadBack(record, EncodeJobRecord(record));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->document.spec.tasks[0].command, doc.spec.tasks[0].command);
   EXPECT_EQ(back->document.spec.tasks[0].env, doc.spec.tasks[0].env);
@@ -198,6 +220,11 @@ TEST(JobRecordTest, AJobIsStorableWhenEveryStateItMayReachFitsTheStore) {
   env.spec.tasks[0].env["BIG"] = std::string(2 << 20, 'e');
   EXPECT_EQ(spec::ErrorField(CheckStorable(env, "t", limits)), "spec.tasks[0].env.BIG");
 
+  // The submission writes the spec and the record in one transaction.
+  absl::Status submit = CheckStorable(Tasks(1, 1 << 20), "t", {.max_total_bytes = 1 << 20});
+  EXPECT_EQ(spec::ErrorField(submit), "spec.tasks[0].command") << submit;
+  EXPECT_THAT(submit.message(), HasSubstr("bytes per transaction"));
+
   absl::Status replicas = CheckStorable(Tasks(4096, 10), "t", {.max_total_bytes = 1 << 20});
   EXPECT_EQ(spec::ErrorField(replicas), "spec.tasks[0].replicas") << replicas;
   EXPECT_THAT(replicas.message(), HasSubstr("bytes per transaction"));
@@ -213,7 +240,7 @@ TEST(JobRecordTest, RecordsWithoutPreemptionKeysDecode) {
   nlohmann::json encoded = nlohmann::json::parse(EncodeJobRecord(record));
   encoded.erase("preemption");
   encoded["status"].erase("preemptions");
-  absl::StatusOr<JobRecord> back = DecodeJobRecord(JobKey(7), encoded.dump());
+  absl::StatusOr<JobRecord> back = ReadBack(record, encoded.dump());
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->preemption, control::Eviction::kNone);
   EXPECT_EQ(back->status().preemptions, 0);
@@ -296,11 +323,11 @@ TEST(JobRecordTest, RecordsReadTheSameWhicheverWayTheyAreRead) {
 
   for (const JobRecord& record : records) {
     const std::string stored = EncodeJobRecord(record);
-    absl::StatusOr<JobRecord> quick = DecodeJobRecord(JobKey(record.id), stored);
+    absl::StatusOr<JobRecord> quick = ReadBack(record, stored);
     ASSERT_TRUE(quick.ok()) << quick.status();
     nlohmann::json other = nlohmann::json::parse(stored);
     other["zzUnknown"] = 1;
-    absl::StatusOr<JobRecord> full_read = DecodeJobRecord(JobKey(record.id), other.dump());
+    absl::StatusOr<JobRecord> full_read = ReadBack(record, other.dump());
     ASSERT_TRUE(full_read.ok()) << full_read.status();
     EXPECT_EQ(Everything(*quick), Everything(*full_read));
     EXPECT_EQ(Everything(*quick), Everything(record));
@@ -309,9 +336,14 @@ TEST(JobRecordTest, RecordsReadTheSameWhicheverWayTheyAreRead) {
     for (auto it = other.rbegin(); it != other.rend(); ++it) {
       if (it.key() != "zzUnknown") reordered[it.key()] = it.value();
     }
-    absl::StatusOr<JobRecord> spaced = DecodeJobRecord(JobKey(record.id), reordered.dump(2));
+    absl::StatusOr<JobRecord> spaced = ReadBack(record, reordered.dump(2));
     ASSERT_TRUE(spaced.ok()) << spaced.status();
     EXPECT_EQ(Everything(*spaced), Everything(record));
+    // As an older version stored it, with its spec inline, it reads the same without the spec.
+    absl::StatusOr<JobRecord> older =
+        DecodeJobRecord(JobKey(record.id), WithInlineSpec(record).dump(), std::nullopt);
+    ASSERT_TRUE(older.ok()) << older.status();
+    EXPECT_EQ(Everything(*older), Everything(record));
   }
 }
 
@@ -354,7 +386,7 @@ TEST(JobRecordTest, OddRecordsReadAsNlohmannJsonReadsThem) {
   const nlohmann::json stored = nlohmann::json::parse(EncodeJobRecord(record));
   nlohmann::json converted = stored;
   converted["attempt"] = 2.0;  // json's get<int32_t> takes it as 2
-  absl::StatusOr<JobRecord> back = DecodeJobRecord(JobKey(3), converted.dump());
+  absl::StatusOr<JobRecord> back = ReadBack(record, converted.dump());
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->attempt, 2);
   for (const auto& [field, value] :
@@ -365,24 +397,57 @@ TEST(JobRecordTest, OddRecordsReadAsNlohmannJsonReadsThem) {
                                                            {"status", nullptr}}) {
     nlohmann::json bad = stored;
     bad[field] = value;
-    EXPECT_EQ(DecodeJobRecord(JobKey(3), bad.dump()).status().code(), absl::StatusCode::kDataLoss)
-        << field;
+    EXPECT_EQ(ReadBack(record, bad.dump()).status().code(), absl::StatusCode::kDataLoss) << field;
   }
   nlohmann::json no_phase = stored;
   no_phase["status"]["phase"] = "Sleeping";
-  EXPECT_EQ(DecodeJobRecord(JobKey(3), no_phase.dump()).status().code(),
+  EXPECT_EQ(ReadBack(record, no_phase.dump()).status().code(), absl::StatusCode::kDataLoss);
+}
+
+// The spec is written once, apart: a job's record holds none of it, and a record needs its spec.
+TEST(JobRecordTest, TheSpecIsStoredApartFromTheRecord) {
+  const JobRecord record = NewJobRecord(9, "t", Document(), TimePoint());
+  EXPECT_THAT(EncodeJobSpec(record), HasSubstr("train.py"));
+  EXPECT_THAT(EncodeJobSpec(record), HasSubstr("r-1"));  // the request id
+  EXPECT_THAT(EncodeJobRecord(record), ::testing::Not(HasSubstr("train.py")));
+  const spec::JobDocument spec = StoredSpec(record);
+  EXPECT_EQ(spec.metadata.id, "9");
+  EXPECT_FALSE(spec.status.has_value());
+  absl::StatusOr<JobRecord> back = ReadBack(record, EncodeJobRecord(record));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(back->spec_stored);
+  EXPECT_EQ(spec::RenderJobJson(back->document), spec::RenderJobJson(record.document));
+
+  absl::StatusOr<JobRecord> without =
+      DecodeJobRecord(JobKey(9), EncodeJobRecord(record), std::nullopt);
+  EXPECT_EQ(without.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(without.status().message(), HasSubstr(SpecKey(9)));
+  const JobRecord other = NewJobRecord(10, "t", Document(), TimePoint());
+  EXPECT_EQ(DecodeJobRecord(JobKey(9), EncodeJobRecord(record), StoredSpec(other)).status().code(),
             absl::StatusCode::kDataLoss);
+
+  for (const std::string& bad : {std::string("{"), std::string("{}"), std::string("[1]")}) {
+    absl::StatusOr<spec::JobDocument> decoded = DecodeJobSpec(SpecKey(9), bad);
+    EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss) << bad;
+    EXPECT_THAT(decoded.status().message(), HasSubstr(SpecKey(9)));
+  }
+  EXPECT_EQ(DecodeJobSpec(JobKey(9), EncodeJobSpec(record)).status().code(),
+            absl::StatusCode::kDataLoss);
+  EXPECT_EQ(IdOfKey(SpecKey(123), kSpecPrefix), 123);
+  EXPECT_EQ(IdOfKey(SpecKey(123), kJobPrefix), std::nullopt);
+  EXPECT_EQ(IdOfKey(SpecKey(123) + "/x", kSpecPrefix), std::nullopt);
 }
 
 TEST(JobRecordTest, CorruptRecordsAreDataLoss) {
   const JobRecord record = NewJobRecord(1, "t", Document(), TimePoint());
   const std::string good = EncodeJobRecord(record);
   for (const std::string& bad : {std::string("{"), std::string("[]"), std::string("{\"id\":1}")}) {
-    absl::StatusOr<JobRecord> decoded = DecodeJobRecord(JobKey(1), bad);
+    absl::StatusOr<JobRecord> decoded = ReadBack(record, bad);
     EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss) << bad;
     EXPECT_THAT(decoded.status().message(), HasSubstr(JobKey(1)));
   }
-  EXPECT_EQ(DecodeJobRecord(JobKey(2), good).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeJobRecord(JobKey(2), good, StoredSpec(record)).status().code(),
+            absl::StatusCode::kDataLoss);
 }
 
 TEST(JobRecordTest, EventsRoundTrip) {

@@ -105,7 +105,7 @@ std::optional<control::Eviction> FindPreemption(std::string_view name) {
 }
 
 bool ReadFieldsQuickly(std::string_view value, JobRecord& record, spec::JobStatus& status,
-                       std::string& document) {
+                       std::optional<std::string>& document) {
   enum {
     kAttempt,
     kCancelRequested,
@@ -138,7 +138,7 @@ bool ReadFieldsQuickly(std::string_view value, JobRecord& record, spec::JobStatu
         read = in.Bool(record.cancel_requested);
         break;
       case kDocument:
-        read = in.String(document);
+        read = in.String(document.emplace());
         break;
       case kId:
         read = in.Integer(record.id);
@@ -163,7 +163,8 @@ bool ReadFieldsQuickly(std::string_view value, JobRecord& record, spec::JobStatu
     }
     if (!read) return false;
   }
-  const uint32_t required = ((1u << 9) - 1) & ~(1u << kPreemption);  // preemption may be absent
+  // The spec is inline only in an older version's records, which may lack a preemption.
+  const uint32_t required = ((1u << 9) - 1) & ~(1u << kPreemption) & ~(1u << kDocument);
   return in.Finish() && (seen & required) == required;
 }
 
