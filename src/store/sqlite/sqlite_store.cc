@@ -120,9 +120,11 @@ absl::Status ConfigureWriter(sqlite::Connection& db, SqliteStoreOptions::Sync sy
         absl::StrCat(db.path(), ": cannot switch to WAL mode (journal mode is \"", mode,
                      "\"); the data directory must be on a local filesystem"));
   }
+  // temp_store = MEMORY keeps each statement's rollback journal in memory: an upsert inside a
+  // batch of thousands otherwise copies every page it touches into a temporary file first.
   return db.Exec(absl::StrCat(
       "PRAGMA synchronous = ", sync == SqliteStoreOptions::Sync::kFull ? "FULL" : "NORMAL",
-      "; PRAGMA busy_timeout = 5000"));
+      "; PRAGMA busy_timeout = 5000; PRAGMA temp_store = MEMORY"));
 }
 
 // Creates or checks the schema, counts the open, and returns the committed state.
