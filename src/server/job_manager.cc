@@ -194,14 +194,7 @@ absl::Status JobManager::LoadJobs() {
       });
   if (!read.ok()) return read;
   // Each record moves its own spec out of `specs` (distinct entries, from any thread).
-  const auto decode = [&specs](const store::KeyValue& kv) -> absl::StatusOr<JobRecord> {
-    std::optional<spec::JobDocument> spec;
-    const std::optional<int64_t> id = IdOfKey(kv.key, kJobPrefix);
-    if (auto it = id.has_value() ? specs.find(*id) : specs.end(); it != specs.end()) {
-      spec = std::move(it->second);
-    }
-    return DecodeJobRecord(kv.key, kv.value, std::move(spec));
-  };
+  const auto decode = [&specs](const store::KeyValue& kv) { return DecodeJobRecord(kv, specs); };
   read = ReadAllDecoded<JobRecord>(
       *options_.store, kJobPrefix, decode, [this](std::vector<JobRecord> records) {
         for (JobRecord& record : records) {

@@ -192,13 +192,8 @@ absl::Status JobMirror::ListAndWatch() {
     }
   }
   std::map<int64_t, JobRecord> jobs;
-  for (store::KeyValue& kv : records) {
-    std::optional<spec::JobDocument> spec;
-    const std::optional<int64_t> id = IdOfKey(kv.key, kJobPrefix);
-    if (auto it = id.has_value() ? specs.find(*id) : specs.end(); it != specs.end()) {
-      spec = std::move(it->second);
-    }
-    absl::StatusOr<JobRecord> record = DecodeJobRecord(kv.key, kv.value, std::move(spec));
+  for (const store::KeyValue& kv : records) {
+    absl::StatusOr<JobRecord> record = DecodeJobRecord(kv, specs);
     if (!record.ok()) return record.status();
     jobs.emplace_hint(jobs.end(), record->id, *std::move(record));
   }

@@ -489,6 +489,16 @@ absl::StatusOr<JobRecord> DecodeJobRecord(std::string_view key, std::string_view
   return record;
 }
 
+absl::StatusOr<JobRecord> DecodeJobRecord(const store::KeyValue& kv,
+                                          std::map<int64_t, spec::JobDocument>& specs) {
+  std::optional<spec::JobDocument> spec;
+  const std::optional<int64_t> id = IdOfKey(kv.key, kJobPrefix);
+  if (auto it = id.has_value() ? specs.find(*id) : specs.end(); it != specs.end()) {
+    spec = std::move(it->second);
+  }
+  return DecodeJobRecord(kv.key, kv.value, std::move(spec));
+}
+
 std::string EncodeTaskRecord(const TaskRuntime& task) { return EncodeTask(task).dump(); }
 
 std::vector<store::Op> TaskWrites(JobRecord& record) {

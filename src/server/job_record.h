@@ -145,6 +145,11 @@ std::string EncodeJobRecord(const JobRecord& record);
 // nullopt, and naming `key` for a value that does not decode or does not match its spec.
 absl::StatusOr<JobRecord> DecodeJobRecord(std::string_view key, std::string_view value,
                                           std::optional<spec::JobDocument> spec);
+// DecodeJobRecord of a stored job key, with the job's spec moved out of `specs` (specs by job
+// id, as DecodeJobSpec read them) when it is there. Moves only that job's entry and leaves the
+// map's shape alone, so records of distinct jobs may be decoded on several threads at once.
+absl::StatusOr<JobRecord> DecodeJobRecord(const store::KeyValue& kv,
+                                          std::map<int64_t, spec::JobDocument>& specs);
 std::string EncodeTaskRecord(const TaskRuntime& task);
 // The puts and deletes that bring the task keys of `record` up to date with its tasks (none for
 // a task unchanged since its last write), and notes them in record.stored_tasks.

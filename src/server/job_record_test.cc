@@ -187,9 +187,7 @@ TEST(JobRecordTest, StoredTextIsBoundedCleanAndCutAtACharacter) {
 
 TEST(JobRecordTest, ADelInTheSpecReadsBack) {
   spec::JobDocument doc = Document();
-  doc.spec.tasks[0].command = {"echo",
-                               "a\x7f"
-                               "b"};
+  doc.spec.tasks[0].command = {"echo", "a\x7f" "b"};
   doc.spec.tasks[0].env = {{"A", "\x7f"}};
   const JobRecord record = NewJobRecord(5, "t", doc, TimePoint());
   absl::StatusOr<JobRecord> back = ReadBack(record, EncodeJobRecord(record));
