@@ -81,6 +81,17 @@ bool WaitUntilGone(pid_t pid) {
   return false;
 }
 
+// Waits (hang guard) until the process `pid` is stopped (by SIGSTOP or another stop signal).
+bool WaitUntilStopped(pid_t pid) {
+  const auto give_up = std::chrono::steady_clock::now() + kHangGuard;
+  while (std::chrono::steady_clock::now() < give_up) {
+    absl::StatusOr<ProcStat> stat = ReadProcStat(pid);
+    if (stat.ok() && stat->state == 'T') return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
 // Records every outcome the callback delivers.
 class OutcomeLog {
  public:
@@ -348,10 +359,11 @@ TEST_P(LocalExecutorTest, CancelWakesAStoppedTaskSoItCanActOnSigterm) {
   ASSERT_TRUE(executor_
                   ->Start({.task_id = "stopped",
                            .command = {"sh", "-c",
-                                       "trap 'exit 5' TERM; echo up > " + ready +
+                                       "trap 'exit 5' TERM; echo $$ > " + ready +
                                            "; kill -STOP $$; while :; do sleep 0.05; done"}})
                   .ok());
-  WaitForFile(ready);
+  // Cancel only once the shell has stopped: a SIGCONT sent before its SIGSTOP would wake nothing.
+  ASSERT_TRUE(WaitUntilStopped(std::atoi(WaitForFile(ready).c_str())));
   ASSERT_TRUE(executor_->Cancel("stopped", std::chrono::seconds(60)).ok());
   std::optional<TaskOutcome> outcome = executor_->WaitForOutcome("stopped", kHangGuard);
   ASSERT_TRUE(outcome.has_value());
@@ -387,11 +399,30 @@ TEST_P(LocalExecutorTest, LeftoverProcessesDieWhenTheLeaderExits) {
 }
 
 TEST_P(LocalExecutorTest, TimeLimitTermsThenKills) {
-  TaskLaunch launch{.time_limit = Duration(100), .termination_grace = Duration(100)};
-  TaskOutcome outcome = RunShell("slow", "trap '' TERM; while :; do sleep 0.05; done", launch);
-  EXPECT_EQ(outcome.end, TaskEnd::kTimeLimitExceeded);
-  EXPECT_EQ(outcome.signal, SIGKILL);
-  EXPECT_EQ(outcome.message, "time limit exceeded (100ms); killed by signal 9 (SIGKILL)");
+  // On the injected clock, so that the limit falls only once the shell ignores SIGTERM.
+  executor_.reset();
+  executor_ = NewExecutor(&clock_);
+  const std::string ready = log_dir_ + "/slow.ready";
+  ASSERT_TRUE(executor_
+                  ->Start({.task_id = "slow",
+                           .command = {"sh", "-c",
+                                       "trap '' TERM; echo up > " + ready +
+                                           "; while :; do sleep 0.05; done"},
+                           .time_limit = Duration(100),
+                           .termination_grace = Duration(100)})
+                  .ok());
+  WaitForFile(ready);
+  // Each step passes the limit, then the grace, at a later look of the reaper.
+  std::optional<TaskOutcome> outcome;
+  const auto give_up = std::chrono::steady_clock::now() + kHangGuard;
+  while (!outcome.has_value() && std::chrono::steady_clock::now() < give_up) {
+    clock_.Advance(Duration(100));
+    outcome = executor_->WaitForOutcome("slow", Duration(50));
+  }
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->end, TaskEnd::kTimeLimitExceeded);
+  EXPECT_EQ(outcome->signal, SIGKILL);
+  EXPECT_EQ(outcome->message, "time limit exceeded (100ms); killed by signal 9 (SIGKILL)");
 }
 
 TEST_P(LocalExecutorTest, TimeLimitFollowsTheInjectedClock) {
