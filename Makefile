@@ -20,6 +20,9 @@ OUT        ?= out
 # repository reuses the objects compiled here, since paths are hashed relative to the clone.
 LAUNCHER   := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 export CCACHE_BASEDIR := $(CURDIR)
+# The sanitizer and fuzzing trees carry debug info (-g): without this, ccache hashes the build
+# directory's absolute path into those objects, and another clone compiles them all again.
+export CCACHE_NOHASHDIR := 1
 
 .PHONY: deps build run reproduce test test-unit test-scenario test-slow test-asan test-fuzz bench clean soak
 
