@@ -13,25 +13,44 @@ std::string IndexKey(std::string_view tenant, std::string_view name) {
   return fmt::format("{}{}{}", tenant, '\0', name);
 }
 
-// The spec as the scheduler sees it: clusters are matched through their labels, which every
-// node of a cluster carries, so a clusterSelector is one more node selector.
+namespace {
+
+// Clusters are matched through their labels, which every node of a cluster carries, so a
+// clusterSelector is one more node selector.
+void SelectCluster(const JobSpec& spec, TaskRequest& request) {
+  for (const auto& [key, value] : spec.cluster_selector) request.node_selector[key] = value;
+}
+
+}  // namespace
+
 JobSpec SchedulingSpec(const JobSpec& spec) {
   JobSpec out = spec;
-  for (TaskGroup& group : out.tasks) {
-    for (const auto& [key, value] : spec.cluster_selector) {
-      group.request.node_selector[key] = value;
-    }
-  }
+  for (TaskGroup& group : out.tasks) SelectCluster(spec, group.request);
   return out;
 }
 
-// Task requests in task order, as the scheduler indexes them.
 std::vector<TaskRequest> TaskRequests(const JobSpec& spec) {
   std::vector<TaskRequest> out;
   for (const TaskGroup& group : SchedulingSpec(spec).tasks) {
     for (int32_t r = 0; r < group.replicas; ++r) out.push_back(group.request);
   }
   return out;
+}
+
+const TaskGroup* GroupOf(const JobSpec& spec, int32_t index) {
+  for (const TaskGroup& group : spec.tasks) {
+    if (index < group.replicas) return &group;
+    index -= group.replicas;
+  }
+  return nullptr;
+}
+
+TaskRequest TaskRequestOf(const JobSpec& spec, int32_t index) {
+  const TaskGroup* group = GroupOf(spec, index);
+  if (group == nullptr) return {};
+  TaskRequest request = group->request;
+  SelectCluster(spec, request);
+  return request;
 }
 
 std::string LaunchId(int64_t job, std::string_view task, int32_t attempt) {

@@ -63,6 +63,11 @@ class JobManager::Sink final : public SchedulerSink {
 JobSpec SchedulingSpec(const JobSpec& spec);
 // Task requests in task order, as the scheduler indexes them.
 std::vector<TaskRequest> TaskRequests(const JobSpec& spec);
+// The group of the task at `index` in task order; nullptr past the last task.
+const TaskGroup* GroupOf(const JobSpec& spec, int32_t index);
+// TaskRequests(spec)[index] without building the others' (a job's tasks end one at a time);
+// an empty request past the last task.
+TaskRequest TaskRequestOf(const JobSpec& spec, int32_t index);
 // The launch id of one task's attempt: "<job>-<task>-a<attempt>".
 std::string LaunchId(int64_t job, std::string_view task, int32_t attempt);
 // The task was launched and has not ended.

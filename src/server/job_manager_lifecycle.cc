@@ -143,9 +143,9 @@ void JobManager::EndTask(JobRecord& record, int32_t index, TaskPhase phase,
   task.message = std::move(message);
   launches_.erase(task.launch_id);
   if (task.placement.node_index < 0) return;
-  const std::vector<TaskRequest> requests = TaskRequests(record.document.spec);
+  const TaskRequest request = TaskRequestOf(record.document.spec, index);
   std::lock_guard<std::mutex> lock(state_mu_);
-  state_.Forget(requests[index], task.placement);
+  state_.Forget(request, task.placement);
   task.placement.node_index = -1;
 }
 
@@ -279,15 +279,7 @@ void JobManager::Finish(JobRecord& record, std::vector<JobEvent>& events, JobPha
 
 TaskLaunchSpec JobManager::LaunchSpec(const JobRecord& record, int32_t index) const {
   const JobSpec& spec = record.document.spec;
-  const TaskGroup* group = nullptr;
-  int32_t first = 0;
-  for (const TaskGroup& g : spec.tasks) {
-    if (index < first + g.replicas) {
-      group = &g;
-      break;
-    }
-    first += g.replicas;
-  }
+  const TaskGroup* group = GroupOf(spec, index);  // a task of the record: never nullptr
   const TaskRuntime& task = record.tasks[index];
   TaskLaunchSpec launch{.launch_id = task.launch_id,
                         .job_id = FormatJobId(record.id),

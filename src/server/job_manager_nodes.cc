@@ -158,16 +158,15 @@ void JobManager::EvictUntoleratedLocked(const Cluster& cluster,
   for (int64_t id : candidates) {
     JobRecord& record = jobs_.at(id);
     if (IsTerminal(record.status().phase) || Stopping(record)) continue;
-    std::vector<TaskRequest> requests;  // read once a task on a tainted node is found
     std::optional<std::string> why;
     for (size_t t = 0; t < record.tasks.size() && !why; ++t) {
       const TaskRuntime& task = record.tasks[t];
       if (!IsActive(task) || task.cluster != cluster.name()) continue;
       auto taints = no_execute.find(task.placement.node);
       if (taints == no_execute.end()) continue;
-      if (requests.empty()) requests = TaskRequests(record.document.spec);
+      const std::vector<Toleration> tolerations =
+          TaskRequestOf(record.document.spec, static_cast<int32_t>(t)).tolerations;
       for (const Taint& taint : taints->second) {
-        const std::vector<Toleration>& tolerations = requests[t].tolerations;
         if (std::none_of(tolerations.begin(), tolerations.end(),
                          [&](const Toleration& tol) { return tol.Tolerates(taint); })) {
           why = fmt::format("node {}/{} has the taint {}, which task {} does not tolerate",

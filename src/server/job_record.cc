@@ -1,5 +1,6 @@
 #include "server/job_record.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <utility>
@@ -60,12 +61,13 @@ std::vector<TaskRuntime> InitialTasks(const JobSpec& spec) {
   return tasks;
 }
 
-spec::TaskStatus TaskStatusOf(const TaskRuntime& task) {
-  return {.name = task.name,
-          .node = task.placement.node,
-          .devices = {task.placement.gpus.begin(), task.placement.gpus.end()},
-          .phase = task.phase,
-          .exit_code = task.exit_code};
+// Copies into `status` what the API shows of `task`, reusing the storage of its strings.
+void AssignTaskStatus(const TaskRuntime& task, spec::TaskStatus& status) {
+  status.name = task.name;
+  status.node = task.placement.node;
+  status.devices.assign(task.placement.gpus.begin(), task.placement.gpus.end());
+  status.phase = task.phase;
+  status.exit_code = task.exit_code;
 }
 
 json EncodeTask(const TaskRuntime& task) {
@@ -304,9 +306,10 @@ absl::Status TooLarge(std::string_view field, std::string_view what, size_t byte
 }  // namespace
 
 void JobRecord::SyncTaskStatus() {
-  spec::JobStatus& s = status();
-  s.tasks.clear();
-  for (const TaskRuntime& task : tasks) s.tasks.push_back(TaskStatusOf(task));
+  // In place: a job's tasks change a few at a time (a 4,096-task job syncs at each task's end).
+  std::vector<spec::TaskStatus>& out = status().tasks;
+  out.resize(tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i) AssignTaskStatus(tasks[i], out[i]);
 }
 
 JobView JobRecord::View() const { return JobView{.document = document, .tenant = tenant}; }
@@ -326,6 +329,12 @@ JobRecord NewJobRecord(int64_t id, std::string tenant, spec::JobDocument documen
 }
 
 std::string BoundText(std::string_view text, size_t max_bytes) {
+  // Most reasons and messages: within the bound and printable ASCII, kept as they are.
+  const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return (byte >= 0x20 && byte < 0x80) || c == '\n' || c == '\t';
+  });
+  if (plain && text.size() <= max_bytes) return std::string(text);
   constexpr std::string_view kEllipsis = "…";
   std::string out;
   out.reserve(std::min(text.size(), max_bytes));
@@ -559,7 +568,7 @@ absl::Status LoadStoredTask(std::map<int64_t, JobRecord>& jobs, std::string_view
     }
   }
   if (task.name != record->tasks[index].name) return Corrupt(key, "the task's name does not match");
-  record->status().tasks[index] = TaskStatusOf(task);
+  AssignTaskStatus(task, record->status().tasks[index]);
   record->stored_tasks[index] = task;
   record->tasks[index] = std::move(task);
   return absl::OkStatus();
@@ -570,7 +579,7 @@ absl::Status ResetStoredTask(std::map<int64_t, JobRecord>& jobs, std::string_vie
   if (!found.ok()) return found.status();
   auto [record, index] = *found;
   TaskRuntime initial{.name = record->tasks[index].name};
-  record->status().tasks[index] = TaskStatusOf(initial);
+  AssignTaskStatus(initial, record->status().tasks[index]);
   record->stored_tasks[index].reset();
   record->tasks[index] = std::move(initial);
   return absl::OkStatus();

@@ -172,6 +172,8 @@ TEST(JobRecordTest, StoredTextIsBoundedCleanAndCutAtACharacter) {
                       64),
             "a b ");
   EXPECT_EQ(BoundText("abcdefgh", 6), "abc…");
+  EXPECT_EQ(BoundText("abcdef", 6), "abcdef");  // at the bound: whole
+  EXPECT_EQ(BoundText("ab\x01" "def", 6), "ab def");
   EXPECT_EQ(BoundText("éééé", 6), "é…");  // never half a character
   EXPECT_LE(BoundText(std::string(1 << 20, 'x'), 4096).size(), 4096u);
 
