@@ -303,7 +303,7 @@ void JobManager::RestoreJob(JobRecord& record, std::map<Cluster*, std::vector<Kn
     placed.push_back({.task = static_cast<int32_t>(i), .placement = task.placement});
     placed.back().placement.node_index = -1;
     if (task.ended) continue;
-    launches_[task.launch_id] = record.id;
+    launches_[task.launch_id] = {.job = record.id, .task = static_cast<int32_t>(i)};
     if (requests.empty()) requests = TaskRequests(record.document.spec);
     const std::optional<int32_t> node = state_.FindNode(task.placement.node);
     task.placement.node_index = node.value_or(-1);

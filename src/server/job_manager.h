@@ -452,7 +452,12 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   std::map<int64_t, JobRecord> jobs_;
   std::map<int64_t, JobExplanation> explanations_;          // pending jobs' scheduler diagnosis
   absl::flat_hash_map<std::string, int64_t> requests_;      // tenant + '\0' + request id → id
-  absl::flat_hash_map<std::string, int64_t> launches_;      // launch id → job id
+  // A launched task's job and index in it, so that its start and end find it at once.
+  struct LaunchedTask {
+    int64_t job = 0;
+    int32_t task = 0;
+  };
+  absl::flat_hash_map<std::string, LaunchedTask> launches_;  // launch id → its task
   absl::flat_hash_map<std::string, int64_t> active_names_;  // tenant + '\0' + name → id
   std::set<int64_t> uncommitted_;  // submissions not yet durable: invisible to readers
   CycleWrites cycle_writes_;       // the loop turn's job writes, not yet handed to the store

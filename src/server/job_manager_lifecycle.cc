@@ -28,7 +28,7 @@ void JobManager::OnPlaced(std::string_view job, bool gang, std::span<const TaskB
     task.cluster = ClusterOf(task.placement.node)->name();
     task.launch_id = LaunchId(record.id, task.name, record.attempt);
     task.phase = TaskPhase::kPending;
-    launches_[task.launch_id] = record.id;
+    launches_[task.launch_id] = {.job = record.id, .task = binding.task};
     placed.push_back(DescribePlacement(task));
   }
   if (gang) {
@@ -298,6 +298,7 @@ TaskLaunchSpec JobManager::LaunchSpec(const JobRecord& record, int32_t index) co
   launch.env["TESSERA_JOB_ID"] = launch.job_id;
   launch.env["TESSERA_TASK_NAME"] = task.name;
   if (record.tasks.size() > 1) {
+    launch.peer_nodes.reserve(record.tasks.size());
     for (const TaskRuntime& peer : record.tasks) launch.peer_nodes.push_back(peer.placement.node);
   }
   return launch;

@@ -420,44 +420,40 @@ void JobManager::Handle(TaskStarted& event) {
   std::lock_guard<std::mutex> lock(mu_);
   auto launch = launches_.find(event.launch_id);
   if (launch == launches_.end()) return;
-  JobRecord& record = jobs_.at(launch->second);
-  for (TaskRuntime& task : record.tasks) {
-    if (task.launch_id != event.launch_id || task.ended) continue;
-    std::vector<JobEvent> events;
-    task.phase = TaskPhase::kRunning;
-    task.start_time = event.time;
-    if (record.status().phase == JobPhase::kAdmitted) {
-      record.status().phase = JobPhase::kRunning;
-      record.status().start_time = event.time;
-      AddEvent(record, events, "Running", "", fmt::format("{} started", task.name));
-    }
-    record.SyncTaskStatus();
-    PersistLocked(record, std::move(events));
-    return;
+  JobRecord& record = jobs_.at(launch->second.job);
+  TaskRuntime& task = record.tasks[launch->second.task];
+  if (task.launch_id != event.launch_id || task.ended) return;
+  std::vector<JobEvent> events;
+  task.phase = TaskPhase::kRunning;
+  task.start_time = event.time;
+  if (record.status().phase == JobPhase::kAdmitted) {
+    record.status().phase = JobPhase::kRunning;
+    record.status().start_time = event.time;
+    AddEvent(record, events, "Running", "", fmt::format("{} started", task.name));
   }
+  record.SyncTaskStatus();
+  PersistLocked(record, std::move(events));
 }
 
 void JobManager::Handle(TaskEnded& event) {
   std::lock_guard<std::mutex> lock(mu_);
   auto launch = launches_.find(event.end.launch_id);
   if (launch == launches_.end()) return;
-  JobRecord& record = jobs_.at(launch->second);
+  const LaunchedTask launched = launch->second;
   launches_.erase(launch);
-  for (size_t i = 0; i < record.tasks.size(); ++i) {
-    TaskRuntime& task = record.tasks[i];
-    if (task.launch_id != event.end.launch_id || task.ended) continue;
-    EndTask(record, static_cast<int32_t>(i), event.end.phase, event.end.exit_code,
-            event.end.reason, event.end.message);
-    std::vector<JobEvent> events;
-    AddEvent(record, events, "TaskEnded", task.reason, DescribeEnd(task));
-    Resolve(record, events);
-    record.SyncTaskStatus();
-    Cluster* cluster = ClusterOf(task.placement.node);
-    PersistLocked(record, std::move(events), [cluster, id = event.end.launch_id] {
-      if (cluster != nullptr) cluster->Forget(id);
-    });
-    return;
-  }
+  JobRecord& record = jobs_.at(launched.job);
+  TaskRuntime& task = record.tasks[launched.task];
+  if (task.launch_id != event.end.launch_id || task.ended) return;
+  EndTask(record, launched.task, event.end.phase, event.end.exit_code, event.end.reason,
+          event.end.message);
+  std::vector<JobEvent> events;
+  AddEvent(record, events, "TaskEnded", task.reason, DescribeEnd(task));
+  Resolve(record, events);
+  record.SyncTaskStatus();
+  Cluster* cluster = ClusterOf(task.placement.node);
+  PersistLocked(record, std::move(events), [cluster, id = event.end.launch_id] {
+    if (cluster != nullptr) cluster->Forget(id);
+  });
 }
 
 void JobManager::Handle(QueuesChanged& event) {

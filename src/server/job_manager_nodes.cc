@@ -95,7 +95,7 @@ void JobManager::Handle(NodeChangeRequested& event) {
 
 void JobManager::EvictFromNodeLocked(const NodeAdmin& admin) {
   std::set<int64_t> candidates;  // jobs with a task placed and not ended
-  for (const auto& [launch, id] : launches_) candidates.insert(id);
+  for (const auto& [launch, launched] : launches_) candidates.insert(launched.job);
   for (int64_t id : candidates) {
     JobRecord& record = jobs_.at(id);
     if (IsTerminal(record.status().phase)) continue;
@@ -154,7 +154,7 @@ void JobManager::EvictUntoleratedLocked(const Cluster& cluster,
   }
   if (no_execute.empty()) return;
   std::set<int64_t> candidates;  // jobs with a task placed and not ended
-  for (const auto& [launch, id] : launches_) candidates.insert(id);
+  for (const auto& [launch, launched] : launches_) candidates.insert(launched.job);
   for (int64_t id : candidates) {
     JobRecord& record = jobs_.at(id);
     if (IsTerminal(record.status().phase) || Stopping(record)) continue;
@@ -215,7 +215,7 @@ void JobManager::CompleteDrains() {
   if (draining.empty()) return;
   std::set<std::pair<std::string_view, std::string_view>> busy;  // (cluster, node)
   std::set<int64_t> candidates;
-  for (const auto& [launch, id] : launches_) candidates.insert(id);
+  for (const auto& [launch, launched] : launches_) candidates.insert(launched.job);
   for (int64_t id : candidates) {
     for (const TaskRuntime& task : jobs_.at(id).tasks) {
       if (IsActive(task)) busy.emplace(task.cluster, task.placement.node);
