@@ -296,6 +296,7 @@ void JobManager::RestoreJob(JobRecord& record, std::map<Cluster*, std::vector<Kn
   if (IsTerminal(record.status().phase)) return;
   std::vector<TaskRequest> requests;  // once a task is found running (most jobs have none)
   std::vector<TaskBinding> placed;    // an ended task holds nothing: node_index -1
+  std::optional<PeerNodes> peers;     // once a launched task is found
   bool unlaunched = false;
   for (size_t i = 0; i < record.tasks.size(); ++i) {
     TaskRuntime& task = record.tasks[i];
@@ -320,8 +321,10 @@ void JobManager::RestoreJob(JobRecord& record, std::map<Cluster*, std::vector<Kn
     }
     placed.back().placement.node_index = *node;
     if (task.launched) {
+      if (!peers.has_value()) peers = PeersOf(record);
       known[ClusterOf(task.placement.node)].push_back(
-          {.spec = LaunchSpec(record, static_cast<int32_t>(i)), .start_time = task.start_time});
+          {.spec = LaunchSpec(record, static_cast<int32_t>(i), *peers),
+           .start_time = task.start_time});
     } else {
       unlaunched = true;
     }

@@ -411,7 +411,7 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   void MarkAdmitted(JobRecord& record, std::vector<JobEvent>& events, std::string message);
   void Finish(JobRecord& record, std::vector<JobEvent>& events, JobPhase phase, std::string reason,
               std::string message);
-  TaskLaunchSpec LaunchSpec(const JobRecord& record, int32_t task) const;
+  TaskLaunchSpec LaunchSpec(const JobRecord& record, int32_t task, const PeerNodes& peers) const;
   Cluster* ClusterOf(std::string_view node) const;
 
   // Appends an event to the record and returns it. REQUIRES: mu_ held.

@@ -53,6 +53,14 @@ TaskRequest TaskRequestOf(const JobSpec& spec, int32_t index) {
   return request;
 }
 
+PeerNodes PeersOf(const JobRecord& record) {
+  if (record.tasks.size() <= 1) return {};
+  std::vector<std::string> nodes;
+  nodes.reserve(record.tasks.size());
+  for (const TaskRuntime& task : record.tasks) nodes.push_back(task.placement.node);
+  return nodes;
+}
+
 std::string LaunchId(int64_t job, std::string_view task, int32_t attempt) {
   return fmt::format("{}-{}-a{}", job, task, attempt);
 }

@@ -68,6 +68,9 @@ const TaskGroup* GroupOf(const JobSpec& spec, int32_t index);
 // TaskRequests(spec)[index] without building the others' (a job's tasks end one at a time);
 // an empty request past the last task.
 TaskRequest TaskRequestOf(const JobSpec& spec, int32_t index);
+// Every task's node in task order when the job has more than one task (a launch's peer_nodes);
+// none for a single task.
+PeerNodes PeersOf(const JobRecord& record);
 // The launch id of one task's attempt: "<job>-<task>-a<attempt>".
 std::string LaunchId(int64_t job, std::string_view task, int32_t attempt);
 // The task was launched and has not ended.

@@ -1,5 +1,6 @@
 #include "server/job_manager_internal.h"
 
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -57,6 +58,23 @@ TEST(TaskRequestOfTest, PastTheLastTaskIsAnEmptyRequest) {
   const TaskRequest none = TaskRequestOf(TwoGroups(), 5);
   EXPECT_EQ(none.cpu, 0);
   EXPECT_TRUE(none.node_selector.empty());
+}
+
+TEST(PeersOfTest, EveryTasksNodeInTaskOrderSharedByItsCopies) {
+  JobRecord record = NewJobRecord(7, "t", {.spec = TwoGroups()}, TimePoint());
+  for (size_t i = 0; i < record.tasks.size(); ++i) {
+    record.tasks[i].placement.node = "n" + std::to_string(i % 2);
+  }
+  const PeerNodes peers = PeersOf(record);
+  EXPECT_EQ(peers, (PeerNodes{"n0", "n1", "n0", "n1", "n0"}));
+  const PeerNodes copy = peers;  // what each of the job's launches holds
+  EXPECT_EQ(&copy[4], &peers[4]);
+}
+
+TEST(PeersOfTest, ASingleTaskHasNoPeers) {
+  JobSpec spec;
+  spec.tasks = {TaskGroup{.name = "solo"}};
+  EXPECT_TRUE(PeersOf(NewJobRecord(8, "t", {.spec = spec}, TimePoint())).empty());
 }
 
 }  // namespace

@@ -277,7 +277,8 @@ void JobManager::Finish(JobRecord& record, std::vector<JobEvent>& events, JobPha
            std::move(message));
 }
 
-TaskLaunchSpec JobManager::LaunchSpec(const JobRecord& record, int32_t index) const {
+TaskLaunchSpec JobManager::LaunchSpec(const JobRecord& record, int32_t index,
+                                      const PeerNodes& peers) const {
   const JobSpec& spec = record.document.spec;
   const TaskGroup* group = GroupOf(spec, index);  // a task of the record: never nullptr
   const TaskRuntime& task = record.tasks[index];
@@ -294,13 +295,10 @@ TaskLaunchSpec JobManager::LaunchSpec(const JobRecord& record, int32_t index) co
                         .time_limit = spec.time_limit,
                         .termination_grace = spec.termination_grace,
                         .duration = spec.duration,
+                        .peer_nodes = peers,
                         .rank = index};
   launch.env["TESSERA_JOB_ID"] = launch.job_id;
   launch.env["TESSERA_TASK_NAME"] = task.name;
-  if (record.tasks.size() > 1) {
-    launch.peer_nodes.reserve(record.tasks.size());
-    for (const TaskRuntime& peer : record.tasks) launch.peer_nodes.push_back(peer.placement.node);
-  }
   return launch;
 }
 

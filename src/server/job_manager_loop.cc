@@ -398,6 +398,7 @@ void JobManager::Handle(LaunchRecorded& event) {
     if (it == jobs_.end() || it->second.attempt != event.attempt) return;
     JobRecord& record = it->second;
     std::vector<JobEvent> events;
+    const PeerNodes peers = PeersOf(record);  // the launches below share it
     for (int32_t task : event.tasks) {
       TaskRuntime& runtime = record.tasks[task];
       if (!IsActive(runtime) || !runtime.launched) continue;
@@ -405,7 +406,7 @@ void JobManager::Handle(LaunchRecorded& event) {
         EndTask(record, task, TaskPhase::kCancelled, std::nullopt, "", "never started");
         continue;
       }
-      launches.emplace_back(ClusterOf(runtime.placement.node), LaunchSpec(record, task));
+      launches.emplace_back(ClusterOf(runtime.placement.node), LaunchSpec(record, task, peers));
     }
     if (launches.size() != event.tasks.size()) {
       Resolve(record, events);

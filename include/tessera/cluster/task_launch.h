@@ -2,8 +2,11 @@
 // about it (TaskObserver: started, and how it ended).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +17,42 @@
 #include "tessera/common/clock.h"
 
 namespace tessera {
+
+// The node names of a job's tasks in rank order. Copies share one immutable list, so that the
+// launches of a wide job hold it once (4,096 tasks would otherwise hold 4,096 copies of 4,096
+// names). Read-only once built: safe to read from any thread.
+class PeerNodes {
+ public:
+  using value_type = std::string;
+  using const_iterator = std::vector<std::string>::const_iterator;
+  using iterator = const_iterator;
+
+  PeerNodes() = default;
+  PeerNodes(std::vector<std::string> nodes)  // implicit, as the list it stands for
+      : nodes_(nodes.empty() ? nullptr
+                             : std::make_shared<const std::vector<std::string>>(std::move(nodes))) {}
+  PeerNodes(std::initializer_list<std::string> nodes) : PeerNodes(std::vector<std::string>(nodes)) {}
+
+  size_t size() const { return nodes_ == nullptr ? 0 : nodes_->size(); }
+  bool empty() const { return size() == 0; }
+  // `rank` < size().
+  const std::string& operator[](size_t rank) const { return (*nodes_)[rank]; }
+  const_iterator begin() const { return list().begin(); }
+  const_iterator end() const { return list().end(); }
+  void clear() { nodes_.reset(); }
+
+  friend bool operator==(const PeerNodes& a, const PeerNodes& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+
+ private:
+  const std::vector<std::string>& list() const {
+    static const std::vector<std::string> kNone;
+    return nodes_ == nullptr ? kNone : *nodes_;
+  }
+
+  std::shared_ptr<const std::vector<std::string>> nodes_;
+};
 
 // One task to run: the spec's task group fields and the placement.
 struct TaskLaunchSpec {
@@ -32,7 +71,7 @@ struct TaskLaunchSpec {
   std::optional<Duration> duration;  // simulated clusters: how long the task runs
   // The job's tasks in rank order (node names), when it has more than one: the
   // distributed-training environment is derived from them.
-  std::vector<std::string> peer_nodes;
+  PeerNodes peer_nodes;
   int32_t rank = 0;
 };
 

@@ -314,7 +314,7 @@ absl::StatusOr<TaskLaunchSpec> LaunchFromBind(const v1::Bind& bind) {
   if (bind.time_limit_ms() > 0) spec.time_limit = Duration(bind.time_limit_ms());
   spec.termination_grace = Duration(bind.termination_grace_ms());
   if (bind.duration_ms() > 0) spec.duration = Duration(bind.duration_ms());
-  spec.peer_nodes.assign(bind.peer_nodes().begin(), bind.peer_nodes().end());
+  spec.peer_nodes = std::vector<std::string>(bind.peer_nodes().begin(), bind.peer_nodes().end());
   spec.rank = bind.rank();
   return spec;
 }
