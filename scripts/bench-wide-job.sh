@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# One wide job through a live control plane: starts `tessera server --dev` with the Alibaba
+# trace's nodes as the simulated cluster, submits one job of REPLICAS tasks (default 4,096, the
+# most a job may have; 100m CPU and 64Mi each, every task "runs" 1 s) and prints the seconds
+# from its submission to its Succeeded, and the server's peak resident memory. Every task's placement, launch, start and end is a
+# durable step of the job, so the time shows what each step costs as the job widens.
+#
+#   scripts/bench-wide-job.sh BUILD_DIR TRACE_DIR [REPLICAS]
+set -euo pipefail
+BUILD=${1:?build directory}
+TRACES=${2:?trace directory}
+REPLICAS=${3:-4096}
+DATA=$(mktemp -d)
+PORT=$((20000 + RANDOM % 20000))
+SERVER=""
+cleanup() {
+  kill $SERVER 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$DATA"
+}
+trap cleanup EXIT
+cat >"$DATA/job.yaml" <<YAML
+apiVersion: tessera/v1
+kind: Job
+metadata: {name: wide}
+spec:
+  duration: 1s
+  tolerations: [{key: tessera.io/simulated, value: "true", effect: NoSchedule}]
+  tasks:
+    - name: worker
+      replicas: $REPLICAS
+      resources: {cpu: 100m, memory: 64Mi}
+      command: ["true"]
+YAML
+"$BUILD/bin/tessera" server --dev --data-dir "$DATA" --http-addr "127.0.0.1:$PORT" \
+  --grpc-addr 127.0.0.1:0 --rate-limit 0 \
+  --sim-nodes "$TRACES/alibaba-gpu-v2023/openb_node_list_gpu_node.csv" >"$DATA/server.log" 2>&1 &
+SERVER=$!
+until curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null; do sleep 0.2; done
+export TESSERA_SERVER="http://127.0.0.1:$PORT" TESSERA_TOKEN=$(cat "$DATA/admin.token")
+start=$(date +%s%N)
+id=$("$BUILD/bin/tessera" submit -q -f "$DATA/job.yaml")
+"$BUILD/bin/tessera" get "$id" --watch >/dev/null  # returns once the job has ended
+end=$(date +%s%N)
+phase=$("$BUILD/bin/tessera" get "$id" | awk 'NR == 2 {print $5}')
+peak=$(awk '/^VmHWM/ {print int($2 / 1024)}' "/proc/$SERVER/status")
+echo "job $id ($REPLICAS tasks): $phase after $(((end - start) / 1000000)) ms; server peak RSS $peak MiB"
