@@ -164,8 +164,8 @@ void JobManager::EvictUntoleratedLocked(const Cluster& cluster,
       if (!IsActive(task) || task.cluster != cluster.name()) continue;
       auto taints = no_execute.find(task.placement.node);
       if (taints == no_execute.end()) continue;
-      const std::vector<Toleration> tolerations =
-          TaskRequestOf(record.document.spec, static_cast<int32_t>(t)).tolerations;
+      const std::vector<Toleration>& tolerations =
+          GroupOf(record.document.spec, static_cast<int32_t>(t))->request.tolerations;
       for (const Taint& taint : taints->second) {
         if (std::none_of(tolerations.begin(), tolerations.end(),
                          [&](const Toleration& tol) { return tol.Tolerates(taint); })) {
