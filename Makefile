@@ -18,7 +18,9 @@ TRACE_DIR  ?= $(or $(TESSERA_TRACE_DIR),$(if $(wildcard ../shared/traces),../sha
 OUT        ?= out
 # ccache, where installed (scripts/install-deps.sh does): a rebuild in another clone of the
 # repository reuses the objects compiled here, since paths are hashed relative to the clone.
-LAUNCHER   := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+# Expanded when a recipe runs (not when the Makefile is read), so that the first build on a new
+# machine uses the ccache that `deps` has just installed.
+LAUNCHER    = $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 export CCACHE_BASEDIR := $(CURDIR)
 # The sanitizer and fuzzing trees carry debug info (-g): without this, ccache hashes the build
 # directory's absolute path into those objects, and another clone compiles them all again.

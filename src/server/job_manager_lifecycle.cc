@@ -7,10 +7,11 @@
 #include <future>
 #include <utility>
 
-#include "fmt/format.h"
-#include "server/job_manager_internal.h"
+#include "control/attempt.h"
 #include "control/restart_rules.h"
 #include "core/duration.h"
+#include "fmt/format.h"
+#include "server/job_manager_internal.h"
 
 namespace tessera::server {
 
@@ -151,47 +152,39 @@ void JobManager::EndTask(JobRecord& record, int32_t index, TaskPhase phase,
 
 void JobManager::Resolve(JobRecord& record, std::vector<JobEvent>& events) {
   if (IsTerminal(record.status().phase)) return;
-  const TaskRuntime* failed = nullptr;
-  const TaskRuntime* cancelled_outside = nullptr;  // ended Cancelled with no cancel of ours
-  bool active = false;
-  bool all_succeeded = true;
+  std::vector<control::TaskState> tasks;
+  tasks.reserve(record.tasks.size());
   for (const TaskRuntime& task : record.tasks) {
-    if (IsActive(task)) active = true;
-    if (task.ended && task.phase == TaskPhase::kFailed && failed == nullptr) failed = &task;
-    if (task.ended && task.phase == TaskPhase::kCancelled && cancelled_outside == nullptr) {
-      cancelled_outside = &task;
-    }
-    if (task.phase != TaskPhase::kSucceeded) all_succeeded = false;
+    tasks.push_back({.active = IsActive(task), .phase = task.phase, .reason = task.reason});
   }
-  // A task cancelled on its cluster (scancel, a pod deleted) while the job was not being torn
-  // down counts as a failure: the job follows its restart policy.
-  if (failed == nullptr && !Stopping(record)) failed = cancelled_outside;
-  const bool tearing_down = Stopping(record) || failed != nullptr;
-  if (tearing_down && active) {
-    scheduler_->Hold(FormatJobId(record.id)).IgnoreError();  // no more placements meanwhile
-    for (const TaskRuntime& task : record.tasks) {
-      if (IsActive(task) && task.launched) {
-        ClusterOf(task.placement.node)
-            ->Cancel(task.launch_id,
-                     record.eviction_grace.value_or(record.document.spec.termination_grace));
+  const control::AttemptState state = control::Assess(tasks, Stopping(record));
+  switch (state.step) {
+    case control::AttemptStep::kRunning:
+      return;
+    case control::AttemptStep::kTearDown:
+      scheduler_->Hold(FormatJobId(record.id)).IgnoreError();  // no more placements meanwhile
+      for (const TaskRuntime& task : record.tasks) {
+        if (IsActive(task) && task.launched) {
+          ClusterOf(task.placement.node)
+              ->Cancel(task.launch_id,
+                       record.eviction_grace.value_or(record.document.spec.termination_grace));
+        }
       }
-    }
-    return;
+      return;
+    case control::AttemptStep::kOver:
+      break;
   }
-  if (!tearing_down && !all_succeeded) return;  // still running
-  const std::string_view failure = failed == nullptr        ? ""
-                                   : failed->reason.empty() ? "Error"
-                                                            : std::string_view(failed->reason);
+  const TaskRuntime* failed = state.failed ? &record.tasks[*state.failed] : nullptr;
   const control::AttemptOutcome outcome =
       control::AfterAttempt(record.document.spec.restart_policy, record.restarts,
                             {.cancel_requested = record.cancel_requested,
                              .eviction = record.preemption,
-                             .failure = failure},
+                             .failure = state.failure},
                             options_.requeue_backoff);
   const control::Eviction eviction = record.preemption;
   record.preemption = control::Eviction::kNone;
   record.eviction_grace.reset();
-  EndAttempt(record, events, outcome, eviction, failed, failure);
+  EndAttempt(record, events, outcome, eviction, failed, state.failure);
 }
 
 void JobManager::EndAttempt(JobRecord& record, std::vector<JobEvent>& events,

@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "control/attempt.h"
 #include "control/restart_rules.h"
 #include "core/duration.h"
 #include "fmt/format.h"
@@ -31,6 +32,12 @@ std::string DescribePlacement(const JobRun& job, const TaskBinding& b) {
   if (!b.placement.gpus.empty())
     out += fmt::format("[{}]", fmt::format("{}", fmt::join(b.placement.gpus, ",")));
   return out;
+}
+
+// The job is being stopped whatever its tasks do: an eviction, or a cancel or a time limit that
+// already decided its phase.
+bool Stopping(const JobRun& job) {
+  return job.eviction != control::Eviction::kNone || (job.phase && IsTerminal(*job.phase));
 }
 
 class Runner final : public SchedulerSink {
@@ -63,11 +70,19 @@ class Runner final : public SchedulerSink {
   void LoseTasksOn(int32_t index, std::optional<int32_t> device, const std::string& why);
   // Signals every job with a task on node `index` (not tolerating `taint`, when given).
   void EvictTasksOn(int32_t index, const Taint* taint, const std::string& why);
-  // Signals every task of the job; they are released after `grace` (at once when zero).
+  // Task `task` of the current attempt ended with `phase` (`reason`: why it failed); its
+  // resources are free again.
+  void EndTask(JobRun& job, size_t task, TaskPhase phase, std::string reason);
+  // Where the job's attempt stands now that its tasks changed (control::Assess): a failed task
+  // tears down the others at once; an attempt with no active task left ends (EndAttempt).
+  void Resolve(JobRun& job);
+  // Signals every task of the job; they end after `grace` (at once when zero): StopTasks.
   void Teardown(JobRun& job, Duration grace, std::string code, std::string message);
-  // A teardown's grace ended: its tasks are released, then the job is requeued or ended as
-  // control::AfterAttempt says, unless a cancel or a time limit already ended it.
-  void FinishTeardown(JobRun& job);
+  // A teardown's grace ended: the tasks still held end cancelled and are released; Resolve.
+  void StopTasks(JobRun& job);
+  // The attempt is over: the job is requeued or ended as control::AfterAttempt says, unless a
+  // cancel or a time limit already ended it.
+  void EndAttempt(JobRun& job, const control::AttemptState& state);
   // Makes the job Pending again for a new attempt after `outcome`'s back-off.
   void Requeue(JobRun& job, const control::AttemptOutcome& outcome, control::Eviction eviction);
   // Runs the events of instant `t` and a scheduling cycle after them, again while the cycle's
@@ -129,6 +144,7 @@ absl::Status Runner::Setup() {
     }
     job.held.resize(job.tasks.size());
     job.last.resize(job.tasks.size());
+    job.ended.resize(job.tasks.size());
     state_.job_index.emplace(sj.spec.name, static_cast<int32_t>(state_.jobs.size()));
     state_.jobs.push_back(std::move(job));
   }
@@ -444,7 +460,7 @@ void Runner::OnPreempted(std::string_view name, const PendingReason& reason, boo
   queue_.Push(Now() + grace, EventClass::kTaskCompletion, [this, &job, attempt] {
     if (job.attempt != attempt || !job.terminating) return;
     acted_ = true;
-    FinishTeardown(job);
+    StopTasks(job);
   });
 }
 
@@ -466,11 +482,17 @@ void Runner::JobEnds(JobRun& job, int64_t attempt) {
   acted_ = true;
   if (job.def->fails) {
     Log("fail", fmt::format("{}: every task exited with failure", job.name()));
-    Teardown(
-        job, Duration::zero(), "Error",
-        fmt::format("every task exited with failure after {}", FormatDuration(job.def->duration)));
+    job.teardown_code = "Error";
+    job.teardown_message =
+        fmt::format("every task exited with failure after {}", FormatDuration(job.def->duration));
+    for (size_t t = 0; t < job.held.size(); ++t) {
+      if (job.held[t]) EndTask(job, t, TaskPhase::kFailed, "Error");
+    }
+    Resolve(job);
     return;
   }
+  // The job's work is done `duration` after its gang started, as a whole: the tasks of an
+  // elastic job that were never placed end with it.
   ReleaseAll(job);
   scheduler_->Remove(job.name());
   job.charged = false;
@@ -511,16 +533,15 @@ void Runner::LoseTasksOn(int32_t index, std::optional<int32_t> device, const std
     std::vector<std::string> names;
     for (size_t t : lost) {
       names.push_back(job.task_names[t]);
-      Release(job, t);
+      EndTask(job, t, TaskPhase::kFailed, "TaskLost");
     }
     Log("lost",
         fmt::format("{}: {} ({})", job.name(), fmt::format("{}", fmt::join(names, " ")), why));
-    if (job.terminating) {
-      FinishTeardown(job);  // its other tasks were going anyway: release them with the lost ones
-    } else {
-      Teardown(job, Duration::zero(), "TaskLost",
-               fmt::format("task {} lost: {}", names.front(), why));
+    if (!job.terminating) {
+      job.teardown_code = "TaskLost";
+      job.teardown_message = fmt::format("task {} lost: {}", names.front(), why);
     }
+    Resolve(job);
   }
 }
 
@@ -542,6 +563,38 @@ void Runner::EvictTasksOn(int32_t index, const Taint* taint, const std::string& 
   }
 }
 
+void Runner::EndTask(JobRun& job, size_t task, TaskPhase phase, std::string reason) {
+  Release(job, task);
+  job.ended[task] = {.phase = phase, .reason = std::move(reason)};
+}
+
+void Runner::Resolve(JobRun& job) {
+  std::vector<control::TaskState> tasks;
+  tasks.reserve(job.held.size());
+  for (size_t t = 0; t < job.held.size(); ++t) {
+    tasks.push_back({.active = job.held[t].has_value(),
+                     .phase = job.ended[t].phase,
+                     .reason = job.ended[t].reason});
+  }
+  const control::AttemptState state = control::Assess(tasks, Stopping(job));
+  switch (state.step) {
+    case control::AttemptStep::kRunning:
+      return;
+    case control::AttemptStep::kTearDown:
+      // A failed task takes its gang down at once; a teardown under way lets the others go with
+      // it (they were going anyway).
+      if (job.terminating) {
+        StopTasks(job);
+      } else {
+        Teardown(job, Duration::zero(), job.teardown_code, job.teardown_message);
+      }
+      return;
+    case control::AttemptStep::kOver:
+      EndAttempt(job, state);
+      return;
+  }
+}
+
 void Runner::Teardown(JobRun& job, Duration grace, std::string code, std::string message) {
   job.terminating = true;
   job.teardown_code = std::move(code);
@@ -549,23 +602,33 @@ void Runner::Teardown(JobRun& job, Duration grace, std::string code, std::string
   ++job.attempt;
   if (!job.phase || !IsTerminal(*job.phase)) scheduler_->Hold(job.name()).IgnoreError();
   if (grace <= Duration::zero()) {
-    FinishTeardown(job);
+    StopTasks(job);
     return;
   }
   const int64_t attempt = job.attempt;
   queue_.Push(Now() + grace, EventClass::kTaskCompletion, [this, &job, attempt] {
     if (job.attempt != attempt || !job.terminating) return;
     acted_ = true;
-    FinishTeardown(job);
+    StopTasks(job);
   });
 }
 
-void Runner::FinishTeardown(JobRun& job) {
+void Runner::StopTasks(JobRun& job) {
   const int32_t held = job.HeldTasks();
-  ReleaseAll(job);
-  job.terminating = false;
+  for (size_t t = 0; t < job.held.size(); ++t) {
+    if (job.held[t]) EndTask(job, t, TaskPhase::kCancelled, "");
+  }
   ++job.attempt;
   if (held > 0) Log("release", fmt::format("{}: {} tasks released", job.name(), held));
+  Resolve(job);
+}
+
+void Runner::EndAttempt(JobRun& job, const control::AttemptState& state) {
+  // An attempt that ends without a teardown (its tasks all failed at once) is held first, as
+  // Teardown holds the others.
+  if (!job.terminating && !Stopping(job)) scheduler_->Hold(job.name()).IgnoreError();
+  job.terminating = false;
+  ++job.attempt;
   const control::Eviction eviction = std::exchange(job.eviction, control::Eviction::kNone);
   // A cancel or a time limit ended the job at its own instant; the grace only let it go.
   const bool decided = job.phase && IsTerminal(*job.phase);
@@ -574,7 +637,7 @@ void Runner::FinishTeardown(JobRun& job) {
       policy, job.restarts,
       {.cancel_requested = job.phase == JobPhase::kCancelled,
        .eviction = eviction,
-       .failure = job.phase == JobPhase::kFailed ? job.reason : job.teardown_code},
+       .failure = job.phase == JobPhase::kFailed ? std::string_view(job.reason) : state.failure},
       scenario_.config.requeue_backoff);
   if (outcome.verdict == control::Verdict::kRequeue) {
     Requeue(job, outcome, eviction);
@@ -603,6 +666,7 @@ void Runner::Requeue(JobRun& job, const control::AttemptOutcome& outcome,
       : eviction == control::Eviction::kPreemptRequeue ? std::string("after preemption")
                                                        : std::string("after eviction");
   job.restarts = outcome.restarts;
+  std::fill(job.ended.begin(), job.ended.end(), TaskResult{});
   scheduler_->Requeue(job.name(), Now() + outcome.backoff).IgnoreError();
   job.charged = false;
   if (outcome.backoff > Duration::zero()) {

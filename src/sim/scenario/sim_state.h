@@ -30,6 +30,12 @@ namespace tessera::sim {
 // job's `at` (phase is nullopt then).
 std::string_view PhaseName(const std::optional<JobPhase>& phase);
 
+// How a task of the current attempt ended: phase kPending while it has not.
+struct TaskResult {
+  TaskPhase phase = TaskPhase::kPending;
+  std::string reason;  // why it failed: "Error", "TaskLost"; empty otherwise
+};
+
 struct JobRun {
   const ScenarioJob* def = nullptr;
   std::vector<TaskRequest> tasks;              // task-group order, as the Scheduler indexes them
@@ -39,6 +45,8 @@ struct JobRun {
   std::vector<std::optional<Placement>> held;
   // The latest placement of each task, ever: the clusters a job ran on, for the run's report.
   std::vector<std::optional<Placement>> last;
+  // How each task of the current attempt ended; all kPending again at each requeue.
+  std::vector<TaskResult> ended;
   std::optional<JobPhase> phase;               // nullopt until submitted
   std::string reason;                          // a pending reason code, or why the job failed
   std::string message;                         // its detail
