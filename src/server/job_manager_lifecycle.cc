@@ -29,6 +29,7 @@ void JobManager::OnPlaced(std::string_view job, bool gang, std::span<const TaskB
     task.cluster = ClusterOf(task.placement.node)->name();
     task.launch_id = LaunchId(record.id, task.name, record.attempt);
     task.phase = TaskPhase::kPending;
+    record.TaskChanged(binding.task);
     launches_[task.launch_id] = {.job = record.id, .task = binding.task};
     placed.push_back(DescribePlacement(task));
   }
@@ -142,6 +143,7 @@ void JobManager::EndTask(JobRecord& record, int32_t index, TaskPhase phase,
   task.exit_code = exit_code;
   task.reason = std::move(reason);
   task.message = std::move(message);
+  record.TaskChanged(index);
   launches_.erase(task.launch_id);
   if (task.placement.node_index < 0) return;
   const TaskRequest request = TaskRequestOf(record.document.spec, index);
@@ -236,6 +238,7 @@ void JobManager::Restart(JobRecord& record, std::vector<JobEvent>& events, std::
                          std::string message, TimePoint not_before) {
   ++record.attempt;
   for (TaskRuntime& task : record.tasks) task = TaskRuntime{.name = task.name};
+  record.AllTasksChanged();
   record.status().phase = JobPhase::kPending;
   record.status().reason = "Requeued";
   record.status().message = message;
@@ -258,6 +261,7 @@ void JobManager::Finish(JobRecord& record, std::vector<JobEvent>& events, JobPha
   for (size_t i = 0; i < record.tasks.size(); ++i) {
     if (record.tasks[i].phase == TaskPhase::kPending) {
       record.tasks[i].phase = TaskPhase::kCancelled;  // never ran
+      record.TaskChanged(static_cast<int32_t>(i));
     }
   }
   record.status().phase = phase;

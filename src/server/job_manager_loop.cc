@@ -378,6 +378,7 @@ void JobManager::Handle(BindingsCommitted& event) {
     std::vector<std::string> bound;
     for (int32_t task : to_bind) {
       record.tasks[task].launched = true;
+      record.TaskChanged(task);
       bound.push_back(DescribePlacement(record.tasks[task]));
     }
     AddEvent(record, events, "Bound", "", fmt::format("{}", fmt::join(bound, ", ")));
@@ -427,6 +428,7 @@ void JobManager::Handle(TaskStarted& event) {
   std::vector<JobEvent> events;
   task.phase = TaskPhase::kRunning;
   task.start_time = event.time;
+  record.TaskChanged(launch->second.task);
   if (record.status().phase == JobPhase::kAdmitted) {
     record.status().phase = JobPhase::kRunning;
     record.status().start_time = event.time;

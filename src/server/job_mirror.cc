@@ -23,6 +23,7 @@ void KeepStoredTasks(JobRecord& old, JobRecord& fresh) {
     if (!old.stored_tasks[i].has_value()) continue;
     fresh.tasks[i] = std::move(old.tasks[i]);
     fresh.stored_tasks[i] = std::move(old.stored_tasks[i]);
+    fresh.TaskChanged(static_cast<int32_t>(i));  // for the status; the store holds it already
   }
   fresh.SyncTaskStatus();
 }

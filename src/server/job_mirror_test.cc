@@ -215,6 +215,7 @@ class JobMirrorTest : public ::testing::Test {
     runtime.phase = TaskPhase::kRunning;
     runtime.launch_id = fmt::format("{}-{}-a0", record.id, runtime.name);
     runtime.launched = true;
+    record.TaskChanged(task);
     record.status().phase = JobPhase::kRunning;
     record.SyncTaskStatus();
   }
@@ -299,6 +300,7 @@ TEST_F(JobMirrorTest, ListsTheStoredRecordsThenFollowsEveryChange) {
   Place(placed, 0, "sim-1");
   Write(placed);
   placed.tasks[1] = TaskRuntime{.name = placed.tasks[1].name};
+  placed.TaskChanged(1);
   placed.SyncTaskStatus();
   Write(placed);
   ASSERT_NO_FATAL_FAILURE(CatchUp());

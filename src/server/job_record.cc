@@ -1,6 +1,7 @@
 #include "server/job_record.h"
 
 #include <algorithm>
+#include <cassert>
 #include <charconv>
 #include <limits>
 #include <utility>
@@ -68,6 +69,36 @@ void AssignTaskStatus(const TaskRuntime& task, spec::TaskStatus& status) {
   status.devices.assign(task.placement.gpus.begin(), task.placement.gpus.end());
   status.phase = task.phase;
   status.exit_code = task.exit_code;
+}
+
+// Whether status.tasks shows every task: a change that was not marked (JobRecord::TaskChanged)
+// fails it. Checked in debug builds only.
+[[maybe_unused]] bool EveryTaskSynced(const JobRecord& record) {
+  const std::vector<spec::TaskStatus>& shown = record.status().tasks;
+  for (size_t i = 0; i < record.tasks.size(); ++i) {
+    const TaskRuntime& task = record.tasks[i];
+    const spec::TaskStatus& status = shown[i];
+    if (status.name != task.name || status.node != task.placement.node ||
+        !std::equal(status.devices.begin(), status.devices.end(), task.placement.gpus.begin(),
+                    task.placement.gpus.end()) ||
+        status.phase != task.phase || status.exit_code != task.exit_code) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether the store holds every task as it is (record.stored_tasks): a change that was not
+// marked fails it. Checked in debug builds only.
+[[maybe_unused]] bool EveryTaskWritten(const JobRecord& record) {
+  for (size_t i = 0; i < record.tasks.size(); ++i) {
+    const std::optional<TaskRuntime>& stored = record.stored_tasks[i];
+    if (IsInitial(record.tasks[i]) ? stored.has_value()
+                                   : !stored.has_value() || !SameStored(*stored, record.tasks[i])) {
+      return false;
+    }
+  }
+  return true;
 }
 
 json EncodeTask(const TaskRuntime& task) {
@@ -306,10 +337,14 @@ absl::Status TooLarge(std::string_view field, std::string_view what, size_t byte
 }  // namespace
 
 void JobRecord::SyncTaskStatus() {
-  // In place: a job's tasks change a few at a time (a 4,096-task job syncs at each task's end).
+  // In place, and only the tasks that changed: a 4,096-task job syncs at each task's end.
   std::vector<spec::TaskStatus>& out = status().tasks;
-  out.resize(tasks.size());
-  for (size_t i = 0; i < tasks.size(); ++i) AssignTaskStatus(tasks[i], out[i]);
+  if (out.size() != tasks.size()) {
+    out.resize(tasks.size());
+    unsynced_tasks.MarkAll(static_cast<int32_t>(tasks.size()));
+  }
+  for (int32_t i : unsynced_tasks.Take()) AssignTaskStatus(tasks[i], out[i]);
+  assert(EveryTaskSynced(*this));
 }
 
 JobView JobRecord::View() const { return JobView{.document = document, .tenant = tenant}; }
@@ -489,11 +524,13 @@ absl::StatusOr<JobRecord> DecodeJobRecord(std::string_view key, std::string_view
   }
   record.document = *std::move(spec);
   record.document.status = std::move(status);
-  if (record.tasks.empty()) record.tasks = InitialTasks(record.document.spec);
+  const bool inline_tasks = !record.tasks.empty();
+  if (!inline_tasks) record.tasks = InitialTasks(record.document.spec);
   if (static_cast<int32_t>(record.tasks.size()) != record.document.spec.TotalTasks()) {
     return Corrupt(key, "tasks do not match the spec's replicas");
   }
   record.stored_tasks.resize(record.tasks.size());
+  if (inline_tasks) record.AllTasksChanged();  // the next write gives them their own keys
   record.SyncTaskStatus();
   return record;
 }
@@ -512,7 +549,7 @@ std::string EncodeTaskRecord(const TaskRuntime& task) { return EncodeTask(task).
 
 std::vector<store::Op> TaskWrites(JobRecord& record) {
   std::vector<store::Op> ops;
-  for (size_t i = 0; i < record.tasks.size(); ++i) {
+  for (const int32_t i : record.unwritten_tasks.Take()) {
     const TaskRuntime& task = record.tasks[i];
     std::optional<TaskRuntime>& stored = record.stored_tasks[i];
     const bool initial = IsInitial(task);
@@ -526,6 +563,7 @@ std::vector<store::Op> TaskWrites(JobRecord& record) {
       stored = task;
     }
   }
+  assert(EveryTaskWritten(record));
   return ops;
 }
 

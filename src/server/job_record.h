@@ -40,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "control/restart_rules.h"
 #include "core/placement.h"
+#include "server/changed_tasks.h"
 #include "server/job_service.h"
 #include "spec/job_document.h"
 #include "tessera/store/store.h"
@@ -83,10 +84,24 @@ struct JobRecord {
   // Per task: what its key holds in the store (nullopt while the key is absent), so that a
   // write carries only the tasks that changed (TaskWrites). Sized like `tasks`.
   std::vector<std::optional<TaskRuntime>> stored_tasks;
+  // The tasks that may have changed since TaskWrites and SyncTaskStatus last looked: whatever
+  // changes tasks[i] then calls TaskChanged(i) (or AllTasksChanged), and those two look only at
+  // these tasks.
+  ChangedTasks unwritten_tasks;
+  ChangedTasks unsynced_tasks;
 
   const spec::JobStatus& status() const { return *document.status; }
   spec::JobStatus& status() { return *document.status; }
-  // Copies the tasks' placements and phases into status.tasks.
+  void TaskChanged(int32_t index) {
+    unwritten_tasks.Mark(index);
+    unsynced_tasks.Mark(index);
+  }
+  void AllTasksChanged() {
+    unwritten_tasks.MarkAll(static_cast<int32_t>(tasks.size()));
+    unsynced_tasks.MarkAll(static_cast<int32_t>(tasks.size()));
+  }
+  // Copies the placements and phases of the tasks changed since the last sync into
+  // status.tasks (of every task when status.tasks is not sized like `tasks`).
   void SyncTaskStatus();
   JobView View() const;
 };
@@ -152,7 +167,8 @@ absl::StatusOr<JobRecord> DecodeJobRecord(const store::KeyValue& kv,
                                           std::map<int64_t, spec::JobDocument>& specs);
 std::string EncodeTaskRecord(const TaskRuntime& task);
 // The puts and deletes that bring the task keys of `record` up to date with its tasks (none for
-// a task unchanged since its last write), and notes them in record.stored_tasks.
+// a task unchanged since its last write), and notes them in record.stored_tasks. Looks only at
+// the tasks marked in record.unwritten_tasks, and takes them.
 std::vector<store::Op> TaskWrites(JobRecord& record);
 // Applies the task stored under `key` (a TaskKey) to its record in `jobs`. DataLoss naming the
 // key for a value that does not decode, or a task that no record of `jobs` has.

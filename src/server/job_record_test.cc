@@ -83,6 +83,7 @@ TEST(JobRecordTest, EncodingRoundTrips) {
   record.tasks[0].ended = true;
   record.tasks[0].reason = "Error";
   record.tasks[0].start_time = TimePoint(Duration(9));
+  record.TaskChanged(0);
   record.attempt = 1;
   record.restarts = 1;
   record.cancel_requested = true;
@@ -120,18 +121,48 @@ TEST(JobRecordTest, OnlyTasksThatChangedAreWrittenAndARestartedTaskLosesItsKey) 
   EXPECT_TRUE(TaskWrites(record).empty());  // a new job's tasks have no keys
   record.tasks[1].placement.node = "n1";
   record.tasks[1].launch_id = "5-worker-1-a0";
+  record.TaskChanged(1);
   std::vector<store::Op> placed = TaskWrites(record);
   ASSERT_EQ(placed.size(), 1u);
   EXPECT_EQ(placed[0].type, store::Op::Type::kPut);
   EXPECT_EQ(placed[0].key, TaskKey(5, 1));
   EXPECT_TRUE(TaskWrites(record).empty());
   record.tasks[1].phase = TaskPhase::kRunning;
+  record.TaskChanged(1);
   EXPECT_EQ(TaskWrites(record).size(), 1u);
   record.tasks[1] = TaskRuntime{.name = "worker-1"};  // a restart
+  record.AllTasksChanged();
   std::vector<store::Op> reset = TaskWrites(record);
-  ASSERT_EQ(reset.size(), 1u);
+  ASSERT_EQ(reset.size(), 1u);  // task 0, marked too, is as it was stored: no write
   EXPECT_EQ(reset[0].type, store::Op::Type::kDelete);
   EXPECT_TRUE(TaskWrites(record).empty());
+}
+
+TEST(JobRecordTest, ATaskMarkedChangedIsSyncedIntoTheStatusOnceAndOthersAreNotVisited) {
+  JobRecord record = NewJobRecord(6, "t", Document(), TimePoint());
+  record.tasks[0].placement.node = "n1";
+  record.tasks[0].phase = TaskPhase::kRunning;
+  record.TaskChanged(0);
+  record.SyncTaskStatus();
+  EXPECT_EQ(record.status().tasks[0].node, "n1");
+  EXPECT_EQ(record.status().tasks[0].phase, TaskPhase::kRunning);
+  EXPECT_TRUE(record.unsynced_tasks.empty());
+  ASSERT_EQ(TaskWrites(record).size(), 1u);  // the write looks at the same mark, apart
+  EXPECT_TRUE(record.unwritten_tasks.empty());
+}
+
+TEST(ChangedTasksTest, TakesEachMarkedIndexOnceInTheOrderFirstMarked) {
+  ChangedTasks changed;
+  EXPECT_TRUE(changed.empty());
+  changed.Mark(3);
+  changed.Mark(0);
+  changed.Mark(3);
+  EXPECT_EQ(changed.Take(), (std::vector<int32_t>{3, 0}));
+  EXPECT_TRUE(changed.empty());
+  EXPECT_TRUE(changed.Take().empty());
+  changed.Mark(1);
+  changed.MarkAll(3);
+  EXPECT_EQ(changed.Take(), (std::vector<int32_t>{1, 0, 2}));
 }
 
 TEST(JobRecordTest, RecordsWithInlineTasksStillDecodeAndMoveThemToKeys) {
