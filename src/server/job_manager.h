@@ -407,6 +407,11 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   // Makes the job Pending again for a new attempt and gives it back to the scheduler.
   void Restart(JobRecord& record, std::vector<JobEvent>& events, std::string reason,
                std::string message, TimePoint not_before);
+  // Records the wait of the job's current attempt for the placement of its gang, now, in
+  // tessera_job_placement_latency_seconds: from status.submit_time for the first attempt, from
+  // requeued_at for later ones (none for a requeued attempt read back from the store).
+  // REQUIRES: mu_ held; called once per attempt, when its gang is placed.
+  void ObservePlacementLatency(const JobRecord& record);
   // Pending → Admitted with its event. REQUIRES: mu_ held.
   void MarkAdmitted(JobRecord& record, std::vector<JobEvent>& events, std::string message);
   void Finish(JobRecord& record, std::vector<JobEvent>& events, JobPhase phase, std::string reason,

@@ -34,6 +34,7 @@ void JobManager::OnPlaced(std::string_view job, bool gang, std::span<const TaskB
     placed.push_back(DescribePlacement(task));
   }
   if (gang) {
+    ObservePlacementLatency(record);
     if (record.status().phase == JobPhase::kPending) {
       MarkAdmitted(record, events, fmt::format("gang of {} placed", tasks.size()));
     }
@@ -49,6 +50,13 @@ void JobManager::OnPlaced(std::string_view job, bool gang, std::span<const TaskB
   const int32_t attempt = record.attempt;
   PersistLocked(record, std::move(events),
                 [this, id, attempt] { Post(BindingsCommitted{id, attempt}); });
+}
+
+void JobManager::ObservePlacementLatency(const JobRecord& record) {
+  const std::optional<TimePoint> since =
+      record.attempt == 0 ? record.status().submit_time : record.requeued_at;
+  if (!since.has_value()) return;  // a requeued attempt read back from the store
+  metrics_->PlacementLatency(std::chrono::duration<double>(options_.clock->Now() - *since).count());
 }
 
 void JobManager::OnRefused(std::string_view job, const PendingReason& reason) {
@@ -237,6 +245,7 @@ void JobManager::EndAttempt(JobRecord& record, std::vector<JobEvent>& events,
 void JobManager::Restart(JobRecord& record, std::vector<JobEvent>& events, std::string reason,
                          std::string message, TimePoint not_before) {
   ++record.attempt;
+  record.requeued_at = options_.clock->Now();
   for (TaskRuntime& task : record.tasks) task = TaskRuntime{.name = task.name};
   record.AllTasksChanged();
   record.status().phase = JobPhase::kPending;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "agent/local/local_cluster.h"
@@ -16,6 +17,7 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "prometheus/registry.h"
 #include "sched/profile.h"
 #include "sched/testing/test_nodes.h"
 #include "spec/jobspec.h"
@@ -97,6 +99,7 @@ class JobManagerTest : public ::testing::Test {
                             .queues = std::move(queues),
                             .cycle_interval = cycle_interval_,
                             .requeue_backoff = requeue_backoff_,
+                            .metrics = registry_,
                             .target_workload = target_workload_});
     ASSERT_TRUE(manager.ok()) << manager.status();
     manager_ = *std::move(manager);
@@ -161,6 +164,7 @@ class JobManagerTest : public ::testing::Test {
   Duration requeue_backoff_{0};                    // of the next StartManager
   Duration cycle_interval_{20};                    // of the next StartManager
   bool sim_on_timers_ = false;  // the next StartManager's SimCluster ends tasks on clock_'s timers
+  prometheus::Registry* registry_ = nullptr;  // the next StartManager's metrics; nullable
   fs::path dir_;
   // Simulated time, moved by the test: the manager's periodic cycles and back-offs are its timers.
   SimulatedClock clock_{TimePoint(Duration(1'700'000'000'000))};
@@ -678,6 +682,86 @@ TEST_F(JobManagerTest, ACycleRunsAtTheSchedulersNextWakeUp) {
                                       [](const JobEvent& e) { return e.type == "Preempted"; });
   ASSERT_NE(preempted, events.end());
   EXPECT_EQ(preempted->time, clock_.Now());
+}
+
+// tessera_job_placement_latency_seconds as the registry holds it: observations per bucket
+// (cumulative, by upper bound in seconds), their count and sum.
+struct LatencyHistogram {
+  std::map<double, uint64_t> at_most;
+  uint64_t count = 0;
+  double sum = 0;
+};
+
+LatencyHistogram PlacementLatency(prometheus::Registry& registry) {
+  for (const prometheus::MetricFamily& family : registry.Collect()) {
+    if (family.name != "tessera_job_placement_latency_seconds") continue;
+    EXPECT_EQ(family.metric.size(), 1u);
+    const prometheus::ClientMetric::Histogram& histogram = family.metric.at(0).histogram;
+    LatencyHistogram out{.count = histogram.sample_count, .sum = histogram.sample_sum};
+    for (const prometheus::ClientMetric::Bucket& bucket : histogram.bucket) {
+      out.at_most[bucket.upper_bound] = bucket.cumulative_count;
+    }
+    return out;
+  }
+  ADD_FAILURE() << "no tessera_job_placement_latency_seconds in the registry";
+  return {};
+}
+
+// On the manager's clock: a job placed in the cycle of its submission waits 0 s; one submitted
+// at t that waits for the first's node is placed at t + 7 s and counts in the bucket (5 s, 10 s].
+TEST_F(JobManagerTest, PlacementLatencyRunsFromSubmissionToTheGangsPlacement) {
+  prometheus::Registry registry;
+  registry_ = &registry;
+  sim_on_timers_ = true;
+  cycle_interval_ = Duration(3'600'000);  // no periodic cycle in the test's span
+  StartManager(1);
+  const std::string first = Submit(SimJob(1, 8, "7s"));
+  manager_->WaitIdle();
+  const std::string second = Submit(SimJob(1, 8, "1h"));
+  manager_->WaitIdle();
+  EXPECT_EQ(manager_->Get(kAdmin, second)->document.status->phase, JobPhase::kPending);
+  LatencyHistogram latency = PlacementLatency(registry);
+  EXPECT_EQ(latency.count, 1u);
+  EXPECT_EQ(latency.at_most.at(0.001), 1u);
+
+  clock_.Advance(Duration(7'000));  // the first job ends; the second takes its node
+  manager_->WaitIdle();
+  EXPECT_EQ(manager_->Get(kAdmin, second)->document.status->phase, JobPhase::kRunning);
+  latency = PlacementLatency(registry);
+  EXPECT_EQ(latency.count, 2u);
+  EXPECT_DOUBLE_EQ(latency.sum, 7.0);
+  EXPECT_EQ(latency.at_most.at(0.001), 1u);
+  EXPECT_EQ(latency.at_most.at(5), 1u);
+  EXPECT_EQ(latency.at_most.at(10), 2u);
+  EXPECT_EQ(latency.at_most.at(30), 2u);
+}
+
+// A requeued attempt's wait counts from its requeue, not from the job's submission: placed
+// 100 s after submission, failed, requeued with a back-off of 3 s and placed again 3 s later.
+TEST_F(JobManagerTest, PlacementLatencyOfARequeuedAttemptRunsFromItsRequeue) {
+  prometheus::Registry registry;
+  registry_ = &registry;
+  sim_on_timers_ = true;
+  requeue_backoff_ = Duration(3'000);
+  cycle_interval_ = Duration(3'600'000);
+  StartManager(1);
+  const std::string id =
+      Submit(SimJob(1, 1, "1h", "  restartPolicy: {onFailure: requeue, maxRestarts: 1}\n"));
+  manager_->WaitIdle();
+  const std::string task = manager_->Get(kAdmin, id)->document.status->tasks[0].name;
+  clock_.Advance(Duration(100'000));
+  FailTask(*manager_, id, task, 0, clock_.Now());
+  manager_->WaitIdle();
+  EXPECT_EQ(manager_->Get(kAdmin, id)->document.status->phase, JobPhase::kPending);
+  clock_.Advance(Duration(3'000));  // the back-off ends: the second attempt is placed
+  manager_->WaitIdle();
+  EXPECT_EQ(manager_->Get(kAdmin, id)->document.status->phase, JobPhase::kRunning);
+  const LatencyHistogram latency = PlacementLatency(registry);
+  EXPECT_EQ(latency.count, 2u);
+  EXPECT_DOUBLE_EQ(latency.sum, 3.0);
+  EXPECT_EQ(latency.at_most.at(0.001), 1u);  // the first attempt
+  EXPECT_EQ(latency.at_most.at(2), 1u);
+  EXPECT_EQ(latency.at_most.at(5), 2u);  // the second: 3 s
 }
 
 }  // namespace

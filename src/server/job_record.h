@@ -70,6 +70,10 @@ struct JobRecord {
   std::vector<TaskRuntime> tasks;
   int32_t attempt = 0;   // placements so far minus one; part of every launch id
   int32_t restarts = 0;  // requeues under the restart policy
+  // When the current attempt was requeued (attempt > 0), on the manager's clock: where its wait
+  // for placement starts (the first attempt's starts at status.submit_time). Not stored: nullopt
+  // in a record read from the store.
+  std::optional<TimePoint> requeued_at;
   bool cancel_requested = false;
   // Set while a preemption, a drain or a NoExecute taint tears the job down (kNone otherwise);
   // what follows is control::AfterAttempt's.

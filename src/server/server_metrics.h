@@ -1,6 +1,10 @@
 // ServerMetrics: the control plane's Prometheus metrics (prometheus-cpp), served at /metrics.
 //
 //   tessera_scheduling_cycle_seconds        histogram  wall time of one scheduling cycle
+//   tessera_job_placement_latency_seconds   histogram  from a job's submission (a requeued
+//                                                      attempt: its requeue) to the placement of
+//                                                      its gang, once per attempt, on the job
+//                                                      manager's clock
 //   tessera_scheduling_decisions_total      counter    {result: placed|refused}
 //   tessera_jobs_submitted_total            counter
 //   tessera_jobs_finished_total             counter    {phase: Succeeded|Failed|Cancelled}
@@ -29,6 +33,9 @@ class ServerMetrics {
   explicit ServerMetrics(prometheus::Registry* registry);
 
   void CycleSeconds(double seconds);
+  // One attempt's wait for its gang's placement, in seconds (>= 0; a negative value, from a
+  // clock set back, counts as 0).
+  void PlacementLatency(double seconds);
   void Placed(int jobs);
   void Refused();
   void Submitted();
@@ -41,6 +48,7 @@ class ServerMetrics {
  private:
   prometheus::Registry* const registry_;
   prometheus::Histogram* cycle_ = nullptr;
+  prometheus::Histogram* placement_latency_ = nullptr;
   prometheus::Counter* placed_ = nullptr;
   prometheus::Counter* refused_ = nullptr;
   prometheus::Counter* submitted_ = nullptr;

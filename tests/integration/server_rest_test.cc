@@ -415,6 +415,8 @@ TEST_F(ServerRestTest, MetricsExposeTheSchedulerAndTheJobs) {
   const HttpAnswer metrics = Api("").Get("/metrics");
   ASSERT_EQ(metrics.status, 200);
   EXPECT_THAT(metrics.text, HasSubstr("tessera_scheduling_cycle_seconds"));
+  EXPECT_THAT(metrics.text, HasSubstr("# TYPE tessera_job_placement_latency_seconds histogram"));
+  EXPECT_THAT(metrics.text, HasSubstr("tessera_job_placement_latency_seconds_bucket{le=\"0.05\"}"));
   EXPECT_THAT(metrics.text, HasSubstr("# TYPE tessera_jobs gauge"));
   EXPECT_THAT(metrics.text, HasSubstr("tessera_jobs{"));
   EXPECT_THAT(metrics.text, HasSubstr("tessera_http_requests_total{"));
