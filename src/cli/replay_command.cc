@@ -34,6 +34,7 @@ struct ReplayFlags {
   std::string swf;
   std::string cluster;
   double speedup = 1;
+  std::optional<double> rate;  // jobs per second; nullopt: the trace's arrival times
   std::optional<int64_t> limit;
   int64_t skip = 0;
   std::string queue;
@@ -68,6 +69,7 @@ std::string RefusalReason(const absl::Status& status) {
 absl::StatusOr<ReplayPlan> LoadPlan(const ReplayFlags& f) {
   ReplayOptions options;
   options.speedup = f.speedup;
+  options.rate = f.rate;
   options.skip = f.skip;
   options.limit = f.limit;
   options.queue = f.queue;
@@ -185,6 +187,10 @@ int RunReplayCommand(int argc, char** argv, const CommandEnv& env) {
                  "Only this cluster runs the jobs (spec.clusterSelector tessera.io/cluster)");
   app.add_option("--speedup", f.speedup,
                  "Divide arrival times, run times and time limits by this (default 1)");
+  app.add_option("--rate", f.rate,
+                 "Submit at this steady rate instead, in jobs per second: job k goes out at "
+                 "start + k / N, whatever the trace's arrival times (--speedup still scales run "
+                 "times and time limits)");
   app.add_option("--limit", f.limit, "Replay at most this many trace rows");
   app.add_option("--skip", f.skip, "Skip this many trace rows first (in arrival order)");
   app.add_option("--queue", f.queue, "Submit to this queue");

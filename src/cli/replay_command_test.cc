@@ -86,6 +86,35 @@ TEST_F(ReplayCommandTest, SubmitsAtTheScaledArrivalTimes) {
   EXPECT_THAT(harness_.out(), HasSubstr("skipped:\n         1  run time <= 0 or unknown\n"));
 }
 
+TEST_F(ReplayCommandTest, RateSubmitsAtSteadyIntervalsWhateverTheTraceTimes) {
+  AcceptAll();
+  ASSERT_EQ(
+      harness_.Run(&RunReplayCommand, {"replay", "--swf", path_, "--rate", "4", "--speedup", "10"}),
+      kExitOk)
+      << harness_.err();
+  // Three jobs (arrivals 0, 20 and 60 s in the trace) at 4 per second: sent at 0, 250, 500 ms.
+  EXPECT_THAT(harness_.sleeps(),
+              ElementsAre(std::chrono::milliseconds(250), std::chrono::milliseconds(250)));
+  const std::vector<nlohmann::json> jobs = Submitted();
+  ASSERT_EQ(jobs.size(), 3u);
+  EXPECT_EQ(jobs[0]["spec"]["duration"], "10s");  // --speedup still scales the run times
+  EXPECT_THAT(harness_.out(), HasSubstr("3 submitted (0 already there), 0 refused, 1 skipped, "
+                                        "0 not sent; 0.5s wall, 6.00 jobs/s\n"));
+
+  for (const char* bad : {"0", "-1", "inf"}) {
+    EXPECT_EQ(harness_.Run(&RunReplayCommand, {"replay", "--swf", path_, "--rate", bad}),
+              kExitUsage)
+        << bad;
+    EXPECT_THAT(harness_.err(),
+                HasSubstr("error: --rate: must be a positive number of jobs per second, got "))
+        << bad;
+  }
+  EXPECT_EQ(harness_.Run(&RunReplayCommand, {"replay", "--swf", path_, "--rate", "fast"}),
+            kExitUsage);
+  EXPECT_THAT(harness_.err(), HasSubstr("--rate"));
+  EXPECT_EQ(server_.Requests("POST", "/api/v1/jobs").size(), 3u);
+}
+
 TEST_F(ReplayCommandTest, CountsRefusalsByReasonAndRetriesRateLimits) {
   std::atomic<int> calls{0};
   server_.OnHandler(

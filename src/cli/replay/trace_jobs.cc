@@ -33,6 +33,10 @@ absl::Status CheckOptions(const ReplayOptions& o) {
     return absl::InvalidArgumentError(
         fmt::format("--speedup: must be a positive number, got {}", o.speedup));
   }
+  if (o.rate && (!(*o.rate > 0) || !std::isfinite(*o.rate))) {
+    return absl::InvalidArgumentError(
+        fmt::format("--rate: must be a positive number of jobs per second, got {}", *o.rate));
+  }
   if (o.skip < 0) return absl::InvalidArgumentError("--skip: must be >= 0");
   if (o.limit && *o.limit < 1) return absl::InvalidArgumentError("--limit: must be >= 1");
   if (o.trace_name.empty()) return absl::InvalidArgumentError("the trace has no name");
@@ -47,6 +51,11 @@ Duration Scaled(double seconds, double speedup, bool at_least_1ms) {
   const double bounded = std::min(ms, kMaxMillis);
   const auto out = Duration(static_cast<int64_t>(bounded));
   return at_least_1ms ? std::max(out, Duration(1)) : out;
+}
+
+// The arrival of the k-th job at a steady `rate` jobs per second: k / rate s, to the ms.
+Duration SteadyArrival(size_t k, double rate) {
+  return Scaled(static_cast<double>(k), rate, false);
 }
 
 // The mapped spec as a replay's document: named, labelled, tolerating simulated nodes, queued,
@@ -102,9 +111,10 @@ ReplayPlan Plan(std::vector<Row> rows, const ReplayOptions& o) {
       ++plan.skipped[fmt::format("invalid job ({})", std::string(valid.message()))];
       continue;
     }
-    plan.jobs.push_back({row.id,
-                         Scaled(static_cast<double>(*row.arrival_s - *origin), o.speedup, false),
-                         std::move(doc)});
+    const Duration arrival =
+        o.rate ? SteadyArrival(plan.jobs.size(), *o.rate)
+               : Scaled(static_cast<double>(*row.arrival_s - *origin), o.speedup, false);
+    plan.jobs.push_back({row.id, arrival, std::move(doc)});
   }
   return plan;
 }

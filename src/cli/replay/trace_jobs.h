@@ -15,6 +15,10 @@
 //                spec.timeLimit = requested time raised to the run time when below it, the run
 //                time when unknown. Arrival = submit time.
 // Durations and time limits are then divided by `speedup` like the arrivals (at least 1 ms).
+// With `rate` set, the arrivals are steady instead: the k-th job of the plan (k from 0, rows
+// skipped for the reasons below not counted) arrives at k / rate seconds, to the millisecond,
+// whatever the trace's times (they still order the rows); `speedup` then scales only durations
+// and time limits.
 // Every job gets the toleration {key: tessera.io/simulated, operator: Exists}, the label
 // tessera.io/replay: <trace name>, metadata.requestId "replay-<trace name>-<row id>" (a re-run
 // replay submits nothing twice), metadata.name "<trace name>-<row id>" made a DNS-1123 name,
@@ -47,6 +51,7 @@ inline constexpr char kReplayLabel[] = "tessera.io/replay";
 struct ReplayOptions {
   std::string trace_name;        // "openb_pod_list_default", "NASA-iPSC-1993-3.1-cln"
   double speedup = 1;            // > 0
+  std::optional<double> rate;    // jobs per second, > 0; nullopt = the trace's arrival times
   int64_t skip = 0;              // rows skipped from the start, in arrival order
   std::optional<int64_t> limit;  // rows taken after the skipped ones; nullopt = all
   std::string queue;             // "" = the document default
@@ -55,7 +60,8 @@ struct ReplayOptions {
 
 struct ReplayJob {
   std::string trace_id;  // pod name or SWF job id
-  Duration arrival{0};   // after the window's first row, already divided by the speed-up
+  Duration arrival{0};   // after the window's first row, already divided by the speed-up (or
+                         // k / rate with a rate)
   spec::JobDocument document;
 };
 

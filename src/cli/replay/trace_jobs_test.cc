@@ -1,5 +1,7 @@
 #include "cli/replay/trace_jobs.h"
 
+#include <limits>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/alibaba/alibaba_trace.h"
@@ -174,6 +176,33 @@ TEST(TraceJobsTest, ScaledTimesAreAtLeastOneMillisecond) {
   ASSERT_EQ(plan->jobs.size(), 1u);
   EXPECT_EQ(plan->jobs[0].document.spec.duration, Duration(1));
   EXPECT_EQ(plan->jobs[0].document.spec.time_limit, Duration(1));
+}
+
+// A steady rate replaces the trace's arrivals: the k-th job replayed arrives at k / rate s (a
+// skipped row takes no turn); the speed-up still scales run times and time limits.
+TEST(TraceJobsTest, ARateGivesSteadyArrivals) {
+  absl::StatusOr<sim::swf::SwfTrace> trace = sim::swf::ParseSwfTrace(kSwf, "t.swf");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  ReplayOptions o = Options("t");
+  o.speedup = 10;
+  o.rate = 3;
+  absl::StatusOr<ReplayPlan> plan = PlanSwfReplay(*trace, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->jobs.size(), 2u);
+  EXPECT_EQ(plan->jobs[0].trace_id, "1");
+  EXPECT_EQ(plan->jobs[0].arrival, Duration(0));
+  EXPECT_EQ(plan->jobs[1].trace_id, "3");  // row 2 was skipped: job 3 has the second turn
+  EXPECT_EQ(plan->jobs[1].arrival, Duration(333));
+  EXPECT_EQ(plan->jobs[0].document.spec.duration, std::chrono::seconds(10));
+  EXPECT_EQ(plan->jobs[0].document.spec.time_limit, std::chrono::seconds(360));
+
+  for (double bad : {0.0, -2.0, std::numeric_limits<double>::infinity(),
+                     std::numeric_limits<double>::quiet_NaN()}) {
+    o.rate = bad;
+    EXPECT_THAT(std::string(PlanSwfReplay(*trace, o).status().message()),
+                ::testing::StartsWith("--rate: must be a positive number of jobs per second"))
+        << bad;
+  }
 }
 
 // `tessera sim --swf` and `tessera replay --swf` map a row to the same job: the requested
