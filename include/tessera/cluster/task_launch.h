@@ -89,7 +89,7 @@ struct TaskEnd {
 
 // Hears of a cluster's tasks. Called from any thread of the cluster, inside Launch or Recover
 // included, with no cluster lock held: an implementation only hands the news on (queues it)
-// and returns.
+// and returns. A launch's start, when the cluster saw it, is reported before its end.
 class TaskObserver {
  public:
   virtual ~TaskObserver() = default;

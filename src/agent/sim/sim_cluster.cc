@@ -175,8 +175,9 @@ std::vector<NodeUsage> SimCluster::Usage() const {
 
 void SimCluster::Launch(const TaskLaunchSpec& spec) {
   const TimePoint now = options_.clock->Now();
-  Track(spec, now);
+  // Started first: a task due at once may end on the timer thread as soon as it is tracked.
   observer_->OnTaskStarted(spec.launch_id, now);
+  Track(spec, now);
 }
 
 void SimCluster::Cancel(std::string_view launch_id, Duration grace) {

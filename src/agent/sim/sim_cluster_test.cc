@@ -126,6 +126,38 @@ TEST(SimClusterTest, DestroyingABusyClusterJoinsItsTimerBeforeReturning) {
   }
 }
 
+// A launch's start is reported before its end (tessera/cluster/task_launch.h), even for a task
+// due at once, which the timer thread ends as soon as it is tracked. The observer takes its time
+// over each start, as a loaded machine may: an end reported meanwhile would come first.
+TEST(SimClusterTest, ATaskDueAtOnceIsReportedStartedBeforeItEnds) {
+  class SlowStarts final : public TaskObserver {
+   public:
+    void OnTaskStarted(std::string_view id, TimePoint time) override {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      recorder.OnTaskStarted(id, time);
+    }
+    void OnTaskEnded(const TaskEnd& end) override { recorder.OnTaskEnded(end); }
+    RecordingObserver recorder;
+  };
+  ManualClock clock;
+  SlowStarts observer;
+  SimCluster cluster({.nodes = {GpuNode("a", 8)}, .clock = &clock, .tick = Duration(1)},
+                     &observer);
+  std::vector<std::string> seen;
+  for (int task = 0; task < 5; ++task) {
+    cluster.Launch(SimTask(fmt::format("t{}", task), 0));
+    while (seen.size() < 2 * (task + 1)) {
+      for (std::string& line : observer.recorder.Take()) seen.push_back(std::move(line));
+      std::this_thread::yield();
+    }
+  }
+  EXPECT_THAT(seen, ::testing::ElementsAre("start t0 @0", "end t0 Succeeded @0", "start t1 @0",
+                                           "end t1 Succeeded @0", "start t2 @0",
+                                           "end t2 Succeeded @0", "start t3 @0",
+                                           "end t3 Succeeded @0", "start t4 @0",
+                                           "end t4 Succeeded @0"));
+}
+
 // On a SimulatedClock's timers, a task ends exactly at its simulated instant, reported inside
 // the Advance that reaches it, and not a moment before.
 TEST(SimClusterTest, OnTimersATaskEndsAtItsSimulatedInstant) {
