@@ -32,7 +32,7 @@ RATE=${3:-1000}
 DURATION=${4:-30}
 CLIENTS=${5:-8}
 WAIT=${WAIT:-120}
-PODS="$TRACES/alibaba-gpu-v2023/openb_pod_list_default.csv"
+PODS=$(realpath -m "$TRACES/alibaba-gpu-v2023/openb_pod_list_default.csv")  # linked from the data directory
 NODES="$TRACES/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
 positive='^[0-9]+([.][0-9]+)?$'
 [[ $RATE =~ $positive ]] && (($(echo "$RATE > 0" | bc))) || { echo "RATE: must be a positive number of jobs per second, not '$RATE'" >&2; exit 2; }
@@ -46,20 +46,8 @@ if ((PER_CLIENT > ROWS)); then
   echo "CLIENTS: $TOTAL jobs need at least $(((TOTAL + ROWS - 1) / ROWS)) clients (at most $ROWS each)" >&2
   exit 2
 fi
-DATA=$(mktemp -d)
-PORT=$((20000 + RANDOM % 20000))
-SERVER=""
-cleanup() {
-  kill $SERVER 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$DATA"
-}
-trap cleanup EXIT
-"$BUILD/bin/tessera" server --dev --data-dir "$DATA" --http-addr "127.0.0.1:$PORT" \
-  --grpc-addr 127.0.0.1:0 --rate-limit 0 --sim-nodes "$NODES" >"$DATA/server.log" 2>&1 &
-SERVER=$!
-until curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null; do sleep 0.2; done
-export TESSERA_SERVER="http://127.0.0.1:$PORT" TESSERA_TOKEN=$(cat "$DATA/admin.token")
+source "$(dirname "$0")/lib/dev-server.sh"
+dev_server "$BUILD" "$NODES"
 AUTH="Authorization: Bearer $TESSERA_TOKEN"
 # The sum of the samples of metric $1 (a name, or a name and labels as a regular expression).
 metric() {

@@ -10,15 +10,7 @@ set -euo pipefail
 BUILD=${1:?build directory}
 TRACES=${2:?trace directory}
 REPLICAS=${3:-4096}
-DATA=$(mktemp -d)
-PORT=$((20000 + RANDOM % 20000))
-SERVER=""
-cleanup() {
-  kill $SERVER 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$DATA"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/lib/dev-server.sh"
 cat >"$DATA/job.yaml" <<YAML
 apiVersion: tessera/v1
 kind: Job
@@ -32,12 +24,7 @@ spec:
       resources: {cpu: 100m, memory: 64Mi}
       command: ["true"]
 YAML
-"$BUILD/bin/tessera" server --dev --data-dir "$DATA" --http-addr "127.0.0.1:$PORT" \
-  --grpc-addr 127.0.0.1:0 --rate-limit 0 \
-  --sim-nodes "$TRACES/alibaba-gpu-v2023/openb_node_list_gpu_node.csv" >"$DATA/server.log" 2>&1 &
-SERVER=$!
-until curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null; do sleep 0.2; done
-export TESSERA_SERVER="http://127.0.0.1:$PORT" TESSERA_TOKEN=$(cat "$DATA/admin.token")
+dev_server "$BUILD" "$TRACES/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
 start=$(date +%s%N)
 id=$("$BUILD/bin/tessera" submit -q -f "$DATA/job.yaml")
 "$BUILD/bin/tessera" get "$id" --watch >/dev/null  # returns once the job has ended

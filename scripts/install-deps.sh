@@ -13,6 +13,7 @@ PACKAGES=(
   libboost-dev                                       # Beast + Asio: the REST server's HTTP front end
   zlib1g-dev                                         # gzip-compressed traces (SWF)
   curl                                               # make run: waits for the server
+  bc jq                                              # scripts/bench-latency.sh: rates, events
   ccache                                             # rebuilds in another clone reuse objects
   etcd-server                                        # the etcd store backend's tests (a real etcd)
   openssl                                            # certificates for the etcd TLS tests
