@@ -20,8 +20,8 @@
 # (GET /api/v1/jobs/{id}/events) and prints exact percentiles (nearest rank) of the jobs of the
 # run, then the estimate Prometheus' histogram_quantile would give from /metrics' buckets. The
 # server's clock counts milliseconds, so both are to the millisecond (0 ms: the same tick).
-# A job can lack a Running event: when its ~1 ms task's end reaches the loop before its start,
-# it goes from Admitted to Succeeded; "submit→running" counts the jobs that have one.
+# "submit→running" counts the jobs that have a Running event (a job the server never saw start
+# has none).
 # "achieved" is the arrival rate the server saw: (jobs - 1) / (last submitTime - first).
 #
 #   scripts/bench-latency.sh BUILD_DIR TRACE_DIR [RATE] [SECONDS] [CLIENTS]   (1000 30 8)
