@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -15,6 +16,7 @@
 #include "sched/scheduler.h"
 #include "sim/engine/event_queue.h"
 #include "sim/scenario/expectation_checker.h"
+#include "sim/scenario/expectation_judge.h"
 #include "sim/scenario/scenario_workload.h"
 #include "sim/scenario/sim_state.h"
 
@@ -91,12 +93,6 @@ class Runner final : public SchedulerSink {
   void Release(JobRun& job, size_t task);
   void ReleaseAll(JobRun& job);
   void End(JobRun& job, JobPhase phase, std::string reason, std::string message);
-  void Observe(TimePoint t);
-  void ObserveEnd(TimePoint t);
-  // A run stopped at kMaxInstants: expectations not yet decided cannot be judged.
-  void ObserveCut(TimePoint t);
-  std::optional<std::string> Evaluate(const Expectation& e) const;
-  void Decide(size_t i, bool passed, TimePoint t, std::string seen);
 
   const Scenario& scenario_;
   Rng rng_;
@@ -105,8 +101,7 @@ class Runner final : public SchedulerSink {
   SimState state_;
   TargetWorkload workload_;
   std::unique_ptr<Scheduler> scheduler_;
-  std::vector<ExpectationResult> results_;
-  std::vector<bool> decided_;
+  std::optional<ExpectationJudge> judge_;
   bool acted_ = false;  // something happened at the instant being run (not only stale timers)
   std::set<TimePoint> wakeups_;  // instants already scheduled for NextWakeup
 };
@@ -183,9 +178,10 @@ absl::Status Runner::Setup() {
   if (scenario_.until) {
     queue_.Push(At(*scenario_.until), EventClass::kObserve, [this] { acted_ = true; });
   }
-  results_.resize(scenario_.expectations.size());
-  for (size_t i = 0; i < results_.size(); ++i) results_[i].expectation = &scenario_.expectations[i];
-  decided_.assign(results_.size(), false);
+  judge_.emplace(scenario_, state_, [this](size_t i, const ExpectationResult& result) {
+    LogAt(result.at, "FAILED",
+          fmt::format("expect[{}] {}: {}", i, result.expectation->text, result.seen));
+  });
   return absl::OkStatus();
 }
 
@@ -205,7 +201,7 @@ RunReport Runner::Run() {
       break;
     }
     if (!RunInstant(t)) continue;  // only stale timers (a job that ended early): not an instant
-    Observe(t);
+    judge_->Observe(t);
     for (JobRun& job : state_.jobs) {
       if (job.preempted && !job.terminating) job.preempted = false;  // requeued: Pending now
     }
@@ -213,13 +209,13 @@ RunReport Runner::Run() {
   }
   RunReport report;
   if (truncated) {
-    ObserveCut(last);
+    judge_->ObserveCut(last, kMaxInstants);
     report.truncated_after = kMaxInstants;
   } else {
     LogAt(last, "end", "the run ends");
-    ObserveEnd(last);
+    judge_->ObserveEnd(last);
   }
-  report.results = std::move(results_);
+  report.results = judge_->TakeResults();
   for (const JobRun& job : state_.jobs) {
     std::set<std::string> clusters;
     for (const std::optional<Placement>& p : job.last) {
@@ -693,93 +689,6 @@ void Runner::End(JobRun& job, JobPhase phase, std::string reason, std::string me
   job.reason = std::move(reason);
   job.message = std::move(message);
   job.end = Now();
-}
-
-std::optional<std::string> Runner::Evaluate(const Expectation& e) const {
-  std::vector<std::string> seen;
-  for (const Check& check : e.checks) {
-    if (std::optional<std::string> s = EvaluateCheck(check, e, state_)) {
-      seen.push_back(fmt::format("{}: {}", check.key, *s));
-    }
-  }
-  if (seen.empty()) return std::nullopt;
-  return fmt::format("{}", fmt::join(seen, "; "));
-}
-
-void Runner::Decide(size_t i, bool passed, TimePoint t, std::string seen) {
-  decided_[i] = true;
-  results_[i].passed = passed;
-  results_[i].at = t;
-  results_[i].seen = std::move(seen);
-  if (!passed) {
-    LogAt(t, "FAILED",
-          fmt::format("expect[{}] {}: {}", i, results_[i].expectation->text, results_[i].seen));
-  }
-}
-
-void Runner::Observe(TimePoint t) {
-  for (size_t i = 0; i < results_.size(); ++i) {
-    if (decided_[i]) continue;
-    const Expectation& e = scenario_.expectations[i];
-    const TimePoint due = At(e.time);
-    switch (e.timing) {
-      case Timing::kAt:
-        if (t == due) {
-          std::optional<std::string> seen = Evaluate(e);
-          Decide(i, !seen, t, seen.value_or(""));
-        }
-        break;
-      case Timing::kBy:
-        if (t <= due) {
-          std::optional<std::string> seen = Evaluate(e);
-          if (!seen) {
-            Decide(i, true, t, "");
-          } else if (t == due) {
-            Decide(i, false, t, *seen);
-          }
-        }
-        break;
-      case Timing::kAlways:
-        if (std::optional<std::string> seen = Evaluate(e)) Decide(i, false, t, *seen);
-        break;
-      case Timing::kEnd:
-        break;
-    }
-  }
-}
-
-void Runner::ObserveCut(TimePoint t) {
-  for (size_t i = 0; i < results_.size(); ++i) {
-    if (decided_[i]) continue;
-    decided_[i] = true;
-    results_[i].passed = false;
-    results_[i].at = t;
-    results_[i].seen = fmt::format("not judged: the run was stopped after {} instants, at {}",
-                                   kMaxInstants, FormatTime(t));
-  }
-}
-
-void Runner::ObserveEnd(TimePoint t) {
-  for (size_t i = 0; i < results_.size(); ++i) {
-    if (decided_[i]) continue;
-    const Expectation& e = scenario_.expectations[i];
-    switch (e.timing) {
-      case Timing::kEnd: {
-        std::optional<std::string> seen = Evaluate(e);
-        Decide(i, !seen, t, seen.value_or(""));
-        break;
-      }
-      case Timing::kAlways:
-        Decide(i, true, t, "");
-        break;
-      case Timing::kAt:
-      case Timing::kBy:
-        Decide(
-            i, false, t,
-            fmt::format("the run ended at {}, before {}", FormatTime(t), FormatTime(At(e.time))));
-        break;
-    }
-  }
 }
 
 }  // namespace
