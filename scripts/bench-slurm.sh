@@ -17,18 +17,29 @@
 # finished jobs for MinJobAge (300 s): later rounds run beside the earlier rounds' jobs.
 #
 #   scripts/bench-slurm.sh BUILD_DIR [JOBS] [ROUNDS]     (defaults 1000 3)
-# Run as root (Slurm's daemons). Environment: TESSERA_SLURM_INSTANCE (default 8), THREADS.
+# Slurm posts each job's end to the agent (jobcomp/script, deploy/slurm/tessera-job-ended.sh;
+# the agent's --slurm-notice-addr) unless NOTICES=0, which leaves the agent to its polls alone;
+# the Slurm alone path runs on the same Slurm, script included.
+# Run as root (Slurm's daemons). Environment: TESSERA_SLURM_INSTANCE (default 8), THREADS,
+# NOTICES (default 1).
 set -euo pipefail
 BUILD=${1:?build directory}
 JOBS=${2:-1000}
 ROUNDS=${3:-3}
 THREADS=${THREADS:-4}
+NOTICES=${NOTICES:-1}
 export TESSERA_SLURM_INSTANCE=${TESSERA_SLURM_INSTANCE:-8}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TESSERA="$BUILD/bin/tessera"
 DATA=$(mktemp -d)
 HTTP_PORT=$((20000 + RANDOM % 20000))
 GRPC_PORT=$((HTTP_PORT + 1))
+NOTICE_PORT=$((HTTP_PORT + 2))
+NOTICE_FLAGS=()
+if [[ "$NOTICES" == 1 ]]; then
+  export TESSERA_SLURM_JOB_ENDED_URL="http://127.0.0.1:$NOTICE_PORT/slurm/job-ended"
+  NOTICE_FLAGS=(--slurm-notice-addr "127.0.0.1:$NOTICE_PORT")
+fi
 SERVER=""
 AGENT=""
 stop() {  # under set -e: every step may fail without skipping the next
@@ -46,7 +57,7 @@ SERVER=$!
 until curl -sf "http://127.0.0.1:$HTTP_PORT/readyz" >/dev/null; do sleep 0.2; done
 "$TESSERA" agent --server "127.0.0.1:$GRPC_PORT" --cluster slurm-bench --backend slurm \
   --token-file "$DATA/admin.token" --slurm-partition "$SLURM_TEST_PARTITION" \
-  --slurm-log-dir "$SLURM_TEST_DIR/jobs" >"$DATA/agent.log" 2>&1 &
+  --slurm-log-dir "$SLURM_TEST_DIR/jobs" "${NOTICE_FLAGS[@]}" >"$DATA/agent.log" 2>&1 &
 AGENT=$!
 TOKEN=$(cat "$DATA/admin.token")
 until curl -sf -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$HTTP_PORT/api/v1/nodes" |

@@ -40,6 +40,8 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
     return absl::InvalidArgumentError("slurm active poll interval: must be positive");
   }
   options.active_poll_interval = std::min(options.active_poll_interval, options.poll_interval);
+  // Notices bring the ends: the job list is then read only for starts, at the idle pace.
+  if (options.notice_address.has_value()) options.active_poll_interval = options.poll_interval;
   std::shared_ptr<SlurmTransport> transport = options.transport;
   if (transport == nullptr) {
     absl::StatusOr<SlurmClusterOptions> checked = SlurmClusterOptions::FromEnvironment(
@@ -70,6 +72,13 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
                     cluster->options_.partition));
   }
   cluster->poller_ = std::thread([self = cluster.get()] { self->Run(); });
+  if (cluster->options_.notice_address.has_value()) {
+    absl::StatusOr<std::unique_ptr<SlurmJobNotices>> notices =
+        SlurmJobNotices::Start(*cluster->options_.notice_address,
+                               [self = cluster.get()](int64_t job_id) { self->Notice(job_id); });
+    if (!notices.ok()) return notices.status();
+    cluster->notices_ = *std::move(notices);
+  }
   return cluster;
 }
 
@@ -93,6 +102,7 @@ SlurmCluster::SlurmCluster(SlurmClusterOptions options, TaskObserver* observer,
       interval_({.active = options_.active_poll_interval, .idle = options_.poll_interval}) {}
 
 SlurmCluster::~SlurmCluster() {
+  notices_.reset();
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
@@ -302,7 +312,7 @@ std::vector<int64_t> SlurmCluster::ApplyJobsLocked(const std::vector<SlurmJob>& 
   return missing;
 }
 
-void SlurmCluster::ApplyMissing(const std::vector<int64_t>& job_ids, std::vector<Event>& events) {
+void SlurmCluster::ReadJobs(const std::vector<int64_t>& job_ids, std::vector<Event>& events) {
   for (int64_t job_id : job_ids) {
     absl::StatusOr<std::optional<SlurmJob>> job = client_.Job(job_id);
     if (!job.ok()) continue;  // asked again next poll
@@ -458,7 +468,7 @@ std::vector<std::string> SlurmCluster::Recover(const std::vector<KnownLaunch>& k
                     "can be read)",
                     std::string(jobs.status().message())));
   }
-  ApplyMissing(missing, events);
+  ReadJobs(missing, events);
   std::sort(orphans.begin(), orphans.end());
   orphans.erase(std::unique(orphans.begin(), orphans.end()), orphans.end());
   for (int64_t job_id : orphans) {

@@ -79,6 +79,7 @@
 #include "absl/status/statusor.h"
 #include "agent/common/changed_lines.h"
 #include "agent/slurm/slurm_inventory.h"
+#include "agent/slurm/slurm_job_notices.h"
 #include "agent/slurm/slurm_jobs.h"
 #include "agent/slurm/slurm_poll_interval.h"
 #include "agent/slurm/slurm_rest_client.h"
@@ -93,6 +94,10 @@ inline constexpr std::string_view kDefaultSlurmApiVersion = "v0.0.38";
 // One GET /job/{id} costs slurmrestd 22.05 about as much CPU as this many entries of the job
 // list (2.4 ms against 0.2 ms per entry, measured on this project's development machine).
 inline constexpr size_t kJobReadCost = 12;
+// A noticed job still ending (COMPLETING) is read again after kNoticeRetry, at most
+// kNoticeReads times in all.
+inline constexpr int kNoticeReads = 10;
+inline constexpr Duration kNoticeRetry{20};
 
 // Reads one environment variable; nullopt when unset.
 using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
@@ -109,6 +114,10 @@ struct SlurmClusterOptions {
   Duration poll_interval{1000};        // nodes; and jobs while none of Tessera's are in Slurm
   Duration active_poll_interval{200};  // jobs while Tessera's are in Slurm; at most poll_interval
   Duration request_timeout{10000};     // per REST request
+  // Where to hear of job ends (slurm_job_notices.h); nullopt = nowhere, polls alone. With it,
+  // a noticed job is read at once, and the job list only every `poll_interval` (starts are
+  // then seen within it; ends at once).
+  std::optional<SlurmNoticeAddress> notice_address;
   // Where jobs write stdout/stderr (must exist on the nodes; readable by the agent for logs).
   std::string log_dir = "/tmp";
   // The working directory of tasks whose spec names none (must exist on the nodes).
@@ -164,6 +173,8 @@ class SlurmCluster final : public Cluster {
 
   // The Slurm job id of a launch, while the cluster follows it (tests, diagnostics).
   std::optional<int64_t> JobIdOf(std::string_view launch_id) const;
+  // The port job-end notices are heard on; 0 without `notice_address`.
+  int NoticePort() const { return notices_ != nullptr ? notices_->port() : 0; }
 
  private:
   // One launch the cluster follows, from Launch (or Recover) until Forget.
@@ -210,6 +221,8 @@ class SlurmCluster final : public Cluster {
   void CancelAndDeliver(std::vector<int64_t> orphans, const std::vector<Event>& events);
   // REQUIRES mu_ held. Tessera's jobs in Slurm (or on their way) not yet seen ending.
   bool OutstandingLocked() const;
+  // REQUIRES mu_ held. A task follows Slurm job `job_id` and has not seen it end.
+  bool FollowsLocked(int64_t job_id) const;
   // Reads slurmctld's clock (GET /diag) for the incremental reads; logs when it cannot.
   void MeasureSlurmClock();
   // slurmctld's second at the agent's instant `t` (rounded down, never ahead of slurmctld);
@@ -229,7 +242,14 @@ class SlurmCluster final : public Cluster {
   // tasks missing from `jobs` are returned.
   std::vector<int64_t> ApplyJobsLocked(const std::vector<SlurmJob>& jobs,
                                        std::vector<Event>& events);
-  void ApplyMissing(const std::vector<int64_t>& job_ids, std::vector<Event>& events);
+  // Reads each of `job_ids` alone and applies it; a job Slurm no longer knows ends its task
+  // Lost (or Cancelled, when a cancel was asked).
+  void ReadJobs(const std::vector<int64_t>& job_ids, std::vector<Event>& events);
+  // A job-end notice (any thread): a followed job is queued for ReadNoticed.
+  void Notice(int64_t job_id);
+  // Reads the noticed jobs; one still ending (COMPLETING) is read again a little later, at most
+  // kNoticeReads times in all, after which the polls follow it.
+  void ReadNoticed();
   void Deliver(const std::vector<Event>& events);
   void Log(std::string_view line) const;
   // Logs `line` under `key` unless the same line was the last one logged under it.
@@ -275,8 +295,10 @@ class SlurmCluster final : public Cluster {
   std::map<std::string, std::string, std::less<>> addresses_;        // node → address
   std::map<std::string, std::unique_ptr<Task>, std::less<>> tasks_;  // by launch id
   std::deque<std::string> submit_queue_;
-  ChangedLines logged_;  // LogChange's memory; rest_mu_
+  std::map<int64_t, int> noticed_;  // job id → reads already made after its notice
+  ChangedLines logged_;             // LogChange's memory; rest_mu_
   std::thread poller_;
+  std::unique_ptr<SlurmJobNotices> notices_;  // stopped first, before the poll thread
 };
 
 }  // namespace tessera::agent

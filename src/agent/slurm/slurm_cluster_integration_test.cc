@@ -4,6 +4,9 @@
 // after the last. Needs root (the script installs missing Debian packages and runs the
 // daemons). TESSERA_SLURM_TEST_INSTANCE (default 6) picks the script's instance: its ports and
 // state directory, so a developer's own Slurm instance is left alone.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -42,12 +45,35 @@ std::string Instance() {
   return instance != nullptr ? instance : "6";
 }
 
+// A TCP port free on loopback now (0 when none could be found).
+int FreePort() {
+  const int sock = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  int port = 0;
+  if (bind(sock, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      getsockname(sock, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  close(sock);
+  return port;
+}
+
+// Where the shared Slurm posts each job's end (deploy/slurm/tessera-job-ended.sh); a cluster
+// made with notices listens there.
+const int kNoticePort = FreePort();
+
 // The Slurm the tests share: started before the first test, stopped after the last.
 testing::RealSlurm* slurm = nullptr;
 
 class SlurmEnvironment final : public ::testing::Environment {
  public:
-  void SetUp() override { slurm = new testing::RealSlurm(Instance(), kNodes, kGpusPerNode); }
+  void SetUp() override {
+    slurm = new testing::RealSlurm(Instance(), kNodes, kGpusPerNode,
+                                   fmt::format("http://127.0.0.1:{}/slurm/job-ended", kNoticePort));
+  }
   void TearDown() override {
     delete slurm;
     slurm = nullptr;
@@ -354,6 +380,38 @@ TEST_F(SlurmIntegrationTest, IncrementalPollingReportsEachStateChangeOnce) {
                                              "once-fail ended Failed", "once-fail started",
                                              "once-last ended Succeeded", "once-last started",
                                              "once-ok ended Succeeded", "once-ok started"));
+}
+
+// Slurm's job-completion script posts each end to the agent, which reads that job alone at
+// once: the end arrives although the first poll is ten minutes away (past WaitEnded's
+// deadline), and the job list is never read.
+TEST_F(SlurmIntegrationTest, AnEndNoticedBySlurmIsReportedWithoutWaitingForAPoll) {
+  ASSERT_NE(kNoticePort, 0);
+  cluster_.reset();
+  absl::StatusOr<std::unique_ptr<SlurmTransport>> http = NewHttpSlurmTransport(
+      {.url = slurm->Var("SLURM_REST_URL"), .user = "root", .jwt = slurm->Var("SLURM_JWT")});
+  ASSERT_TRUE(http.ok()) << http.status();
+  auto transport = std::make_shared<RecordingTransport>(*std::move(http));
+  SlurmClusterOptions options;
+  options.name = "hpc";
+  options.transport = transport;
+  options.user = "root";
+  options.poll_interval = std::chrono::minutes(10);
+  options.log_dir = slurm->Var("SLURM_TEST_DIR") + "/jobs";
+  options.notice_address = SlurmNoticeAddress{.host = "127.0.0.1", .port = kNoticePort};
+  Recorder recorder;
+  absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
+      SlurmCluster::Create(std::move(options), &recorder);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  (*cluster)->Launch(Spec("noticed-1", "node2", "echo hi"));
+  std::optional<TaskEnd> end = recorder.WaitEnded("noticed-1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kSucceeded) << end->reason << ": " << end->message;
+  EXPECT_EQ(recorder.Events(),
+            (std::vector<std::string>{"noticed-1 started", "noticed-1 ended Succeeded"}));
+  for (const std::string& exchange : transport->Exchanges()) {
+    EXPECT_FALSE(exchange.starts_with("GET /slurm/v0.0.38/jobs")) << exchange;
+  }
 }
 
 TEST_F(SlurmIntegrationTest, RefusedLaunchIsStartFailed) {

@@ -25,6 +25,7 @@ void SlurmCluster::Run() {
     std::optional<Duration> wait;
     {
       std::lock_guard<std::mutex> rest(rest_mu_);
+      ReadNoticed();
       submitted = SubmitQueued();
       SendSignals();
       if (poll) wait = Poll();
@@ -92,6 +93,44 @@ std::optional<int64_t> SlurmCluster::SlurmSecond(TimePoint t) const {
 bool SlurmCluster::OutstandingLocked() const {
   return reconcile_pending_ || std::any_of(tasks_.begin(), tasks_.end(),
                                            [](const auto& entry) { return !entry.second->ended; });
+}
+
+bool SlurmCluster::FollowsLocked(int64_t job_id) const {
+  return std::any_of(tasks_.begin(), tasks_.end(), [job_id](const auto& entry) {
+    return !entry.second->ended && entry.second->job_id == job_id;
+  });
+}
+
+void SlurmCluster::Notice(int64_t job_id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || !FollowsLocked(job_id)) return;
+    noticed_.emplace(job_id, 0);
+    work_ = true;
+  }
+  wake_.notify_all();
+}
+
+void SlurmCluster::ReadNoticed() {
+  std::map<int64_t, int> noticed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    noticed.swap(noticed_);
+  }
+  if (noticed.empty()) return;
+  std::vector<int64_t> job_ids;
+  for (const auto& [job_id, reads] : noticed) job_ids.push_back(job_id);
+  std::vector<Event> events;
+  ReadJobs(job_ids, events);
+  CancelAndDeliver({}, events);
+  std::lock_guard<std::mutex> lock(mu_);
+  bool again = false;
+  for (const auto& [job_id, reads] : noticed) {
+    if (reads + 1 >= kNoticeReads || !FollowsLocked(job_id)) continue;
+    noticed_.emplace(job_id, reads + 1);  // still ending, or the read failed
+    again = true;
+  }
+  if (again && !stopping_) ArmLocked(clock_.Now() + kNoticeRetry, /*poll=*/false);
 }
 
 Duration SlurmCluster::Poll() {
@@ -201,7 +240,7 @@ bool SlurmCluster::PollJobs(bool each) {
     reconcile_pending_ = false;
     missing = ApplyJobsLocked(list.jobs, events);
   }
-  ApplyMissing(missing, events);
+  ReadJobs(missing, events);
   CancelAndDeliver(std::move(orphans), events);
   return true;
 }
@@ -232,7 +271,7 @@ bool SlurmCluster::ReadEachJob() {
     std::lock_guard<std::mutex> lock(mu_);
     missing = ApplyJobsLocked(jobs, events);
   }
-  ApplyMissing(missing, events);
+  ReadJobs(missing, events);
   CancelAndDeliver({}, events);
   return true;
 }
