@@ -1,5 +1,6 @@
 #include "agent/slurm/slurm_jobs.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -32,6 +33,65 @@ absl::StatusOr<std::string> Text(const json& entry, std::string_view key) {
   return text.value_or("");
 }
 
+// Prefixes a field error with the object it lies in: "exit_code.return_code.number: ...".
+absl::Status Within(std::string_view object, const absl::Status& status) {
+  return absl::InvalidArgumentError(
+      fmt::format("{}.{}", object, std::string(status.message())));
+}
+
+// v0.0.38 and v0.0.39 send job_state as one word; later versions as a list of the base state
+// and its flags (["PENDING", "REQUEUED"]). The list is read as v0.0.38's word: the flag Slurm's
+// own job_state_string() names before the base state, else the base state.
+absl::StatusOr<std::string> StateOf(const json& entry) {
+  std::string state;
+  if (entry.contains("job_state") && entry["job_state"].is_array()) {
+    static constexpr std::string_view kNamedFirst[] = {
+        "COMPLETING",  "STAGE_OUT",    "CONFIGURING", "RESIZING", "REQUEUED",      "REQUEUE_FED",
+        "REQUEUE_HOLD", "SPECIAL_EXIT", "STOPPED",    "REVOKED",  "RESV_DEL_HOLD", "SIGNALING"};
+    TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> words,
+                             slurm_json::Strings(entry, "job_state"));
+    for (std::string& word : words) word = absl::AsciiStrToUpper(word);
+    for (std::string_view flag : kNamedFirst) {
+      if (std::find(words.begin(), words.end(), flag) != words.end()) return std::string(flag);
+    }
+    if (!words.empty()) state = words.front();
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(state, Text(entry, "job_state"));
+  }
+  if (state.empty()) return absl::InvalidArgumentError("job_state: missing");
+  return absl::AsciiStrToUpper(state);
+}
+
+// v0.0.40's {"status": [...], "return_code": N, "signal": {"id": N, "name": ...}} as the raw wait
+// status v0.0.38 sends (return code << 8 | signal); nullopt while neither is known.
+absl::StatusOr<std::optional<int64_t>> VerboseExitStatus(const json& exit_code) {
+  absl::StatusOr<std::optional<int64_t>> code = slurm_json::NonNegative(exit_code, "return_code");
+  if (!code.ok()) return Within("exit_code", code.status());
+  std::optional<int64_t> signal;
+  if (exit_code.contains("signal") && !exit_code["signal"].is_null()) {
+    if (!exit_code["signal"].is_object()) {
+      return absl::InvalidArgumentError("exit_code.signal: must be an object");
+    }
+    absl::StatusOr<std::optional<int64_t>> id = slurm_json::NonNegative(exit_code["signal"], "id");
+    if (!id.ok()) return Within("exit_code.signal", id.status());
+    signal = *id;
+  }
+  if (signal.value_or(0) > 0) return *signal & 0x7f;
+  if (!code->has_value()) return std::nullopt;
+  return (**code & 0xff) << 8;
+}
+
+// The raw wait status: a plain number (v0.0.38), a flagged number (v0.0.39) or v0.0.40's
+// verbose object.
+absl::StatusOr<std::optional<int64_t>> ExitStatusOf(const json& entry) {
+  auto it = entry.find("exit_code");
+  if (it != entry.end() && it->is_object() &&
+      (it->contains("return_code") || it->contains("signal") || it->contains("status"))) {
+    return VerboseExitStatus(*it);
+  }
+  return slurm_json::NonNegative(entry, "exit_code");
+}
+
 absl::StatusOr<SlurmJob> ParseJob(const json& entry) {
   if (!entry.is_object()) return absl::InvalidArgumentError("must be an object");
   SlurmJob job;
@@ -40,21 +100,11 @@ absl::StatusOr<SlurmJob> ParseJob(const json& entry) {
   job.id = *id;
   TESSERA_ASSIGN_OR_RETURN(job.name, Text(entry, "name"));
   TESSERA_ASSIGN_OR_RETURN(job.comment, Text(entry, "comment"));
-  std::string state;
-  if (entry.contains("job_state") && entry["job_state"].is_array()) {
-    // Later versions send the state as a list: ["RUNNING"].
-    TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> states,
-                             slurm_json::Strings(entry, "job_state"));
-    if (!states.empty()) state = states.front();
-  } else {
-    TESSERA_ASSIGN_OR_RETURN(state, Text(entry, "job_state"));
-  }
-  if (state.empty()) return absl::InvalidArgumentError("job_state: missing");
-  job.state = absl::AsciiStrToUpper(state);
+  TESSERA_ASSIGN_OR_RETURN(job.state, StateOf(entry));
   TESSERA_ASSIGN_OR_RETURN(job.state_reason, Text(entry, "state_reason"));
   TESSERA_ASSIGN_OR_RETURN(job.nodes, Text(entry, "nodes"));
   TESSERA_ASSIGN_OR_RETURN(job.partition, Text(entry, "partition"));
-  TESSERA_ASSIGN_OR_RETURN(job.exit_code, slurm_json::NonNegative(entry, "exit_code"));
+  TESSERA_ASSIGN_OR_RETURN(job.exit_code, ExitStatusOf(entry));
   TESSERA_ASSIGN_OR_RETURN(job.start_time, Time(entry, "start_time"));
   TESSERA_ASSIGN_OR_RETURN(job.end_time, Time(entry, "end_time"));
   return job;

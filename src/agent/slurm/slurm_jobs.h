@@ -20,8 +20,21 @@
 // exit_code is Slurm's raw wait status (exit 3 is 768, SIGTERM is 15). Times are epoch
 // seconds, turned into TimePoints.
 //
+// Every REST API version from v0.0.38 to v0.0.43 is read by the one parser, into the same
+// SlurmJob (testdata/README.md lists the shapes and where each is documented):
+//   job_state   "RUNNING" (v0.0.38, v0.0.39), or a list of the base state and its flags
+//               (v0.0.40+: ["PENDING", "REQUEUED"]) read as v0.0.38's word — the flag Slurm's
+//               job_state_string() names first (COMPLETING, CONFIGURING, REQUEUED, ...), else
+//               the base state
+//   times       epoch seconds, or {"set", "infinite", "number"} (v0.0.40+); unset and
+//               infinite read as absent
+//   exit_code   the raw wait status (v0.0.38), flagged (v0.0.39), or {"status": [...],
+//               "return_code": N, "signal": {"id": N, "name": ...}} (v0.0.40+), turned into
+//               the raw wait status (return code << 8, or the signal number)
+//
 // Untrusted input: a reply that is not JSON or has no "jobs" list is InvalidArgument; a job
-// entry with a wrong type or no job_id is skipped with its error listed.
+// entry with a wrong type or no job_id is skipped with its error listed, naming the field
+// ("slurm jobs[3]: exit_code.return_code.number: must be an integer, got \"x\"").
 // Pure functions; thread-safe.
 #pragma once
 

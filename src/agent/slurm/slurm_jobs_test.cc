@@ -66,6 +66,75 @@ TEST(SlurmJobsTest, StateListOfLaterVersions) {
   EXPECT_EQ(ParseOne(job).state, "COMPLETED");
 }
 
+TEST(SlurmJobsTest, StateFlagsAreReadAsTheWordOfV38) {
+  json job = Job("");
+  job["job_state"] = {"PENDING", "REQUEUED"};
+  EXPECT_EQ(ParseOne(job).state, "REQUEUED");
+  job["job_state"] = {"completed", "COMPLETING"};
+  EXPECT_EQ(ParseOne(job).state, "COMPLETING");
+  job["job_state"] = {"FAILED", "LAUNCH_FAILED"};
+  EXPECT_EQ(ParseOne(job).state, "FAILED");
+}
+
+json Flagged(int64_t number) { return {{"set", true}, {"infinite", false}, {"number", number}}; }
+
+TEST(SlurmJobsTest, FlaggedNumbersOfLaterVersions) {
+  json job = Job("COMPLETED");
+  job["start_time"] = Flagged(1000);
+  job["end_time"] = {{"set", false}, {"infinite", false}, {"number", 0}};
+  job["exit_code"] = Flagged(768);  // v0.0.39: the raw wait status, flagged
+  SlurmJob parsed = ParseOne(job);
+  EXPECT_EQ(parsed.start_time, TimePoint(Duration(1'000'000)));
+  EXPECT_EQ(parsed.end_time, std::nullopt);
+  EXPECT_EQ(parsed.exit_code, 768);
+  job["end_time"] = {{"set", true}, {"infinite", true}, {"number", 0}};
+  EXPECT_EQ(ParseOne(job).end_time, std::nullopt);
+}
+
+TEST(SlurmJobsTest, VerboseExitCodesOfLaterVersions) {
+  json job = Job("FAILED");
+  job["exit_code"] = {{"status", {"ERROR"}},
+                      {"return_code", Flagged(7)},
+                      {"signal", {{"id", {{"set", false}, {"infinite", false}, {"number", 0}}},
+                                  {"name", ""}}}};
+  EXPECT_EQ(ParseOne(job).exit_code, 7 << 8);
+  job["exit_code"] = {{"status", {"SIGNALED"}},
+                      {"return_code", Flagged(0)},
+                      {"signal", {{"id", Flagged(9)}, {"name", "KILL"}}}};
+  EXPECT_EQ(ParseOne(job).exit_code, 9);
+  std::optional<TaskEnd> end = TaskEndOf(ParseOne(job), "l1", false, kNow);
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->reason, "Killed");
+  EXPECT_EQ(end->exit_code, 128 + 9);
+  job["exit_code"] = {{"status", {"PENDING"}}};
+  EXPECT_EQ(ParseOne(job).exit_code, std::nullopt);
+}
+
+TEST(SlurmJobsTest, MalformedFieldsOfLaterVersionsAreNamed) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"start_time": {"set": true, "number": "x"}})",
+       R"(slurm jobs[0]: start_time.number: must be an integer, got "x")"},
+      {R"({"start_time": {"set": "yes", "number": 1}})",
+       R"(slurm jobs[0]: start_time.set: must be true or false, got "yes")"},
+      {R"({"end_time": {"set": true}})", "slurm jobs[0]: end_time.number: missing"},
+      {R"({"exit_code": {"return_code": {"set": true, "number": -1}}})",
+       "slurm jobs[0]: exit_code.return_code: must be a non-negative integer, got -1"},
+      {R"({"exit_code": {"signal": 9}})", "slurm jobs[0]: exit_code.signal: must be an object"},
+      {R"({"exit_code": {"signal": {"id": {"number": true}}}})",
+       "slurm jobs[0]: exit_code.signal.id.number: must be an integer, got true"},
+      {R"({"job_state": ["RUNNING", 3]})", "slurm jobs[0]: job_state[1]: must be a string, got 3"},
+      {R"({"job_state": []})", "slurm jobs[0]: job_state: missing"},
+  };
+  for (const auto& [change, error] : cases) {
+    json job = Job("RUNNING");
+    job.update(json::parse(change));
+    absl::StatusOr<SlurmJobList> list = ParseSlurmJobs(json{{"jobs", {job}}}.dump());
+    ASSERT_TRUE(list.ok()) << list.status();
+    EXPECT_THAT(list->jobs, IsEmpty()) << change;
+    EXPECT_THAT(list->errors, ElementsAre(error));
+  }
+}
+
 TEST(SlurmJobsTest, MalformedEntriesAreSkipped) {
   json no_id = Job("RUNNING");
   no_id.erase("job_id");

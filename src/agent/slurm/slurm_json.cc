@@ -23,6 +23,46 @@ std::string Shown(const json& value) {
   return text;
 }
 
+absl::StatusOr<std::optional<int64_t>> PlainInteger(const json& value, std::string_view name) {
+  if (value.is_number_unsigned()) {
+    const uint64_t number = value.get<uint64_t>();
+    if (number > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return absl::InvalidArgumentError(fmt::format("{}: {} is out of range", name, number));
+    }
+    return static_cast<int64_t>(number);
+  }
+  if (value.is_number_integer()) return value.get<int64_t>();
+  return absl::InvalidArgumentError(
+      fmt::format("{}: must be an integer, got {}", name, Shown(value)));
+}
+
+// A member "set" or "infinite" of a flagged number: false when missing or null.
+absl::StatusOr<bool> Flag(const json& object, std::string_view key, std::string_view name) {
+  const json* value = Find(object, key);
+  if (value == nullptr) return false;
+  if (!value->is_boolean()) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}.{}: must be true or false, got {}", name, key, Shown(*value)));
+  }
+  return value->get<bool>();
+}
+
+// {"set": bool, "infinite": bool, "number": N}: nullopt when unset or infinite. A missing "set"
+// counts as set when a number is given.
+absl::StatusOr<std::optional<int64_t>> FlaggedInteger(const json& object, std::string_view name) {
+  absl::StatusOr<bool> infinite = Flag(object, "infinite", name);
+  if (!infinite.ok()) return infinite.status();
+  absl::StatusOr<bool> set = Flag(object, "set", name);
+  if (!set.ok()) return set.status();
+  const json* number = Find(object, "number");
+  if (*infinite || (object.contains("set") && !*set)) return std::nullopt;
+  if (number == nullptr) {
+    if (*set) return absl::InvalidArgumentError(fmt::format("{}.number: missing", name));
+    return std::nullopt;
+  }
+  return PlainInteger(*number, fmt::format("{}.number", name));
+}
+
 }  // namespace
 
 absl::StatusOr<std::optional<std::string>> String(const json& object, std::string_view key) {
@@ -38,16 +78,8 @@ absl::StatusOr<std::optional<std::string>> String(const json& object, std::strin
 absl::StatusOr<std::optional<int64_t>> Integer(const json& object, std::string_view key) {
   const json* value = Find(object, key);
   if (value == nullptr) return std::nullopt;
-  if (value->is_number_unsigned()) {
-    const uint64_t number = value->get<uint64_t>();
-    if (number > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return absl::InvalidArgumentError(fmt::format("{}: {} is out of range", key, number));
-    }
-    return static_cast<int64_t>(number);
-  }
-  if (value->is_number_integer()) return value->get<int64_t>();
-  return absl::InvalidArgumentError(
-      fmt::format("{}: must be an integer, got {}", key, Shown(*value)));
+  if (value->is_object()) return FlaggedInteger(*value, key);
+  return PlainInteger(*value, key);
 }
 
 absl::StatusOr<std::optional<int64_t>> NonNegative(const json& object, std::string_view key) {

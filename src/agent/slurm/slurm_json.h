@@ -6,6 +6,12 @@
 // throwing. A field that is missing or JSON null reads as absent (nullopt, or the empty
 // string/list). Integers must be whole JSON numbers within int64 (8.0 and 1e30 are refused).
 //
+// One reader serves every REST API version: from v0.0.39 on, slurmrestd writes many numbers
+// as a flagged object {"set": bool, "infinite": bool, "number": N} where v0.0.38 wrote N.
+// Integer and NonNegative accept both forms; an object that is unset ("set": false) or
+// infinite reads as absent, like a missing field. Errors in the object name its member
+// ("start_time.number: must be an integer, got \"x\"").
+//
 // Pure functions over nlohmann::json; thread-safe.
 #pragma once
 
@@ -23,10 +29,10 @@ namespace tessera::agent::slurm_json {
 // A string field; nullopt when missing or null.
 absl::StatusOr<std::optional<std::string>> String(const nlohmann::json& object,
                                                   std::string_view key);
-// An integer field >= 0; nullopt when missing or null.
+// An integer field >= 0 (plain or flagged); nullopt when missing, null, unset or infinite.
 absl::StatusOr<std::optional<int64_t>> NonNegative(const nlohmann::json& object,
                                                    std::string_view key);
-// An integer field of any sign; nullopt when missing or null.
+// An integer field of any sign (plain or flagged); nullopt when missing, null, unset or infinite.
 absl::StatusOr<std::optional<int64_t>> Integer(const nlohmann::json& object, std::string_view key);
 // An array of strings; empty when missing or null.
 absl::StatusOr<std::vector<std::string>> Strings(const nlohmann::json& object,

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "agent/slurm/slurm_diag.h"
 #include "agent/slurm/slurm_json.h"
 #include "agent/slurm/slurm_submit.h"
 #include "fmt/format.h"
@@ -216,17 +217,12 @@ absl::StatusOr<std::optional<SlurmJobList>> SlurmRestClient::JobsChangedSince(in
 absl::StatusOr<int64_t> SlurmRestClient::SlurmTime() {
   absl::StatusOr<std::string> body = List("/diag");
   if (!body.ok()) return body.status();
-  const json reply = json::parse(*body, nullptr, false);
-  if (reply.is_discarded() || !reply.is_object() || !reply.contains("statistics")) {
-    return absl::InvalidArgumentError(fmt::format("GET {}/diag: no statistics", prefix_));
-  }
-  absl::StatusOr<std::optional<int64_t>> now =
-      slurm_json::NonNegative(reply["statistics"], "req_time");
-  if (!now.ok() || !now->has_value() || **now == 0) {
+  absl::StatusOr<int64_t> now = ParseSlurmClock(*body);
+  if (!now.ok()) {
     return absl::InvalidArgumentError(
-        fmt::format("GET {}/diag: statistics.req_time: missing or malformed", prefix_));
+        fmt::format("GET {}/diag: {}", prefix_, std::string(now.status().message())));
   }
-  return **now;
+  return *now;
 }
 
 absl::StatusOr<std::optional<SlurmJob>> SlurmRestClient::Job(int64_t job_id) {
