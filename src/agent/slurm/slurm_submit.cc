@@ -51,10 +51,11 @@ absl::Status CheckSpec(const TaskLaunchSpec& spec) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<json> Environment(const TaskLaunchSpec& spec,
-                                 const SlurmSubmitOptions& options,
-                                 const std::map<std::string, std::string>& extra_env) {
-  json env = json::object();
+// The task's environment, layer over layer (later layers win).
+absl::StatusOr<std::map<std::string, std::string>> Environment(
+    const TaskLaunchSpec& spec, const SlurmSubmitOptions& options,
+    const std::map<std::string, std::string>& extra_env) {
+  std::map<std::string, std::string> env;
   for (const auto* layer : {&options.base_env, &spec.env, &extra_env}) {
     for (const auto& [name, value] : *layer) {
       if (name.empty() || name.find('=') != std::string::npos) {
@@ -66,6 +67,44 @@ absl::StatusOr<json> Environment(const TaskLaunchSpec& spec,
     }
   }
   return env;
+}
+
+// {"set": true, "infinite": false, "number": N}: a number as v0.0.39 and later take it.
+json Flagged(int64_t number) {
+  return {{"set", true}, {"infinite", false}, {"number", number}};
+}
+
+// The fields whose shape changed after v0.0.38 (see the table in slurm_submit.h).
+void AddVersionedFields(const TaskLaunchSpec& spec, SlurmApiVersion version,
+                        const std::map<std::string, std::string>& env, json& job) {
+  const bool v38 = version == SlurmApiVersion::kV38;
+  const int32_t gpus = GpuCount(spec.placement);
+  json environment = v38 ? json::object() : json::array();
+  for (const auto& [name, value] : env) {
+    if (v38) {
+      environment[name] = value;
+    } else {
+      environment.push_back(name + "=" + value);
+    }
+  }
+  job["environment"] = std::move(environment);
+  if (v38) {
+    job["nodelist"] = spec.placement.node;
+    job["nodes"] = 1;
+    if (gpus > 0) job["gres"] = fmt::format("gpu:{}", gpus);
+  } else {
+    job["required_nodes"] = json::array({spec.placement.node});
+    job["nodes"] = "1";
+    if (gpus > 0) job["tres_per_node"] = fmt::format("gres/gpu:{}", gpus);
+  }
+  if (spec.memory > 0) {
+    const int64_t mib = MemoryMebibytes(spec.memory);
+    job["memory_per_node"] = v38 ? json(mib) : Flagged(mib);
+  }
+  if (spec.time_limit.has_value()) {
+    const int64_t minutes = TimeLimitMinutes(*spec.time_limit);
+    job["time_limit"] = v38 ? json(minutes) : Flagged(minutes);
+  }
 }
 
 }  // namespace
@@ -120,27 +159,26 @@ absl::StatusOr<std::string> SubmitBody(const TaskLaunchSpec& spec,
                                        const SlurmSubmitOptions& options,
                                        const std::map<std::string, std::string>& extra_env) {
   TESSERA_ASSIGN_OR_RETURN(std::string script, BatchScript(spec));
-  TESSERA_ASSIGN_OR_RETURN(json env, Environment(spec, options, extra_env));
+  TESSERA_ASSIGN_OR_RETURN(auto env, Environment(spec, options, extra_env));
   json job = {
       {"name", spec.launch_id},
       {"comment", std::string(kCommentPrefix) + spec.launch_id},
-      {"nodelist", spec.placement.node},
-      {"nodes", 1},
       {"current_working_directory",
        spec.working_dir.empty() ? options.working_dir : spec.working_dir},
       {"standard_output", LogPath(options.log_dir, spec.launch_id, LogStream::kStdout)},
       {"standard_error", LogPath(options.log_dir, spec.launch_id, LogStream::kStderr)},
-      {"environment", std::move(env)},
       {"requeue", false},
   };
   if (!options.partition.empty()) job["partition"] = options.partition;
-  if (const int32_t gpus = GpuCount(spec.placement); gpus > 0) {
-    job["gres"] = fmt::format("gpu:{}", gpus);
-  }
   if (spec.cpu > 0) job["cpus_per_task"] = CpusPerTask(spec.cpu);
-  if (spec.memory > 0) job["memory_per_node"] = MemoryMebibytes(spec.memory);
-  if (spec.time_limit.has_value()) job["time_limit"] = TimeLimitMinutes(*spec.time_limit);
-  const json body = {{"script", std::move(script)}, {"job", std::move(job)}};
+  AddVersionedFields(spec, options.api_version, env, job);
+  json body;
+  if (options.api_version == SlurmApiVersion::kV38) {
+    body = {{"script", std::move(script)}, {"job", std::move(job)}};
+  } else {
+    job["script"] = std::move(script);
+    body = {{"job", std::move(job)}};
+  }
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
