@@ -289,7 +289,8 @@ int RunAgentCommand(int argc, char** argv) {
                  "slurm: a file holding the JWT, read again when it changes ($SLURM_JWT_FILE)");
   app.add_option("--slurm-user", flags.slurm_user, "slurm: user jobs run as ($SLURM_REST_USER)");
   app.add_option("--slurm-api-version", flags.slurm_api_version,
-                 "slurm: REST API version ($SLURM_REST_API_VERSION, default v0.0.38)");
+                 "slurm: REST API version, v0.0.38 to v0.0.43 ($SLURM_REST_API_VERSION, "
+                 "default auto: the newest slurmrestd serves)");
   app.add_option("--slurm-partition", flags.slurm_partition, "slurm: only this partition");
   app.add_option("--slurm-log-dir", flags.slurm_log_dir,
                  "slurm: where jobs write their output (default /tmp)");

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "agent/local/distributed_env.h"
 #include "agent/local/system_clock.h"
+#include "agent/slurm/slurm_api_probe.h"
 #include "core/timer_thread.h"
 #include "fmt/format.h"
 
@@ -32,7 +33,9 @@ uint32_t Fnv1a(std::string_view text) {
 
 absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterOptions options,
                                                                    TaskObserver* observer) {
-  if (options.api_version.empty()) options.api_version = std::string(kDefaultSlurmApiVersion);
+  absl::StatusOr<std::optional<SlurmApiVersion>> setting =
+      ParseSlurmApiVersionSetting(options.api_version);
+  if (!setting.ok()) return setting.status();
   if (options.poll_interval <= Duration(0)) {
     return absl::InvalidArgumentError("slurm poll interval: must be positive");
   }
@@ -57,9 +60,18 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
     if (!http.ok()) return http.status();
     transport = *std::move(http);
   }
+  absl::StatusOr<SlurmApiVersion> version =
+      setting->has_value() ? absl::StatusOr<SlurmApiVersion>(**setting)
+                           : ProbeSlurmApiVersion(*transport);
+  if (!version.ok()) return version.status();
+  options.api_version = SlurmApiVersionName(*version);
   options.labels[std::string(kClusterLabel)] = options.name;
   auto cluster = std::unique_ptr<SlurmCluster>(
-      new SlurmCluster(std::move(options), observer, std::move(transport)));
+      new SlurmCluster(std::move(options), observer, std::move(transport), *version));
+  cluster->Log(fmt::format("slurmrestd REST API {} ({})", cluster->options_.api_version,
+                           setting->has_value()
+                               ? "as set"
+                               : "the newest of v0.0.38 to v0.0.43 that slurmrestd serves"));
   {
     std::lock_guard<std::mutex> rest(cluster->rest_mu_);
     absl::Status first = cluster->RefreshInventory().status();
@@ -83,7 +95,7 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
 }
 
 SlurmCluster::SlurmCluster(SlurmClusterOptions options, TaskObserver* observer,
-                           std::shared_ptr<SlurmTransport> transport)
+                           std::shared_ptr<SlurmTransport> transport, SlurmApiVersion api_version)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : SystemClock::Get()),
       own_timers_(options_.timers == nullptr ? std::make_unique<TimerThread>(clock_) : nullptr),
@@ -98,7 +110,8 @@ SlurmCluster::SlurmCluster(SlurmClusterOptions options, TaskObserver* observer,
       submit_options_{.partition = options_.partition,
                       .log_dir = options_.log_dir,
                       .working_dir = options_.working_dir,
-                      .base_env = options_.base_env},
+                      .base_env = options_.base_env,
+                      .api_version = api_version},
       interval_({.active = options_.active_poll_interval, .idle = options_.poll_interval}) {}
 
 SlurmCluster::~SlurmCluster() {

@@ -1,7 +1,7 @@
 // SlurmCluster: a Slurm cluster as a Tessera Cluster (tessera/cluster/cluster.h), through
-// slurmrestd's REST API (v0.0.38, Slurm 22.05 and later) with JWT authentication. `tessera
-// agent --backend slurm` runs one and relays it to the control plane; docs/agents/slurm.md is
-// the operator's guide.
+// slurmrestd's REST API (v0.0.38 to v0.0.43: Slurm 22.05 to 25.05, slurm_api_version.h) with
+// JWT authentication. `tessera agent --backend slurm` runs one and relays it to the control
+// plane; docs/agents/slurm.md is the operator's guide.
 //
 // Tessera places each task on one Slurm node; the task becomes one Slurm batch job pinned to
 // that node. Slurm remains the owner of its nodes: it accounts CPUs, memory and GPUs itself and
@@ -58,7 +58,8 @@
 // Thread-safety: as Cluster — every method may be called from any thread; observer
 // callbacks arrive on the poll thread or the caller's (Launch, Recover), with no lock held.
 // Errors: Create fails with InvalidArgument for bad options (naming the flag and the
-// environment variable) or a partition without nodes, and Unavailable/Unauthenticated when the
+// environment variable) or a partition without nodes, FailedPrecondition when slurmrestd serves
+// none of the supported versions, and Unavailable/Unauthenticated when the version probe or the
 // first node list cannot be read.
 #pragma once
 
@@ -78,6 +79,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/common/changed_lines.h"
+#include "agent/slurm/slurm_api_version.h"
 #include "agent/slurm/slurm_inventory.h"
 #include "agent/slurm/slurm_job_notices.h"
 #include "agent/slurm/slurm_jobs.h"
@@ -90,7 +92,6 @@
 
 namespace tessera::agent {
 
-inline constexpr std::string_view kDefaultSlurmApiVersion = "v0.0.38";
 // One GET /job/{id} costs slurmrestd 22.05 about as much CPU as this many entries of the job
 // list (2.4 ms against 0.2 ms per entry, measured on this project's development machine).
 inline constexpr size_t kJobReadCost = 12;
@@ -98,6 +99,11 @@ inline constexpr size_t kJobReadCost = 12;
 // kNoticeReads times in all.
 inline constexpr int kNoticeReads = 10;
 inline constexpr Duration kNoticeRetry{20};
+
+// The REST API version setting as a version: nullopt for "" and "auto" (probe slurmrestd);
+// InvalidArgument naming --slurm-api-version and SLURM_REST_API_VERSION for an unsupported one.
+absl::StatusOr<std::optional<SlurmApiVersion>> ParseSlurmApiVersionSetting(
+    std::string_view setting);
 
 // Reads one environment variable; nullopt when unset.
 using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
@@ -109,7 +115,9 @@ struct SlurmClusterOptions {
   std::string jwt;                     // token for X-SLURM-USER-TOKEN (scontrol token)
   std::string jwt_file;                // or: a file holding it, read again whenever it changes
   std::string user;                    // X-SLURM-USER-NAME: the jobs run as this user
-  std::string api_version;             // "" = v0.0.38
+  // "v0.0.38" ... "v0.0.43" (slurm_api_version.h); "" or "auto" = the newest slurmrestd serves,
+  // probed at Create (slurm_api_probe.h).
+  std::string api_version;
   std::string partition;               // only this partition's nodes, jobs go there; "" = all
   Duration poll_interval{1000};        // nodes; and jobs while none of Tessera's are in Slurm
   Duration active_poll_interval{200};  // jobs while Tessera's are in Slurm; at most poll_interval
@@ -141,17 +149,19 @@ struct SlurmClusterOptions {
   // SLURM_REST_API_VERSION fill the fields the flags left empty (flags win). The token comes
   // from the first of: jwt_file, jwt, SLURM_JWT_FILE, SLURM_JWT (a file given leaves jwt
   // empty); a file that cannot be read fails at Create, naming it. A missing user is
-  // the agent's own user name; a missing version v0.0.38. InvalidArgument when the URL or the
+  // the agent's own user name; a missing version "auto". InvalidArgument when the URL or the
   // token is missing ("slurm url: missing: pass --slurm-url or set SLURM_REST_URL") or the
-  // version is not "v<major>.<minor>.<patch>". `env` = nullptr reads the process environment.
+  // version is neither "auto" nor a supported one (naming --slurm-api-version and
+  // SLURM_REST_API_VERSION). `env` = nullptr reads the process environment.
   static absl::StatusOr<SlurmClusterOptions> FromEnvironment(SlurmClusterOptions flags,
                                                              const EnvLookup& env = nullptr);
 };
 
 class SlurmCluster final : public Cluster {
  public:
-  // Checks the options, reads the node list once (so a bad URL or token fails here) and starts
-  // the poll thread.
+  // Checks the options, chooses the REST API version (the one given, or with "auto" the newest
+  // slurmrestd serves; the choice is logged), reads the node list once (so a bad URL or token
+  // fails here) and starts the poll thread.
   static absl::StatusOr<std::unique_ptr<SlurmCluster>> Create(SlurmClusterOptions options,
                                                               TaskObserver* observer);
   // Stops the poll thread. Slurm jobs keep running; a later agent's Recover finds them.
@@ -200,7 +210,7 @@ class SlurmCluster final : public Cluster {
   };
 
   SlurmCluster(SlurmClusterOptions options, TaskObserver* observer,
-               std::shared_ptr<SlurmTransport> transport);
+               std::shared_ptr<SlurmTransport> transport, SlurmApiVersion api_version);
   void Run();
   // One round of the poll thread; REQUIRES rest_mu_ held. SubmitQueued: true when a job was
   // submitted. Poll: reads the nodes (when due) and the jobs; the wait before the next poll.

@@ -2,10 +2,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <regex>
 
 #include "agent/slurm/slurm_cluster.h"
 #include "fmt/format.h"
+#include "tessera/common/status_macros.h"
 
 namespace tessera::agent {
 namespace {
@@ -35,6 +35,16 @@ void Fill(std::string& field, const EnvLookup& env, std::string_view variable) {
 
 }  // namespace
 
+absl::StatusOr<std::optional<SlurmApiVersion>> ParseSlurmApiVersionSetting(
+    std::string_view setting) {
+  if (setting.empty() || setting == kAutoSlurmApiVersion) return std::nullopt;
+  absl::StatusOr<SlurmApiVersion> version = ParseSlurmApiVersion(setting);
+  if (version.ok()) return *version;
+  return absl::InvalidArgumentError(
+      fmt::format("slurm api version: {} (--slurm-api-version, SLURM_REST_API_VERSION)",
+                  std::string(version.status().message())));
+}
+
 absl::StatusOr<SlurmClusterOptions> SlurmClusterOptions::FromEnvironment(SlurmClusterOptions flags,
                                                                          const EnvLookup& env) {
   const EnvLookup& lookup = env ? env : EnvLookup(ProcessEnv);
@@ -61,14 +71,8 @@ absl::StatusOr<SlurmClusterOptions> SlurmClusterOptions::FromEnvironment(SlurmCl
     return absl::InvalidArgumentError(
         "slurm user: missing: pass --slurm-user or set SLURM_REST_USER");
   }
-  if (flags.api_version.empty()) flags.api_version = std::string(kDefaultSlurmApiVersion);
-  static const std::regex kVersion(R"(^v[0-9]+\.[0-9]+\.[0-9]+$)");
-  if (!std::regex_match(flags.api_version, kVersion)) {
-    return absl::InvalidArgumentError(fmt::format(
-        "slurm api version: \"{}\" is not v<major>.<minor>.<patch> (--slurm-api-version, "
-        "SLURM_REST_API_VERSION; e.g. v0.0.38)",
-        flags.api_version));
-  }
+  if (flags.api_version.empty()) flags.api_version = std::string(kAutoSlurmApiVersion);
+  TESSERA_RETURN_IF_ERROR(ParseSlurmApiVersionSetting(flags.api_version).status());
   return flags;
 }
 

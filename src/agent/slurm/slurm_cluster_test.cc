@@ -582,7 +582,7 @@ TEST(SlurmClusterOptionsTest, FlagsOverrideTheEnvironment) {
       {"SLURM_REST_URL", "http://env:6820"},
       {"SLURM_JWT", "env-token"},
       {"SLURM_REST_USER", "envuser"},
-      {"SLURM_REST_API_VERSION", "v0.0.37"}};
+      {"SLURM_REST_API_VERSION", "v0.0.41"}};
   const EnvLookup lookup = [&](std::string_view name) -> std::optional<std::string> {
     auto it = env.find(name);
     if (it == env.end()) return std::nullopt;
@@ -594,7 +594,7 @@ TEST(SlurmClusterOptionsTest, FlagsOverrideTheEnvironment) {
   EXPECT_EQ(merged->url, "http://env:6820");
   EXPECT_EQ(merged->jwt, "env-token");
   EXPECT_EQ(merged->user, "envuser");
-  EXPECT_EQ(merged->api_version, "v0.0.37");
+  EXPECT_EQ(merged->api_version, "v0.0.41");
 
   flags.url = "http://flag:1";
   flags.jwt = "flag-token";
@@ -651,11 +651,20 @@ TEST(SlurmClusterOptionsTest, MissingOrBadSettings) {
   flags.jwt = "t";
   absl::StatusOr<SlurmClusterOptions> merged = SlurmClusterOptions::FromEnvironment(flags, empty);
   ASSERT_TRUE(merged.ok());
-  EXPECT_EQ(merged->api_version, "v0.0.38");
+  EXPECT_EQ(merged->api_version, "auto");
   EXPECT_FALSE(merged->user.empty());  // the agent's own user
-  flags.api_version = "0.0.38";
-  EXPECT_THAT(SlurmClusterOptions::FromEnvironment(flags, empty).status().message(),
-              HasSubstr("--slurm-api-version"));
+  for (const char* unsupported : {"0.0.38", "v0.0.37", "v0.0.44", "latest"}) {
+    flags.api_version = unsupported;
+    status = SlurmClusterOptions::FromEnvironment(flags, empty).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << unsupported;
+    EXPECT_THAT(status.message(), HasSubstr("--slurm-api-version")) << unsupported;
+    EXPECT_THAT(status.message(), HasSubstr("SLURM_REST_API_VERSION")) << unsupported;
+    EXPECT_THAT(status.message(), HasSubstr(unsupported));
+  }
+  for (const char* supported : {"auto", "v0.0.38", "v0.0.39", "v0.0.43"}) {
+    flags.api_version = supported;
+    EXPECT_TRUE(SlurmClusterOptions::FromEnvironment(flags, empty).ok()) << supported;
+  }
 }
 
 TEST(SlurmClusterOptionsTest, BadUrl) {

@@ -186,6 +186,12 @@ absl::StatusOr<std::string> SlurmRestClient::List(std::string_view resource) {
   return std::move(reply->body);
 }
 
+absl::StatusOr<bool> SlurmRestClient::ServesVersion() {
+  absl::StatusOr<SlurmHttpReply> reply = Call("GET", "/ping", "");
+  if (!reply.ok()) return reply.status();
+  return reply->status != 404;
+}
+
 absl::StatusOr<std::string> SlurmRestClient::Nodes() { return List("/nodes"); }
 
 absl::StatusOr<SlurmJobList> SlurmRestClient::Jobs() {

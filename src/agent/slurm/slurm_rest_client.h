@@ -60,9 +60,12 @@ absl::StatusOr<std::unique_ptr<SlurmTransport>> NewHttpSlurmTransport(SlurmHttpO
 
 class SlurmRestClient {
  public:
-  // `transport` must outlive the client. `api_version`: "v0.0.38".
+  // `transport` must outlive the client. `api_version`: "v0.0.38" (slurm_api_version.h).
   SlurmRestClient(SlurmTransport* transport, std::string api_version);
 
+  // Whether slurmrestd serves this client's version: GET /ping answered anything but HTTP 404
+  // (an answer about a slurmctld that is down still shows the path is served).
+  absl::StatusOr<bool> ServesVersion();
   // The raw node list, for ParseSlurmNodes.
   absl::StatusOr<std::string> Nodes();
   absl::StatusOr<SlurmJobList> Jobs();

@@ -116,6 +116,59 @@ TEST(SlurmSubmitTest, OptionalFields) {
   EXPECT_EQ(json::parse(*SubmitBody(spec, options, {}))["job"]["gres"], "gpu:1");
 }
 
+TEST(SlurmSubmitTest, BodyOfLaterVersions) {
+  const json flagged2 = {{"set", true}, {"infinite", false}, {"number", 2}};
+  for (SlurmApiVersion version : SupportedSlurmApiVersions()) {
+    if (version == SlurmApiVersion::kV38) continue;
+    SCOPED_TRACE(SlurmApiVersionName(version));
+    SlurmSubmitOptions options = Options();
+    options.api_version = version;
+    absl::StatusOr<std::string> text =
+        SubmitBody(Spec(), options, {{"TESSERA_TASK_ID", "j1-w-0-a1"}, {"A", "2"}});
+    ASSERT_TRUE(text.ok()) << text.status();
+    const json body = json::parse(*text);
+    EXPECT_FALSE(body.contains("script"));  // deprecated at the top level from v0.0.39
+    const json& job = body["job"];
+    EXPECT_EQ(job["script"], *BatchScript(Spec()));
+    EXPECT_EQ(job["name"], "j1-w-0-a1");
+    EXPECT_EQ(job["comment"], "tessera:j1-w-0-a1");
+    EXPECT_EQ(job["required_nodes"], json::array({"node3"}));
+    EXPECT_EQ(job["nodes"], "1");
+    EXPECT_FALSE(job.contains("nodelist"));
+    EXPECT_EQ(job["partition"], "gpu");
+    EXPECT_EQ(job["tres_per_node"], "gres/gpu:2");
+    EXPECT_FALSE(job.contains("gres"));
+    EXPECT_EQ(job["time_limit"], flagged2);
+    EXPECT_EQ(job["cpus_per_task"], 2);
+    EXPECT_EQ(job["memory_per_node"],
+              (json{{"set", true}, {"infinite", false}, {"number", 3 * 1024 + 1}}));
+    EXPECT_EQ(job["current_working_directory"], "/tmp");
+    EXPECT_EQ(job["standard_output"], "/shared/logs/tessera-j1-w-0-a1.stdout.log");
+    EXPECT_EQ(job["requeue"], false);
+    EXPECT_EQ(job["environment"],
+              json::array({"A=2", "LANG=C.UTF-8", "PATH=/opt/bin", "TESSERA_TASK_ID=j1-w-0-a1"}));
+  }
+}
+
+TEST(SlurmSubmitTest, OptionalFieldsOfLaterVersions) {
+  TaskLaunchSpec spec = Spec();
+  spec.placement.gpus.clear();
+  spec.time_limit.reset();
+  spec.cpu = 0;
+  spec.memory = 0;
+  SlurmSubmitOptions options = Options();
+  options.api_version = SlurmApiVersion::kV43;
+  const json job = json::parse(*SubmitBody(spec, options, {}))["job"];
+  for (const char* field : {"tres_per_node", "gres", "time_limit", "cpus_per_task",
+                            "memory_per_node"}) {
+    EXPECT_FALSE(job.contains(field)) << field;
+  }
+  // A value with '=' stays one "NAME=value" entry; Slurm splits at the first '='.
+  spec.env = {{"OPTS", "a=b"}};
+  EXPECT_EQ(json::parse(*SubmitBody(spec, options, {}))["job"]["environment"],
+            json::array({"LANG=C.UTF-8", "OPTS=a=b", "PATH=/usr/bin:/bin"}));
+}
+
 TEST(SlurmSubmitTest, RequestsRoundUpToSlurmsUnits) {
   EXPECT_EQ(CpusPerTask(1), 1);
   EXPECT_EQ(CpusPerTask(1000), 1);

@@ -1,7 +1,13 @@
 // FakeSlurmrestd: slurmrestd in memory for SlurmCluster's unit tests — nodes, jobs, submissions,
-// signals, GET /diag's clock and `?update_time=` (304 when nothing changed in or after that
-// second; a changed node list answered as slurmrestd 22.05 does, HTTP 500 "Unspecified error"),
-// with counters of what was asked. Thread-safe.
+// signals, GET /ping, GET /diag's clock and `?update_time=` (304 when nothing changed in or
+// after that second; a changed node list answered as slurmrestd 22.05 does, HTTP 500
+// "Unspecified error"), with counters of what was asked.
+//
+// It serves one REST API version (v0.0.38 unless given), on that version's paths only (HTTP 404
+// for the others', as a slurmrestd without that plugin answers), and in that version's shapes:
+// tests keep nodes and jobs in v0.0.38's shape, and the fake writes them as the later version
+// would (state lists, {set, infinite, number} numbers, v0.0.40's verbose exit_code;
+// testdata/README.md) and refuses a submission body not in that version's shape. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -13,9 +19,11 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "agent/local/system_clock.h"
+#include "agent/slurm/slurm_api_version.h"
 #include "agent/slurm/slurm_jobs.h"
 #include "agent/slurm/slurm_rest_client.h"
 #include "fmt/format.h"
@@ -23,18 +31,20 @@
 
 namespace tessera::agent::testing {
 
-// slurmrestd in memory: nodes, jobs, submissions and signals, as v0.0.38 answers them.
+// slurmrestd in memory: nodes, jobs, submissions and signals, as `version` answers them.
 class FakeSlurm final : public SlurmTransport {
  public:
   using json = nlohmann::json;
+
+  explicit FakeSlurm(SlurmApiVersion version = SlurmApiVersion::kV38)
+      : version_(version), prefix_("/slurm/" + SlurmApiVersionName(version)) {}
 
   absl::StatusOr<SlurmHttpReply> Send(std::string_view method, const std::string& path,
                                       const std::string& body) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (down_) return absl::UnavailableError("connection refused");
-    const std::string prefix = "/slurm/v0.0.38";
-    if (!absl::StartsWith(path, prefix)) return SlurmHttpReply{404, "{}"};
-    std::string resource = path.substr(prefix.size());
+    if (!absl::StartsWith(path, prefix_ + "/")) return SlurmHttpReply{404, "{}"};
+    std::string resource = path.substr(prefix_.size());
     // ?update_time=T: 304 when nothing changed in or after second T (slurmctld's test).
     std::optional<int64_t> since;
     if (size_t q = resource.find("?update_time="); q != std::string::npos) {
@@ -43,8 +53,14 @@ class FakeSlurm final : public SlurmTransport {
       since = value;
       resource = resource.substr(0, q);
     }
+    if (method == "GET" && resource == "/ping") {
+      ++pings_;
+      return Reply(json{{"pings", {{{"hostname", "ctl"}, {"pinged", "UP"}, {"mode", "primary"}}}}});
+    }
     if (method == "GET" && resource == "/diag") {
-      return Reply(json{{"statistics", {{"req_time", Second()}}}});
+      const int64_t now = Second();
+      return Reply(json{{"statistics", {{"req_time", Later(SlurmApiVersion::kV40) ? Flagged(now)
+                                                                                   : json(now)}}}});
     }
     if (method == "GET" && resource == "/nodes") {
       if (since.has_value() && nodes_changed_ < *since) return SlurmHttpReply{304, ""};
@@ -55,7 +71,9 @@ class FakeSlurm final : public SlurmTransport {
                                    {"nodes", json::array()}}
                                   .dump()};
       }
-      return Reply(json{{"nodes", nodes_}, {"errors", json::array()}});
+      json nodes = json::array();
+      for (const json& node : nodes_) nodes.push_back(ShapedNode(node));
+      return Reply(json{{"nodes", nodes}, {"errors", json::array()}});
     }
     if (method == "GET" && resource == "/jobs") {
       if (since.has_value() && jobs_changed_ < *since) {
@@ -64,14 +82,18 @@ class FakeSlurm final : public SlurmTransport {
       }
       ++job_lists_;
       json jobs = json::array();
-      for (const auto& [id, job] : jobs_) jobs.push_back(job);
+      for (const auto& [id, job] : jobs_) jobs.push_back(ShapedJob(job));
       return Reply(json{{"jobs", jobs}, {"errors", json::array()}});
     }
     if (method == "POST" && resource == "/job/submit") {
       submissions_.push_back(json::parse(body));
       jobs_changed_ = Second();
-      if (!refusal_.empty()) {
-        return SlurmHttpReply{500, json{{"errors", {{{"error", refusal_}}}}}.dump()};
+      std::string refusal = refusal_;
+      if (refusal.empty() && !InVersionShape(submissions_.back())) {
+        refusal = "Unexpected job description for " + prefix_;
+      }
+      if (!refusal.empty()) {
+        return SlurmHttpReply{500, json{{"errors", {{{"error", refusal}}}}}.dump()};
       }
       const int64_t id = next_id_++;
       const json& job = submissions_.back()["job"];
@@ -102,7 +124,7 @@ class FakeSlurm final : public SlurmTransport {
       }
       if (method == "GET") {
         ++job_reads_;
-        return Reply(json{{"jobs", json::array({jobs_[id]})}});
+        return Reply(json{{"jobs", json::array({ShapedJob(jobs_[id])})}});
       }
       signals_.push_back(fmt::format("{}:{}", id, signal.empty() ? "cancel" : signal));
       jobs_changed_ = Second();
@@ -181,6 +203,10 @@ class FakeSlurm final : public SlurmTransport {
     std::lock_guard<std::mutex> lock(mu_);
     return job_reads_;
   }
+  int Pings() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return pings_;
+  }
   int UnchangedReplies() {
     std::lock_guard<std::mutex> lock(mu_);
     return unchanged_replies_;
@@ -192,12 +218,64 @@ class FakeSlurm final : public SlurmTransport {
 
  private:
   static SlurmHttpReply Reply(const json& body) { return {200, body.dump()}; }
+  static json Flagged(int64_t number) {
+    return {{"set", true}, {"infinite", false}, {"number", number}};
+  }
+  bool Later(SlurmApiVersion version) const { return version_ >= version; }
+
+  // v0.0.38 puts the script beside the job and the environment in an object; later versions
+  // put the script in the job and the environment in a list of NAME=value.
+  bool InVersionShape(const json& body) const {
+    const json& job = body.value("job", json::object());
+    if (!Later(SlurmApiVersion::kV39)) {
+      return body.contains("script") && job.value("environment", json()).is_object();
+    }
+    return !body.contains("script") && job.contains("script") &&
+           job.value("environment", json()).is_array() && job.contains("required_nodes");
+  }
+
+  // A job kept in v0.0.38's shape, as this version writes it.
+  json ShapedJob(json job) const {
+    if (Later(SlurmApiVersion::kV39)) {
+      const int64_t raw = job.value("exit_code", int64_t{0});
+      job["exit_code"] = Later(SlurmApiVersion::kV40)
+                             ? json{{"status", {raw == 0 ? "SUCCESS" : "ERROR"}},
+                                    {"return_code", Flagged((raw >> 8) & 0xff)},
+                                    {"signal", {{"id", Flagged(raw & 0x7f)}, {"name", ""}}}}
+                             : Flagged(raw);
+    }
+    if (Later(SlurmApiVersion::kV40)) {
+      job["job_state"] = json::array({job["job_state"]});
+      for (const char* time : {"start_time", "end_time"}) {
+        job[time] = Flagged(job.value(time, int64_t{0}));
+      }
+    }
+    return job;
+  }
+
+  // A node kept in v0.0.38's shape ("state": "idle", "state_flags": [...]), as this version
+  // writes it ("state": ["IDLE", ...]).
+  json ShapedNode(json node) const {
+    if (!Later(SlurmApiVersion::kV39) || !node.contains("state") || !node["state"].is_string()) {
+      return node;
+    }
+    json state = json::array({absl::AsciiStrToUpper(node["state"].get<std::string>())});
+    for (const json& flag : node.value("state_flags", json::array())) state.push_back(flag);
+    node["state"] = std::move(state);
+    node.erase("state_flags");
+    if (!Later(SlurmApiVersion::kV40) && node.contains("cpu_load")) {
+      node["cpu_load"] = Flagged(node["cpu_load"].get<int64_t>());
+    }
+    return node;
+  }
   // slurmctld's time, epoch seconds. REQUIRES mu_.
   int64_t Second() const {
     const TimePoint now = clock_ != nullptr ? clock_->Now() : SystemClock::Get().Now();
     return std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
   }
 
+  const SlurmApiVersion version_;
+  const std::string prefix_;  // "/slurm/v0.0.38"
   std::mutex mu_;
   bool down_ = false;
   std::string refusal_;
@@ -210,6 +288,7 @@ class FakeSlurm final : public SlurmTransport {
   int job_lists_ = 0;
   int unchanged_replies_ = 0;
   int job_reads_ = 0;  // GET /job/{id}
+  int pings_ = 0;
   std::vector<json> submissions_;
   std::vector<std::string> signals_;
 };
