@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent/slurm/slurm_api_probe.h"
 #include "agent/slurm/slurm_cluster.h"
 #include "agent/slurm/slurm_rest_client.h"
 #include "agent/slurm/testing/real_slurm.h"
@@ -225,6 +226,40 @@ class SlurmIntegrationTest : public ::testing::Test {
   Recorder recorder_;
   std::unique_ptr<SlurmCluster> cluster_;
 };
+
+// Slurm 22.05's slurmrestd serves v0.0.38 alone of the supported versions: the probe answers
+// v0.0.38 (v0.0.43 down to v0.0.39 are answered 404), and a cluster left on "auto" speaks it.
+TEST_F(SlurmIntegrationTest, TheProbeFindsV38) {
+  absl::StatusOr<SlurmApiVersion> version = ProbeSlurmApiVersion(*transport_);
+  ASSERT_TRUE(version.ok()) << version.status();
+  EXPECT_EQ(*version, SlurmApiVersion::kV38);
+  SlurmRestClient v43(transport_.get(), "v0.0.43");
+  absl::StatusOr<bool> served = v43.ServesVersion();
+  ASSERT_TRUE(served.ok()) << served.status();
+  EXPECT_FALSE(*served);
+
+  SlurmClusterOptions flags;
+  flags.url = slurm->Var("SLURM_REST_URL");
+  flags.jwt = slurm->Var("SLURM_JWT");
+  flags.user = slurm->Var("SLURM_REST_USER");
+  absl::StatusOr<SlurmClusterOptions> options =
+      SlurmClusterOptions::FromEnvironment(flags, [](std::string_view) { return std::nullopt; });
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->api_version, "auto");
+  auto lines = std::make_shared<std::vector<std::string>>();
+  auto lines_mu = std::make_shared<std::mutex>();
+  options->log = [lines, lines_mu](std::string_view line) {
+    std::lock_guard<std::mutex> lock(*lines_mu);
+    lines->emplace_back(line);
+  };
+  Recorder recorder;
+  absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster = SlurmCluster::Create(*options, &recorder);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  std::lock_guard<std::mutex> lock(*lines_mu);
+  EXPECT_THAT(*lines, ::testing::Contains(
+                          "slurmrestd REST API v0.0.38 (the newest of v0.0.38 to v0.0.43 that "
+                          "slurmrestd serves)"));
+}
 
 TEST_F(SlurmIntegrationTest, ATokenFileIsReadAgainWhenItChanges) {
   const std::string path = slurm->Var("SLURM_TEST_DIR") + "/token-file-test.jwt";
