@@ -1,8 +1,11 @@
-// Feeds arbitrary text to the parsers of slurmrestd's replies (agent/slurm): the node list, the
-// job list with the outcome of every job, the submit reply and gres strings. The first byte
-// picks the parser ('N' nodes, 'J' jobs, 'S' submit reply, 'G' gres; any other byte by its value
-// modulo 4), the rest is the reply. Checks: no crash or undefined behaviour; a refused document
-// is InvalidArgument; every node kept has a name, non-negative capacity equal to its
+// Feeds arbitrary text to the parsers of slurmrestd's replies (agent/slurm), in the shapes of
+// every REST API version v0.0.38 to v0.0.43 (flagged numbers, state lists, verbose exit codes):
+// the node list, the job list with the outcome of every job, the submit reply, gres strings and
+// the diag reply's clock. The first byte picks the parser ('N' nodes, 'J' jobs, 'S' submit
+// reply, 'G' gres, 'D' diag; any other byte by its value modulo 5), the rest is the reply.
+// Checks: no crash or undefined behaviour; a refused document is InvalidArgument (as is a diag
+// reply without a usable clock, which is otherwise positive); every node kept has a name,
+// non-negative capacity equal to its
 // allocatable, at most kMaxGpusPerNode GPUs indexed 0..n-1 with capacity.gpu = 1000 x n, the
 // cluster label and a unique name; every malformed entry is reported as an error; every job has
 // a positive id and an ended job always has an outcome with an exit code in 0..255.
@@ -12,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "agent/slurm/slurm_diag.h"
 #include "agent/slurm/slurm_inventory.h"
 #include "agent/slurm/slurm_jobs.h"
 #include "agent/slurm/slurm_submit.h"
@@ -98,6 +102,13 @@ void FuzzGres(std::string_view text, std::string_view input) {
   }
 }
 
+void FuzzDiag(std::string_view text, std::string_view input) {
+  absl::StatusOr<int64_t> now = ParseSlurmClock(text);
+  Require(now.ok() || now.status().code() == absl::StatusCode::kInvalidArgument,
+          "a refused diag reply is InvalidArgument", input);
+  Require(!now.ok() || *now > 0, "slurmctld's clock is positive", input);
+}
+
 }  // namespace
 }  // namespace tessera::agent
 
@@ -118,8 +129,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 'G':
       tessera::agent::FuzzGres(text, input);
       return 0;
+    case 'D':
+      tessera::agent::FuzzDiag(text, input);
+      return 0;
   }
-  switch (static_cast<uint8_t>(input[0]) % 4) {
+  switch (static_cast<uint8_t>(input[0]) % 5) {
     case 0:
       tessera::agent::FuzzNodes(text, input, true);
       break;
@@ -129,8 +143,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 2:
       tessera::agent::FuzzSubmitReply(text, input);
       break;
-    default:
+    case 3:
       tessera::agent::FuzzGres(text, input);
+      break;
+    default:
+      tessera::agent::FuzzDiag(text, input);
       break;
   }
   return 0;
