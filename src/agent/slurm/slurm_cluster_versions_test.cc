@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tessera/common/simulated_clock.h"
 
 namespace tessera::agent {
 namespace {
@@ -134,6 +135,56 @@ TEST_P(SlurmClusterVersionsTest, ProbedVersionRunsATask) {
   EXPECT_EQ(end->exit_code, 3);
   EXPECT_EQ(end->time, TimePoint(Duration(1'010'000)));
   ASSERT_EQ(slurm->Submissions().size(), 1u);
+}
+
+// An incremental read with nothing new (HTTP 304 up to v0.0.39; from v0.0.40 HTTP 200 with no
+// jobs and the warning "No job changes since update_time=T") is read as no news: the followed
+// job is not taken for missing (which would cost a GET /job/{id} at every poll). On the injected
+// clock, so the polls cross slurmctld's seconds.
+TEST_P(SlurmClusterVersionsTest, UnchangedJobListsKeepTheJob) {
+  auto slurm = std::make_shared<testing::FakeSlurm>(GetParam());
+  SimulatedClock clock(TimePoint(std::chrono::seconds(1'000'000)));
+  slurm->SetClock(&clock);
+  slurm->SetNodes(json::array({Node("node1"), Node("node2")}));
+  Lines log;
+  Ends ends;
+  SlurmClusterOptions options = Options(slurm, &log);
+  options.clock = &clock;
+  options.timers = &clock;
+  options.poll_interval = Duration(1000);
+  options.active_poll_interval = Duration(200);
+  absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster = SlurmCluster::Create(options, &ends);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  // The poll thread has re-armed its poll `wait` from now.
+  auto polled = [&](Duration wait) {
+    const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+    while (clock.NextDue() != clock.Now() + wait) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+  };
+  ASSERT_TRUE(polled(Duration(1000)));
+  (*cluster)->Launch(Spec("u1"));
+  ASSERT_TRUE(polled(Duration(200)));
+  const std::optional<int64_t> id = (*cluster)->JobIdOf("u1");
+  ASSERT_TRUE(id.has_value());
+  slurm->SetJob(*id, "RUNNING");
+  for (int i = 0; i < 15 && slurm->UnchangedReplies() < 3; ++i) {
+    clock.Advance(Duration(200));
+    ASSERT_TRUE(polled(Duration(200)));
+  }
+  EXPECT_GE(slurm->UnchangedReplies(), 3);
+  EXPECT_EQ((*cluster)->JobIdOf("u1"), id);  // still followed
+  // Not taken for a list without the job either: that would ask for it (GET /job/{id}).
+  EXPECT_EQ(slurm->JobReads(), 0);
+
+  slurm->SetJob(*id, "COMPLETED");
+  clock.Advance(Duration(200));
+  std::optional<TaskEnd> end = ends.Wait("u1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kSucceeded);
+  cluster->reset();
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVersions, SlurmClusterVersionsTest,

@@ -110,6 +110,19 @@ absl::StatusOr<SlurmJob> ParseJob(const json& entry) {
   return job;
 }
 
+// No jobs, and a warning "No job changes since update_time=T" (see SlurmJobList::unchanged).
+bool SaysUnchanged(const json& reply, const json& jobs) {
+  auto warnings = reply.find("warnings");
+  if (!jobs.empty() || warnings == reply.end() || !warnings->is_array()) return false;
+  for (const json& warning : *warnings) {
+    absl::StatusOr<std::optional<std::string>> text = slurm_json::String(warning, "description");
+    if (text.ok() && text->has_value() && (*text)->starts_with("No job changes since")) {
+      return true;
+    }
+  }
+  return false;
+}
+
 TaskEnd Failed(std::string_view launch_id, std::string reason, std::string message) {
   return {.launch_id = std::string(launch_id),
           .phase = TaskPhase::kFailed,
@@ -160,6 +173,7 @@ absl::StatusOr<SlurmJobList> ParseSlurmJobs(std::string_view text) {
                                                   errors.empty() ? "" : ": " + errors));
   }
   SlurmJobList list;
+  list.unchanged = SaysUnchanged(reply, *jobs);
   for (size_t i = 0; i < jobs->size(); ++i) {
     absl::StatusOr<SlurmJob> job = ParseJob((*jobs)[i]);
     if (job.ok()) {

@@ -135,6 +135,22 @@ TEST(SlurmJobsTest, MalformedFieldsOfLaterVersionsAreNamed) {
   }
 }
 
+// slurmrestd's openapi/slurmctld plugin (v0.0.40+) answers an incremental read with nothing new
+// as HTTP 200, no jobs and a warning, where 22.05 answers 304.
+TEST(SlurmJobsTest, AnUnchangedListOfLaterVersions) {
+  const std::string unchanged = R"({"jobs": [], "last_backfill": {"set": false},
+      "warnings": [{"description": "No job changes since update_time=1796015364",
+                    "source": "_op_handler_jobs"}], "errors": []})";
+  absl::StatusOr<SlurmJobList> list = ParseSlurmJobs(unchanged);
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_TRUE(list->unchanged);
+  // No jobs without that warning is a list that is empty; a warning beside jobs is news.
+  EXPECT_FALSE(ParseSlurmJobs(R"({"jobs": [], "warnings": []})")->unchanged);
+  json with_job = json::parse(unchanged);
+  with_job["jobs"].push_back(Job("RUNNING"));
+  EXPECT_FALSE(ParseSlurmJobs(with_job.dump())->unchanged);
+}
+
 TEST(SlurmJobsTest, MalformedEntriesAreSkipped) {
   json no_id = Job("RUNNING");
   no_id.erase("job_id");

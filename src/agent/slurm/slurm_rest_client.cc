@@ -217,6 +217,7 @@ absl::StatusOr<std::optional<SlurmJobList>> SlurmRestClient::JobsChangedSince(in
   if (reply->status == 304) return std::nullopt;
   absl::StatusOr<SlurmJobList> jobs = ParseSlurmJobs(reply->body);
   if (!jobs.ok()) return jobs.status();
+  if (jobs->unchanged) return std::nullopt;
   return std::optional(*std::move(jobs));
 }
 

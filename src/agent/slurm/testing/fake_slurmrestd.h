@@ -7,7 +7,9 @@
 // for the others', as a slurmrestd without that plugin answers), and in that version's shapes:
 // tests keep nodes and jobs in v0.0.38's shape, and the fake writes them as the later version
 // would (state lists, {set, infinite, number} numbers, v0.0.40's verbose exit_code;
-// testdata/README.md) and refuses a submission body not in that version's shape. Thread-safe.
+// testdata/README.md), answers an unchanged job list from v0.0.40 as the openapi/slurmctld
+// plugin does (HTTP 200, no jobs, the warning "No job changes since update_time=T"), and refuses
+// a submission body not in that version's shape. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -78,7 +80,14 @@ class FakeSlurm final : public SlurmTransport {
     if (method == "GET" && resource == "/jobs") {
       if (since.has_value() && jobs_changed_ < *since) {
         ++unchanged_replies_;
-        return SlurmHttpReply{304, ""};
+        if (!Later(SlurmApiVersion::kV40)) return SlurmHttpReply{304, ""};
+        // The openapi/slurmctld plugin's answer: no jobs, and a warning.
+        return Reply(json{{"jobs", json::array()},
+                          {"warnings",
+                           {{{"description", fmt::format("No job changes since update_time={}",
+                                                         *since)},
+                             {"source", "_op_handler_jobs"}}}},
+                          {"errors", json::array()}});
       }
       ++job_lists_;
       json jobs = json::array();
