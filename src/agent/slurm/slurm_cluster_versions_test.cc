@@ -137,8 +137,8 @@ TEST_P(SlurmClusterVersionsTest, ProbedVersionRunsATask) {
   ASSERT_EQ(slurm->Submissions().size(), 1u);
 }
 
-// An incremental read with nothing new (HTTP 304 up to v0.0.39; from v0.0.40 HTTP 200 with no
-// jobs and the warning "No job changes since update_time=T") is read as no news: the followed
+// An incremental read with nothing new (HTTP 304 in v0.0.38; from v0.0.39 HTTP 200 with no jobs
+// and the warning "No job changes since update_time=T") is read as no news: the followed
 // job is not taken for missing (which would cost a GET /job/{id} at every poll). On the injected
 // clock, so the polls cross slurmctld's seconds.
 TEST_P(SlurmClusterVersionsTest, UnchangedJobListsKeepTheJob) {

@@ -135,8 +135,8 @@ TEST(SlurmJobsTest, MalformedFieldsOfLaterVersionsAreNamed) {
   }
 }
 
-// slurmrestd's openapi/slurmctld plugin (v0.0.40+) answers an incremental read with nothing new
-// as HTTP 200, no jobs and a warning, where 22.05 answers 304.
+// slurmrestd from v0.0.39 on answers an incremental read with nothing new as HTTP 200, no jobs
+// and a warning, where 22.05 answers 304.
 TEST(SlurmJobsTest, AnUnchangedListOfLaterVersions) {
   const std::string unchanged = R"({"jobs": [], "last_backfill": {"set": false},
       "warnings": [{"description": "No job changes since update_time=1796015364",

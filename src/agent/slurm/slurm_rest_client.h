@@ -71,8 +71,8 @@ class SlurmRestClient {
   absl::StatusOr<SlurmJobList> Jobs();
   // Incremental reads (`?update_time=`, epoch seconds on slurmctld's clock): nullopt when
   // Slurm answers that nothing of that kind changed since `update_time` (HTTP 304; for jobs
-  // from v0.0.40 also HTTP 200 with no jobs and the warning "No job changes since
-  // update_time=T", SlurmJobList::unchanged); otherwise
+  // from v0.0.39 HTTP 200 with no jobs and the warning "No job changes since update_time=T",
+  // SlurmJobList::unchanged); otherwise
   // the whole list, as Nodes() and Jobs() read it (Slurm 22.05 sends every job, not only those
   // that changed). slurmctld's test is per second: a change in the second `update_time` names
   // is reported. slurmrestd 22.05 answers a node list that did change with HTTP 500

@@ -7,9 +7,9 @@
 // for the others', as a slurmrestd without that plugin answers), and in that version's shapes:
 // tests keep nodes and jobs in v0.0.38's shape, and the fake writes them as the later version
 // would (state lists, {set, infinite, number} numbers, v0.0.40's verbose exit_code;
-// testdata/README.md), answers an unchanged job list from v0.0.40 as the openapi/slurmctld
-// plugin does (HTTP 200, no jobs, the warning "No job changes since update_time=T"), and refuses
-// a submission body not in that version's shape. Thread-safe.
+// testdata/README.md), answers an unchanged job list from v0.0.39 as slurmrestd's plugins of
+// those versions do (HTTP 200, no jobs, the warning "No job changes since update_time=T"), and
+// refuses a submission body not in that version's shape. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -80,8 +80,8 @@ class FakeSlurm final : public SlurmTransport {
     if (method == "GET" && resource == "/jobs") {
       if (since.has_value() && jobs_changed_ < *since) {
         ++unchanged_replies_;
-        if (!Later(SlurmApiVersion::kV40)) return SlurmHttpReply{304, ""};
-        // The openapi/slurmctld plugin's answer: no jobs, and a warning.
+        if (!Later(SlurmApiVersion::kV39)) return SlurmHttpReply{304, ""};
+        // The answer of the openapi/v0.0.39 and openapi/slurmctld plugins: no jobs, a warning.
         return Reply(json{{"jobs", json::array()},
                           {"warnings",
                            {{{"description", fmt::format("No job changes since update_time={}",
