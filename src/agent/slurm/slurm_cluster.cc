@@ -60,18 +60,17 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
     if (!http.ok()) return http.status();
     transport = *std::move(http);
   }
-  absl::StatusOr<SlurmApiVersion> version =
-      setting->has_value() ? absl::StatusOr<SlurmApiVersion>(**setting)
-                           : ProbeSlurmApiVersion(*transport);
+  absl::StatusOr<SlurmApiVersion> version = setting->has_value()
+                                                ? absl::StatusOr<SlurmApiVersion>(**setting)
+                                                : ProbeSlurmApiVersion(*transport);
   if (!version.ok()) return version.status();
   options.api_version = SlurmApiVersionName(*version);
   options.labels[std::string(kClusterLabel)] = options.name;
   auto cluster = std::unique_ptr<SlurmCluster>(
       new SlurmCluster(std::move(options), observer, std::move(transport), *version));
-  cluster->Log(fmt::format("slurmrestd REST API {} ({})", cluster->options_.api_version,
-                           setting->has_value()
-                               ? "as set"
-                               : "the newest of v0.0.38 to v0.0.43 that slurmrestd serves"));
+  cluster->Log(fmt::format(
+      "slurmrestd REST API {} ({})", cluster->options_.api_version,
+      setting->has_value() ? "as set" : "the newest of v0.0.38 to v0.0.43 that slurmrestd serves"));
   {
     std::lock_guard<std::mutex> rest(cluster->rest_mu_);
     absl::Status first = cluster->RefreshInventory().status();

@@ -115,9 +115,7 @@ struct SlurmClusterOptions {
   std::string jwt;                     // token for X-SLURM-USER-TOKEN (scontrol token)
   std::string jwt_file;                // or: a file holding it, read again whenever it changes
   std::string user;                    // X-SLURM-USER-NAME: the jobs run as this user
-  // "v0.0.38" ... "v0.0.43" (slurm_api_version.h); "" or "auto" = the newest slurmrestd serves,
-  // probed at Create (slurm_api_probe.h).
-  std::string api_version;
+  std::string api_version;             // "v0.0.43"; "" or "auto" = probed (slurm_api_probe.h)
   std::string partition;               // only this partition's nodes, jobs go there; "" = all
   Duration poll_interval{1000};        // nodes; and jobs while none of Tessera's are in Slurm
   Duration active_poll_interval{200};  // jobs while Tessera's are in Slurm; at most poll_interval

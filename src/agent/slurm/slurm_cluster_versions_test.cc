@@ -28,9 +28,9 @@ using ::testing::HasSubstr;
 constexpr auto kDeadline = std::chrono::seconds(30);
 
 json Node(std::string name, json flags = json::array()) {
-  return {{"name", name},          {"cpus", 8},      {"real_memory", 65536},
-          {"gres", "gpu:h100:4"},  {"partitions", {"gpu"}}, {"state", "idle"},
-          {"state_flags", flags},  {"cpu_load", 150}};
+  return {
+      {"name", name},          {"cpus", 8},       {"real_memory", 65536}, {"gres", "gpu:h100:4"},
+      {"partitions", {"gpu"}}, {"state", "idle"}, {"state_flags", flags}, {"cpu_load", 150}};
 }
 
 // The ends the observer hears of, for the test to wait on.

@@ -35,8 +35,7 @@ absl::StatusOr<std::string> Text(const json& entry, std::string_view key) {
 
 // Prefixes a field error with the object it lies in: "exit_code.return_code.number: ...".
 absl::Status Within(std::string_view object, const absl::Status& status) {
-  return absl::InvalidArgumentError(
-      fmt::format("{}.{}", object, std::string(status.message())));
+  return absl::InvalidArgumentError(fmt::format("{}.{}", object, std::string(status.message())));
 }
 
 // v0.0.38 and v0.0.39 send job_state as one word; later versions as a list of the base state
@@ -46,8 +45,8 @@ absl::StatusOr<std::string> StateOf(const json& entry) {
   std::string state;
   if (entry.contains("job_state") && entry["job_state"].is_array()) {
     static constexpr std::string_view kNamedFirst[] = {
-        "COMPLETING",  "STAGE_OUT",    "CONFIGURING", "RESIZING", "REQUEUED",      "REQUEUE_FED",
-        "REQUEUE_HOLD", "SPECIAL_EXIT", "STOPPED",    "REVOKED",  "RESV_DEL_HOLD", "SIGNALING"};
+        "COMPLETING",   "STAGE_OUT",    "CONFIGURING", "RESIZING", "REQUEUED",      "REQUEUE_FED",
+        "REQUEUE_HOLD", "SPECIAL_EXIT", "STOPPED",     "REVOKED",  "RESV_DEL_HOLD", "SIGNALING"};
     TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> words,
                              slurm_json::Strings(entry, "job_state"));
     for (std::string& word : words) word = absl::AsciiStrToUpper(word);
@@ -110,10 +109,15 @@ absl::StatusOr<SlurmJob> ParseJob(const json& entry) {
   return job;
 }
 
-// No jobs, and a warning "No job changes since update_time=T" (see SlurmJobList::unchanged).
-bool SaysUnchanged(const json& reply, const json& jobs) {
+// No jobs (an empty list, or none at all), and a warning "No job changes since update_time=T"
+// (see SlurmJobList::unchanged).
+bool SaysUnchanged(const json& reply) {
+  auto jobs = reply.find("jobs");
   auto warnings = reply.find("warnings");
-  if (!jobs.empty() || warnings == reply.end() || !warnings->is_array()) return false;
+  if (jobs != reply.end() && !jobs->is_null() && !(jobs->is_array() && jobs->empty())) {
+    return false;
+  }
+  if (warnings == reply.end() || !warnings->is_array()) return false;
   for (const json& warning : *warnings) {
     absl::StatusOr<std::optional<std::string>> text = slurm_json::String(warning, "description");
     if (text.ok() && text->has_value() && (*text)->starts_with("No job changes since")) {
@@ -166,6 +170,7 @@ absl::StatusOr<SlurmJobList> ParseSlurmJobs(std::string_view text) {
   if (reply.is_discarded() || !reply.is_object()) {
     return absl::InvalidArgumentError("slurm jobs: the reply is not a JSON object");
   }
+  if (SaysUnchanged(reply)) return SlurmJobList{.unchanged = true};
   auto jobs = reply.find("jobs");
   if (jobs == reply.end() || !jobs->is_array()) {
     const std::string errors = slurm_json::ErrorText(reply);
@@ -173,7 +178,6 @@ absl::StatusOr<SlurmJobList> ParseSlurmJobs(std::string_view text) {
                                                   errors.empty() ? "" : ": " + errors));
   }
   SlurmJobList list;
-  list.unchanged = SaysUnchanged(reply, *jobs);
   for (size_t i = 0; i < jobs->size(); ++i) {
     absl::StatusOr<SlurmJob> job = ParseJob((*jobs)[i]);
     if (job.ok()) {

@@ -69,7 +69,8 @@ struct SlurmJobList {
   std::vector<SlurmJob> jobs;
   std::vector<std::string> errors;  // one line per job entry left out as malformed
   // The reply to an incremental read (`?update_time=T`) says that no job changed since T: no
-  // jobs and the warning "No job changes since update_time=T", the answer of slurmrestd from
+  // jobs (an empty or missing list) and the warning "No job changes since update_time=T", the
+  // answer of slurmrestd from
   // v0.0.39 on (its openapi/v0.0.39 and openapi/slurmctld plugins) where 22.05 answers HTTP 304.
   bool unchanged = false;
 };

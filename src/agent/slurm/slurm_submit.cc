@@ -70,9 +70,7 @@ absl::StatusOr<std::map<std::string, std::string>> Environment(
 }
 
 // {"set": true, "infinite": false, "number": N}: a number as v0.0.39 and later take it.
-json Flagged(int64_t number) {
-  return {{"set", true}, {"infinite", false}, {"number", number}};
-}
+json Flagged(int64_t number) { return {{"set", true}, {"infinite", false}, {"number", number}}; }
 
 // The fields whose shape changed after v0.0.38 (see the table in slurm_submit.h).
 void AddVersionedFields(const TaskLaunchSpec& spec, SlurmApiVersion version,

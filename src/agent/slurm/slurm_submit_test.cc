@@ -159,8 +159,8 @@ TEST(SlurmSubmitTest, OptionalFieldsOfLaterVersions) {
   SlurmSubmitOptions options = Options();
   options.api_version = SlurmApiVersion::kV43;
   const json job = json::parse(*SubmitBody(spec, options, {}))["job"];
-  for (const char* field : {"tres_per_node", "gres", "time_limit", "cpus_per_task",
-                            "memory_per_node"}) {
+  for (const char* field :
+       {"tres_per_node", "gres", "time_limit", "cpus_per_task", "memory_per_node"}) {
     EXPECT_FALSE(job.contains(field)) << field;
   }
   // A value with '=' stays one "NAME=value" entry; Slurm splits at the first '='.

@@ -61,8 +61,8 @@ class FakeSlurm final : public SlurmTransport {
     }
     if (method == "GET" && resource == "/diag") {
       const int64_t now = Second();
-      return Reply(json{{"statistics", {{"req_time", Later(SlurmApiVersion::kV40) ? Flagged(now)
-                                                                                   : json(now)}}}});
+      return Reply(json{
+          {"statistics", {{"req_time", Later(SlurmApiVersion::kV40) ? Flagged(now) : json(now)}}}});
     }
     if (method == "GET" && resource == "/nodes") {
       if (since.has_value() && nodes_changed_ < *since) return SlurmHttpReply{304, ""};
@@ -82,12 +82,12 @@ class FakeSlurm final : public SlurmTransport {
         ++unchanged_replies_;
         if (!Later(SlurmApiVersion::kV39)) return SlurmHttpReply{304, ""};
         // The answer of the openapi/v0.0.39 and openapi/slurmctld plugins: no jobs, a warning.
-        return Reply(json{{"jobs", json::array()},
-                          {"warnings",
-                           {{{"description", fmt::format("No job changes since update_time={}",
-                                                         *since)},
-                             {"source", "_op_handler_jobs"}}}},
-                          {"errors", json::array()}});
+        return Reply(
+            json{{"jobs", json::array()},
+                 {"warnings",
+                  {{{"description", fmt::format("No job changes since update_time={}", *since)},
+                    {"source", "_op_handler_jobs"}}}},
+                 {"errors", json::array()}});
       }
       ++job_lists_;
       json jobs = json::array();
