@@ -72,11 +72,8 @@ absl::StatusOr<std::map<std::string, std::string>> Environment(
 // {"set": true, "infinite": false, "number": N}: a number as v0.0.39 and later take it.
 json Flagged(int64_t number) { return {{"set", true}, {"infinite", false}, {"number", number}}; }
 
-// The fields whose shape changed after v0.0.38 (see the table in slurm_submit.h).
-void AddVersionedFields(const TaskLaunchSpec& spec, SlurmApiVersion version,
-                        const std::map<std::string, std::string>& env, json& job) {
-  const bool v38 = version == SlurmApiVersion::kV38;
-  const int32_t gpus = GpuCount(spec.placement);
+// The environment as v0.0.38 takes it ({"NAME": "value"}) or later versions (["NAME=value"]).
+json EnvironmentJson(const std::map<std::string, std::string>& env, bool v38) {
   json environment = v38 ? json::object() : json::array();
   for (const auto& [name, value] : env) {
     if (v38) {
@@ -85,7 +82,15 @@ void AddVersionedFields(const TaskLaunchSpec& spec, SlurmApiVersion version,
       environment.push_back(name + "=" + value);
     }
   }
-  job["environment"] = std::move(environment);
+  return environment;
+}
+
+// The fields whose shape changed after v0.0.38 (see the table in slurm_submit.h).
+void AddVersionedFields(const TaskLaunchSpec& spec, SlurmApiVersion version,
+                        const std::map<std::string, std::string>& env, json& job) {
+  const bool v38 = version == SlurmApiVersion::kV38;
+  const int32_t gpus = GpuCount(spec.placement);
+  job["environment"] = EnvironmentJson(env, v38);
   if (v38) {
     job["nodelist"] = spec.placement.node;
     job["nodes"] = 1;
