@@ -1,14 +1,16 @@
 // Feeds arbitrary text to the parsers of slurmrestd's replies (agent/slurm), in the shapes of
 // every REST API version v0.0.38 to v0.0.43 (flagged numbers, state lists, verbose exit codes):
 // the node list, the job list with the outcome of every job, the submit reply, gres strings and
-// the diag reply's clock. The first byte picks the parser ('N' nodes, 'J' jobs, 'S' submit
-// reply, 'G' gres, 'D' diag; any other byte by its value modulo 5), the rest is the reply.
+// the diag reply's clock; and a line of Slurm's job-completion log (jobcomp/filetxt). The first
+// byte picks the parser ('N' nodes, 'J' jobs, 'S' submit reply, 'G' gres, 'D' diag, 'E' a
+// job-completion line; any other byte by its value modulo 6), the rest is the input.
 // Checks: no crash or undefined behaviour; a refused document is InvalidArgument (as is a diag
 // reply without a usable clock, which is otherwise positive); every node kept has a name,
 // non-negative capacity equal to its
 // allocatable, at most kMaxGpusPerNode GPUs indexed 0..n-1 with capacity.gpu = 1000 x n, the
 // cluster label and a unique name; every malformed entry is reported as an error; every job has
-// a positive id and an ended job always has an outcome with an exit code in 0..255.
+// a positive id and an ended job always has an outcome with an exit code in 0..255; a
+// job-completion line names a positive job id or is refused naming `JobId`.
 #include <cstddef>
 #include <cstdint>
 #include <set>
@@ -17,6 +19,7 @@
 
 #include "agent/slurm/slurm_diag.h"
 #include "agent/slurm/slurm_inventory.h"
+#include "agent/slurm/slurm_jobcomp_line.h"
 #include "agent/slurm/slurm_jobs.h"
 #include "agent/slurm/slurm_submit.h"
 #include "fuzz_check.h"
@@ -109,6 +112,14 @@ void FuzzDiag(std::string_view text, std::string_view input) {
   Require(!now.ok() || *now > 0, "slurmctld's clock is positive", input);
 }
 
+void FuzzJobCompLine(std::string_view text, std::string_view input) {
+  absl::StatusOr<int64_t> job_id = ParseJobCompLine(text);
+  Require(job_id.ok() ? *job_id > 0
+                      : job_id.status().code() == absl::StatusCode::kInvalidArgument &&
+                            job_id.status().message().starts_with("JobId: "),
+          "a job-completion line names a positive job id or is refused naming JobId", input);
+}
+
 }  // namespace
 }  // namespace tessera::agent
 
@@ -132,8 +143,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 'D':
       tessera::agent::FuzzDiag(text, input);
       return 0;
+    case 'E':
+      tessera::agent::FuzzJobCompLine(text, input);
+      return 0;
   }
-  switch (static_cast<uint8_t>(input[0]) % 5) {
+  switch (static_cast<uint8_t>(input[0]) % 6) {
     case 0:
       tessera::agent::FuzzNodes(text, input, true);
       break;
@@ -145,6 +159,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 3:
       tessera::agent::FuzzGres(text, input);
+      break;
+    case 4:
+      tessera::agent::FuzzJobCompLine(text, input);
       break;
     default:
       tessera::agent::FuzzDiag(text, input);

@@ -17,9 +17,8 @@
 # finished jobs for MinJobAge (300 s): later rounds run beside the earlier rounds' jobs.
 #
 #   scripts/bench-slurm.sh BUILD_DIR [JOBS] [ROUNDS]     (defaults 1000 3)
-# Slurm posts each job's end to the agent (jobcomp/script, deploy/slurm/tessera-job-ended.sh;
-# the agent's --slurm-notice-addr) unless NOTICES=0, which leaves the agent to its polls alone;
-# the Slurm alone path runs on the same Slurm, script included.
+# The agent follows Slurm's job-completion log (--slurm-jobcomp-file) unless NOTICES=0, which
+# leaves it to its polls alone; slurmctld writes that log in every case (jobcomp/filetxt).
 # Run as root (Slurm's daemons). Environment: TESSERA_SLURM_INSTANCE (default 8), THREADS,
 # NOTICES (default 1).
 set -euo pipefail
@@ -34,12 +33,6 @@ TESSERA="$BUILD/bin/tessera"
 DATA=$(mktemp -d)
 HTTP_PORT=$((20000 + RANDOM % 20000))
 GRPC_PORT=$((HTTP_PORT + 1))
-NOTICE_PORT=$((HTTP_PORT + 2))
-NOTICE_FLAGS=()
-if [[ "$NOTICES" == 1 ]]; then
-  export TESSERA_SLURM_JOB_ENDED_URL="http://127.0.0.1:$NOTICE_PORT/slurm/job-ended"
-  NOTICE_FLAGS=(--slurm-notice-addr "127.0.0.1:$NOTICE_PORT")
-fi
 SERVER=""
 AGENT=""
 stop() {  # under set -e: every step may fail without skipping the next
@@ -51,6 +44,8 @@ stop() {  # under set -e: every step may fail without skipping the next
 trap stop EXIT
 
 eval "$(bash "$HERE/slurm/start-slurm.sh" 4 8 --fresh)"
+NOTICE_FLAGS=()
+if [[ "$NOTICES" == 1 ]]; then NOTICE_FLAGS=(--slurm-jobcomp-file "$SLURM_JOBCOMP_FILE"); fi
 "$TESSERA" server --dev --data-dir "$DATA" --http-addr "127.0.0.1:$HTTP_PORT" \
   --grpc-addr "127.0.0.1:$GRPC_PORT" --rate-limit 0 >"$DATA/server.log" 2>&1 &
 SERVER=$!

@@ -6,7 +6,9 @@
 # (docs/agents/slurm.md). Idempotent: a healthy instance started with the same
 # settings is reused; anything else is stopped and started afresh. Installs the
 # missing Debian packages (munge slurmctld slurmd slurmrestd slurm-client
-# slurm-wlm-jwt-plugin curl) itself. Run as root.
+# slurm-wlm-jwt-plugin curl) itself. slurmctld logs each job's end to
+# $SLURM_JOBCOMP_FILE (jobcomp/filetxt), which `tessera agent --slurm-jobcomp-file`
+# follows. Run as root.
 #
 # Usage: start-slurm.sh [NODES] [GPUS_PER_NODE] [--fresh]
 #   NODES          number of virtual compute nodes (default 4, 1..64)
@@ -33,9 +35,6 @@
 #                                 X-SLURM-USER-NAME header)
 #   TESSERA_SLURM_TOKEN_LIFESPAN  token lifetime in seconds (default 86400)
 #   TESSERA_SLURM_TIMEOUT         seconds to wait for each readiness step (default 60)
-#   TESSERA_SLURM_JOB_ENDED_URL   where slurmctld posts each job's end (jobcomp/script with
-#                                 deploy/slurm/tessera-job-ended.sh), e.g. the agent's
-#                                 http://127.0.0.1:PORT/slurm/job-ended; default: nowhere
 #
 # Stdout carries only `export NAME=value` lines, so use it as:
 #   eval "$(path/to/start-slurm.sh 4 8)"
@@ -55,7 +54,7 @@ pos=0
 for a in "$@"; do
   case "$a" in
     --fresh) FRESH=1 ;;
-    -h|--help) sed -n '2,42p' "${BASH_SOURCE[0]}" >&2; exit 0 ;;
+    -h|--help) sed -n '2,41p' "${BASH_SOURCE[0]}" >&2; exit 0 ;;
     -*) die "unknown option: $a" ;;
     *)
       pos=$((pos + 1))
@@ -85,7 +84,6 @@ GPU_TYPE="${TESSERA_SLURM_GPU_TYPE:-h100}"
 TOKEN_USER="${TESSERA_SLURM_USER:-root}"
 LIFESPAN="${TESSERA_SLURM_TOKEN_LIFESPAN:-86400}"
 TIMEOUT="${TESSERA_SLURM_TIMEOUT:-60}"
-JOB_ENDED_URL="${TESSERA_SLURM_JOB_ENDED_URL:-}"
 API=v0.0.38
 
 [[ "$DIR" = /* ]] || die "TESSERA_SLURM_DIR must be an absolute path"
@@ -98,12 +96,10 @@ done
 [[ "$CLUSTER" =~ ^[a-z0-9_-]+$ ]] || die "cluster name must be lowercase [a-z0-9_-]"
 [[ "$PREFIX" =~ ^[a-z][a-z0-9-]*$ ]] || die "node prefix must match [a-z][a-z0-9-]*"
 [[ "$GPU_TYPE" =~ ^[A-Za-z0-9_-]+$ ]] || die "GPU type must match [A-Za-z0-9_-]+"
-[[ -z "$JOB_ENDED_URL" || "$JOB_ENDED_URL" =~ ^http://[A-Za-z0-9._-]+:[0-9]+/[A-Za-z0-9._/-]*$ ]] ||
-  die "TESSERA_SLURM_JOB_ENDED_URL must be http://HOST:PORT/PATH"
 
 CONF="$DIR/etc/slurm.conf"
 MARKER="$DIR/.tessera-slurm-state"
-PARAMS="nodes=$NODES gpus=$GPUS type=$GPU_TYPE cpus=$CPUS mem=$MEM_MB cluster=$CLUSTER ctld=$CTLD_PORT rest=$REST_PORT nodebase=$NODE_PORT_BASE prefix=$PREFIX partition=$PARTITION jobended=$JOB_ENDED_URL"
+PARAMS="nodes=$NODES gpus=$GPUS type=$GPU_TYPE cpus=$CPUS mem=$MEM_MB cluster=$CLUSTER ctld=$CTLD_PORT rest=$REST_PORT nodebase=$NODE_PORT_BASE prefix=$PREFIX partition=$PARTITION"
 NODE_LAST_PORT=$((NODE_PORT_BASE + NODES - 1))
 (( NODE_LAST_PORT < 65536 && REST_PORT < 65536 && CTLD_PORT < 65536 )) || die "port out of range"
 
@@ -228,6 +224,7 @@ export SLURM_REST_USER=$TOKEN_USER
 export SLURM_TEST_CLUSTER=$CLUSTER
 export SLURM_TEST_PARTITION=$PARTITION
 export SLURM_TEST_DIR=$DIR
+export SLURM_JOBCOMP_FILE=$DIR/log/jobcomp.txt
 export SLURM_JWT=$1
 EOF
 }
@@ -315,16 +312,7 @@ render() {  # template output
       -e "s|@PARTITION@|$PARTITION|g" -e "s|@GRES_LINE@|$gres_line|g" "$1" > "$2"
   chmod 644 "$2"
 }
-# Job ends posted to a Tessera agent: deploy/slurm/tessera-job-ended.sh with its URL.
-jobcomp="JobCompType=jobcomp/none"
-if [[ -n "$JOB_ENDED_URL" ]]; then
-  sed "s|^URL=.*|URL=\"$JOB_ENDED_URL\"|" "$HERE/../../deploy/slurm/tessera-job-ended.sh" \
-    > "$DIR/etc/job-ended.sh"
-  chmod 755 "$DIR/etc/job-ended.sh"
-  jobcomp="JobCompType=jobcomp/script\nJobCompLoc=$DIR/etc/job-ended.sh"
-fi
 render "$HERE/slurm.conf.in" "$CONF"
-sed -i "s|^JobCompType=jobcomp/none\$|$jobcomp|" "$CONF"
 render "$HERE/gres.conf.in" "$DIR/etc/gres.conf"
 # slurmd looks for plugstack.conf next to slurm.conf; keep it empty.
 : > "$DIR/etc/plugstack.conf"

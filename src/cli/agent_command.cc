@@ -57,7 +57,7 @@ struct AgentFlags {
   std::string slurm_api_version;
   std::string slurm_partition;
   std::string slurm_log_dir = "/tmp";
-  std::string slurm_notice_addr;  // HOST:PORT; "" = no job-end notices
+  std::string slurm_jobcomp_file;  // Slurm's job-completion log; "" = polls alone
   // kubernetes
   std::string kubeconfig;
   std::string kube_namespace;
@@ -203,13 +203,6 @@ absl::StatusOr<std::unique_ptr<Cluster>> MakeBackend(const AgentFlags& flags, co
         observer));
   }
   if (flags.backend == "slurm") {
-    std::optional<agent::SlurmNoticeAddress> notice_address;
-    if (!flags.slurm_notice_addr.empty()) {
-      absl::StatusOr<server::HostPort> address =
-          server::ParseHostPort(flags.slurm_notice_addr, "--slurm-notice-addr");
-      if (!address.ok()) return address.status();
-      notice_address = agent::SlurmNoticeAddress{.host = address->host, .port = address->port};
-    }
     absl::StatusOr<agent::SlurmClusterOptions> options =
         agent::SlurmClusterOptions::FromEnvironment({.name = flags.cluster,
                                                      .labels = labels,
@@ -219,7 +212,7 @@ absl::StatusOr<std::unique_ptr<Cluster>> MakeBackend(const AgentFlags& flags, co
                                                      .user = flags.slurm_user,
                                                      .api_version = flags.slurm_api_version,
                                                      .partition = flags.slurm_partition,
-                                                     .notice_address = notice_address,
+                                                     .jobcomp_file = flags.slurm_jobcomp_file,
                                                      .log_dir = flags.slurm_log_dir,
                                                      .clock = clock});
     if (!options.ok()) return options.status();
@@ -294,9 +287,9 @@ int RunAgentCommand(int argc, char** argv) {
   app.add_option("--slurm-partition", flags.slurm_partition, "slurm: only this partition");
   app.add_option("--slurm-log-dir", flags.slurm_log_dir,
                  "slurm: where jobs write their output (default /tmp)");
-  app.add_option("--slurm-notice-addr", flags.slurm_notice_addr,
-                 "slurm: HOST:PORT to hear of job ends from Slurm's jobcomp/script "
-                 "(deploy/slurm/tessera-job-ended.sh)");
+  app.add_option("--slurm-jobcomp-file", flags.slurm_jobcomp_file,
+                 "slurm: Slurm's job-completion log (JobCompLoc of jobcomp/filetxt), followed "
+                 "to hear of job ends at once");
   app.add_option(
       "--kubeconfig", flags.kubeconfig,
       "kubernetes: kubeconfig (default: in-cluster, else $KUBECONFIG or ~/.kube/config)");

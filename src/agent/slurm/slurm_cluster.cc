@@ -43,9 +43,16 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
     return absl::InvalidArgumentError("slurm active poll interval: must be positive");
   }
   options.active_poll_interval = std::min(options.active_poll_interval, options.poll_interval);
-  // Notices bring the ends: the job list is then read only for starts, at the idle pace.
-  if (options.notice_address.has_value()) options.active_poll_interval = options.poll_interval;
+  // Slurm's log brings the ends: the job list is then read only for starts, at the idle pace.
+  if (!options.jobcomp_file.empty()) options.active_poll_interval = options.poll_interval;
+  if (options.jobcomp_interval <= Duration(0)) {
+    return absl::InvalidArgumentError("slurm job-completion log interval: must be positive");
+  }
+  if (options.concurrent_submissions < 1) {
+    return absl::InvalidArgumentError("slurm concurrent submissions: must be at least 1");
+  }
   std::shared_ptr<SlurmTransport> transport = options.transport;
+  std::vector<std::shared_ptr<SlurmTransport>> submit_transports = {transport};
   if (transport == nullptr) {
     absl::StatusOr<SlurmClusterOptions> checked = SlurmClusterOptions::FromEnvironment(
         options, [](std::string_view) { return std::nullopt; });
@@ -59,15 +66,26 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
                                .timeout = options.request_timeout});
     if (!http.ok()) return http.status();
     transport = *std::move(http);
+    // The HTTP transport asks one thing at a time: each submission in flight has its own.
+    submit_transports = {transport};
+    while (submit_transports.size() < static_cast<size_t>(options.concurrent_submissions)) {
+      submit_transports.push_back(*NewHttpSlurmTransport({.url = options.url,
+                                                          .user = options.user,
+                                                          .jwt = options.jwt,
+                                                          .jwt_file = options.jwt_file,
+                                                          .timeout = options.request_timeout}));
+    }
   }
+  // An injected transport (tests) takes the submissions in flight together.
+  submit_transports.resize(options.concurrent_submissions, transport);
   absl::StatusOr<SlurmApiVersion> version = setting->has_value()
                                                 ? absl::StatusOr<SlurmApiVersion>(**setting)
                                                 : ProbeSlurmApiVersion(*transport);
   if (!version.ok()) return version.status();
   options.api_version = SlurmApiVersionName(*version);
   options.labels[std::string(kClusterLabel)] = options.name;
-  auto cluster = std::unique_ptr<SlurmCluster>(
-      new SlurmCluster(std::move(options), observer, std::move(transport), *version));
+  auto cluster = std::unique_ptr<SlurmCluster>(new SlurmCluster(
+      std::move(options), observer, std::move(transport), std::move(submit_transports), *version));
   cluster->Log(fmt::format(
       "slurmrestd REST API {} ({})", cluster->options_.api_version,
       setting->has_value() ? "as set" : "the newest of v0.0.38 to v0.0.43 that slurmrestd serves"));
@@ -83,18 +101,20 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
                     cluster->options_.partition));
   }
   cluster->poller_ = std::thread([self = cluster.get()] { self->Run(); });
-  if (cluster->options_.notice_address.has_value()) {
-    absl::StatusOr<std::unique_ptr<SlurmJobNotices>> notices =
-        SlurmJobNotices::Start(*cluster->options_.notice_address,
-                               [self = cluster.get()](int64_t job_id) { self->Notice(job_id); });
-    if (!notices.ok()) return notices.status();
-    cluster->notices_ = *std::move(notices);
+  if (!cluster->options_.jobcomp_file.empty()) {
+    SlurmCluster* self = cluster.get();
+    cluster->jobcomp_ = std::make_unique<SlurmJobCompFollower>(
+        self->options_.jobcomp_file, self->options_.jobcomp_interval,
+        [self](int64_t job_id) { self->Notice(job_id); },
+        [self](std::string_view line) { self->Log(line); });
   }
   return cluster;
 }
 
 SlurmCluster::SlurmCluster(SlurmClusterOptions options, TaskObserver* observer,
-                           std::shared_ptr<SlurmTransport> transport, SlurmApiVersion api_version)
+                           std::shared_ptr<SlurmTransport> transport,
+                           std::vector<std::shared_ptr<SlurmTransport>> submit_transports,
+                           SlurmApiVersion api_version)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : SystemClock::Get()),
       own_timers_(options_.timers == nullptr ? std::make_unique<TimerThread>(clock_) : nullptr),
@@ -102,6 +122,7 @@ SlurmCluster::SlurmCluster(SlurmClusterOptions options, TaskObserver* observer,
       observer_(observer),
       transport_(std::move(transport)),
       client_(transport_.get(), options_.api_version),
+      submit_transports_(std::move(submit_transports)),
       inventory_options_{.cluster = options_.name,
                          .labels = options_.labels,
                          .partition = options_.partition,
@@ -111,10 +132,14 @@ SlurmCluster::SlurmCluster(SlurmClusterOptions options, TaskObserver* observer,
                       .working_dir = options_.working_dir,
                       .base_env = options_.base_env,
                       .api_version = api_version},
-      interval_({.active = options_.active_poll_interval, .idle = options_.poll_interval}) {}
+      interval_({.active = options_.active_poll_interval, .idle = options_.poll_interval}) {
+  for (const std::shared_ptr<SlurmTransport>& transport : submit_transports_) {
+    submit_clients_.emplace_back(transport.get(), options_.api_version);
+  }
+}
 
 SlurmCluster::~SlurmCluster() {
-  notices_.reset();
+  jobcomp_.reset();
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
@@ -145,47 +170,68 @@ void SlurmCluster::LogChange(const std::string& key, const std::string& line) {
 bool SlurmCluster::SubmitQueued() {
   bool submitted = false;
   while (true) {
-    std::string launch_id;
-    std::string body;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (submit_queue_.empty()) return submitted;
-      launch_id = std::move(submit_queue_.front());
-      submit_queue_.pop_front();
-      auto it = tasks_.find(launch_id);
-      if (it == tasks_.end() || it->second->ended || it->second->submit_body.empty()) continue;
-      body = std::move(it->second->submit_body);
-      it->second->submit_body.clear();
-    }
-    absl::StatusOr<int64_t> job_id = client_.Submit(body);
+    std::vector<Submission> batch = TakeSubmissions(submit_clients_.size());
+    if (batch.empty()) return submitted;
+    SendSubmissions(batch);
     submitted = true;
     jobs_dirty_ = true;
-    std::vector<Event> events;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = tasks_.find(launch_id);
-      if (it == tasks_.end()) continue;
-      Task& task = *it->second;
-      if (job_id.ok()) {
-        task.job_id = *job_id;
-      } else if (absl::IsUnavailable(job_id.status())) {
-        // No reply: the job may exist all the same. The next job poll looks for it by comment.
-        task.adopting = true;
-        task.submit_error = std::string(job_id.status().message());
-      } else {
-        task.ended = true;
-        events.push_back({.launch_id = launch_id,
-                          .end = TaskEnd{.launch_id = launch_id,
-                                         .phase = TaskPhase::kFailed,
-                                         .reason = "StartFailed",
-                                         .message = std::string(job_id.status().message()),
-                                         .time = clock_.Now()}});
-      }
-    }
-    if (!job_id.ok())
-      Log(fmt::format("task {}: {}", launch_id, std::string(job_id.status().message())));
-    Deliver(events);
+    for (const Submission& submission : batch) RecordSubmission(submission);
   }
+}
+
+std::vector<SlurmCluster::Submission> SlurmCluster::TakeSubmissions(size_t at_most) {
+  std::vector<Submission> batch;
+  std::lock_guard<std::mutex> lock(mu_);
+  while (batch.size() < at_most && !submit_queue_.empty()) {
+    std::string launch_id = std::move(submit_queue_.front());
+    submit_queue_.pop_front();
+    auto it = tasks_.find(launch_id);
+    if (it == tasks_.end() || it->second->ended || it->second->submit_body.empty()) continue;
+    batch.push_back(
+        {.launch_id = std::move(launch_id), .body = std::move(it->second->submit_body)});
+    it->second->submit_body.clear();
+  }
+  return batch;
+}
+
+void SlurmCluster::SendSubmissions(std::vector<Submission>& batch) {
+  std::vector<std::thread> others;
+  for (size_t i = 1; i < batch.size(); ++i) {
+    others.emplace_back(
+        [this, &batch, i] { batch[i].job_id = submit_clients_[i].Submit(batch[i].body); });
+  }
+  batch[0].job_id = submit_clients_[0].Submit(batch[0].body);
+  for (std::thread& other : others) other.join();
+}
+
+void SlurmCluster::RecordSubmission(const Submission& submission) {
+  const std::string& launch_id = submission.launch_id;
+  const absl::StatusOr<int64_t>& job_id = submission.job_id;
+  std::vector<Event> events;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = tasks_.find(launch_id);
+    if (it == tasks_.end()) return;
+    Task& task = *it->second;
+    if (job_id.ok()) {
+      task.job_id = *job_id;
+    } else if (absl::IsUnavailable(job_id.status())) {
+      // No reply: the job may exist all the same. The next job poll looks for it by comment.
+      task.adopting = true;
+      task.submit_error = std::string(job_id.status().message());
+    } else {
+      task.ended = true;
+      events.push_back({.launch_id = launch_id,
+                        .end = TaskEnd{.launch_id = launch_id,
+                                       .phase = TaskPhase::kFailed,
+                                       .reason = "StartFailed",
+                                       .message = std::string(job_id.status().message()),
+                                       .time = clock_.Now()}});
+    }
+  }
+  if (!job_id.ok())
+    Log(fmt::format("task {}: {}", launch_id, std::string(job_id.status().message())));
+  Deliver(events);
 }
 
 void SlurmCluster::SendSignals() {

@@ -38,18 +38,19 @@
 //                                  (log_dir on a shared filesystem, or a single-host cluster);
 //                                  FailedPrecondition when it cannot
 //
-// Polling (docs/agents/slurm.md, "Polling"): one thread submits queued launches at once, sends
-// cancellations, and asks slurmrestd for the jobs — every `active_poll_interval` (200 ms) while
-// Tessera has jobs in Slurm that have not been seen ending, every `poll_interval` (1 s) when it
-// has none, backing off after failures (slurm_poll_interval.h) — and for the nodes every
-// `poll_interval`. Both reads are incremental: `?update_time=` the second of the last read, on
-// slurmctld's clock (measured once at Create through GET /diag), so a poll in which nothing
-// changed is answered 304 and nothing is re-read; one read of the job list covers all of
-// Tessera's jobs — or, beside a list more than kJobReadCost times longer than the jobs followed,
-// GET /job/{id} for each of them when the node list shows a change. Inventory() and Usage() return
-// the last good read and never wait for the network; when a poll fails (slurmrestd down, a bad
-// token) the error is logged once and the previous inventory is kept. A malformed node or job entry
-// is logged and left out; the rest of the reply is used.
+// Polling (docs/agents/slurm.md, "Polling"): one thread submits queued launches at once (up to
+// `concurrent_submissions` in flight, each on its own connection), sends cancellations, and asks
+// slurmrestd for the jobs — every `active_poll_interval` (200 ms) while Tessera has jobs in Slurm
+// that have not been seen ending, every `poll_interval` (1 s) when it has none, backing off after
+// failures (slurm_poll_interval.h) — and for the nodes every `poll_interval`. Both reads are
+// incremental: `?update_time=` the second of the last read, on slurmctld's clock (measured once at
+// Create through GET /diag), so a poll in which nothing changed is answered 304 and nothing is
+// re-read; one read of the job list covers all of Tessera's jobs — or, beside a list more than
+// kJobReadCost times longer than the jobs followed, GET /job/{id} for each of them when the node
+// list shows a change. Inventory() and Usage() return the last good read and never wait for the
+// network; when a poll fails (slurmrestd down, a bad token) the error is logged once and the
+// previous inventory is kept. A malformed node or job entry is logged and left out; the rest of the
+// reply is used.
 //
 // Time: timestamps (task start and end) are Slurm's, in whole seconds; the injected Clock is
 // used where Slurm gives none, for the poll intervals and for cancellation grace periods, whose
@@ -81,7 +82,7 @@
 #include "agent/common/changed_lines.h"
 #include "agent/slurm/slurm_api_version.h"
 #include "agent/slurm/slurm_inventory.h"
-#include "agent/slurm/slurm_job_notices.h"
+#include "agent/slurm/slurm_jobcomp_follower.h"
 #include "agent/slurm/slurm_jobs.h"
 #include "agent/slurm/slurm_poll_interval.h"
 #include "agent/slurm/slurm_rest_client.h"
@@ -120,10 +121,14 @@ struct SlurmClusterOptions {
   Duration poll_interval{1000};        // nodes; and jobs while none of Tessera's are in Slurm
   Duration active_poll_interval{200};  // jobs while Tessera's are in Slurm; at most poll_interval
   Duration request_timeout{10000};     // per REST request
-  // Where to hear of job ends (slurm_job_notices.h); nullopt = nowhere, polls alone. With it,
-  // a noticed job is read at once, and the job list only every `poll_interval` (starts are
-  // then seen within it; ends at once).
-  std::optional<SlurmNoticeAddress> notice_address;
+  // Submissions in flight at once, each on a connection of its own (at least 1): a burst of
+  // launches (a gang, or many slots freed together) reaches Slurm this many at a time.
+  int concurrent_submissions = 4;
+  // Slurm's job-completion log (JobCompLoc of jobcomp/filetxt; slurm_jobcomp_follower.h),
+  // "" = none: polls alone. With it, a job whose end is logged is read at once, and the job
+  // list only every `poll_interval` (starts are then seen within it; ends at once).
+  std::string jobcomp_file;
+  Duration jobcomp_interval{20};  // how often the log is looked at
   // Where jobs write stdout/stderr (must exist on the nodes; readable by the agent for logs).
   std::string log_dir = "/tmp";
   // The working directory of tasks whose spec names none (must exist on the nodes).
@@ -181,8 +186,6 @@ class SlurmCluster final : public Cluster {
 
   // The Slurm job id of a launch, while the cluster follows it (tests, diagnostics).
   std::optional<int64_t> JobIdOf(std::string_view launch_id) const;
-  // The port job-end notices are heard on; 0 without `notice_address`.
-  int NoticePort() const { return notices_ != nullptr ? notices_->port() : 0; }
 
  private:
   // One launch the cluster follows, from Launch (or Recover) until Forget.
@@ -207,12 +210,28 @@ class SlurmCluster final : public Cluster {
     std::optional<TaskEnd> end;
   };
 
+  // A queued launch on its way to Slurm.
+  struct Submission {
+    std::string launch_id;
+    std::string body;
+    absl::StatusOr<int64_t> job_id = absl::UnknownError("not sent");
+  };
+
+  // `submit_transports`: one per submission in flight (the first may be `transport`).
   SlurmCluster(SlurmClusterOptions options, TaskObserver* observer,
-               std::shared_ptr<SlurmTransport> transport, SlurmApiVersion api_version);
+               std::shared_ptr<SlurmTransport> transport,
+               std::vector<std::shared_ptr<SlurmTransport>> submit_transports,
+               SlurmApiVersion api_version);
   void Run();
   // One round of the poll thread; REQUIRES rest_mu_ held. SubmitQueued: true when a job was
   // submitted. Poll: reads the nodes (when due) and the jobs; the wait before the next poll.
   bool SubmitQueued();
+  // Up to `at_most` queued launches, taken off the queue.
+  std::vector<Submission> TakeSubmissions(size_t at_most);
+  // Sends `batch` at once, one submission per client of submit_clients_.
+  void SendSubmissions(std::vector<Submission>& batch);
+  // Follows the job a submission created, or ends its task when Slurm refused it.
+  void RecordSubmission(const Submission& submission);
   void SendSignals();
   Duration Poll();
   // True when the node list was read (changed, or read whole); false when Slurm answered that
@@ -253,7 +272,7 @@ class SlurmCluster final : public Cluster {
   // Reads each of `job_ids` alone and applies it; a job Slurm no longer knows ends its task
   // Lost (or Cancelled, when a cancel was asked).
   void ReadJobs(const std::vector<int64_t>& job_ids, std::vector<Event>& events);
-  // A job-end notice (any thread): a followed job is queued for ReadNoticed.
+  // A job's end, logged by Slurm (any thread): a followed job is queued for ReadNoticed.
   void Notice(int64_t job_id);
   // Reads the noticed jobs; one still ending (COMPLETING) is read again a little later, at most
   // kNoticeReads times in all, after which the polls follow it.
@@ -271,6 +290,8 @@ class SlurmCluster final : public Cluster {
   TaskObserver* const observer_;
   std::shared_ptr<SlurmTransport> transport_;
   SlurmRestClient client_;
+  std::vector<std::shared_ptr<SlurmTransport>> submit_transports_;
+  std::vector<SlurmRestClient> submit_clients_;  // one per submission in flight
   SlurmInventoryOptions inventory_options_;
   SlurmSubmitOptions submit_options_;
 
@@ -306,7 +327,7 @@ class SlurmCluster final : public Cluster {
   std::map<int64_t, int> noticed_;  // job id → reads already made after its notice
   ChangedLines logged_;             // LogChange's memory; rest_mu_
   std::thread poller_;
-  std::unique_ptr<SlurmJobNotices> notices_;  // stopped first, before the poll thread
+  std::unique_ptr<SlurmJobCompFollower> jobcomp_;  // stopped first, before the poll thread
 };
 
 }  // namespace tessera::agent

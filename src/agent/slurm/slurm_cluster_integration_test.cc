@@ -4,9 +4,6 @@
 // after the last. Needs root (the script installs missing Debian packages and runs the
 // daemons). TESSERA_SLURM_TEST_INSTANCE (default 6) picks the script's instance: its ports and
 // state directory, so a developer's own Slurm instance is left alone.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,35 +43,12 @@ std::string Instance() {
   return instance != nullptr ? instance : "6";
 }
 
-// A TCP port free on loopback now (0 when none could be found).
-int FreePort() {
-  const int sock = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  int port = 0;
-  if (bind(sock, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      getsockname(sock, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  close(sock);
-  return port;
-}
-
-// Where the shared Slurm posts each job's end (deploy/slurm/tessera-job-ended.sh); a cluster
-// made with notices listens there.
-const int kNoticePort = FreePort();
-
 // The Slurm the tests share: started before the first test, stopped after the last.
 testing::RealSlurm* slurm = nullptr;
 
 class SlurmEnvironment final : public ::testing::Environment {
  public:
-  void SetUp() override {
-    slurm = new testing::RealSlurm(Instance(), kNodes, kGpusPerNode,
-                                   fmt::format("http://127.0.0.1:{}/slurm/job-ended", kNoticePort));
-  }
+  void SetUp() override { slurm = new testing::RealSlurm(Instance(), kNodes, kGpusPerNode); }
   void TearDown() override {
     delete slurm;
     slurm = nullptr;
@@ -417,11 +391,11 @@ TEST_F(SlurmIntegrationTest, IncrementalPollingReportsEachStateChangeOnce) {
                                              "once-ok ended Succeeded", "once-ok started"));
 }
 
-// Slurm's job-completion script posts each end to the agent, which reads that job alone at
-// once: the end arrives although the first poll is ten minutes away (past WaitEnded's
-// deadline), and the job list is never read.
-TEST_F(SlurmIntegrationTest, AnEndNoticedBySlurmIsReportedWithoutWaitingForAPoll) {
-  ASSERT_NE(kNoticePort, 0);
+// slurmctld logs each end to its job-completion log, which the cluster follows and then reads
+// that job alone: the end arrives although the first poll is ten minutes away (past
+// WaitEnded's deadline), and the job list is never read.
+TEST_F(SlurmIntegrationTest, AnEndInSlurmsJobCompletionLogIsReportedWithoutWaitingForAPoll) {
+  ASSERT_FALSE(slurm->Var("SLURM_JOBCOMP_FILE").empty());
   cluster_.reset();
   absl::StatusOr<std::unique_ptr<SlurmTransport>> http = NewHttpSlurmTransport(
       {.url = slurm->Var("SLURM_REST_URL"), .user = "root", .jwt = slurm->Var("SLURM_JWT")});
@@ -433,17 +407,24 @@ TEST_F(SlurmIntegrationTest, AnEndNoticedBySlurmIsReportedWithoutWaitingForAPoll
   options.user = "root";
   options.poll_interval = std::chrono::minutes(10);
   options.log_dir = slurm->Var("SLURM_TEST_DIR") + "/jobs";
-  options.notice_address = SlurmNoticeAddress{.host = "127.0.0.1", .port = kNoticePort};
+  options.jobcomp_file = slurm->Var("SLURM_JOBCOMP_FILE");
   Recorder recorder;
   absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
       SlurmCluster::Create(std::move(options), &recorder);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  (*cluster)->Launch(Spec("noticed-1", "node2", "echo hi"));
-  std::optional<TaskEnd> end = recorder.WaitEnded("noticed-1");
+  // The poll thread's first poll (nodes read again) is over: the next is ten minutes away.
+  ASSERT_TRUE(WaitUntil([&] {
+    const std::vector<std::string> exchanges = transport->Exchanges();
+    return std::count_if(exchanges.begin(), exchanges.end(), [](const std::string& exchange) {
+             return exchange.starts_with("GET /slurm/v0.0.38/nodes");
+           }) >= 2;
+  }));
+  (*cluster)->Launch(Spec("logged-1", "node2", "echo hi"));
+  std::optional<TaskEnd> end = recorder.WaitEnded("logged-1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->phase, TaskPhase::kSucceeded) << end->reason << ": " << end->message;
   EXPECT_EQ(recorder.Events(),
-            (std::vector<std::string>{"noticed-1 started", "noticed-1 ended Succeeded"}));
+            (std::vector<std::string>{"logged-1 started", "logged-1 ended Succeeded"}));
   for (const std::string& exchange : transport->Exchanges()) {
     EXPECT_FALSE(exchange.starts_with("GET /slurm/v0.0.38/jobs")) << exchange;
   }

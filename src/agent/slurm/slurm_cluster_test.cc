@@ -1,6 +1,5 @@
 #include "agent/slurm/slurm_cluster.h"
 
-#include <httplib.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -452,9 +451,9 @@ TEST_F(SlurmClusterTest, BesideManyOtherJobsEachOfTesserasJobsIsReadAlone) {
   EXPECT_EQ(recorder_.EndCount(), 1);
 }
 
-// With job-end notices, a job's end is read the moment Slurm posts it: one GET /job/{id}, no
-// poll (the simulated clock never reaches one) and no read of the list.
-TEST_F(SlurmClusterTest, ANoticedEndIsReadAtOnceWithoutAPoll) {
+// Following Slurm's job-completion log, a job's end is read the moment Slurm logs it: one GET
+// /job/{id}, no poll (the simulated clock never reaches one) and no read of the list.
+TEST_F(SlurmClusterTest, AnEndInSlurmsJobCompletionLogIsReadAtOnceWithoutAPoll) {
   SimulatedClock clock(TimePoint(std::chrono::seconds(1'000'000)));
   slurm_->SetClock(&clock);
   SlurmClusterOptions options = Options();
@@ -462,26 +461,23 @@ TEST_F(SlurmClusterTest, ANoticedEndIsReadAtOnceWithoutAPoll) {
   options.timers = &clock;
   options.poll_interval = Duration(1000);
   options.active_poll_interval = Duration(200);
-  options.notice_address = SlurmNoticeAddress{.host = "127.0.0.1", .port = 0};
+  const std::string jobcomp = (log_dir_ / "jobcomp.txt").string();
+  options.jobcomp_file = jobcomp;
+  options.jobcomp_interval = Duration(5);
   absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
       SlurmCluster::Create(std::move(options), &recorder_);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  ASSERT_NE((*cluster)->NoticePort(), 0);
   (*cluster)->Launch(Spec("n1"));
   const int64_t job = WaitSubmitted(**cluster, "n1");
-  // With notices, a submission is followed at the idle pace: the ends come by notice.
+  // With the log, a submission is followed at the idle pace: the ends come from the log.
   ASSERT_TRUE(WaitUntil([&] { return clock.NextDue() == clock.Now() + Duration(1000); }));
   const int lists = slurm_->JobLists();
-  httplib::Client client("127.0.0.1", (*cluster)->NoticePort());
-  auto notice = [&](int64_t id) {
-    httplib::Result reply = client.Post("/slurm/job-ended", fmt::format("job_id={}", id),
-                                        "application/x-www-form-urlencoded");
-    ASSERT_TRUE(reply);
-    EXPECT_EQ(reply->status, 204);
+  auto logged = [&](int64_t id) {
+    std::ofstream(jobcomp, std::ios::app) << "JobId=" << id << " JobState=COMPLETED\n";
   };
-  notice(job + 1000);  // not Tessera's: not even read
+  logged(job + 1000);  // not Tessera's: not even read
   slurm_->SetJob(job, "COMPLETING");
-  notice(job);
+  logged(job);
   ASSERT_TRUE(WaitUntil([&] { return slurm_->JobReads() == 1; }));
   ASSERT_TRUE(WaitUntil([&] { return clock.NextDue() == clock.Now() + kNoticeRetry; }));
   slurm_->SetJob(job, "COMPLETED");
@@ -492,7 +488,8 @@ TEST_F(SlurmClusterTest, ANoticedEndIsReadAtOnceWithoutAPoll) {
   EXPECT_EQ(recorder_.StartCount(), 1);
   EXPECT_EQ(slurm_->JobReads(), 2);
   EXPECT_EQ(slurm_->JobLists(), lists);
-  notice(job);  // a repeated notice of a job seen ending: no read, no second end
+  logged(job);  // logged again (a requeued job's second end): seen ending, no read
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
   cluster->reset();
   EXPECT_EQ(slurm_->JobReads(), 2);
   EXPECT_EQ(recorder_.EndCount(), 1);

@@ -28,16 +28,14 @@ std::optional<std::string> Shell(const std::string& command) {
   return out;
 }
 
-RealSlurm::RealSlurm(std::string instance, int nodes, int gpus, std::string job_ended_url)
-    : instance_(std::move(instance)) {
+RealSlurm::RealSlurm(std::string instance, int nodes, int gpus) : instance_(std::move(instance)) {
   if (geteuid() != 0) {
     error_ = "a real Slurm needs root (the test starts slurmd and slurmctld)";
     return;
   }
   std::optional<std::string> exports =
-      Shell(fmt::format("TESSERA_SLURM_INSTANCE={} TESSERA_SLURM_JOB_ENDED_URL='{}' bash "
-                        "{}/start-slurm.sh {} {} --fresh",
-                        instance_, job_ended_url, ScriptDir(), nodes, gpus));
+      Shell(fmt::format("TESSERA_SLURM_INSTANCE={} bash {}/start-slurm.sh {} {} --fresh", instance_,
+                        ScriptDir(), nodes, gpus));
   if (!exports.has_value()) {
     error_ = "scripts/slurm/start-slurm.sh failed (its messages are above)";
     return;

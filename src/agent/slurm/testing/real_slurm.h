@@ -18,10 +18,9 @@ namespace tessera::agent::testing {
 
 class RealSlurm {
  public:
-  // Starts a fresh instance with `nodes` nodes of `gpus` GPUs each; with `job_ended_url`,
-  // slurmctld posts each job's end there (TESSERA_SLURM_JOB_ENDED_URL of start-slurm.sh). On
-  // failure, error() says why (and the script's messages are on stderr).
-  RealSlurm(std::string instance, int nodes, int gpus, std::string job_ended_url = "");
+  // Starts a fresh instance with `nodes` nodes of `gpus` GPUs each. On failure, error() says
+  // why (and the script's messages are on stderr).
+  RealSlurm(std::string instance, int nodes, int gpus);
   ~RealSlurm();
   RealSlurm(const RealSlurm&) = delete;
   RealSlurm& operator=(const RealSlurm&) = delete;
