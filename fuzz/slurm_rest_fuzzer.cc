@@ -10,7 +10,8 @@
 // allocatable, at most kMaxGpusPerNode GPUs indexed 0..n-1 with capacity.gpu = 1000 x n, the
 // cluster label and a unique name; every malformed entry is reported as an error; every job has
 // a positive id and an ended job always has an outcome with an exit code in 0..255; a
-// job-completion line names a positive job id or is refused naming `JobId`.
+// job-completion line names a positive job id or is refused naming `JobId`, and one that tells
+// a whole end has an outcome.
 #include <cstddef>
 #include <cstdint>
 #include <set>
@@ -113,11 +114,19 @@ void FuzzDiag(std::string_view text, std::string_view input) {
 }
 
 void FuzzJobCompLine(std::string_view text, std::string_view input) {
-  absl::StatusOr<int64_t> job_id = ParseJobCompLine(text);
-  Require(job_id.ok() ? *job_id > 0
-                      : job_id.status().code() == absl::StatusCode::kInvalidArgument &&
-                            job_id.status().message().starts_with("JobId: "),
-          "a job-completion line names a positive job id or is refused naming JobId", input);
+  absl::StatusOr<SlurmJob> logged = ParseJobCompLine(text);
+  if (!logged.ok()) {
+    Require(logged.status().code() == absl::StatusCode::kInvalidArgument &&
+                logged.status().message().starts_with("JobId: "),
+            "a refused job-completion line names JobId", input);
+    return;
+  }
+  Require(logged->id > 0, "a logged job has a positive id", input);
+  if (!TellsWholeEnd(*logged)) return;
+  const std::optional<TaskEnd> end = TaskEndOf(*logged, "t", false, TimePoint(Duration(1)));
+  Require(end.has_value() && end->exit_code.has_value() && *end->exit_code >= 0 &&
+              *end->exit_code <= 255,
+          "an end logged whole has an outcome with an exit code in 0..255", input);
 }
 
 }  // namespace

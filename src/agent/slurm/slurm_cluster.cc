@@ -105,7 +105,7 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
     SlurmCluster* self = cluster.get();
     cluster->jobcomp_ = std::make_unique<SlurmJobCompFollower>(
         self->options_.jobcomp_file, self->options_.jobcomp_interval,
-        [self](int64_t job_id) { self->Notice(job_id); },
+        [self](const SlurmJob& logged) { self->Notice(logged); },
         [self](std::string_view line) { self->Log(line); });
   }
   return cluster;

@@ -50,7 +50,9 @@
 // list shows a change. Inventory() and Usage() return the last good read and never wait for the
 // network; when a poll fails (slurmrestd down, a bad token) the error is logged once and the
 // previous inventory is kept. A malformed node or job entry is logged and left out; the rest of the
-// reply is used.
+// reply is used. With `jobcomp_file`, Slurm's job-completion log is followed
+// (slurm_jobcomp_follower.h): a followed job it names is read alone at once, and the job list
+// only every `poll_interval`.
 //
 // Time: timestamps (task start and end) are Slurm's, in whole seconds; the injected Clock is
 // used where Slurm gives none, for the poll intervals and for cancellation grace periods, whose
@@ -273,9 +275,10 @@ class SlurmCluster final : public Cluster {
   // Lost (or Cancelled, when a cancel was asked).
   void ReadJobs(const std::vector<int64_t>& job_ids, std::vector<Event>& events);
   // A job's end, logged by Slurm (any thread): a followed job is queued for ReadNoticed.
-  void Notice(int64_t job_id);
-  // Reads the noticed jobs; one still ending (COMPLETING) is read again a little later, at most
-  // kNoticeReads times in all, after which the polls follow it.
+  void Notice(const SlurmJob& logged);
+  // Applies the noticed ends: as logged when the log tells them whole (TellsWholeEnd), else
+  // read from slurmrestd; a job read still ending (COMPLETING) is read again a little later, at
+  // most kNoticeReads times in all, after which the polls follow it.
   void ReadNoticed();
   void Deliver(const std::vector<Event>& events);
   void Log(std::string_view line) const;
@@ -324,8 +327,13 @@ class SlurmCluster final : public Cluster {
   std::map<std::string, std::string, std::less<>> addresses_;        // node → address
   std::map<std::string, std::unique_ptr<Task>, std::less<>> tasks_;  // by launch id
   std::deque<std::string> submit_queue_;
-  std::map<int64_t, int> noticed_;  // job id → reads already made after its notice
-  ChangedLines logged_;             // LogChange's memory; rest_mu_
+  // Ends noticed in Slurm's log and not yet applied, by job id.
+  struct NoticedEnd {
+    int reads = 0;                  // reads already made of the job
+    std::optional<SlurmJob> whole;  // the end as logged, when the log tells it whole
+  };
+  std::map<int64_t, NoticedEnd> noticed_;
+  ChangedLines logged_;  // LogChange's memory; rest_mu_
   std::thread poller_;
   std::unique_ptr<SlurmJobCompFollower> jobcomp_;  // stopped first, before the poll thread
 };

@@ -391,9 +391,9 @@ TEST_F(SlurmIntegrationTest, IncrementalPollingReportsEachStateChangeOnce) {
                                              "once-ok ended Succeeded", "once-ok started"));
 }
 
-// slurmctld logs each end to its job-completion log, which the cluster follows and then reads
-// that job alone: the end arrives although the first poll is ten minutes away (past
-// WaitEnded's deadline), and the job list is never read.
+// slurmctld logs each end to its job-completion log, which the cluster follows: the end
+// arrives although the first poll is ten minutes away (past WaitEnded's deadline), and as the
+// log tells a completed job's end whole, slurmrestd is not asked about the job at all.
 TEST_F(SlurmIntegrationTest, AnEndInSlurmsJobCompletionLogIsReportedWithoutWaitingForAPoll) {
   ASSERT_FALSE(slurm->Var("SLURM_JOBCOMP_FILE").empty());
   cluster_.reset();
@@ -426,7 +426,7 @@ TEST_F(SlurmIntegrationTest, AnEndInSlurmsJobCompletionLogIsReportedWithoutWaiti
   EXPECT_EQ(recorder.Events(),
             (std::vector<std::string>{"logged-1 started", "logged-1 ended Succeeded"}));
   for (const std::string& exchange : transport->Exchanges()) {
-    EXPECT_FALSE(exchange.starts_with("GET /slurm/v0.0.38/jobs")) << exchange;
+    EXPECT_FALSE(exchange.starts_with("GET /slurm/v0.0.38/job")) << exchange;
   }
 }
 

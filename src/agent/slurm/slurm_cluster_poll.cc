@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_join.h"
 #include "agent/slurm/slurm_cluster.h"
+#include "agent/slurm/slurm_jobcomp_line.h"
 #include "fmt/format.h"
 
 namespace tessera::agent {
@@ -101,33 +102,46 @@ bool SlurmCluster::FollowsLocked(int64_t job_id) const {
   });
 }
 
-void SlurmCluster::Notice(int64_t job_id) {
+void SlurmCluster::Notice(const SlurmJob& logged) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ || !FollowsLocked(job_id)) return;
-    noticed_.emplace(job_id, 0);
+    if (stopping_ || !FollowsLocked(logged.id)) return;
+    NoticedEnd& noticed = noticed_[logged.id];
+    if (TellsWholeEnd(logged)) noticed.whole = logged;
     work_ = true;
   }
   wake_.notify_all();
 }
 
 void SlurmCluster::ReadNoticed() {
-  std::map<int64_t, int> noticed;
+  std::map<int64_t, NoticedEnd> noticed;
   {
     std::lock_guard<std::mutex> lock(mu_);
     noticed.swap(noticed_);
   }
   if (noticed.empty()) return;
-  std::vector<int64_t> job_ids;
-  for (const auto& [job_id, reads] : noticed) job_ids.push_back(job_id);
+  std::vector<SlurmJob> whole;
+  std::vector<int64_t> to_read;
+  for (auto& [job_id, end] : noticed) {
+    if (end.whole.has_value()) {
+      whole.push_back(*std::move(end.whole));
+    } else {
+      to_read.push_back(job_id);
+    }
+  }
   std::vector<Event> events;
-  ReadJobs(job_ids, events);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<int64_t> ignored = ApplyJobsLocked(whole, events);  // the others: not news
+  }
+  ReadJobs(to_read, events);
   CancelAndDeliver({}, events);
   std::lock_guard<std::mutex> lock(mu_);
   bool again = false;
-  for (const auto& [job_id, reads] : noticed) {
-    if (reads + 1 >= kNoticeReads || !FollowsLocked(job_id)) continue;
-    noticed_.emplace(job_id, reads + 1);  // still ending, or the read failed
+  for (int64_t job_id : to_read) {
+    const int reads = noticed[job_id].reads + 1;
+    if (reads >= kNoticeReads || !FollowsLocked(job_id)) continue;
+    noticed_[job_id].reads = reads;  // still ending, or the read failed
     again = true;
   }
   if (again && !stopping_) ArmLocked(clock_.Now() + kNoticeRetry, /*poll=*/false);

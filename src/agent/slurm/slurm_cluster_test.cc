@@ -124,6 +124,17 @@ class SlurmClusterTest : public ::testing::Test {
     };
     return options;
   }
+  // Options on `clock` (Slurm's too) and its timers: polls every 1 s, every 200 ms while
+  // Tessera's jobs are in Slurm.
+  SlurmClusterOptions SimulatedOptions(SimulatedClock& clock) {
+    slurm_->SetClock(&clock);
+    SlurmClusterOptions options = Options();
+    options.clock = &clock;
+    options.timers = &clock;
+    options.poll_interval = Duration(1000);
+    options.active_poll_interval = Duration(200);
+    return options;
+  }
   std::unique_ptr<SlurmCluster> Make() {
     absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
         SlurmCluster::Create(Options(), &recorder_);
@@ -380,12 +391,7 @@ TEST_F(SlurmClusterTest, JobSlurmForgotIsLost) {
 // changed is answered 304 and reads no job list; each state change is reported once.
 TEST_F(SlurmClusterTest, PollsAtTheActiveIntervalWhileAJobIsInSlurmAndReadsOnlyChanges) {
   SimulatedClock clock(TimePoint(std::chrono::seconds(1'000'000)));
-  slurm_->SetClock(&clock);
-  SlurmClusterOptions options = Options();
-  options.clock = &clock;
-  options.timers = &clock;
-  options.poll_interval = Duration(1000);
-  options.active_poll_interval = Duration(200);
+  SlurmClusterOptions options = SimulatedOptions(clock);
   absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
       SlurmCluster::Create(std::move(options), &recorder_);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
@@ -455,12 +461,7 @@ TEST_F(SlurmClusterTest, BesideManyOtherJobsEachOfTesserasJobsIsReadAlone) {
 // /job/{id}, no poll (the simulated clock never reaches one) and no read of the list.
 TEST_F(SlurmClusterTest, AnEndInSlurmsJobCompletionLogIsReadAtOnceWithoutAPoll) {
   SimulatedClock clock(TimePoint(std::chrono::seconds(1'000'000)));
-  slurm_->SetClock(&clock);
-  SlurmClusterOptions options = Options();
-  options.clock = &clock;
-  options.timers = &clock;
-  options.poll_interval = Duration(1000);
-  options.active_poll_interval = Duration(200);
+  SlurmClusterOptions options = SimulatedOptions(clock);
   const std::string jobcomp = (log_dir_ / "jobcomp.txt").string();
   options.jobcomp_file = jobcomp;
   options.jobcomp_interval = Duration(5);
@@ -493,6 +494,32 @@ TEST_F(SlurmClusterTest, AnEndInSlurmsJobCompletionLogIsReadAtOnceWithoutAPoll) 
   cluster->reset();
   EXPECT_EQ(slurm_->JobReads(), 2);
   EXPECT_EQ(recorder_.EndCount(), 1);
+}
+
+// A line that tells the end whole (COMPLETED, its exit code and start) needs no read at all.
+TEST_F(SlurmClusterTest, AnEndTheJobCompletionLogTellsWholeIsReportedAsLogged) {
+  SimulatedClock clock(TimePoint(std::chrono::seconds(1'000'000)));
+  SlurmClusterOptions options = SimulatedOptions(clock);
+  const std::string jobcomp = (log_dir_ / "jobcomp.txt").string();
+  options.jobcomp_file = jobcomp;
+  options.jobcomp_interval = Duration(5);
+  absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
+      SlurmCluster::Create(std::move(options), &recorder_);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  (*cluster)->Launch(Spec("w1"));
+  const int64_t job = WaitSubmitted(**cluster, "w1");
+  std::ofstream(jobcomp, std::ios::app)
+      << "JobId=" << job
+      << " UserId=root(0) Name=w1 JobState=COMPLETED StartTime=2026-12-07T19:22:13 "
+         "EndTime=2026-12-07T19:22:14 NodeList=node2 DerivedExitCode=0:0 ExitCode=3:0\n";
+  std::optional<TaskEnd> end = recorder_.WaitEnded("w1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kFailed);
+  EXPECT_EQ(end->reason, "Error");
+  EXPECT_EQ(end->exit_code, 3);
+  EXPECT_TRUE(recorder_.WaitStarted("w1").has_value());
+  cluster->reset();
+  EXPECT_EQ(slurm_->JobReads(), 0);
 }
 
 KnownLaunch Known(std::string id) {

@@ -80,13 +80,13 @@ bool SlurmJobCompFollower::ReadNew() {
   size_t start = 0;
   for (size_t newline; (newline = partial_.find('\n', start)) != std::string::npos;
        start = newline + 1) {
-    absl::StatusOr<int64_t> job_id =
+    absl::StatusOr<SlurmJob> logged =
         ParseJobCompLine(std::string_view(partial_).substr(start, newline - start));
-    if (job_id.ok()) {
-      on_job_ended_(*job_id);
+    if (logged.ok()) {
+      on_job_ended_(*logged);
     } else {
       log_(fmt::format("job-completion log {}: a line is skipped: {}", path_,
-                       std::string(job_id.status().message())));
+                       std::string(logged.status().message())));
     }
   }
   partial_.erase(0, start);

@@ -27,13 +27,14 @@
 #include <string_view>
 #include <thread>
 
+#include "agent/slurm/slurm_jobs.h"
 #include "tessera/common/clock.h"
 
 namespace tessera::agent {
 
 class SlurmJobCompFollower {
  public:
-  using OnJobEnded = std::function<void(int64_t job_id)>;
+  using OnJobEnded = std::function<void(const SlurmJob& logged)>;
   using Log = std::function<void(std::string_view line)>;
 
   // Starts following `path` from its current end.

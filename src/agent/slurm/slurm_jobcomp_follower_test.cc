@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -32,9 +33,43 @@ std::string Line(int64_t job_id) {
          "ExitCode=0:0\n";
 }
 
-TEST(ParseJobCompLineTest, TakesTheJobIdALineStartsWith) {
-  EXPECT_EQ(*ParseJobCompLine(Line(4211)), 4211);
-  EXPECT_EQ(*ParseJobCompLine("JobId=7"), 7);
+TEST(ParseJobCompLineTest, ReadsTheJobAndItsEnd) {
+  absl::StatusOr<SlurmJob> logged = ParseJobCompLine(Line(4211));
+  ASSERT_TRUE(logged.ok()) << logged.status();
+  EXPECT_EQ(logged->id, 4211);
+  EXPECT_EQ(logged->state, "COMPLETED");
+  EXPECT_EQ(logged->exit_code, 0);
+  std::tm start{.tm_sec = 13,
+                .tm_min = 22,
+                .tm_hour = 19,
+                .tm_mday = 7,
+                .tm_mon = 11,
+                .tm_year = 126,
+                .tm_isdst = -1};
+  EXPECT_EQ(logged->start_time, TimePoint(std::chrono::seconds(std::mktime(&start))));
+  EXPECT_EQ(logged->end_time, *logged->start_time + std::chrono::seconds(1));
+  EXPECT_TRUE(TellsWholeEnd(*logged));
+}
+
+TEST(ParseJobCompLineTest, AnEndTheLineCannotTellWholeIsLeftToARead) {
+  absl::StatusOr<SlurmJob> bare = ParseJobCompLine("JobId=7");
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(bare->id, 7);
+  EXPECT_FALSE(TellsWholeEnd(*bare));
+  absl::StatusOr<SlurmJob> failed =
+      ParseJobCompLine("JobId=8 Name=a JobState=FAILED StartTime=2026-12-07T19:22:13 ExitCode=3:0");
+  ASSERT_TRUE(failed.ok());
+  EXPECT_EQ(failed->exit_code, 3 << 8);
+  EXPECT_FALSE(TellsWholeEnd(*failed)) << "a failure's reason is read from slurmrestd";
+  absl::StatusOr<SlurmJob> killed = ParseJobCompLine(
+      "JobId=9 Name=a JobState=CANCELLED StartTime=Unknown DerivedExitCode=0:0 ExitCode=0:15");
+  ASSERT_TRUE(killed.ok());
+  EXPECT_EQ(killed->exit_code, 15);
+  EXPECT_FALSE(killed->start_time.has_value());
+  EXPECT_FALSE(TellsWholeEnd(*killed));
+  for (const char* code : {"ExitCode=x:0", "ExitCode=256:0", "ExitCode=0", "ExitCode=-1:0"}) {
+    EXPECT_FALSE(ParseJobCompLine(std::string("JobId=1 ") + code)->exit_code.has_value()) << code;
+  }
 }
 
 TEST(ParseJobCompLineTest, RefusesAnythingElseNamingTheField) {
@@ -42,7 +77,7 @@ TEST(ParseJobCompLineTest, RefusesAnythingElseNamingTheField) {
   EXPECT_EQ(ParseJobCompLine(" JobId=4").status().message(), "JobId: missing");
   for (const char* line : {"JobId=", "JobId=0 x", "JobId=-3", "JobId=+3", "JobId=3x y",
                            "JobId=99999999999999999999", "JobId=\x01"}) {
-    absl::StatusOr<int64_t> parsed = ParseJobCompLine(line);
+    absl::StatusOr<SlurmJob> parsed = ParseJobCompLine(line);
     ASSERT_FALSE(parsed.ok()) << line;
     EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(parsed.status().message(), HasSubstr("JobId: must be a positive integer"));
@@ -66,9 +101,9 @@ class SlurmJobCompFollowerTest : public ::testing::Test {
   std::unique_ptr<SlurmJobCompFollower> Follow() {
     return std::make_unique<SlurmJobCompFollower>(
         path_, Duration(5),
-        [this](int64_t job_id) {
+        [this](const SlurmJob& logged) {
           std::lock_guard<std::mutex> lock(mu_);
-          heard_.push_back(job_id);
+          heard_.push_back(logged.id);
         },
         [this](std::string_view line) {
           std::lock_guard<std::mutex> lock(mu_);
