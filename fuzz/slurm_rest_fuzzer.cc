@@ -8,9 +8,10 @@
 // reply without a usable clock, which is otherwise positive); every node kept has a name,
 // non-negative capacity equal to its
 // allocatable, at most kMaxGpusPerNode GPUs indexed 0..n-1 with capacity.gpu = 1000 x n, the
-// cluster label and a unique name; every malformed entry is reported as an error; every job has
-// a positive id and an ended job always has an outcome with an exit code in 0..255; a
-// job-completion line names a positive job id or is refused naming `JobId`, and one that tells
+// cluster label and a unique name, a bounded allocation (alloc_cpus, alloc_memory, gres_used)
+// and offers (slurm_offer.h) within its capacity; every malformed entry is reported as an error;
+// every job has a positive id and an ended job always has an outcome with an exit code in 0..255;
+// a job-completion line names a positive job id or is refused naming `JobId`, and one that tells
 // a whole end has an outcome.
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include "agent/slurm/slurm_inventory.h"
 #include "agent/slurm/slurm_jobcomp_line.h"
 #include "agent/slurm/slurm_jobs.h"
+#include "agent/slurm/slurm_offer.h"
 #include "agent/slurm/slurm_submit.h"
 #include "fuzz_check.h"
 
@@ -29,6 +31,27 @@ namespace tessera::agent {
 namespace {
 
 using ::tessera::fuzz::Require;
+
+// What Slurm allocated is bounded, and what the node offers Tessera — alone, or beside a job
+// of Tessera's — stays within its capacity, with one unhealthy device per GPU taken.
+void CheckOffers(const SlurmNode& parsed, std::string_view input) {
+  const SlurmHeld& held = parsed.allocated;
+  Require(held.cpu >= 0 && held.memory >= 0 && held.gpus >= 0 && held.gpus <= kMaxGpusPerNode,
+          "what Slurm allocated is bounded", input);
+  const TesseraOnNode beside{.running = {.cpu = 1000, .memory = int64_t{1} << 30, .gpus = 1},
+                             .devices = {0}};
+  for (const TesseraOnNode& tessera : {TesseraOnNode{}, beside}) {
+    const Node offered = OfferedNode(parsed, tessera);
+    const Resources& capacity = parsed.node.capacity;
+    Require(offered.allocatable.cpu >= 0 && offered.allocatable.cpu <= capacity.cpu &&
+                offered.allocatable.memory >= 0 && offered.allocatable.memory <= capacity.memory,
+            "allocatable is within the capacity", input);
+    int64_t unhealthy = 0;
+    for (const GpuDevice& d : offered.gpus) unhealthy += d.healthy ? 0 : 1;
+    Require(offered.allocatable.gpu == capacity.gpu - 1000 * unhealthy,
+            "allocatable.gpu counts the healthy devices", input);
+  }
+}
 
 void FuzzNodes(std::string_view text, std::string_view input, bool filter) {
   SlurmInventoryOptions options{.cluster = "c", .labels = {{"tessera.io/cluster", "c"}}};
@@ -56,6 +79,7 @@ void FuzzNodes(std::string_view text, std::string_view input, bool filter) {
     }
     Require(!parsed.address.empty(), "a node has an address", input);
     Require(!parsed.usage.cpu.has_value() || *parsed.usage.cpu >= 0, "cpu usage >= 0", input);
+    CheckOffers(parsed, input);
   }
   for (const std::string& error : list->errors) {
     Require(error.starts_with("slurm node"), "errors name the node", input, error);

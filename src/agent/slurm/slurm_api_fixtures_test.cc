@@ -105,7 +105,10 @@ TEST_P(SlurmApiFixturesTest, NodesParseAsV38s) {
     EXPECT_EQ(parsed.usage.cpu, want.usage.cpu);
     EXPECT_EQ(parsed.usage.memory, want.usage.memory);
     EXPECT_EQ(parsed.address, want.address);
+    EXPECT_EQ(parsed.allocated, want.allocated);
   }
+  EXPECT_EQ(list->nodes[1].allocated,
+            (SlurmHeld{.cpu = 6000, .memory = int64_t{6144} << 20, .gpus = 2}));
   EXPECT_EQ(list->nodes[2].node.condition, NodeCondition::kDown);
   EXPECT_TRUE(list->nodes[3].node.unschedulable);
 }

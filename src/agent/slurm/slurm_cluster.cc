@@ -167,6 +167,13 @@ void SlurmCluster::LogChange(const std::string& key, const std::string& line) {
   if (logged_.Changed(key, line)) Log(line);
 }
 
+SlurmCluster::Task::Task(const TaskLaunchSpec& spec)
+    : node(spec.placement.node),
+      request{.cpu = spec.cpu,
+              .memory = spec.memory,
+              .gpus = static_cast<int32_t>(spec.placement.gpus.size())},
+      devices(spec.placement.gpus.begin(), spec.placement.gpus.end()) {}
+
 bool SlurmCluster::SubmitQueued() {
   bool submitted = false;
   while (true) {
@@ -345,6 +352,7 @@ std::vector<int64_t> SlurmCluster::ApplyJobsLocked(const std::vector<SlurmJob>& 
     const bool ran = phase == SlurmJobPhase::kRunning ||
                      (phase == SlurmJobPhase::kEnded && job.start_time.has_value() &&
                       !task->cancel_requested && job.state != "CANCELLED");
+    task->running = task->running || phase == SlurmJobPhase::kRunning;
     if (!task->started && ran) {
       task->started = true;
       event.started = job.start_time.value_or(now);
@@ -440,7 +448,7 @@ void SlurmCluster::Launch(const TaskLaunchSpec& spec) {
     }
     body = SubmitBody(spec, submit_options_, ExtraEnvLocked(spec));
     if (body.ok()) {
-      auto task = std::make_unique<Task>();
+      auto task = std::make_unique<Task>(spec);
       task->submit_body = *std::move(body);
       tasks_[spec.launch_id] = std::move(task);
       submit_queue_.push_back(spec.launch_id);
@@ -503,7 +511,7 @@ std::vector<std::string> SlurmCluster::Recover(const std::vector<KnownLaunch>& k
         tasks_.erase(it);
         continue;
       }
-      auto task = std::make_unique<Task>();
+      auto task = std::make_unique<Task>(launch.spec);
       task->adopting = true;
       task->started = launch.start_time.has_value();
       tasks[id] = std::move(task);

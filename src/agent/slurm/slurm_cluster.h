@@ -12,6 +12,10 @@
 //                                  cpus x 1000 millicores, real_memory MiB as bytes, one
 //                                  GpuDevice per "gpu" GRES (model from the GRES type), pool =
 //                                  first partition, labels + tessera.io/partitions
+//   node allocatable               capacity less what Slurm's other ("foreign") jobs hold:
+//                                  alloc_cpus, alloc_memory and gres_used less the requests of
+//                                  Tessera's jobs Slurm was running there at that read; GPUs
+//                                  others hold become unhealthy devices (slurm_offer.h)
 //   condition kDown                state DOWN, FAIL, FUTURE or NOT_RESPONDING
 //   unschedulable                  DRAIN, DRAINING, DRAINED
 //   Usage()                        cpu_load (x100) as millicores, alloc_memory MiB as bytes
@@ -86,6 +90,7 @@
 #include "agent/slurm/slurm_inventory.h"
 #include "agent/slurm/slurm_jobcomp_follower.h"
 #include "agent/slurm/slurm_jobs.h"
+#include "agent/slurm/slurm_offer.h"
 #include "agent/slurm/slurm_poll_interval.h"
 #include "agent/slurm/slurm_rest_client.h"
 #include "agent/slurm/slurm_submit.h"
@@ -192,6 +197,11 @@ class SlurmCluster final : public Cluster {
  private:
   // One launch the cluster follows, from Launch (or Recover) until Forget.
   struct Task {
+    explicit Task(const TaskLaunchSpec& spec);
+    std::string node;               // the placement's node
+    SlurmHeld request;              // the spec's cpu, memory and number of devices
+    std::vector<int32_t> devices;   // the placement's device indices
+    bool running = false;           // seen running in Slurm (so in its node's allocation)
     std::string submit_body;        // queued for submission; "" once taken
     std::optional<int64_t> job_id;  // known once submitted (or matched by Recover)
     bool adopting = false;          // the job id is to be found in Slurm's job list
@@ -237,8 +247,11 @@ class SlurmCluster final : public Cluster {
   void SendSignals();
   Duration Poll();
   // True when the node list was read (changed, or read whole); false when Slurm answered that
-  // nothing changed.
+  // nothing changed. Either way the inventory is offered anew (OfferLocked).
   absl::StatusOr<bool> RefreshInventory();
+  // REQUIRES mu_ held. nodes_ = slurm_nodes_ less what foreign jobs hold (slurm_offer.h): the
+  // tasks seen running now were running when the node list just read was sent.
+  void OfferLocked();
   // Reading each followed job (GET /job/{id}) is cheaper than one read of the job list (every
   // job Slurm keeps): fewer than 1/kJobReadCost of the list's last length are followed.
   bool ReadsEachJob();
@@ -315,14 +328,15 @@ class SlurmCluster final : public Cluster {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;
-  bool work_ = false;               // a launch or cancel waits for the poll thread
-  bool poll_due_ = true;            // a poll's time has come (the first poll is at once)
-  TimerId poll_timer_ = 0;          // the armed poll, 0 when none is armed
-  TimePoint poll_at_{};             // its instant
-  std::set<TimerId> armed_;         // every wake-up armed and not yet fired
-  bool reconcile_pending_ = false;  // Recover could not list the jobs: kill orphans next poll
-  std::vector<int64_t> requeued_;   // Slurm jobs requeued after they started: to cancel
-  std::vector<Node> nodes_;
+  bool work_ = false;                   // a launch or cancel waits for the poll thread
+  bool poll_due_ = true;                // a poll's time has come (the first poll is at once)
+  TimerId poll_timer_ = 0;              // the armed poll, 0 when none is armed
+  TimePoint poll_at_{};                 // its instant
+  std::set<TimerId> armed_;             // every wake-up armed and not yet fired
+  bool reconcile_pending_ = false;      // Recover could not list the jobs: kill orphans next poll
+  std::vector<int64_t> requeued_;       // Slurm jobs requeued after they started: to cancel
+  std::vector<SlurmNode> slurm_nodes_;  // the last node list read; written under rest_mu_ too
+  std::vector<Node> nodes_;             // what they offer Tessera
   std::vector<NodeUsage> usage_;
   std::map<std::string, std::string, std::less<>> addresses_;        // node → address
   std::map<std::string, std::unique_ptr<Task>, std::less<>> tasks_;  // by launch id

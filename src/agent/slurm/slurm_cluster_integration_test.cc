@@ -20,8 +20,10 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "agent/slurm/slurm_api_probe.h"
 #include "agent/slurm/slurm_cluster.h"
+#include "agent/slurm/slurm_inventory.h"
 #include "agent/slurm/slurm_rest_client.h"
 #include "agent/slurm/testing/real_slurm.h"
 #include "core/job_phase.h"
@@ -189,6 +191,14 @@ class SlurmIntegrationTest : public ::testing::Test {
       if (node.name == name) return std::move(node);
     }
     return std::nullopt;
+  }
+
+  // The memory Slurm has allocated on `node` (bytes) as last read; -1 when unknown.
+  int64_t UsedMemory(const std::string& node) {
+    for (const NodeUsage& usage : cluster_->Usage()) {
+      if (usage.node == node) return usage.memory.value_or(-1);
+    }
+    return -1;
   }
 
   static void Scontrol(const std::string& args) {
@@ -474,6 +484,67 @@ TEST_F(SlurmIntegrationTest, NodeStateFollowsScontrol) {
   EXPECT_TRUE(WaitUntil([&] {
     std::optional<Node> node = InventoryNode("node4");
     return node.has_value() && !node->unschedulable && node->condition == NodeCondition::kReady;
+  }));
+}
+
+int HealthyGpus(const Node& node) {
+  int count = 0;
+  for (const GpuDevice& d : node.gpus) count += d.healthy ? 1 : 0;
+  return count;
+}
+
+// A job submitted with sbatch, beside Tessera (a "foreign" job), is taken out of what node2
+// offers, and given back when it is cancelled; a Tessera job running beside it is not taken out
+// a second time.
+TEST_F(SlurmIntegrationTest, ForeignJobsAreTakenOutOfTheOffer) {
+  ASSERT_NE(cluster_, nullptr);
+  const std::optional<std::string> submitted =
+      slurm->Tool("sbatch",
+                  "--parsable -p gpu -w node2 -c 6 --mem=6144 --gres=gpu:2 -o /dev/null "
+                  "--wrap 'sleep 600'");
+  ASSERT_TRUE(submitted.has_value());
+  const std::string foreign = submitted->substr(0, submitted->find_first_of(";\n"));
+  absl::Cleanup cancel_foreign = [&] { slurm->Tool("scancel", foreign); };
+  EXPECT_TRUE(WaitUntil([&] {
+    std::optional<Node> node = InventoryNode("node2");
+    return node.has_value() && node->allocatable.cpu == 2000 && HealthyGpus(*node) == 6;
+  })) << "node2 allocatable cpu "
+      << InventoryNode("node2")->allocatable.cpu;
+  std::optional<Node> node2 = InventoryNode("node2");
+  EXPECT_EQ(node2->allocatable.memory, int64_t{65536 - 6144} << 20);
+  EXPECT_EQ(node2->allocatable.gpu, 6000);
+  EXPECT_EQ(node2->capacity.cpu, 8000);
+  // Slurm 22.05's own words for it: alloc_cpus 6, alloc_memory 6144, gres_used
+  // "gpu:h100:2(IDX:0-1)".
+  absl::StatusOr<std::string> reply = rest_->Nodes();
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  absl::StatusOr<SlurmNodeList> list = ParseSlurmNodes(*reply, {});
+  ASSERT_TRUE(list.ok()) << list.status();
+  ASSERT_EQ(list->nodes.size(), static_cast<size_t>(kNodes));
+  EXPECT_EQ(list->nodes[1].allocated,
+            (SlurmHeld{.cpu = 6000, .memory = int64_t{6144} << 20, .gpus = 2}));
+
+  // Tessera's own job of 1 CPU, 1 GiB and 1 GPU beside it: once Slurm runs it and the node list
+  // shows it, node2 still offers all but the foreign job.
+  TaskLaunchSpec spec = Spec("beside-1", "node2", "sleep 600", {0});
+  spec.cpu = 1000;
+  spec.memory = int64_t{1024} << 20;
+  cluster_->Launch(spec);
+  ASSERT_TRUE(recorder_.WaitStarted("beside-1"));
+  // Slurm's allocated memory (the usage, read with the nodes) shows both jobs.
+  EXPECT_TRUE(WaitUntil([&] {
+    std::optional<Node> node = InventoryNode("node2");
+    return UsedMemory("node2") == int64_t{6144 + 1024} << 20 && node->allocatable.cpu == 2000 &&
+           node->allocatable.memory == int64_t{65536 - 6144} << 20 && HealthyGpus(*node) == 6;
+  })) << "node2 allocatable cpu "
+      << InventoryNode("node2")->allocatable.cpu;
+  cluster_->Cancel("beside-1", Duration(0));
+  ASSERT_TRUE(recorder_.WaitEnded("beside-1").has_value());
+
+  std::move(cancel_foreign).Invoke();
+  EXPECT_TRUE(WaitUntil([&] {
+    std::optional<Node> node = InventoryNode("node2");
+    return node.has_value() && node->allocatable == node->capacity && HealthyGpus(*node) == 8;
   }));
 }
 

@@ -192,24 +192,45 @@ absl::StatusOr<bool> SlurmCluster::RefreshInventory() {
     return absl::Status(body.status().code(), fmt::format("reading the node list: {}",
                                                           std::string(body.status().message())));
   }
-  if (!body->has_value()) return false;  // nothing changed
+  if (!body->has_value()) {  // nothing changed
+    std::lock_guard<std::mutex> lock(mu_);
+    OfferLocked();
+    return false;
+  }
   absl::StatusOr<SlurmNodeList> list = ParseSlurmNodes(**body, inventory_options_);
   if (!list.ok()) return list.status();
   LogChange("node entries", absl::StrJoin(list->errors, "\n"));
-  std::vector<Node> nodes;
   std::vector<NodeUsage> usage;
   std::map<std::string, std::string, std::less<>> addresses;
-  for (SlurmNode& node : list->nodes) {
+  for (const SlurmNode& node : list->nodes) {
     addresses[node.node.name] = node.address;
-    usage.push_back(std::move(node.usage));
-    nodes.push_back(std::move(node.node));
+    usage.push_back(node.usage);
   }
   nodes_since_ = sent;
   std::lock_guard<std::mutex> lock(mu_);
-  nodes_ = std::move(nodes);
+  slurm_nodes_ = std::move(list->nodes);
   usage_ = std::move(usage);
   addresses_ = std::move(addresses);
+  OfferLocked();
   return true;
+}
+
+void SlurmCluster::OfferLocked() {
+  std::map<std::string, TesseraOnNode, std::less<>> tessera;
+  for (const auto& [id, task] : tasks_) {
+    if (task->ended) continue;
+    TesseraOnNode& on = tessera[task->node];
+    on.devices.insert(task->devices.begin(), task->devices.end());
+    if (!task->running) continue;
+    on.running.cpu += task->request.cpu;
+    on.running.memory += task->request.memory;
+    on.running.gpus += task->request.gpus;
+  }
+  nodes_.clear();
+  for (const SlurmNode& node : slurm_nodes_) {
+    auto on = tessera.find(node.node.name);
+    nodes_.push_back(OfferedNode(node, on != tessera.end() ? on->second : TesseraOnNode{}));
+  }
 }
 
 bool SlurmCluster::PollJobs(bool each) {

@@ -204,6 +204,86 @@ TEST_F(SlurmClusterTest, InventoryFollowsSlurm) {
   EXPECT_EQ(cluster->Inventory().size(), 2u);
 }
 
+// A node as Slurm lists it while its jobs hold `cpus` CPUs, `mib` MiB and `gpus` GPUs.
+json Busy(std::string name, int cpus, int mib, int gpus) {
+  json node = Node(std::move(name), "mixed");
+  node["alloc_cpus"] = cpus;
+  node["alloc_memory"] = mib;
+  node["gres_used"] =
+      gpus == 0 ? "gpu:h100:0(IDX:N/A)" : fmt::format("gpu:h100:{}(IDX:0-{})", gpus, gpus - 1);
+  return node;
+}
+
+std::optional<tessera::Node> Find(const SlurmCluster& cluster, const std::string& name) {
+  for (tessera::Node& node : cluster.Inventory()) {
+    if (node.name == name) return std::move(node);
+  }
+  return std::nullopt;
+}
+
+int UnhealthyGpus(const tessera::Node& node) {
+  int count = 0;
+  for (const GpuDevice& d : node.gpus) count += d.healthy ? 0 : 1;
+  return count;
+}
+
+TEST_F(SlurmClusterTest, ForeignJobsAreTakenOutOfAllocatable) {
+  slurm_->SetNodes(json::array({Node("node1"), Busy("node2", 6, 4096, 2)}));
+  std::unique_ptr<SlurmCluster> cluster = Make();
+  ASSERT_NE(cluster, nullptr);
+  std::optional<tessera::Node> node2 = Find(*cluster, "node2");
+  ASSERT_TRUE(node2.has_value());
+  EXPECT_EQ(node2->capacity.cpu, 8000);
+  EXPECT_EQ(node2->allocatable.cpu, 2000);
+  EXPECT_EQ(node2->allocatable.memory, (65536 - 4096) * (int64_t{1} << 20));
+  EXPECT_EQ(node2->allocatable.gpu, 2000);
+  EXPECT_EQ(UnhealthyGpus(*node2), 2);
+  EXPECT_FALSE(node2->gpus[2].healthy || node2->gpus[3].healthy) << "from the highest index down";
+  EXPECT_EQ(Find(*cluster, "node1")->allocatable, Find(*cluster, "node1")->capacity);
+
+  // The foreign job ends: the node is whole again.
+  slurm_->SetNodes(json::array({Node("node1"), Busy("node2", 0, 0, 0)}));
+  ASSERT_TRUE(WaitUntil([&] {
+    std::optional<tessera::Node> node = Find(*cluster, "node2");
+    return node.has_value() && node->allocatable == node->capacity && UnhealthyGpus(*node) == 0;
+  }));
+}
+
+TEST_F(SlurmClusterTest, TesserasRunningJobsAreNotTakenOutTwice) {
+  std::unique_ptr<SlurmCluster> cluster = Make();
+  ASSERT_NE(cluster, nullptr);
+  TaskLaunchSpec spec = Spec("j1-w-0-a1");  // node2, devices 0 and 1
+  spec.cpu = 2000;
+  spec.memory = int64_t{2048} << 20;
+  cluster->Launch(spec);
+  const int64_t job = WaitSubmitted(*cluster, "j1-w-0-a1");
+  // While Tessera's job is not seen running, all Slurm holds on node2 counts as foreign.
+  slurm_->SetNodes(json::array({Node("node1"), Busy("node2", 5, 3072, 3)}));
+  ASSERT_TRUE(WaitUntil([&] { return Find(*cluster, "node2")->allocatable.cpu == 3000; }));
+  EXPECT_EQ(UnhealthyGpus(*Find(*cluster, "node2")), 3);
+
+  // Seen running: Slurm's 5 CPUs, 3 GiB and 3 GPUs hold Tessera's 2 CPUs, 2 GiB and 2 GPUs.
+  slurm_->SetJob(job, "RUNNING");
+  ASSERT_TRUE(recorder_.WaitStarted("j1-w-0-a1").has_value());
+  ASSERT_TRUE(WaitUntil([&] { return Find(*cluster, "node2")->allocatable.cpu == 5000; }));
+  std::optional<tessera::Node> node2 = Find(*cluster, "node2");
+  EXPECT_EQ(node2->allocatable.memory, (65536 - 1024) * (int64_t{1} << 20));
+  EXPECT_EQ(node2->allocatable.gpu, 3000);
+  ASSERT_EQ(UnhealthyGpus(*node2), 1);
+  EXPECT_FALSE(node2->gpus[3].healthy) << "a device Tessera's task does not hold";
+
+  // Once it has ended and Slurm's node list no longer holds it, the foreign job alone is taken
+  // out.
+  slurm_->SetJob(job, "COMPLETED");
+  ASSERT_TRUE(recorder_.WaitEnded("j1-w-0-a1").has_value());
+  slurm_->SetNodes(json::array({Node("node1"), Busy("node2", 3, 1024, 1)}));
+  ASSERT_TRUE(WaitUntil([&] {
+    std::optional<tessera::Node> node = Find(*cluster, "node2");
+    return node->allocatable.cpu == 5000 && node->allocatable.gpu == 3000;
+  }));
+  EXPECT_EQ(Find(*cluster, "node2")->allocatable.memory, (65536 - 1024) * (int64_t{1} << 20));
+}
+
 // The destruction contract (tessera/cluster/cluster.h): the destructor stops and joins the poll
 // thread before it returns, so nothing calls back afterwards. Each round destroys a cluster polling
 // every millisecond with tasks submitted, on odd rounds while slurmrestd is unreachable (the poller

@@ -148,18 +148,50 @@ absl::Status AddGpus(const json& entry, const SlurmInventoryOptions& options, No
   return absl::OkStatus();
 }
 
+// The GPUs Slurm has given jobs: the counts of gres_used's "gpu" items.
+absl::StatusOr<int32_t> UsedGpus(const json& entry) {
+  TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> used, slurm_json::String(entry, "gres_used"));
+  if (!used.has_value()) return 0;
+  absl::StatusOr<std::vector<GresGpus>> items = ParseGpuGres(*used);
+  if (!items.ok()) {
+    return absl::InvalidArgumentError(
+        fmt::format("gres_used \"{}\": {}", *used, std::string(items.status().message())));
+  }
+  int64_t gpus = 0;
+  for (const GresGpus& item : *items) gpus += item.count;
+  if (gpus > kMaxGpusPerNode) {
+    return absl::InvalidArgumentError(
+        fmt::format("gres_used \"{}\": more than {} GPUs", *used, kMaxGpusPerNode));
+  }
+  return static_cast<int32_t>(gpus);
+}
+
+// What Slurm has allocated on the node (alloc_cpus, alloc_memory, gres_used); alloc_memory is
+// the usage's memory as well.
+absl::Status AddAllocated(const json& entry, SlurmNode& parsed) {
+  TESSERA_ASSIGN_OR_RETURN(std::optional<int64_t> cpus,
+                           slurm_json::NonNegative(entry, "alloc_cpus"));
+  if (cpus.value_or(0) > kMaxCpus) {
+    return absl::InvalidArgumentError(fmt::format("alloc_cpus: {} is out of range", *cpus));
+  }
+  parsed.allocated.cpu = cpus.value_or(0) * 1000;
+  TESSERA_ASSIGN_OR_RETURN(std::optional<int64_t> memory,
+                           slurm_json::NonNegative(entry, "alloc_memory"));
+  if (memory.has_value()) {
+    TESSERA_ASSIGN_OR_RETURN(parsed.allocated.memory, MiBToBytes(*memory, "alloc_memory"));
+    parsed.usage.memory = parsed.allocated.memory;
+  }
+  TESSERA_ASSIGN_OR_RETURN(parsed.allocated.gpus, UsedGpus(entry));
+  return absl::OkStatus();
+}
+
 absl::Status AddUsage(const json& entry, SlurmNode& parsed) {
   parsed.usage.node = parsed.node.name;
   TESSERA_ASSIGN_OR_RETURN(std::optional<int64_t> load, slurm_json::NonNegative(entry, "cpu_load"));
   if (load.has_value() && *load <= std::numeric_limits<int64_t>::max() / 10) {
     parsed.usage.cpu = *load * 10;
   }
-  TESSERA_ASSIGN_OR_RETURN(std::optional<int64_t> memory,
-                           slurm_json::NonNegative(entry, "alloc_memory"));
-  if (memory.has_value()) {
-    TESSERA_ASSIGN_OR_RETURN(parsed.usage.memory, MiBToBytes(*memory, "alloc_memory"));
-  }
-  return absl::OkStatus();
+  return AddAllocated(entry, parsed);
 }
 
 // nullopt: the node lies outside the partition filter.

@@ -5,7 +5,8 @@
 //   Slurm field            Node
 //   name                   name
 //   cpus                   capacity.cpu = allocatable.cpu, millicores (cpus x 1000)
-//   real_memory (MiB)      capacity.memory = allocatable.memory, bytes
+//   real_memory (MiB)      capacity.memory = allocatable.memory, bytes (SlurmCluster then
+//                          takes what Slurm's other jobs hold out of allocatable: slurm_offer.h)
 //   gres "gpu:<type>:<n>"  n GpuDevices (index 0..n-1) of model GpuModelFromGresType(type) —
 //                          or the model and memory declared for that type in `gpu_types` —
 //                          memory 0 when unknown; capacity.gpu = 1000 x n. Socket suffixes
@@ -15,7 +16,10 @@
 //   state, state_flags     DOWN, FAIL, FUTURE or NOT_RESPONDING → condition kDown;
 //                          DRAIN, DRAINING or DRAINED → unschedulable (cordoned)
 //   cpu_load (x100)        usage cpu, millicores (a load of 1.00 = 1000)
-//   alloc_memory (MiB)     usage memory, bytes
+//   alloc_memory (MiB)     usage memory, bytes; and allocated.memory, bytes
+//   alloc_cpus             allocated.cpu, millicores (x 1000): the CPUs Slurm gave all jobs
+//   gres_used              allocated.gpus: the sum of the "gpu" items' counts
+//                          ("gpu:h100:2(IDX:0-1)" → 2; the IDX list is not read)
 //   address                `address` (for peers' endpoints), the name when missing
 // Every node gets `cluster` and the given labels (tessera.io/cluster among them, added by the
 // caller), tessera.io/gpu-model when it has GPUs and tessera.io/slurm-node = its Slurm name.
@@ -23,8 +27,10 @@
 //
 // The reply is untrusted input. A document that is not JSON or has no "nodes" list is an error
 // (InvalidArgument); a node entry with a wrong type, a missing name/cpus/real_memory, a negative
-// or oversized number or a bad gres string is skipped and its error listed
-// ("slurm node n1: gres \"gpu:x:y\": count \"y\" is not a number"), the others are kept.
+// or oversized number or a bad gres or gres_used string is skipped and its error listed
+// ("slurm node n1: gres \"gpu:x:y\": count \"y\" is not a number",
+// "slurm node n1: alloc_cpus: must be a non-negative integer, got -3"), the others are kept.
+// Missing alloc_cpus, alloc_memory and gres_used read as nothing allocated.
 //
 // Pure functions; thread-safe.
 #pragma once
@@ -57,10 +63,19 @@ struct SlurmInventoryOptions {
   std::map<std::string, SlurmGpuType, std::less<>> gpu_types;  // by GRES type, "h100"
 };
 
+// What jobs hold on one node: CPUs in millicores, memory in bytes, whole GPU devices.
+struct SlurmHeld {
+  int64_t cpu = 0;
+  int64_t memory = 0;
+  int32_t gpus = 0;
+  friend bool operator==(const SlurmHeld&, const SlurmHeld&) = default;
+};
+
 struct SlurmNode {
-  Node node;
+  Node node;  // allocatable = capacity
   NodeUsage usage;
   std::string address;  // where the node's peers reach it
+  SlurmHeld allocated;  // what Slurm has allocated on the node, to all jobs (Tessera's too)
 };
 
 struct SlurmNodeList {

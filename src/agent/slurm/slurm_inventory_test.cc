@@ -86,6 +86,26 @@ TEST(SlurmInventoryTest, MapsANode) {
   EXPECT_EQ(list->nodes[0].usage.memory, 1024 * kMiB);
 }
 
+TEST(SlurmInventoryTest, WhatSlurmHasAllocated) {
+  json busy = GoodNode();
+  busy["alloc_cpus"] = 6;
+  busy["alloc_memory"] = 4096;
+  busy["gres_used"] = "gpu:h100:2(IDX:0-1),gpu:a100:1(IDX:5),mps:0";
+  json bare = GoodNode("n2");
+  bare.erase("alloc_memory");
+  absl::StatusOr<SlurmNodeList> list = Parse({busy, bare});
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_THAT(list->errors, IsEmpty());
+  ASSERT_EQ(list->nodes.size(), 2u);
+  EXPECT_EQ(list->nodes[0].allocated, (SlurmHeld{.cpu = 6000, .memory = 4096 * kMiB, .gpus = 3}));
+  EXPECT_EQ(list->nodes[0].usage.memory, 4096 * kMiB);
+  // The parser leaves allocatable whole; SlurmCluster offers what others leave (slurm_offer.h).
+  EXPECT_EQ(list->nodes[0].node.allocatable, list->nodes[0].node.capacity);
+  // Without the fields nothing is allocated.
+  EXPECT_EQ(list->nodes[1].allocated, SlurmHeld{});
+  EXPECT_FALSE(list->nodes[1].usage.memory.has_value());
+}
+
 TEST(SlurmInventoryTest, States) {
   struct Case {
     json state;
@@ -159,6 +179,18 @@ TEST(SlurmInventoryTest, MalformedNodesAreSkippedAndNamed) {
        "slurm node n1: state_flags[0]: must be a string, got {\"a\":1}"},
       {"cpu_load", -1, "slurm node n1: cpu_load: must be a non-negative integer, got -1"},
       {"address", false, "slurm node n1: address: must be a string, got false"},
+      {"alloc_cpus", -2, "slurm node n1: alloc_cpus: must be a non-negative integer, got -2"},
+      {"alloc_cpus", "6", "slurm node n1: alloc_cpus: must be an integer, got \"6\""},
+      {"alloc_cpus", int64_t{1} << 40, "slurm node n1: alloc_cpus: 1099511627776 is out of range"},
+      {"alloc_memory", -1, "slurm node n1: alloc_memory: must be a non-negative integer, got -1"},
+      {"alloc_memory", int64_t{1} << 60,
+       "slurm node n1: alloc_memory: 1152921504606846976 MiB is out of range"},
+      {"gres_used", 2, "slurm node n1: gres_used: must be a string, got 2"},
+      {"gres_used", "gpu:h100:x(IDX:0)",
+       "slurm node n1: gres_used \"gpu:h100:x(IDX:0)\": item \"gpu:h100:x(IDX:0)\": count \"x\" "
+       "is not a number"},
+      {"gres_used", "gpu:a:100(IDX:0-99),gpu:b:100(IDX:0-99)",
+       "slurm node n1: gres_used \"gpu:a:100(IDX:0-99),gpu:b:100(IDX:0-99)\": more than 128 GPUs"},
   };
   for (const Case& c : cases) {
     json bad = GoodNode();
@@ -275,6 +307,10 @@ TEST(SlurmInventoryTest, RealSlurmReply) {
   EXPECT_EQ(node1.capacity.memory, 65536 * kMiB);
   EXPECT_EQ(node1.gpus.size(), 8u);
   EXPECT_EQ(node1.GpuModel(), "H100");
+  EXPECT_EQ(list->nodes[0].allocated, SlurmHeld{});
+  // node2 runs a job of 6 CPUs, 6 GiB and 2 GPUs (state mixed).
+  EXPECT_EQ(list->nodes[1].allocated, (SlurmHeld{.cpu = 6000, .memory = 6144 * kMiB, .gpus = 2}));
+  EXPECT_EQ(list->nodes[1].node.condition, NodeCondition::kReady);
   EXPECT_EQ(list->nodes[2].node.condition, NodeCondition::kDown);  // state=down
   EXPECT_TRUE(list->nodes[3].node.unschedulable);                  // drained
   EXPECT_EQ(list->nodes[3].node.condition, NodeCondition::kReady);

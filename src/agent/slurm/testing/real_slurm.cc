@@ -61,9 +61,13 @@ std::string RealSlurm::Var(const std::string& name) const {
   return it == vars_.end() ? "" : it->second;
 }
 
+std::optional<std::string> RealSlurm::Tool(const std::string& tool, const std::string& args) const {
+  return Shell(fmt::format("env -u SLURM_JWT TESSERA_SLURM_INSTANCE={} SLURM_CONF={} {} {}",
+                           instance_, Var("SLURM_CONF"), tool, args));
+}
+
 std::optional<std::string> RealSlurm::Scontrol(const std::string& args) const {
-  return Shell(fmt::format("env -u SLURM_JWT TESSERA_SLURM_INSTANCE={} SLURM_CONF={} scontrol {}",
-                           instance_, Var("SLURM_CONF"), args));
+  return Tool("scontrol", args);
 }
 
 void RealSlurm::Stop() {

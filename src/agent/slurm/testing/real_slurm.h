@@ -30,7 +30,10 @@ class RealSlurm {
   // What the script exported: SLURM_REST_URL, SLURM_JWT, SLURM_REST_USER,
   // SLURM_REST_API_VERSION, SLURM_CONF, SLURM_TEST_DIR, ...; "" when absent.
   std::string Var(const std::string& name) const;
-  // Runs `scontrol ARGS` against this instance: its stdout, nullopt when it failed.
+  // Runs a Slurm command-line tool against this instance (`tool` "sbatch", "scancel", ...;
+  // without SLURM_JWT, with this instance's SLURM_CONF): its stdout, nullopt when it failed.
+  std::optional<std::string> Tool(const std::string& tool, const std::string& args) const;
+  // Tool("scontrol", args).
   std::optional<std::string> Scontrol(const std::string& args) const;
   void Stop();
 
