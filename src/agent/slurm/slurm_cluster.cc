@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -28,13 +27,6 @@ uint32_t Fnv1a(std::string_view text) {
   uint32_t hash = 2166136261u;
   for (unsigned char c : text) hash = (hash ^ c) * 16777619u;
   return hash;
-}
-
-// A job started (Slurm's start_time, whole seconds) before Slurm's second `second`.
-bool StartedBefore(std::optional<TimePoint> start, std::optional<int64_t> second) {
-  if (!start.has_value() || !second.has_value()) return false;
-  return std::chrono::duration_cast<std::chrono::seconds>(start->time_since_epoch()).count() <
-         *second;
 }
 
 }  // namespace
@@ -345,7 +337,6 @@ std::vector<int64_t> SlurmCluster::ApplyJobsLocked(const std::vector<SlurmJob>& 
   for (const SlurmJob& job : jobs) by_id[job.id] = &job;
   std::vector<int64_t> missing;
   const TimePoint now = clock_.Now();
-  bool counted = false;
   for (auto& [launch_id, task] : tasks_) {
     if (task->ended || !task->job_id.has_value()) continue;
     auto found = by_id.find(*task->job_id);
@@ -362,11 +353,6 @@ std::vector<int64_t> SlurmCluster::ApplyJobsLocked(const std::vector<SlurmJob>& 
                      (phase == SlurmJobPhase::kEnded && job.start_time.has_value() &&
                       !task->cancel_requested && job.state != "CANCELLED");
     task->running = task->running || phase == SlurmJobPhase::kRunning;
-    if (phase == SlurmJobPhase::kRunning && !task->counted &&
-        StartedBefore(job.start_time, read_second_)) {
-      CountLocked(*task);  // Slurm ran it already when the node list was read
-      counted = true;
-    }
     if (!task->started && ran) {
       task->started = true;
       event.started = job.start_time.value_or(now);
@@ -389,7 +375,6 @@ std::vector<int64_t> SlurmCluster::ApplyJobsLocked(const std::vector<SlurmJob>& 
     if (event.end.has_value()) task->ended = true;
     if (event.started.has_value() || event.end.has_value()) events.push_back(std::move(event));
   }
-  if (counted) OfferLocked();
   return missing;
 }
 

@@ -201,8 +201,7 @@ class SlurmCluster final : public Cluster {
     std::string node;               // the placement's node
     SlurmHeld request;              // the spec's cpu, memory and number of devices
     std::vector<int32_t> devices;   // the placement's device indices
-    bool running = false;           // seen running in Slurm
-    bool counted = false;           // its request is in tessera_in_read_
+    bool running = false;           // seen running in Slurm (so in its node's allocation)
     std::string submit_body;        // queued for submission; "" once taken
     std::optional<int64_t> job_id;  // known once submitted (or matched by Recover)
     bool adopting = false;          // the job id is to be found in Slurm's job list
@@ -248,15 +247,10 @@ class SlurmCluster final : public Cluster {
   void SendSignals();
   Duration Poll();
   // True when the node list was read (changed, or read whole); false when Slurm answered that
-  // nothing changed. Either way the inventory is offered anew (ReadNodesLocked).
+  // nothing changed. Either way the inventory is offered anew (OfferLocked).
   absl::StatusOr<bool> RefreshInventory();
-  // REQUIRES mu_ held. A node list read was sent at Slurm second `second` (nullopt: unknown):
-  // the tasks seen running now are in it (counted), then OfferLocked.
-  void ReadNodesLocked(std::optional<int64_t> second);
-  // REQUIRES mu_ held. Adds a task Slurm runs to what Tessera holds in the last node list read.
-  void CountLocked(Task& task);
-  // REQUIRES mu_ held. nodes_ = slurm_nodes_ less what foreign jobs hold (slurm_offer.h):
-  // Slurm's allocation less tessera_in_read_.
+  // REQUIRES mu_ held. nodes_ = slurm_nodes_ less what foreign jobs hold (slurm_offer.h): the
+  // tasks seen running now were running when the node list just read was sent.
   void OfferLocked();
   // Reading each followed job (GET /job/{id}) is cheaper than one read of the job list (every
   // job Slurm keeps): fewer than 1/kJobReadCost of the list's last length are followed.
@@ -343,11 +337,6 @@ class SlurmCluster final : public Cluster {
   std::vector<int64_t> requeued_;       // Slurm jobs requeued after they started: to cancel
   std::vector<SlurmNode> slurm_nodes_;  // the last node list read; written under rest_mu_ too
   std::vector<Node> nodes_;             // what they offer Tessera
-  // What Tessera's jobs hold in slurm_nodes_, by node: the requests of the tasks seen running
-  // when it was read, or seen later with a start before `read_second_` (Slurm's second when the
-  // read was sent; nullopt while slurmctld's clock is unknown).
-  std::map<std::string, SlurmHeld, std::less<>> tessera_in_read_;
-  std::optional<int64_t> read_second_;
   std::vector<NodeUsage> usage_;
   std::map<std::string, std::string, std::less<>> addresses_;        // node → address
   std::map<std::string, std::unique_ptr<Task>, std::less<>> tasks_;  // by launch id

@@ -194,7 +194,7 @@ absl::StatusOr<bool> SlurmCluster::RefreshInventory() {
   }
   if (!body->has_value()) {  // nothing changed
     std::lock_guard<std::mutex> lock(mu_);
-    ReadNodesLocked(sent);
+    OfferLocked();
     return false;
   }
   absl::StatusOr<SlurmNodeList> list = ParseSlurmNodes(**body, inventory_options_);
@@ -211,34 +211,20 @@ absl::StatusOr<bool> SlurmCluster::RefreshInventory() {
   slurm_nodes_ = std::move(list->nodes);
   usage_ = std::move(usage);
   addresses_ = std::move(addresses);
-  ReadNodesLocked(sent);
-  return true;
-}
-
-void SlurmCluster::ReadNodesLocked(std::optional<int64_t> second) {
-  read_second_ = second;
-  tessera_in_read_.clear();
-  for (const auto& [id, task] : tasks_) {
-    task->counted = false;
-    if (task->running && !task->ended) CountLocked(*task);
-  }
   OfferLocked();
-}
-
-void SlurmCluster::CountLocked(Task& task) {
-  SlurmHeld& held = tessera_in_read_[task.node];
-  held.cpu += task.request.cpu;
-  held.memory += task.request.memory;
-  held.gpus += task.request.gpus;
-  task.counted = true;
+  return true;
 }
 
 void SlurmCluster::OfferLocked() {
   std::map<std::string, TesseraOnNode, std::less<>> tessera;
-  for (const auto& [node, held] : tessera_in_read_) tessera[node].running = held;
   for (const auto& [id, task] : tasks_) {
-    if (!task->ended)
-      tessera[task->node].devices.insert(task->devices.begin(), task->devices.end());
+    if (task->ended) continue;
+    TesseraOnNode& on = tessera[task->node];
+    on.devices.insert(task->devices.begin(), task->devices.end());
+    if (!task->running) continue;
+    on.running.cpu += task->request.cpu;
+    on.running.memory += task->request.memory;
+    on.running.gpus += task->request.gpus;
   }
   nodes_.clear();
   for (const SlurmNode& node : slurm_nodes_) {

@@ -284,27 +284,6 @@ TEST_F(SlurmClusterTest, TesserasRunningJobsAreNotTakenOutTwice) {
   EXPECT_EQ(Find(*cluster, "node2")->allocatable.memory, (65536 - 1024) * (int64_t{1} << 20));
 }
 
-// A Tessera job seen running after the node list was read, but started in Slurm before that
-// read, is counted as Tessera's at once: its resources are not offered short until the next read.
-TEST_F(SlurmClusterTest, AJobThatStartedBeforeTheNodeReadCountsAsTesserasAtOnce) {
-  slurm_->SetNodes(json::array({Node("node1"), Busy("node2", 5, 3072, 3)}));
-  SlurmClusterOptions options = Options();
-  options.poll_interval = std::chrono::minutes(10);  // the node list: at start, then not again
-  absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
-      SlurmCluster::Create(std::move(options), &recorder_);
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
-  TaskLaunchSpec spec = Spec("j1-w-0-a1");
-  spec.cpu = 2000;
-  spec.memory = int64_t{2048} << 20;
-  (*cluster)->Launch(spec);
-  EXPECT_EQ(Find(**cluster, "node2")->allocatable.cpu, 3000);
-  // Slurm says the job started at second 1000, long before the node list was read.
-  slurm_->SetJob(WaitSubmitted(**cluster, "j1-w-0-a1"), "RUNNING");
-  ASSERT_TRUE(recorder_.WaitStarted("j1-w-0-a1").has_value());
-  ASSERT_TRUE(WaitUntil([&] { return Find(**cluster, "node2")->allocatable.cpu == 5000; }));
-  EXPECT_EQ(Find(**cluster, "node2")->allocatable.gpu, 3000);
-}
-
 // The destruction contract (tessera/cluster/cluster.h): the destructor stops and joins the poll
 // thread before it returns, so nothing calls back afterwards. Each round destroys a cluster polling
 // every millisecond with tasks submitted, on odd rounds while slurmrestd is unreachable (the poller
