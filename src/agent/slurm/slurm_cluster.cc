@@ -352,7 +352,6 @@ std::vector<int64_t> SlurmCluster::ApplyJobsLocked(const std::vector<SlurmJob>& 
     const bool ran = phase == SlurmJobPhase::kRunning ||
                      (phase == SlurmJobPhase::kEnded && job.start_time.has_value() &&
                       !task->cancel_requested && job.state != "CANCELLED");
-    task->running = task->running || phase == SlurmJobPhase::kRunning;
     if (!task->started && ran) {
       task->started = true;
       event.started = job.start_time.value_or(now);

@@ -14,7 +14,7 @@
 //                                  first partition, labels + tessera.io/partitions
 //   node allocatable               capacity less what Slurm's other ("foreign") jobs hold:
 //                                  alloc_cpus, alloc_memory and gres_used less the requests of
-//                                  Tessera's jobs Slurm was running there at that read; GPUs
+//                                  Tessera's jobs there not seen ending at that read; GPUs
 //                                  others hold become unhealthy devices (slurm_offer.h)
 //   condition kDown                state DOWN, FAIL, FUTURE or NOT_RESPONDING
 //   unschedulable                  DRAIN, DRAINING, DRAINED
@@ -201,7 +201,6 @@ class SlurmCluster final : public Cluster {
     std::string node;               // the placement's node
     SlurmHeld request;              // the spec's cpu, memory and number of devices
     std::vector<int32_t> devices;   // the placement's device indices
-    bool running = false;           // seen running in Slurm (so in its node's allocation)
     std::string submit_body;        // queued for submission; "" once taken
     std::optional<int64_t> job_id;  // known once submitted (or matched by Recover)
     bool adopting = false;          // the job id is to be found in Slurm's job list
@@ -250,7 +249,7 @@ class SlurmCluster final : public Cluster {
   // nothing changed. Either way the inventory is offered anew (OfferLocked).
   absl::StatusOr<bool> RefreshInventory();
   // REQUIRES mu_ held. nodes_ = slurm_nodes_ less what foreign jobs hold (slurm_offer.h): the
-  // tasks seen running now were running when the node list just read was sent.
+  // tasks not seen ending now are those Slurm held when the node list just read was sent.
   void OfferLocked();
   // Reading each followed job (GET /job/{id}) is cheaper than one read of the job list (every
   // job Slurm keeps): fewer than 1/kJobReadCost of the list's last length are followed.

@@ -221,10 +221,9 @@ void SlurmCluster::OfferLocked() {
     if (task->ended) continue;
     TesseraOnNode& on = tessera[task->node];
     on.devices.insert(task->devices.begin(), task->devices.end());
-    if (!task->running) continue;
-    on.running.cpu += task->request.cpu;
-    on.running.memory += task->request.memory;
-    on.running.gpus += task->request.gpus;
+    on.held.cpu += task->request.cpu;
+    on.held.memory += task->request.memory;
+    on.held.gpus += task->request.gpus;
   }
   nodes_.clear();
   for (const SlurmNode& node : slurm_nodes_) {

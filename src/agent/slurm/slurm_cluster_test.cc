@@ -257,16 +257,15 @@ TEST_F(SlurmClusterTest, TesserasRunningJobsAreNotTakenOutTwice) {
   spec.memory = int64_t{2048} << 20;
   cluster->Launch(spec);
   const int64_t job = WaitSubmitted(*cluster, "j1-w-0-a1");
-  // While Tessera's job is not seen running, all Slurm holds on node2 counts as foreign.
+  // Slurm's 5 CPUs, 3 GiB and 3 GPUs hold Tessera's 2 CPUs, 2 GiB and 2 GPUs, whether or not
+  // the agent has seen the job start yet.
   slurm_->SetNodes(json::array({Node("node1"), Busy("node2", 5, 3072, 3)}));
-  ASSERT_TRUE(WaitUntil([&] { return Find(*cluster, "node2")->allocatable.cpu == 3000; }));
-  EXPECT_EQ(UnhealthyGpus(*Find(*cluster, "node2")), 3);
-
-  // Seen running: Slurm's 5 CPUs, 3 GiB and 3 GPUs hold Tessera's 2 CPUs, 2 GiB and 2 GPUs.
+  ASSERT_TRUE(WaitUntil([&] { return Find(*cluster, "node2")->allocatable.cpu == 5000; }));
+  EXPECT_EQ(recorder_.StartCount(), 0);
   slurm_->SetJob(job, "RUNNING");
   ASSERT_TRUE(recorder_.WaitStarted("j1-w-0-a1").has_value());
-  ASSERT_TRUE(WaitUntil([&] { return Find(*cluster, "node2")->allocatable.cpu == 5000; }));
   std::optional<tessera::Node> node2 = Find(*cluster, "node2");
+  EXPECT_EQ(node2->allocatable.cpu, 5000);
   EXPECT_EQ(node2->allocatable.memory, (65536 - 1024) * (int64_t{1} << 20));
   EXPECT_EQ(node2->allocatable.gpu, 3000);
   ASSERT_EQ(UnhealthyGpus(*node2), 1);

@@ -26,11 +26,11 @@ void TakeDevices(Node& node, int64_t count, const std::set<int32_t>& held) {
 
 Node OfferedNode(const SlurmNode& slurm, const TesseraOnNode& tessera) {
   Node node = slurm.node;
-  node.allocatable.cpu = Remaining(node.capacity.cpu, slurm.allocated.cpu, tessera.running.cpu);
+  node.allocatable.cpu = Remaining(node.capacity.cpu, slurm.allocated.cpu, tessera.held.cpu);
   node.allocatable.memory =
-      Remaining(node.capacity.memory, slurm.allocated.memory, tessera.running.memory);
+      Remaining(node.capacity.memory, slurm.allocated.memory, tessera.held.memory);
   const int64_t devices = static_cast<int64_t>(node.gpus.size());
-  const int64_t foreign = devices - Remaining(devices, slurm.allocated.gpus, tessera.running.gpus);
+  const int64_t foreign = devices - Remaining(devices, slurm.allocated.gpus, tessera.held.gpus);
   TakeDevices(node, foreign, tessera.devices);
   node.allocatable.gpu = node.capacity.gpu - kMilliGpuPerDevice * foreign;
   return node;

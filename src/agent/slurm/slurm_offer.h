@@ -5,8 +5,17 @@
 // alloc_cpus, alloc_memory and gres_used). Tessera's scheduler counts its own tasks itself
 // (Node::allocated), so only the rest is taken out of what the node offers:
 //
-//   foreign                 allocated - the requests of Tessera's jobs that Slurm was running
-//                           on the node when the node list was read, per resource, at least 0
+//   foreign                 allocated - the requests of Tessera's jobs on the node that were not
+//                           seen ending when the node list was read, per resource, at least 0
+//
+// Tessera's jobs count whether or not Slurm has started them: Slurm starts a submitted job at
+// its next scheduling pass, long before the agent's next read of the jobs would show it running,
+// and counting only the jobs seen running took each new one for a foreign job until then,
+// offering its slot short twice over. The price: a Tessera job that Slurm has NOT started
+// (it waits in Slurm, PENDING) is not in `allocated` but is counted, so while foreign jobs hold
+// resources on the node the offer is too large by at most that job's request, until it starts
+// or ends. Without foreign jobs, or once Tessera's jobs run, the offer is exact.
+//
 //   allocatable.cpu/.memory capacity - foreign (millicores, bytes), at least 0
 //   GPU devices             `foreign.gpus` devices are marked unhealthy — an unhealthy device
 //                           takes no new work (core/node.h) — and allocatable.gpu = capacity.gpu
@@ -31,7 +40,7 @@ namespace tessera::agent {
 
 // Tessera's own tasks on one node, as the agent follows them.
 struct TesseraOnNode {
-  SlurmHeld running;          // the requests of those Slurm runs (millicores, bytes, devices)
+  SlurmHeld held;             // the requests of those not seen ending (millicores, bytes, devices)
   std::set<int32_t> devices;  // the device indices any of them holds in Tessera's placement
 };
 

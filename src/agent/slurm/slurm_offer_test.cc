@@ -46,7 +46,7 @@ TEST(SlurmOfferTest, ForeignJobsAreTakenOut) {
 
 TEST(SlurmOfferTest, TesserasRunningJobsAreNotTakenOutTwice) {
   // Slurm's 5 CPUs, 6 GiB and 3 GPUs include Tessera's job of 2 CPUs, 2 GiB and 1 GPU.
-  const TesseraOnNode tessera{.running = {.cpu = 2000, .memory = 2 * kGiB, .gpus = 1},
+  const TesseraOnNode tessera{.held = {.cpu = 2000, .memory = 2 * kGiB, .gpus = 1},
                               .devices = {3}};
   const Node node = OfferedNode(Slurm({.cpu = 5000, .memory = 6 * kGiB, .gpus = 3}), tessera);
   EXPECT_EQ(node.allocatable.cpu, 5000);
@@ -58,7 +58,7 @@ TEST(SlurmOfferTest, TesserasRunningJobsAreNotTakenOutTwice) {
 
 TEST(SlurmOfferTest, TesserasJobsAloneLeaveTheCapacity) {
   // What Tessera requested covers what Slurm allocated: nothing is foreign (never below 0).
-  const TesseraOnNode tessera{.running = {.cpu = 4000, .memory = 8 * kGiB, .gpus = 2},
+  const TesseraOnNode tessera{.held = {.cpu = 4000, .memory = 8 * kGiB, .gpus = 2},
                               .devices = {0, 1}};
   const Node node = OfferedNode(Slurm({.cpu = 4000, .memory = 4 * kGiB, .gpus = 2}), tessera);
   EXPECT_EQ(node.allocatable, node.capacity);
