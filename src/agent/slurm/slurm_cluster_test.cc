@@ -135,6 +135,18 @@ class SlurmClusterTest : public ::testing::Test {
     options.active_poll_interval = Duration(200);
     return options;
   }
+  // Where a cluster made by MakeFollowingTheLog finds Slurm's job-completion log.
+  std::string JobCompLog() const { return (log_dir_ / "jobcomp.txt").string(); }
+  // A cluster on `clock` (SimulatedOptions) that follows JobCompLog() every 5 ms.
+  std::unique_ptr<SlurmCluster> MakeFollowingTheLog(SimulatedClock& clock) {
+    SlurmClusterOptions options = SimulatedOptions(clock);
+    options.jobcomp_file = JobCompLog();
+    options.jobcomp_interval = Duration(5);
+    absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
+        SlurmCluster::Create(std::move(options), &recorder_);
+    EXPECT_TRUE(cluster.ok()) << cluster.status();
+    return cluster.ok() ? *std::move(cluster) : nullptr;
+  }
   std::unique_ptr<SlurmCluster> Make() {
     absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
         SlurmCluster::Create(Options(), &recorder_);
@@ -540,15 +552,11 @@ TEST_F(SlurmClusterTest, BesideManyOtherJobsEachOfTesserasJobsIsReadAlone) {
 // /job/{id}, no poll (the simulated clock never reaches one) and no read of the list.
 TEST_F(SlurmClusterTest, AnEndInSlurmsJobCompletionLogIsReadAtOnceWithoutAPoll) {
   SimulatedClock clock(TimePoint(std::chrono::seconds(1'000'000)));
-  SlurmClusterOptions options = SimulatedOptions(clock);
-  const std::string jobcomp = (log_dir_ / "jobcomp.txt").string();
-  options.jobcomp_file = jobcomp;
-  options.jobcomp_interval = Duration(5);
-  absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
-      SlurmCluster::Create(std::move(options), &recorder_);
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
-  (*cluster)->Launch(Spec("n1"));
-  const int64_t job = WaitSubmitted(**cluster, "n1");
+  std::unique_ptr<SlurmCluster> cluster = MakeFollowingTheLog(clock);
+  ASSERT_NE(cluster, nullptr);
+  const std::string jobcomp = JobCompLog();
+  cluster->Launch(Spec("n1"));
+  const int64_t job = WaitSubmitted(*cluster, "n1");
   // With the log, a submission is followed at the idle pace: the ends come from the log.
   ASSERT_TRUE(WaitUntil([&] { return clock.NextDue() == clock.Now() + Duration(1000); }));
   const int lists = slurm_->JobLists();
@@ -570,7 +578,7 @@ TEST_F(SlurmClusterTest, AnEndInSlurmsJobCompletionLogIsReadAtOnceWithoutAPoll) 
   EXPECT_EQ(slurm_->JobLists(), lists);
   logged(job);  // logged again (a requeued job's second end): seen ending, no read
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  cluster->reset();
+  cluster.reset();
   EXPECT_EQ(slurm_->JobReads(), 2);
   EXPECT_EQ(recorder_.EndCount(), 1);
 }
@@ -578,15 +586,11 @@ TEST_F(SlurmClusterTest, AnEndInSlurmsJobCompletionLogIsReadAtOnceWithoutAPoll) 
 // A line that tells the end whole (COMPLETED, its exit code and start) needs no read at all.
 TEST_F(SlurmClusterTest, AnEndTheJobCompletionLogTellsWholeIsReportedAsLogged) {
   SimulatedClock clock(TimePoint(std::chrono::seconds(1'000'000)));
-  SlurmClusterOptions options = SimulatedOptions(clock);
-  const std::string jobcomp = (log_dir_ / "jobcomp.txt").string();
-  options.jobcomp_file = jobcomp;
-  options.jobcomp_interval = Duration(5);
-  absl::StatusOr<std::unique_ptr<SlurmCluster>> cluster =
-      SlurmCluster::Create(std::move(options), &recorder_);
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
-  (*cluster)->Launch(Spec("w1"));
-  const int64_t job = WaitSubmitted(**cluster, "w1");
+  std::unique_ptr<SlurmCluster> cluster = MakeFollowingTheLog(clock);
+  ASSERT_NE(cluster, nullptr);
+  const std::string jobcomp = JobCompLog();
+  cluster->Launch(Spec("w1"));
+  const int64_t job = WaitSubmitted(*cluster, "w1");
   std::ofstream(jobcomp, std::ios::app)
       << "JobId=" << job
       << " UserId=root(0) Name=w1 JobState=COMPLETED StartTime=2026-12-07T19:22:13 "
@@ -597,7 +601,7 @@ TEST_F(SlurmClusterTest, AnEndTheJobCompletionLogTellsWholeIsReportedAsLogged) {
   EXPECT_EQ(end->reason, "Error");
   EXPECT_EQ(end->exit_code, 3);
   EXPECT_TRUE(recorder_.WaitStarted("w1").has_value());
-  cluster->reset();
+  cluster.reset();
   EXPECT_EQ(slurm_->JobReads(), 0);
 }
 
