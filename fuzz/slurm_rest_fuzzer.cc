@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/strings/match.h"
 #include "agent/slurm/slurm_diag.h"
 #include "agent/slurm/slurm_inventory.h"
 #include "agent/slurm/slurm_jobcomp_line.h"
@@ -38,7 +39,7 @@ void CheckOffers(const SlurmNode& parsed, std::string_view input) {
   const SlurmHeld& held = parsed.allocated;
   Require(held.cpu >= 0 && held.memory >= 0 && held.gpus >= 0 && held.gpus <= kMaxGpusPerNode,
           "what Slurm allocated is bounded", input);
-  const TesseraOnNode beside{.running = {.cpu = 1000, .memory = int64_t{1} << 30, .gpus = 1},
+  const TesseraOnNode beside{.held = {.cpu = 1000, .memory = int64_t{1} << 30, .gpus = 1},
                              .devices = {0}};
   for (const TesseraOnNode& tessera : {TesseraOnNode{}, beside}) {
     const Node offered = OfferedNode(parsed, tessera);
@@ -141,7 +142,7 @@ void FuzzJobCompLine(std::string_view text, std::string_view input) {
   absl::StatusOr<SlurmJob> logged = ParseJobCompLine(text);
   if (!logged.ok()) {
     Require(logged.status().code() == absl::StatusCode::kInvalidArgument &&
-                logged.status().message().starts_with("JobId: "),
+                absl::StartsWith(logged.status().message(), "JobId: "),
             "a refused job-completion line names JobId", input);
     return;
   }
