@@ -51,33 +51,28 @@ absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Create(SlurmClusterO
   if (options.concurrent_submissions < 1) {
     return absl::InvalidArgumentError("slurm concurrent submissions: must be at least 1");
   }
-  std::shared_ptr<SlurmTransport> transport = options.transport;
-  std::vector<std::shared_ptr<SlurmTransport>> submit_transports = {transport};
-  if (transport == nullptr) {
+  std::vector<std::shared_ptr<SlurmTransport>> submit_transports;
+  if (options.transport != nullptr) {
+    // An injected transport (tests) takes the submissions in flight together.
+    submit_transports.assign(options.concurrent_submissions, options.transport);
+  } else {
     absl::StatusOr<SlurmClusterOptions> checked = SlurmClusterOptions::FromEnvironment(
         options, [](std::string_view) { return std::nullopt; });
     if (!checked.ok()) return checked.status();
     options = *std::move(checked);
-    absl::StatusOr<std::unique_ptr<SlurmTransport>> http =
-        NewHttpSlurmTransport({.url = options.url,
-                               .user = options.user,
-                               .jwt = options.jwt,
-                               .jwt_file = options.jwt_file,
-                               .timeout = options.request_timeout});
-    if (!http.ok()) return http.status();
-    transport = *std::move(http);
+    const SlurmHttpOptions http{.url = options.url,
+                                .user = options.user,
+                                .jwt = options.jwt,
+                                .jwt_file = options.jwt_file,
+                                .timeout = options.request_timeout};
     // The HTTP transport asks one thing at a time: each submission in flight has its own.
-    submit_transports = {transport};
-    while (submit_transports.size() < static_cast<size_t>(options.concurrent_submissions)) {
-      submit_transports.push_back(*NewHttpSlurmTransport({.url = options.url,
-                                                          .user = options.user,
-                                                          .jwt = options.jwt,
-                                                          .jwt_file = options.jwt_file,
-                                                          .timeout = options.request_timeout}));
+    for (int i = 0; i < options.concurrent_submissions; ++i) {
+      absl::StatusOr<std::unique_ptr<SlurmTransport>> one = NewHttpSlurmTransport(http);
+      if (!one.ok()) return one.status();
+      submit_transports.push_back(*std::move(one));
     }
   }
-  // An injected transport (tests) takes the submissions in flight together.
-  submit_transports.resize(options.concurrent_submissions, transport);
+  std::shared_ptr<SlurmTransport> transport = submit_transports.front();
   absl::StatusOr<SlurmApiVersion> version = setting->has_value()
                                                 ? absl::StatusOr<SlurmApiVersion>(**setting)
                                                 : ProbeSlurmApiVersion(*transport);
