@@ -164,6 +164,7 @@ absl::Status JobManager::Start(std::vector<Cluster*> clusters) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     ResumeDrainsLocked();
+    for (const auto& [id, record] : jobs_) MarkChangedLocked(id);
     for (auto& [id, record] : jobs_) {
       if (IsTerminal(record.status().phase)) continue;
       std::vector<JobEvent> events;
@@ -377,6 +378,7 @@ void JobManager::PersistLocked(JobRecord& record, std::vector<JobEvent> events,
     ops.push_back(store::Op::Put(SpecKey(record.id), EncodeJobSpec(record)));
     record.spec_stored = true;
   }
+  MarkChangedLocked(record.id);
   ops.push_back(store::Op::Put(JobKey(record.id), EncodeJobRecord(record)));
   for (store::Op& op : TaskWrites(record)) ops.push_back(std::move(op));
   for (const JobEvent& event : events) {
@@ -387,6 +389,7 @@ void JobManager::PersistLocked(JobRecord& record, std::vector<JobEvent> events,
 }
 
 void JobManager::CommitWritesLocked() {
+  PublishLocked();
   if (cycle_writes_.empty()) return;
   CycleWrites::Batch batch = cycle_writes_.Take();
   auto callback = [this, events = std::move(batch.events),

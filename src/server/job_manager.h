@@ -55,7 +55,10 @@
 // the manager rebuilds its state from the store: pending jobs are queued again, running tasks'
 // placements are assumed, and each cluster reconciles the tasks it runs (Cluster::Recover): a task
 // still running is kept; one that vanished ends "Lost" and its job follows its restart policy.
-// Reads (Get, List) show a lifecycle step as soon as it is decided, at most one loop turn ahead of
+// Reads (Get, List, and finding the job of Events, Watch) are answered from an immutable
+// JobSnapshot (server/job_snapshot.h) that the loop publishes at the end of each turn, before
+// the turn's writes go to the store, and that each submission publishes as it is acknowledged:
+// a read takes no lock the loop holds, and shows a lifecycle step at most one loop turn ahead of
 // durability; events (Events, Watch) appear once stored. A crash in between is recovered by
 // re-deriving the step.
 //
@@ -111,6 +114,7 @@
 #include "server/event_hub.h"
 #include "server/job_record.h"
 #include "server/job_service.h"
+#include "server/job_snapshot.h"
 #include "server/recent_workload.h"
 #include "server/server_metrics.h"
 #include "spec/queue_document.h"
@@ -299,7 +303,16 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   // --- API side -------------------------------------------------------------------------
   // The record `id` names, if `caller` may see it. REQUIRES: mu_ held.
   JobRecord* FindVisibleLocked(const Caller& caller, std::string_view id);
+  // The published view of the job `id` names, if `caller` may see it; nullptr otherwise.
+  std::shared_ptr<const JobView> FindPublished(const Caller& caller, std::string_view id) const;
   absl::StatusOr<JobView> GetView(const Caller& caller, std::string_view id);
+  // The snapshot reads are answered from. Any thread.
+  std::shared_ptr<const JobSnapshot> Published() const;
+  // Publishes the views of the jobs changed since the last call (MarkChangedLocked), leaving out
+  // submissions not yet committed. REQUIRES: mu_ held (which orders the publishers).
+  void PublishLocked();
+  // The view of job `id` changed: the next PublishLocked publishes it. REQUIRES: mu_ held.
+  void MarkChangedLocked(int64_t id) { unpublished_.push_back(id); }
   // Submit and SubmitBatch (job_manager_submit.cc): checks `jobs` in order, commits the
   // accepted ones together and posts them to the loop together; one result per job.
   SubmitBatchResult SubmitAll(const Caller& caller, std::vector<spec::JobDocument> jobs);
@@ -428,9 +441,11 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   // in decision order.
   void PersistLocked(JobRecord& record, std::vector<JobEvent> events,
                      std::function<void()> done = nullptr);
-  // Hands the writes gathered since the last call to the store as one transaction (nothing when
-  // there are none). The loop calls it once per turn, after the cycle; PersistLocked also calls
-  // it when the next write would take the transaction past the store's limits. REQUIRES: mu_.
+  // Publishes the changed views (PublishLocked), then hands the writes gathered since the last
+  // call to the store as one transaction (nothing when there are none), so that what a write's
+  // `done` answers is already readable. The loop calls it once per turn, after the cycle;
+  // PersistLocked also calls it when the next write would take the transaction past the store's
+  // limits. REQUIRES: mu_.
   void CommitWritesLocked();
 
   // --- start-up ---------------------------------------------------------------------------
@@ -466,12 +481,18 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   absl::flat_hash_map<std::string, int64_t> active_names_;  // tenant + '\0' + name → id
   std::set<int64_t> uncommitted_;  // submissions not yet durable: invisible to readers
   CycleWrites cycle_writes_;       // the loop turn's job writes, not yet handed to the store
+  std::vector<int64_t> unpublished_;  // jobs whose view changed since the last PublishLocked
   int64_t next_id_ = 1;
   // The queue tree in effect (tree order; written on the loop thread) and the loop's last
   // snapshot of the Scheduler's queue statuses.
   std::vector<QueueSpec> queues_;
   spec::QueueLeafIndex queue_leaves_;  // of queues_
   std::vector<QueueStatus> queue_statuses_;
+
+  // What reads see: replaced by PublishLocked (under mu_ and snapshot_mu_), read under
+  // snapshot_mu_ alone. snapshot_mu_ is taken last and held only to copy the pointer.
+  mutable std::mutex snapshot_mu_;
+  std::shared_ptr<const JobSnapshot> snapshot_ = std::make_shared<JobSnapshot>();
 
   // Loop state: owned by the loop thread; state_ also read by Nodes()/Clusters() under state_mu_.
   // Lock order: only the loop thread (and Start, before the loop runs) ever holds mu_ and

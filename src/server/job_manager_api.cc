@@ -34,11 +34,43 @@ JobRecord* JobManager::FindVisibleLocked(const Caller& caller, std::string_view 
   return &it->second;
 }
 
+std::shared_ptr<const JobSnapshot> JobManager::Published() const {
+  std::lock_guard<std::mutex> lock(snapshot_mu_);
+  return snapshot_;
+}
+
+std::shared_ptr<const JobView> JobManager::FindPublished(const Caller& caller,
+                                                         std::string_view id) const {
+  const std::optional<int64_t> number = ParseJobId(id);
+  if (!number.has_value()) return nullptr;
+  std::shared_ptr<const JobView> view = Published()->Find(*number);
+  if (view == nullptr || (!caller.admin && view->tenant != caller.tenant)) return nullptr;
+  return view;
+}
+
+void JobManager::PublishLocked() {
+  if (unpublished_.empty()) return;
+  std::sort(unpublished_.begin(), unpublished_.end());
+  unpublished_.erase(std::unique(unpublished_.begin(), unpublished_.end()), unpublished_.end());
+  std::vector<JobSnapshot::Change> changes;
+  changes.reserve(unpublished_.size());
+  for (int64_t id : unpublished_) {
+    if (uncommitted_.contains(id)) continue;  // published once its submission is acknowledged
+    auto it = jobs_.find(id);
+    changes.push_back(
+        {.id = id,
+         .view = it == jobs_.end() ? nullptr : std::make_shared<const JobView>(it->second.View())});
+  }
+  unpublished_.clear();
+  std::shared_ptr<const JobSnapshot> next = Published()->With(changes);
+  std::lock_guard<std::mutex> lock(snapshot_mu_);
+  snapshot_ = std::move(next);
+}
+
 absl::StatusOr<JobView> JobManager::GetView(const Caller& caller, std::string_view id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const JobRecord* record = FindVisibleLocked(caller, id);
-  if (record == nullptr) return absl::NotFoundError(fmt::format("job {} not found", id));
-  return record->View();
+  std::shared_ptr<const JobView> view = FindPublished(caller, id);
+  if (view == nullptr) return absl::NotFoundError(fmt::format("job {} not found", id));
+  return *view;
 }
 
 absl::Status JobManager::CheckQueueLocked(std::string_view queue) const {
@@ -61,11 +93,9 @@ absl::StatusOr<ListJobsResult> JobManager::List(const Caller& caller,
   absl::StatusOr<int64_t> after = ListStart(caller, request);
   if (!after.ok()) return after.status();
   ListPage page(request.limit);
-  std::lock_guard<std::mutex> lock(mu_);
-  ForEachInListOrder(jobs_, *after, request.order, [&](const JobRecord& record) {
-    if (uncommitted_.contains(record.id)) return;
-    if (!ListsJob(caller, request, record.tenant, record.document)) return;
-    page.Offer([&] { return record.View(); });
+  Published()->ForEachInListOrder(*after, request.order, [&](const JobView& view) {
+    if (!ListsJob(caller, request, view.tenant, view.document)) return;
+    page.Offer([&] { return view; });
   });
   return std::move(page).Take();
 }
@@ -90,14 +120,10 @@ absl::StatusOr<JobView> JobManager::Cancel(const Caller& caller, std::string_vie
 
 absl::StatusOr<std::vector<JobEvent>> JobManager::Events(const Caller& caller,
                                                          std::string_view id) {
-  int64_t number = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    const JobRecord* record = FindVisibleLocked(caller, id);
-    if (record == nullptr) return absl::NotFoundError(fmt::format("job {} not found", id));
-    number = record->id;
+  if (FindPublished(caller, id) == nullptr) {
+    return absl::NotFoundError(fmt::format("job {} not found", id));
   }
-  return ReadJobEvents(*options_.store, number);
+  return ReadJobEvents(*options_.store, *ParseJobId(id));
 }
 
 absl::StatusOr<JobExplanation> JobManager::Explain(const Caller& caller, std::string_view id) {
@@ -180,11 +206,8 @@ absl::StatusOr<std::unique_ptr<EventStream>> JobManager::Watch(const Caller& cal
   if (request.after_sequence >= 0 && request.job_id.empty()) {
     return spec::FieldError("afterSequence", "needs a job");
   }
-  if (!request.job_id.empty()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (FindVisibleLocked(caller, request.job_id) == nullptr) {
-      return absl::NotFoundError(fmt::format("job {} not found", request.job_id));
-    }
+  if (!request.job_id.empty() && FindPublished(caller, request.job_id) == nullptr) {
+    return absl::NotFoundError(fmt::format("job {} not found", request.job_id));
   }
   std::unique_ptr<EventStream> live = hub_.Subscribe(caller, request.job_id);
   if (request.after_sequence < 0) return live;

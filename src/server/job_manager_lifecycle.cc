@@ -71,8 +71,11 @@ void JobManager::OnRefused(std::string_view job, const PendingReason& reason) {
 void JobManager::OnPending(std::string_view job, const PendingReason& reason) {
   std::lock_guard<std::mutex> lock(mu_);
   JobRecord& record = jobs_.at(*ParseJobId(job));
-  record.status().reason = reason.code;
-  record.status().message = reason.message;
+  if (record.status().reason != reason.code || record.status().message != reason.message) {
+    record.status().reason = reason.code;
+    record.status().message = reason.message;
+    MarkChangedLocked(record.id);
+  }
   JobExplanation& explanation = explanations_[record.id];
   explanation = {.phase = record.status().phase,
                  .reason = reason.code,

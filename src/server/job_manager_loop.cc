@@ -520,6 +520,7 @@ void JobManager::Handle(EstimateRequested& event) {
     auto it = jobs_.find(event.id);
     if (it != jobs_.end() && it->second.status().phase == JobPhase::kPending) {
       it->second.status().estimated_start_time = estimate->start;
+      MarkChangedLocked(event.id);
     }
   }
   event.done(std::move(estimate));

@@ -181,6 +181,7 @@ SubmitBatchResult JobManager::SubmitAll(const Caller& caller,
       results[job.item] = status;
       continue;
     }
+    MarkChangedLocked(job.id);
     hub_.Publish(job.submitted, record.tenant);
     metrics_->Submitted();
     results[job.item] = SubmitResult{.job = record.View(), .created = true};
@@ -194,6 +195,7 @@ SubmitBatchResult JobManager::SubmitAll(const Caller& caller,
       results[repeat.item] = first.status();
     }
   }
+  PublishLocked();
   PostAll(std::move(stored));
   return results;
 }
