@@ -3,11 +3,13 @@
 #include "server/job_manager.h"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <future>
 #include <utility>
 
 #include "control/attempt.h"
+#include "control/attempt_tally.h"
 #include "control/restart_rules.h"
 #include "core/duration.h"
 #include "fmt/format.h"
@@ -163,14 +165,42 @@ void JobManager::EndTask(JobRecord& record, int32_t index, TaskPhase phase,
   task.placement.node_index = -1;
 }
 
+namespace {
+
+control::TaskState StateOf(const TaskRuntime& task) {
+  return {.active = IsActive(task), .phase = task.phase, .reason = task.reason};
+}
+
+// control::Assess over every task of the record, for the check below.
+[[maybe_unused]] bool TallyMatchesTasks(const JobRecord& record, bool stopping,
+                                        const control::AttemptState& state) {
+  std::vector<control::TaskState> tasks;
+  for (const TaskRuntime& task : record.tasks) tasks.push_back(StateOf(task));
+  const control::AttemptState whole = control::Assess(tasks, stopping);
+  return whole.step == state.step && whole.failed == state.failed;
+}
+
+// Where the record's attempt stands: its tally, brought up to date with the tasks changed since
+// it last looked (all of them the first time), so that a task's end costs O(1) whatever the
+// job's width.
+control::AttemptState AssessAttempt(JobRecord& record) {
+  const auto size = static_cast<int32_t>(record.tasks.size());
+  if (record.tally.size() != size) {
+    record.tally = control::AttemptTally(size);
+    record.untallied_tasks.MarkAll(size);
+  }
+  for (int32_t i : record.untallied_tasks.Take()) record.tally.Set(i, StateOf(record.tasks[i]));
+  control::AttemptState state = record.tally.Assess(Stopping(record));
+  if (state.failed) state.failure = control::FailureOf(record.tasks[*state.failed].reason);
+  assert(TallyMatchesTasks(record, Stopping(record), state));
+  return state;
+}
+
+}  // namespace
+
 void JobManager::Resolve(JobRecord& record, std::vector<JobEvent>& events) {
   if (IsTerminal(record.status().phase)) return;
-  std::vector<control::TaskState> tasks;
-  tasks.reserve(record.tasks.size());
-  for (const TaskRuntime& task : record.tasks) {
-    tasks.push_back({.active = IsActive(task), .phase = task.phase, .reason = task.reason});
-  }
-  const control::AttemptState state = control::Assess(tasks, Stopping(record));
+  const control::AttemptState state = AssessAttempt(record);
   switch (state.step) {
     case control::AttemptStep::kRunning:
       return;

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "control/attempt_tally.h"
 #include "control/restart_rules.h"
 #include "core/placement.h"
 #include "server/changed_tasks.h"
@@ -93,16 +94,22 @@ struct JobRecord {
   // these tasks.
   ChangedTasks unwritten_tasks;
   ChangedTasks unsynced_tasks;
+  // Where the attempt stands, kept as its tasks change (the job manager's Resolve), with the
+  // tasks changed since it last looked. Sized like `tasks` once Resolve has looked; not stored.
+  control::AttemptTally tally;
+  ChangedTasks untallied_tasks;
 
   const spec::JobStatus& status() const { return *document.status; }
   spec::JobStatus& status() { return *document.status; }
   void TaskChanged(int32_t index) {
     unwritten_tasks.Mark(index);
     unsynced_tasks.Mark(index);
+    untallied_tasks.Mark(index);
   }
   void AllTasksChanged() {
     unwritten_tasks.MarkAll(static_cast<int32_t>(tasks.size()));
     unsynced_tasks.MarkAll(static_cast<int32_t>(tasks.size()));
+    untallied_tasks.MarkAll(static_cast<int32_t>(tasks.size()));
   }
   // Copies the placements and phases of the tasks changed since the last sync into
   // status.tasks (of every task when status.tasks is not sized like `tasks`).
