@@ -6,6 +6,7 @@
 #include <span>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "core/duration.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
@@ -166,7 +167,7 @@ void Scheduler::Enqueue(Entry& entry) {
   admission_->Add(entry.id, entry.leaf, entry.spec.priority, entry.id, entry.submit_time);
 }
 
-absl::Status Scheduler::Submit(std::string_view job, const JobSpec& spec) {
+absl::Status Scheduler::Submit(std::string_view job, JobSpec spec) {
   const auto at = jobs_.lower_bound(job);  // where the job goes (nothing is added before)
   if (at != jobs_.end() && at->first == job) {
     return absl::AlreadyExistsError(fmt::format("job {} is already queued", job));
@@ -183,7 +184,6 @@ absl::Status Scheduler::Submit(std::string_view job, const JobSpec& spec) {
   auto entry = std::make_unique<Entry>();
   entry->id = next_sequence_++;
   entry->name = std::string(job);
-  entry->spec = spec;
   entry->leaf = leaf;
   for (const TaskGroup& group : spec.tasks) {
     // The job's cluster constraints hold for each of its tasks (the cluster plugins read them).
@@ -192,11 +192,12 @@ absl::Status Scheduler::Submit(std::string_view job, const JobSpec& spec) {
     request.cluster_affinity = spec.cluster_affinity;
     request.cluster_anti_affinity = spec.cluster_anti_affinity;
     for (int32_t r = 0; r < group.replicas; ++r) {
-      entry->task_names.push_back(fmt::format("{}-{}", group.name, r));
+      entry->task_names.push_back(absl::StrCat(group.name, "-", r));
     }
     entry->tasks.insert(entry->tasks.end(), group.replicas - 1, request);
     entry->tasks.push_back(std::move(request));  // replicas >= 1 (Validate)
   }
+  entry->spec = std::move(spec);
   entry->charge = JobCharge(entry->tasks);
   entry->placed.assign(entry->tasks.size(), false);
   entry->placements.resize(entry->tasks.size());
@@ -209,9 +210,9 @@ absl::Status Scheduler::Submit(std::string_view job, const JobSpec& spec) {
   return absl::OkStatus();
 }
 
-absl::Status Scheduler::Restore(std::string_view job, const JobSpec& spec,
+absl::Status Scheduler::Restore(std::string_view job, JobSpec spec,
                                 std::span<const TaskBinding> placed, TimePoint started) {
-  if (absl::Status s = Submit(job, spec); !s.ok()) return s;
+  if (absl::Status s = Submit(job, std::move(spec)); !s.ok()) return s;
   if (placed.empty()) return absl::OkStatus();
   Entry& entry = *by_id_.rbegin()->second;  // the one Submit added: the highest sequence
   for (const TaskBinding& binding : placed) {

@@ -203,17 +203,18 @@ class Scheduler {
 
   ~Scheduler();
 
-  // Queues a job with every task unplaced; its submission time is the clock's now.
+  // Queues a job with every task unplaced; its submission time is the clock's now. The
+  // scheduler keeps `spec` (pass a temporary or std::move to spare a copy).
   // InvalidArgument when the spec does not validate; AlreadyExists when `job` is known.
-  absl::Status Submit(std::string_view job, const JobSpec& spec);
+  absl::Status Submit(std::string_view job, JobSpec spec);
   // Registers a job that already runs, when state is rebuilt after a restart: the tasks listed
   // in `placed` are bound (since `started`) and their placements already assumed into the
   // ClusterState by the caller; the others are placed as capacity allows; the job's charge is
   // admitted in its queue even above the queue's limits (it runs). With `placed` empty it is
   // Submit.
   // Errors as Submit; InvalidArgument for an index outside the job's tasks.
-  absl::Status Restore(std::string_view job, const JobSpec& spec,
-                       std::span<const TaskBinding> placed, TimePoint started);
+  absl::Status Restore(std::string_view job, JobSpec spec, std::span<const TaskBinding> placed,
+                       TimePoint started);
   // The job's tasks are being torn down: it is not tried, nor are its remaining tasks placed,
   // until Requeue or Remove. NotFound when unknown.
   absl::Status Hold(std::string_view job);

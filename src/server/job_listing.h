@@ -61,14 +61,15 @@ inline absl::StatusOr<int64_t> ListStart(const Caller& caller, const ListJobsReq
   return after;
 }
 
-// True when `caller` may see a job of `tenant` and it passes every filter of `request`.
+// True when `caller` may see a job of `tenant`, with `spec`, in `phase`, and it passes every
+// filter of `request`.
 inline bool ListsJob(const Caller& caller, const ListJobsRequest& request, std::string_view tenant,
-                     const spec::JobDocument& job) {
+                     const JobSpec& spec, JobPhase phase) {
   if (!caller.admin && tenant != caller.tenant) return false;
   if (!request.tenant.empty() && tenant != request.tenant) return false;
-  if (!ListsPhase(request, job.status->phase)) return false;
-  if (!request.queue.empty() && job.spec.queue != request.queue) return false;
-  return request.name.empty() || job.spec.name == request.name;
+  if (!ListsPhase(request, phase)) return false;
+  if (!request.queue.empty() && spec.queue != request.queue) return false;
+  return request.name.empty() || spec.name == request.name;
 }
 
 // Calls `visit(job)` for the jobs of `jobs` (a std::map by numeric id) that follow the id

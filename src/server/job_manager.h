@@ -303,13 +303,15 @@ class JobManager final : public JobService, public TaskObserver, public Inventor
   // --- API side -------------------------------------------------------------------------
   // The record `id` names, if `caller` may see it. REQUIRES: mu_ held.
   JobRecord* FindVisibleLocked(const Caller& caller, std::string_view id);
-  // The published view of the job `id` names, if `caller` may see it; nullptr otherwise.
-  std::shared_ptr<const JobView> FindPublished(const Caller& caller, std::string_view id) const;
+  // The published version of the job `id` names, if `caller` may see it; nullptr otherwise.
+  std::shared_ptr<const PublishedJob> FindPublished(const Caller& caller,
+                                                    std::string_view id) const;
   absl::StatusOr<JobView> GetView(const Caller& caller, std::string_view id);
   // The snapshot reads are answered from. Any thread.
   std::shared_ptr<const JobSnapshot> Published() const;
-  // Publishes the views of the jobs changed since the last call (MarkChangedLocked), leaving out
-  // submissions not yet committed. REQUIRES: mu_ held (which orders the publishers).
+  // Publishes the jobs changed since the last call (MarkChangedLocked), leaving out submissions
+  // not yet committed; a job's versions share the spec it was first published with (a spec
+  // does not change after submission). REQUIRES: mu_ held (which orders the publishers).
   void PublishLocked();
   // The view of job `id` changed: the next PublishLocked publishes it. REQUIRES: mu_ held.
   void MarkChangedLocked(int64_t id) { unpublished_.push_back(id); }

@@ -39,38 +39,52 @@ std::shared_ptr<const JobSnapshot> JobManager::Published() const {
   return snapshot_;
 }
 
-std::shared_ptr<const JobView> JobManager::FindPublished(const Caller& caller,
-                                                         std::string_view id) const {
+std::shared_ptr<const PublishedJob> JobManager::FindPublished(const Caller& caller,
+                                                              std::string_view id) const {
   const std::optional<int64_t> number = ParseJobId(id);
   if (!number.has_value()) return nullptr;
-  std::shared_ptr<const JobView> view = Published()->Find(*number);
-  if (view == nullptr || (!caller.admin && view->tenant != caller.tenant)) return nullptr;
-  return view;
+  std::shared_ptr<const PublishedJob> job = Published()->Find(*number);
+  if (job == nullptr || (!caller.admin && job->tenant != caller.tenant)) return nullptr;
+  return job;
 }
 
 void JobManager::PublishLocked() {
   if (unpublished_.empty()) return;
   std::sort(unpublished_.begin(), unpublished_.end());
   unpublished_.erase(std::unique(unpublished_.begin(), unpublished_.end()), unpublished_.end());
+  const std::shared_ptr<const JobSnapshot> current = Published();
   std::vector<JobSnapshot::Change> changes;
   changes.reserve(unpublished_.size());
   for (int64_t id : unpublished_) {
     if (uncommitted_.contains(id)) continue;  // published once its submission is acknowledged
     auto it = jobs_.find(id);
+    if (it == jobs_.end()) {
+      changes.push_back({.id = id, .job = nullptr});
+      continue;
+    }
+    const JobRecord& record = it->second;
+    // A spec does not change after submission: a job's versions share the first one's.
+    const std::shared_ptr<const PublishedJob>& previous = current->Find(id);
     changes.push_back(
         {.id = id,
-         .view = it == jobs_.end() ? nullptr : std::make_shared<const JobView>(it->second.View())});
+         .job = std::make_shared<const PublishedJob>(PublishedJob{
+             .tenant = record.tenant,
+             .metadata = record.document.metadata,
+             .spec = previous != nullptr
+                         ? previous->spec
+                         : std::make_shared<const JobSpec>(record.document.spec),
+             .status = record.status()})});
   }
   unpublished_.clear();
-  std::shared_ptr<const JobSnapshot> next = Published()->With(changes);
+  std::shared_ptr<const JobSnapshot> next = current->With(changes);
   std::lock_guard<std::mutex> lock(snapshot_mu_);
   snapshot_ = std::move(next);
 }
 
 absl::StatusOr<JobView> JobManager::GetView(const Caller& caller, std::string_view id) {
-  std::shared_ptr<const JobView> view = FindPublished(caller, id);
-  if (view == nullptr) return absl::NotFoundError(fmt::format("job {} not found", id));
-  return *view;
+  std::shared_ptr<const PublishedJob> job = FindPublished(caller, id);
+  if (job == nullptr) return absl::NotFoundError(fmt::format("job {} not found", id));
+  return job->View();
 }
 
 absl::Status JobManager::CheckQueueLocked(std::string_view queue) const {
@@ -93,9 +107,9 @@ absl::StatusOr<ListJobsResult> JobManager::List(const Caller& caller,
   absl::StatusOr<int64_t> after = ListStart(caller, request);
   if (!after.ok()) return after.status();
   ListPage page(request.limit);
-  Published()->ForEachInListOrder(*after, request.order, [&](const JobView& view) {
-    if (!ListsJob(caller, request, view.tenant, view.document)) return;
-    page.Offer([&] { return view; });
+  Published()->ForEachInListOrder(*after, request.order, [&](const PublishedJob& job) {
+    if (!ListsJob(caller, request, job.tenant, *job.spec, job.status.phase)) return;
+    page.Offer([&] { return job.View(); });
   });
   return std::move(page).Take();
 }

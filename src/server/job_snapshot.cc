@@ -18,15 +18,15 @@ std::shared_ptr<const JobSnapshot> JobSnapshot::With(std::span<const Change> cha
       copied[b] = block.get();
       next->blocks_[b] = std::move(block);
     }
-    std::shared_ptr<const JobView>& slot = (*copied[b])[change.id % kJobsPerBlock];
-    next->size_ += (change.view != nullptr) - (slot != nullptr);
-    slot = change.view;
+    std::shared_ptr<const PublishedJob>& slot = (*copied[b])[change.id % kJobsPerBlock];
+    next->size_ += (change.job != nullptr) - (slot != nullptr);
+    slot = change.job;
   }
   return next;
 }
 
-const std::shared_ptr<const JobView>& JobSnapshot::Find(int64_t id) const {
-  static const std::shared_ptr<const JobView> kNone;
+const std::shared_ptr<const PublishedJob>& JobSnapshot::Find(int64_t id) const {
+  static const std::shared_ptr<const PublishedJob> kNone;
   if (id < 1) return kNone;
   const size_t b = static_cast<size_t>(id / kJobsPerBlock);
   if (b >= blocks_.size() || blocks_[b] == nullptr) return kNone;

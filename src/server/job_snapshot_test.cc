@@ -8,17 +8,18 @@
 namespace tessera::server {
 namespace {
 
-std::shared_ptr<const JobView> ViewOf(int64_t id, std::string tenant = "t") {
-  auto view = std::make_shared<JobView>();
-  view->document.metadata.id = std::to_string(id);
-  view->tenant = std::move(tenant);
-  return view;
+std::shared_ptr<const PublishedJob> ViewOf(int64_t id, std::string tenant = "t") {
+  auto job = std::make_shared<PublishedJob>();
+  job->metadata.id = std::to_string(id);
+  job->spec = std::make_shared<const JobSpec>();
+  job->tenant = std::move(tenant);
+  return job;
 }
 
 std::vector<int64_t> Listed(const JobSnapshot& snapshot, int64_t after, ListOrder order) {
   std::vector<int64_t> ids;
-  snapshot.ForEachInListOrder(after, order, [&](const JobView& view) {
-    ids.push_back(std::stoll(view.document.metadata.id));
+  snapshot.ForEachInListOrder(after, order, [&](const PublishedJob& job) {
+    ids.push_back(std::stoll(job.metadata.id));
   });
   return ids;
 }
@@ -89,6 +90,27 @@ TEST(JobSnapshotTest, ListsInBothOrdersAfterAnId) {
             (std::vector<int64_t>{1100, 600, 4, 2, 1}));
   EXPECT_TRUE(Listed(*snapshot, 1100, ListOrder::kOldestFirst).empty());
   EXPECT_TRUE(Listed(*snapshot, 1, ListOrder::kNewestFirst).empty());
+}
+
+TEST(PublishedJobTest, ViewJoinsTheSharedSpecWithTheVersionsStatus) {
+  auto spec = std::make_shared<JobSpec>();
+  spec->name = "train";
+  spec->queue = "research";
+  PublishedJob pending{.tenant = "a", .metadata = {.id = "3", .request_id = "r-1"}, .spec = spec};
+  pending.status.phase = JobPhase::kPending;
+  PublishedJob running = pending;
+  running.status.phase = JobPhase::kRunning;
+
+  const JobView view = running.View();
+  EXPECT_EQ(view.tenant, "a");
+  EXPECT_EQ(view.document.metadata.id, "3");
+  EXPECT_EQ(view.document.metadata.request_id, "r-1");
+  EXPECT_EQ(view.document.spec.name, "train");
+  EXPECT_EQ(view.document.spec.queue, "research");
+  ASSERT_TRUE(view.document.status.has_value());
+  EXPECT_EQ(view.document.status->phase, JobPhase::kRunning);
+  EXPECT_EQ(pending.View().document.status->phase, JobPhase::kPending);
+  EXPECT_EQ(running.spec.get(), pending.spec.get());
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ absl::StatusOr<ListJobsResult> StandbyJobService::List(const Caller& caller,
   ListPage page(request.limit);
   mirror_->Read([&](const std::map<int64_t, JobRecord>& jobs) {
     ForEachInListOrder(jobs, *after, request.order, [&](const JobRecord& record) {
-      if (ListsJob(caller, request, record.tenant, record.document)) {
+      if (ListsJob(caller, request, record.tenant, record.document.spec, record.status().phase)) {
         page.Offer([&] { return record.View(); });
       }
     });
