@@ -81,6 +81,17 @@ struct Framework::ClassCache {
   // order), in step with `totals` when cluster_layout is the index's layout.
   std::vector<MaxTree> cluster_totals;
   uint64_t cluster_layout = 0;
+  uint64_t evaluations = 0;  // node entries written so far (Evaluate)
+  // The last Diagnose of this class, kept while no entry was written since: every pending job
+  // of a class that fits nowhere is told the same, without counting the nodes again.
+  struct DiagnosisMemo {
+    uint64_t evaluations = 0;
+    int32_t cluster = 0;
+    int32_t nodes = 0;    // the state's size
+    uint64_t layout = 0;  // the cluster index's layout
+    Diagnosis diagnosis;
+  };
+  std::optional<DiagnosisMemo> diagnosis_memo;
 };
 
 absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const Profile& profile,
@@ -247,6 +258,7 @@ SchedStatus Framework::Evaluate(ClassCache& cache, const CycleState& cycle,
                                 int64_t* total) {
   const Node& node = state.node(index);
   ClassCache::Entry& entry = cache.nodes[index];
+  ++cache.evaluations;
   entry.version = state.version(index);
   entry.reason = kFeasible;
   *total = kInfeasible;
@@ -391,8 +403,18 @@ int64_t Framework::PickTie(int64_t ties) {
   return static_cast<int64_t>(handle_.rng->Uniform(static_cast<uint64_t>(ties)));
 }
 
-void Framework::Diagnose(const ClassCache& cache, const ClusterState& state, Diagnosis& diagnosis,
-                         int32_t cluster) const {
+const Diagnosis& Framework::Diagnose(ClassCache& cache, const ClusterState& state,
+                                     int32_t cluster) const {
+  std::optional<ClassCache::DiagnosisMemo>& memo = cache.diagnosis_memo;
+  if (memo.has_value() && memo->evaluations == cache.evaluations && memo->cluster == cluster &&
+      memo->nodes == state.size() && memo->layout == clusters_.layout) {
+    return memo->diagnosis;
+  }
+  memo = ClassCache::DiagnosisMemo{.evaluations = cache.evaluations,
+                                   .cluster = cluster,
+                                   .nodes = state.size(),
+                                   .layout = clusters_.layout};
+  Diagnosis& diagnosis = memo->diagnosis;
   // From the cached verdicts alone (the nodes themselves are not read), counted per reason and
   // added in the order the reasons are first met.
   int64_t total = 0;
@@ -412,6 +434,7 @@ void Framework::Diagnose(const ClassCache& cache, const ClusterState& state, Dia
   for (uint16_t reason : met) diagnosis.Add(reasons_[reason - 1], per_reason[reason]);
   diagnosis.set_total_nodes(total);
   if (total == 0) diagnosis.Add(&kNoNodes, 0);
+  return diagnosis;
 }
 
 SchedStatus Framework::RunPreFilter(CycleState& cycle, const TaskRequest& task) {
@@ -476,7 +499,7 @@ TaskAttempt Framework::PlaceTaskIn(const ClusterState& state, const TaskRequest&
 
   const int32_t chosen = SelectNode(cache, cycle, task, cluster);
   if (chosen < 0) {
-    Diagnose(cache, state, attempt.diagnosis, cluster);
+    attempt.diagnosis = Diagnose(cache, state, cluster);
     const std::vector<ReasonCount> counts = attempt.diagnosis.Counts();
     attempt.status = SchedStatus::Unschedulable(counts.empty() ? kNoNodes : *counts.front().reason);
     for (PostFilterPlugin* plugin : post_filter_) {
@@ -600,9 +623,7 @@ std::vector<int32_t> Framework::ClusterOrder(const ClusterState& state, const Ta
     const auto id = static_cast<int32_t>(c);
     const int64_t best = cache.cluster_totals[c].Best();
     if (best == kInfeasible) {
-      Diagnosis cluster;
-      Diagnose(cache, state, cluster, id);
-      skipped.Merge(cluster);
+      skipped.Merge(Diagnose(cache, state, id));
       continue;
     }
     ranked.emplace_back(best, id);

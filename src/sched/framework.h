@@ -193,8 +193,10 @@ class Framework {
   // Which of `ties` equal best nodes to take (in node order): the first, or one drawn uniformly
   // with the Handle's Rng, as the profile says (no draw when there is one candidate).
   int64_t PickTie(int64_t ties);
-  void Diagnose(const ClassCache& cache, const ClusterState& state, Diagnosis& diagnosis,
-                int32_t cluster) const;
+  // Why no node of `cluster` (kAnyCluster: of the state) fits the class, from its cached
+  // verdicts; kept in the class cache until one of its entries is written again, so the
+  // reference is valid until then.
+  const Diagnosis& Diagnose(ClassCache& cache, const ClusterState& state, int32_t cluster) const;
   TaskAttempt PlaceOnEmptyNodes(const ClusterState& state, const TaskRequest& task);
   void UnreserveAll(CycleState& cycle, const TaskRequest& task, const Placement& placement);
   SchedStatus Permit(const GangProgress& progress);

@@ -204,6 +204,25 @@ TEST_F(FrameworkTest, ARemovedNodeIsNotAmongTheNodesExplained) {
             "0/3 nodes: 2 insufficient cpu, 1 node labelled reject");
 }
 
+// Jobs of one class told the same diagnosis again and again share it until a node changes.
+TEST_F(FrameworkTest, ARepeatedDiagnosisFollowsNodesAddedAndChanged) {
+  ClusterState state;
+  ASSERT_TRUE(state.AddNode(MakeNode("a", 500)).ok());
+  ASSERT_TRUE(state.AddNode(MakeNode("b", 500)).ok());
+  auto fw = Build();
+  EXPECT_EQ(fw->PlaceTask(state, CpuTask(1000)).diagnosis.ToString(),
+            "0/2 nodes: 2 insufficient cpu");
+  EXPECT_EQ(fw->PlaceTask(state, CpuTask(1000)).diagnosis.ToString(),
+            "0/2 nodes: 2 insufficient cpu");
+  ASSERT_TRUE(state.AddNode(MakeNode("c", 4000, {{"reject", "1"}})).ok());
+  EXPECT_EQ(fw->PlaceTask(state, CpuTask(1000)).diagnosis.ToString(),
+            "0/3 nodes: 2 insufficient cpu, 1 node labelled reject");
+  state.MutableNode(0).allocatable.cpu = 4000;
+  TaskAttempt attempt = fw->PlaceTask(state, CpuTask(1000));
+  ASSERT_TRUE(attempt.status.ok());
+  EXPECT_EQ(attempt.placement->node, "a");
+}
+
 TEST_F(FrameworkTest, ReevaluatesOnlyChangedNodes) {
   ClusterState state;
   for (int i = 0; i < 10; ++i)
