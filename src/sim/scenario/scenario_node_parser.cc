@@ -210,6 +210,9 @@ absl::Status Parser::ParseGpus(const YAML::Node& n, const std::string& path, Nod
   return absl::OkStatus();
 }
 
+namespace {
+
+// A taint effect: NoSchedule, PreferNoSchedule or NoExecute.
 absl::StatusOr<TaintEffect> ParseEffect(const YamlReader& r, const YAML::Node& v,
                                         const std::string& field) {
   TESSERA_ASSIGN_OR_RETURN(std::string effect,
@@ -218,6 +221,8 @@ absl::StatusOr<TaintEffect> ParseEffect(const YamlReader& r, const YAML::Node& v
          : effect == "PreferNoSchedule" ? TaintEffect::kPreferNoSchedule
                                         : TaintEffect::kNoExecute;
 }
+
+}  // namespace
 
 absl::StatusOr<Taint> Parser::ParseTaint(const YAML::Node& n, const std::string& path,
                                          bool effect_required, bool* has_effect) {

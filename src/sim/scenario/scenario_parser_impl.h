@@ -1,7 +1,8 @@
 // The Parser behind ParseScenario (scenario_parser.h), split by concept over
 //   scenario_parser.cc        the file, the top-level sections, config and queues
 //   scenario_node_parser.cc   clusters, nodes (name ranges), GPUs and taints
-//   scenario_job_parser.cc    jobs, task groups, tolerations and cluster affinity
+//   scenario_job_parser.cc    jobs: the spec through spec's job decoder (spec/job_mapping.h),
+//                             and what only scenarios have (at, outcome, name ranges)
 //   scenario_event_parser.cc  events and the nodes, jobs and GPUs they name
 // Errors are InvalidArgument "FILE:LINE: FIELD: problem" (YamlReader). Internal to the parser.
 // Not thread-safe; one parser per file.
@@ -62,12 +63,17 @@ class Parser {
   // queue's field in the file.
   absl::Status CheckQueueTree() const;
   absl::Status ParseJob(const YAML::Node& n, const std::string& path);
-  absl::Status ParseTaskGroup(const YAML::Node& n, const std::string& path, TaskGroup& group);
-  absl::StatusOr<Toleration> ParseToleration(const YAML::Node& n, const std::string& path);
-  absl::StatusOr<ClusterAffinityTerms> ParseClusterAffinity(const YAML::Node& n,
-                                                            const std::string& path);
-  absl::StatusOr<std::vector<LabelRequirement>> ParseRequirements(const YAML::Node& n,
-                                                                  const std::string& path);
+  // An error of the job decoder as "FILE:LINE: FIELD: MESSAGE" (the job's line when it has none).
+  absl::Status JobSpecError(const YAML::Node& job, const absl::Status& status) const;
+  absl::Status CheckJobQueue(const YAML::Node& n, const std::string& path,
+                             const std::string& queue_name) const;
+  absl::Status SelectClusterByNodeLabels(const YAML::Node& n, const std::string& path,
+                                         JobSpec& spec) const;
+  // Remembers the first task that asks for gpu_memory (nodes with GPUs must then give theirs).
+  void NoteGpuMemoryUse(const YAML::Node& n, const std::string& path, const JobSpec& spec);
+  // The jobs named by `pattern` (a brace range makes several), each a copy of `job`.
+  absl::Status AddJobs(const YAML::Node& n, const std::string& path, const std::string& pattern,
+                       ScenarioJob job);
   absl::Status ParseEvent(const YAML::Node& n, const std::string& path);
   absl::Status CheckEventTarget(const ScenarioEvent& event, const YAML::Node& n,
                                 const std::string& path, bool has_gpu, bool has_taint);
@@ -82,9 +88,5 @@ class Parser {
   std::vector<std::pair<std::string, int>> nodes_without_gpu_memory_;  // field, line
   std::optional<std::pair<std::string, int>> gpu_memory_user_;         // the first such task
 };
-
-// A taint or toleration effect: NoSchedule, PreferNoSchedule or NoExecute.
-absl::StatusOr<TaintEffect> ParseEffect(const YamlReader& r, const YAML::Node& v,
-                                        const std::string& field);
 
 }  // namespace tessera::sim::scenario_parsing

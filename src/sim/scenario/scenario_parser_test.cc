@@ -282,6 +282,58 @@ struct ErrorCase {
 
 const char kNodes[] = "nodes: [{name: n, cpu: 8}]\n";
 
+// Jobs are decoded by the job documents' decoder (spec/job_mapping.h) in its snake_case style:
+// every key of the job spec is a scenario key, and errors name the scenario's path and line.
+TEST(ScenarioParserTest, JobsTakeTheJobSpecsKeysInSnakeCase) {
+  absl::StatusOr<Scenario> s = Parse(R"(nodes: [{name: n, cpu: 8}]
+jobs:
+  - name: a
+    priority_class: high
+    duration: 10s
+    cluster_affinity: [{key: region, operator: In, values: [east]}]
+    tasks:
+      - name: w
+        cpu: 1
+        tolerations: [{key: k, operator: Exists}]
+        node_selector: {disk: ssd}
+)");
+  ASSERT_TRUE(s.ok()) << s.status();
+  const JobSpec& spec = s->jobs[0].spec;
+  EXPECT_GT(spec.priority, 0);
+  ASSERT_EQ(spec.cluster_affinity.required.size(), 1u);
+  EXPECT_EQ(spec.cluster_affinity.required[0].values, std::vector<std::string>{"east"});
+  EXPECT_EQ(spec.tasks[0].request.tolerations.size(), 1u);
+  EXPECT_EQ(spec.tasks[0].request.node_selector.at("disk"), "ssd");
+  EXPECT_EQ(spec.duration, std::chrono::seconds(10));
+}
+
+TEST(ScenarioParserTest, AJobErrorNamesTheScenariosPathAndLine) {
+  const std::string jobs = R"(nodes: [{name: n, cpu: 8}]
+jobs:
+  - {name: a, duration: 1, tasks: [{name: w}]}
+  - {name: b, duration: 1, tasks: [{name: w}]}
+  - name: c
+    duration: 1
+    tasks:
+      - {name: w}
+      - name: x
+)";
+  const ErrorCase cases[] = {
+      {jobs + "        gpu: -2\n", "t.yaml:10: jobs[2].tasks[1].gpu: must be >= 0"},
+      {jobs + "        gpu_model: [\"\"]\n",
+       "t.yaml:10: jobs[2].tasks[1].gpu_model[0]: must not be empty"},
+      {jobs + "        replicas: 5000\n",
+       "t.yaml:8: jobs[2].tasks: total replicas 5001 exceed the limit of 4096 tasks per job"},
+      {jobs + "        name: w\n", "t.yaml:10: jobs[2].tasks[1].name: given twice"},
+      {jobs + "      - {name: W}\n", "t.yaml:10: jobs[2].tasks[2].name: \"W\" is not a valid name"},
+  };
+  for (const ErrorCase& c : cases) {
+    absl::StatusOr<Scenario> s = Parse(c.text);
+    ASSERT_FALSE(s.ok()) << c.text;
+    EXPECT_THAT(std::string(s.status().message()), StartsWith(c.want)) << c.text;
+  }
+}
+
 TEST(ScenarioParserTest, ErrorsNameFileLineAndField) {
   const std::string job = "jobs:\n  - name: a\n    duration: 10\n    tasks:\n";
   const ErrorCase cases[] = {
@@ -356,7 +408,7 @@ TEST(ScenarioParserTest, ErrorsNameFileLineAndField) {
        "t.yaml:3: jobs[0].queue: queue 'q' does not exist"},
       {std::string(kNodes) +
            "jobs:\n  - {name: a, min_available: 2, tasks: [{name: w}], duration: 1}\n",
-       "t.yaml:3: jobs[0].min_available: must be <= the number of tasks (1)"},
+       "t.yaml:3: jobs[0].min_available: must be in 1..1 (the job's task count), got 2"},
       {std::string(kNodes) +
            "jobs:\n  - {name: a, tasks: [{name: w}], duration: 1, outcome: maybe}\n",
        "t.yaml:3: jobs[0].outcome: must be one of succeed, fail"},

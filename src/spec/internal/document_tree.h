@@ -24,6 +24,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
+namespace YAML {
+class Node;
+}  // namespace YAML
+
 namespace tessera::spec::internal {
 
 struct DocumentLimits {
@@ -88,5 +92,10 @@ absl::StatusOr<DocumentTree> ParseYamlTree(std::string_view text, const Document
 
 // Parses strict JSON (RFC 8259). REQUIRES: CheckText(text) is OK.
 absl::StatusOr<DocumentTree> ParseJsonTree(std::string_view text, const DocumentLimits& limits);
+
+// Copies a node that yaml-cpp has loaded (part of a larger file) into a tree, with the
+// positions of its marks; an alias is copied in full. Refused past limits.max_depth and
+// limits.max_nodes (max_bytes does not apply).
+absl::StatusOr<DocumentTree> CopyYamlNode(const YAML::Node& node, const DocumentLimits& limits);
 
 }  // namespace tessera::spec::internal

@@ -63,59 +63,22 @@ std::string SnakeToCamel(std::string_view key) {
   return out;
 }
 
-// " (did you mean "gpu"?)" for a near miss, "" otherwise.
-std::string Suggestion(std::string_view key, Keys allowed) {
+// " (did you mean "gpu"?)" for a near miss among `allowed` (camelCase) spelled in `style`,
+// "" otherwise.
+std::string Suggestion(std::string_view key, KeyList allowed, KeyStyle style) {
   if (key.size() > 64) return "";
   const std::string camel = SnakeToCamel(key);
-  std::string_view best;
+  std::string best;
   size_t best_distance = 3;  // suggest only within two edits
   for (std::string_view candidate : allowed) {
-    const size_t distance = camel == candidate ? 0 : EditDistance(key, candidate);
+    const std::string spelled = StyleKey(candidate, style);
+    const size_t distance = camel == candidate ? 0 : EditDistance(key, spelled);
     if (distance < best_distance) {
-      best = candidate;
+      best = spelled;
       best_distance = distance;
     }
   }
   return best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best);
-}
-
-// The document's name for a field path of JobSpec::Validate ("spec.tasks[0].gpu_models[1]"
-// -> "spec.tasks[0].resources.gpuModel[1]").
-std::string ApiPath(std::string_view core_path) {
-  static const std::map<std::string_view, std::string_view>* const kNames =
-      new std::map<std::string_view, std::string_view>{
-          {"min_available", "minAvailable"},
-          {"time_limit", "timeLimit"},
-          {"min_runtime", "minRuntime"},
-          {"termination_grace", "terminationGracePeriod"},
-          {"restart_policy", "restartPolicy"},
-          {"max_restarts", "maxRestarts"},
-          {"cluster_selector", "clusterSelector"},
-          {"cluster_affinity", "clusterAffinity"},
-          {"cluster_anti_affinity", "clusterAntiAffinity"},
-          {"node_selector", "nodeSelector"},
-          {"gpu_memory", "gpuMemory"},
-          {"gpu_models", "resources.gpuModel"},
-          {"working_dir", "workingDir"},
-      };
-  std::string path;
-  for (std::string_view rest = core_path; !rest.empty();) {
-    const size_t dot = rest.find('.');
-    std::string_view segment = rest.substr(0, dot);
-    rest = dot == std::string_view::npos ? std::string_view() : rest.substr(dot + 1);
-    const size_t bracket = segment.find('[');
-    const std::string_view name = segment.substr(0, bracket);
-    const std::string_view index =
-        bracket == std::string_view::npos ? std::string_view() : segment.substr(bracket);
-    const auto it = kNames->find(name);
-    if (!path.empty()) path += '.';
-    path += it == kNames->end() ? name : it->second;
-    path += index;
-  }
-  if (path == "spec.name" || path.starts_with("spec.labels")) {
-    path.replace(0, 4, "metadata");
-  }
-  return path;
 }
 
 }  // namespace
@@ -149,7 +112,7 @@ absl::Status Decoder::Wrap(const DocNode& at, std::string_view field,
   return Error(at, field, message);
 }
 
-absl::Status Decoder::ForEachEntry(const DocNode& map, const std::string& path, Keys allowed,
+absl::Status Decoder::ForEachEntry(const DocNode& map, const std::string& path, KeyList allowed,
                                    EntryFn fn, Keys server_keys,
                                    absl::FunctionRef<bool(std::string_view)> extra) {
   if (map.IsNull()) return absl::OkStatus();
@@ -161,18 +124,22 @@ absl::Status Decoder::ForEachEntry(const DocNode& map, const std::string& path, 
     if (!key_node->IsScalar()) return Error(*key_node, path, "keys must be plain names");
     const std::string& key = key_node->scalar;
     const std::string field = Child(path, key);
-    if (std::find(server_keys.begin(), server_keys.end(), key) != server_keys.end()) {
+    if (std::any_of(server_keys.begin(), server_keys.end(),
+                    [&](std::string_view k) { return Key(k) == key; })) {
       return Error(*key_node, field, "set by the server");
     }
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end() && !extra(key)) {
-      return Error(*key_node, field, "unknown key" + Suggestion(key, allowed));
+    const auto known = std::find_if(allowed.begin(), allowed.end(),
+                                    [&](std::string_view k) { return Key(k) == key; });
+    if (known == allowed.end() && !extra(key)) {
+      return Error(*key_node, field, "unknown key" + Suggestion(key, allowed, dialect_.style));
     }
     if (const auto [it, inserted] = seen.emplace(key, key_node); !inserted) {
       return Error(*key_node, field,
                    fmt::format("given twice (first at line {})", it->second->position.line));
     }
     positions_[field] = value->position;
-    TESSERA_RETURN_IF_ERROR(fn(key, *value, field));
+    TESSERA_RETURN_IF_ERROR(
+        fn(known == allowed.end() ? std::string_view(key) : *known, *value, field));
   }
   return absl::OkStatus();
 }
@@ -213,6 +180,14 @@ absl::StatusOr<Duration> Decoder::Dur(const DocNode& n, std::string_view field) 
   TESSERA_ASSIGN_OR_RETURN(const std::string text, Text(n, field));
   absl::StatusOr<Duration> duration = ParseDuration(text, field);
   if (!duration.ok()) return Wrap(n, field, duration.status());
+  const Duration max = dialect_.bounds.max_duration;
+  if (*duration > max) {
+    constexpr auto kYear = std::chrono::hours(24 * 365);
+    const int64_t years = max % kYear == Duration::zero() ? max / kYear : 0;
+    const std::string shown_years =
+        years == 0 ? "" : fmt::format(" ({} year{})", years, years == 1 ? "" : "s");
+    return Error(n, field, fmt::format("must be at most {}{}", FormatDuration(max), shown_years));
+  }
   return duration;
 }
 
@@ -334,87 +309,86 @@ absl::Status Decoder::DecodeMetadata(const DocNode& n, const std::string& path) 
 }
 
 absl::Status Decoder::DecodeSpec(const DocNode& n, const std::string& path) {
-  JobSpec& spec = doc_.spec;
-  const DocNode* priority = nullptr;
-  const DocNode* priority_class = nullptr;
-  bool has_tasks = false;
-  Labels node_selector;
-  std::vector<Toleration> tolerations;
-  std::vector<TaskDraft> drafts;
+  SpecDraft draft;
   TESSERA_RETURN_IF_ERROR(ForEachEntry(
-      n, path,
-      {"queue", "priority", "priorityClass", "minAvailable", "timeLimit", "duration", "preemptible",
-       "minRuntime", "terminationGracePeriod", "restartPolicy", "nodeSelector", "tolerations",
-       "clusterSelector", "clusterAffinity", "clusterAntiAffinity", "tasks"},
-      [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
-        if (key == "queue") {
-          TESSERA_ASSIGN_OR_RETURN(spec.queue, Text(v, field));
-        } else if (key == "priority") {
-          priority = &v;
-          TESSERA_ASSIGN_OR_RETURN(const int64_t p, Int(v, field, kInt32Min, kInt32Max));
-          spec.priority = static_cast<int32_t>(p);
-        } else if (key == "priorityClass") {
-          priority_class = &v;
-          TESSERA_ASSIGN_OR_RETURN(const std::string name, Text(v, field));
-          const auto it = priority_classes_.find(name);
-          if (it == priority_classes_.end()) {
-            std::vector<std::string_view> known;
-            for (const auto& [known_name, value] : priority_classes_) known.push_back(known_name);
-            return Error(v, field,
-                         fmt::format("unknown priority class \"{}\" (known: {})", name,
-                                     fmt::join(known, ", ")));
-          }
-          spec.priority = it->second;
-        } else if (key == "minAvailable") {
-          TESSERA_ASSIGN_OR_RETURN(const int64_t m, Int(v, field, 1, kInt32Max));
-          spec.min_available = static_cast<int32_t>(m);
-        } else if (key == "timeLimit") {
-          TESSERA_ASSIGN_OR_RETURN(spec.time_limit, Dur(v, field));
-          if (spec.time_limit->count() <= 0) return Error(v, field, "must be > 0");
-        } else if (key == "duration") {
-          TESSERA_ASSIGN_OR_RETURN(spec.duration, Dur(v, field));
-          if (spec.duration->count() <= 0) return Error(v, field, "must be > 0");
-        } else if (key == "preemptible") {
-          TESSERA_ASSIGN_OR_RETURN(spec.preemptible, Bool(v, field));
-        } else if (key == "minRuntime") {
-          TESSERA_ASSIGN_OR_RETURN(spec.min_runtime, Dur(v, field));
-        } else if (key == "terminationGracePeriod") {
-          TESSERA_ASSIGN_OR_RETURN(spec.termination_grace, Dur(v, field));
-        } else if (key == "restartPolicy") {
-          return DecodeRestartPolicy(v, field);
-        } else if (key == "nodeSelector") {
-          TESSERA_ASSIGN_OR_RETURN(node_selector, StringMap(v, field));
-        } else if (key == "tolerations") {
-          TESSERA_ASSIGN_OR_RETURN(tolerations, DecodeTolerations(v, field));
-        } else if (key == "clusterSelector") {
-          TESSERA_ASSIGN_OR_RETURN(spec.cluster_selector, StringMap(v, field));
-        } else if (key == "clusterAffinity") {
-          TESSERA_ASSIGN_OR_RETURN(spec.cluster_affinity, DecodeClusterAffinity(v, field));
-        } else if (key == "clusterAntiAffinity") {
-          TESSERA_ASSIGN_OR_RETURN(spec.cluster_anti_affinity, DecodeClusterAffinity(v, field));
-        } else {
-          has_tasks = true;
-          if (!v.IsSequence()) {
-            return Error(v, field,
-                         fmt::format("must be a list of task groups, not {}", Describe(v)));
-          }
-          if (v.items.empty()) return Error(v, field, "must have at least one task group");
-          for (size_t i = 0; i < v.items.size(); ++i) {
-            const std::string item = Item(field, i);
-            positions_[item] = v.items[i]->position;
-            TESSERA_ASSIGN_OR_RETURN(TaskDraft draft, DecodeTask(*v.items[i], item));
-            drafts.push_back(std::move(draft));
-          }
-        }
-        return absl::OkStatus();
+      n, path, kSpecKeys, [&](std::string_view key, const DocNode& v, const std::string& field) {
+        return DecodeSpecEntry(key, v, field, draft);
       }));
-  if (priority != nullptr && priority_class != nullptr) {
-    return Error(*priority_class, Child(path, "priorityClass"),
-                 "give priority or priorityClass, not both");
+  return FinishSpec(n, path, draft);
+}
+
+absl::Status Decoder::DecodeSpecEntry(std::string_view key, const DocNode& v,
+                                      const std::string& field, SpecDraft& draft) {
+  JobSpec& spec = doc_.spec;
+  if (key == "queue") {
+    TESSERA_ASSIGN_OR_RETURN(spec.queue, Text(v, field));
+  } else if (key == "priority") {
+    draft.priority = &v;
+    TESSERA_ASSIGN_OR_RETURN(const int64_t p, Int(v, field, kInt32Min, kInt32Max));
+    spec.priority = static_cast<int32_t>(p);
+  } else if (key == "priorityClass") {
+    draft.priority_class = &v;
+    TESSERA_ASSIGN_OR_RETURN(const std::string name, Text(v, field));
+    const auto it = priority_classes_.find(name);
+    if (it == priority_classes_.end()) {
+      std::vector<std::string_view> known;
+      for (const auto& [known_name, value] : priority_classes_) known.push_back(known_name);
+      return Error(
+          v, field,
+          fmt::format("unknown priority class \"{}\" (known: {})", name, fmt::join(known, ", ")));
+    }
+    spec.priority = it->second;
+  } else if (key == "minAvailable") {
+    TESSERA_ASSIGN_OR_RETURN(const int64_t m, Int(v, field, 1, kInt32Max));
+    spec.min_available = static_cast<int32_t>(m);
+  } else if (key == "timeLimit") {
+    TESSERA_ASSIGN_OR_RETURN(spec.time_limit, Dur(v, field));
+    if (spec.time_limit->count() <= 0) return Error(v, field, "must be > 0");
+  } else if (key == "duration") {
+    TESSERA_ASSIGN_OR_RETURN(spec.duration, Dur(v, field));
+    if (spec.duration->count() <= 0) return Error(v, field, "must be > 0");
+  } else if (key == "preemptible") {
+    TESSERA_ASSIGN_OR_RETURN(spec.preemptible, Bool(v, field));
+  } else if (key == "minRuntime") {
+    TESSERA_ASSIGN_OR_RETURN(spec.min_runtime, Dur(v, field));
+  } else if (key == "terminationGracePeriod") {
+    TESSERA_ASSIGN_OR_RETURN(spec.termination_grace, Dur(v, field));
+  } else if (key == "restartPolicy") {
+    return DecodeRestartPolicy(v, field);
+  } else if (key == "nodeSelector") {
+    TESSERA_ASSIGN_OR_RETURN(draft.node_selector, StringMap(v, field));
+  } else if (key == "tolerations") {
+    TESSERA_ASSIGN_OR_RETURN(draft.tolerations, DecodeTolerations(v, field));
+  } else if (key == "clusterSelector") {
+    TESSERA_ASSIGN_OR_RETURN(spec.cluster_selector, StringMap(v, field));
+  } else if (key == "clusterAffinity") {
+    TESSERA_ASSIGN_OR_RETURN(spec.cluster_affinity, DecodeClusterAffinity(v, field));
+  } else if (key == "clusterAntiAffinity") {
+    TESSERA_ASSIGN_OR_RETURN(spec.cluster_anti_affinity, DecodeClusterAffinity(v, field));
+  } else {
+    draft.has_tasks = true;
+    if (!v.IsSequence()) {
+      return Error(v, field, fmt::format("must be a list of task groups, not {}", Describe(v)));
+    }
+    if (v.items.empty()) return Error(v, field, "must have at least one task group");
+    for (size_t i = 0; i < v.items.size(); ++i) {
+      const std::string item = Item(field, i);
+      positions_[item] = v.items[i]->position;
+      TESSERA_ASSIGN_OR_RETURN(TaskDraft task, DecodeTask(*v.items[i], item));
+      draft.tasks.push_back(std::move(task));
+    }
   }
-  if (!has_tasks) return Error(n, Child(path, "tasks"), "required: at least one task group");
-  TESSERA_RETURN_IF_ERROR(MergeJobPlacement(node_selector, tolerations, drafts));
-  for (TaskDraft& draft : drafts) spec.tasks.push_back(std::move(draft.group));
+  return absl::OkStatus();
+}
+
+absl::Status Decoder::FinishSpec(const DocNode& n, const std::string& path, SpecDraft& draft) {
+  if (draft.priority != nullptr && draft.priority_class != nullptr) {
+    return Error(*draft.priority_class, Child(path, Key("priorityClass")),
+                 fmt::format("give {} or {}, not both", Key("priority"), Key("priorityClass")));
+  }
+  if (!draft.has_tasks) return Error(n, Child(path, "tasks"), "required: at least one task group");
+  TESSERA_RETURN_IF_ERROR(MergeJobPlacement(draft.node_selector, draft.tolerations, draft.tasks));
+  for (TaskDraft& task : draft.tasks) doc_.spec.tasks.push_back(std::move(task.group));
   return absl::OkStatus();
 }
 
@@ -575,32 +549,6 @@ absl::Status Decoder::DecodeRestartPolicy(const DocNode& n, const std::string& p
       });
 }
 
-absl::Status Decoder::Validate() const {
-  absl::Status status = doc_.spec.Validate("spec");
-  if (status.ok()) return status;
-  const std::string full(status.message());
-  const std::string_view message = full;
-  const size_t colon = message.find(": ");
-  if (colon == std::string_view::npos) return DocumentError(Position{}, "", message);
-  const std::string field = ApiPath(message.substr(0, colon));
-  // The position of the field, or of the nearest enclosing field that was in the document.
-  Position position;
-  for (std::string at = field; !at.empty();) {
-    if (const auto it = positions_.find(at); it != positions_.end()) {
-      position = it->second;
-      break;
-    }
-    const size_t cut = at.find_last_of(".[");
-    at.resize(cut == std::string::npos ? 0 : cut);
-  }
-  return DocumentError(position, field, message.substr(colon + 2));
-}
-
 }  // namespace job_decoding
-
-absl::StatusOr<JobDocument> DecodeJobDocument(const DocumentTree& tree,
-                                              const PriorityClasses& priority_classes) {
-  return job_decoding::Decoder(priority_classes).Decode(tree.root());
-}
 
 }  // namespace tessera::spec::internal

@@ -1,7 +1,9 @@
 // Task groups of a job document: their replicas, command, resources and tolerations, and the
 // merge of the job-level nodeSelector and tolerations into every group (the Decoder of
 // job_decoder_impl.h; the document and spec levels are in job_decoder.cc).
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +25,46 @@ namespace {
 bool IsExtendedResourceName(std::string_view key) {
   return key.find('/') != std::string_view::npos || key == "ephemeral-storage" ||
          key.starts_with("hugepages-");
+}
+
+// A task group's keys beside its resources.
+constexpr std::string_view kTaskKeys[] = {"name", "replicas",   "command",      "args",
+                                          "env",  "workingDir", "nodeSelector", "tolerations"};
+constexpr std::string_view kResourceKeys[] = {"cpu", "memory", "gpu", "gpuMemory", "gpuModel"};
+
+// The keys of a task group: its own and `resources` (camelCase), or its own and the resources'
+// (snake_case, where resources are given on the group).
+KeyList TaskKeys(KeyStyle style) {
+  static const std::vector<std::string_view>* const kNested = [] {
+    auto* keys = new std::vector<std::string_view>(std::begin(kTaskKeys), std::end(kTaskKeys));
+    keys->push_back("resources");
+    return keys;
+  }();
+  static const std::vector<std::string_view>* const kFlat = [] {
+    auto* keys = new std::vector<std::string_view>(std::begin(kTaskKeys), std::end(kTaskKeys));
+    keys->insert(keys->end(), std::begin(kResourceKeys), std::end(kResourceKeys));
+    return keys;
+  }();
+  return style == KeyStyle::kCamelCase ? *kNested : *kFlat;
+}
+
+bool IsResourceKey(std::string_view key) {
+  return std::find(std::begin(kResourceKeys), std::end(kResourceKeys), key) !=
+             std::end(kResourceKeys) ||
+         IsExtendedResourceName(key);
+}
+
+// "1000000 cores", "4 TiB", "1024 GPUs": a bound as the messages show it.
+std::string ShownBound(std::string_view key, int64_t max) {
+  if (key == "cpu") {
+    return max % 1000 == 0 ? fmt::format("{} cores", max / 1000) : FormatCpuMillis(max);
+  }
+  if (key == "memory" || key == "gpuMemory") {
+    constexpr int64_t kTi = int64_t{1} << 40;
+    return max % kTi == 0 ? fmt::format("{} TiB", max / kTi) : FormatBytes(max);
+  }
+  if (key == "gpu") return fmt::format("{} GPUs", FormatMilliGpu(max));
+  return fmt::format("{}", max);
 }
 
 }  // namespace
@@ -89,11 +131,14 @@ absl::StatusOr<TaskDraft> Decoder::DecodeTask(const DocNode& n, const std::strin
   draft.path = path;
   TaskGroup& group = draft.group;
   bool named = false;
+  ResourceDraft resources;
+  const bool flat = dialect_.style == KeyStyle::kSnakeCase;
   TESSERA_RETURN_IF_ERROR(ForEachEntry(
-      n, path,
-      {"name", "replicas", "resources", "command", "args", "env", "workingDir", "nodeSelector",
-       "tolerations"},
+      n, path, TaskKeys(dialect_.style),
       [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
+        if (flat && IsResourceKey(key)) {
+          return DecodeResource(key, v, field, resources, group.request);
+        }
         if (key == "name") {
           named = true;
           TESSERA_ASSIGN_OR_RETURN(group.name, Text(v, field));
@@ -123,75 +168,93 @@ absl::StatusOr<TaskDraft> Decoder::DecodeTask(const DocNode& n, const std::strin
           TESSERA_ASSIGN_OR_RETURN(draft.tolerations, DecodeTolerations(v, field));
         }
         return absl::OkStatus();
-      }));
+      },
+      /*server_keys=*/{}, flat ? IsExtendedResourceName : NoExtraKeys));
+  if (flat) TESSERA_RETURN_IF_ERROR(FinishResources(path, resources, group.request));
   if (!named) return Error(n, Child(path, "name"), "required");
   return draft;
 }
 
 absl::Status Decoder::DecodeResources(const DocNode& n, const std::string& path,
                                       TaskRequest& request) {
-  int64_t gpu_milli = 0;
-  const DocNode* gpu_node = nullptr;
-  const DocNode* gpu_memory_node = nullptr;
-  const DocNode* gpu_model_node = nullptr;
+  ResourceDraft draft;
   TESSERA_RETURN_IF_ERROR(ForEachEntry(
-      n, path, {"cpu", "memory", "gpu", "gpuMemory", "gpuModel"},
-      [&](std::string_view key, const DocNode& v, const std::string& field) -> absl::Status {
-        if (key == "gpuModel") {
-          gpu_model_node = &v;
-          TESSERA_ASSIGN_OR_RETURN(request.gpu_models, StringList(v, field, true, true));
-          return absl::OkStatus();
-        }
-        if (key == "nvidia.com/gpu" || key == "amd.com/gpu") {
-          return Error(v, field,
-                       "GPUs are requested with gpu (4 = four whole GPUs, 0.5 = half "
-                       "of one)");
-        }
-        TESSERA_ASSIGN_OR_RETURN(const std::string text, Text(v, field));
-        absl::StatusOr<int64_t> quantity;
-        if (key == "cpu") {
-          quantity = ParseCpuMillis(text, field);
-        } else if (key == "memory" || key == "gpuMemory") {
-          quantity = ParseBytes(text, field);
-        } else if (key == "gpu") {
-          quantity = ParseMilliGpu(text, field);
-        } else {
-          quantity = ParseCount(text, field);
-        }
-        if (!quantity.ok()) return Wrap(v, field, quantity.status());
-        if (key == "cpu") {
-          request.cpu = *quantity;
-        } else if (key == "memory") {
-          request.memory = *quantity;
-        } else if (key == "gpuMemory") {
-          gpu_memory_node = &v;
-          request.gpu_memory = *quantity;
-        } else if (key == "gpu") {
-          gpu_node = &v;
-          gpu_milli = *quantity;
-        } else {
-          request.extended.emplace(std::string(key), *quantity);
-        }
-        return absl::OkStatus();
+      n, path, kResourceKeys,
+      [&](std::string_view key, const DocNode& v, const std::string& field) {
+        return DecodeResource(key, v, field, draft, request);
       },
       /*server_keys=*/{}, IsExtendedResourceName));
+  return FinishResources(path, draft, request);
+}
+
+absl::Status Decoder::DecodeResource(std::string_view key, const DocNode& v,
+                                     const std::string& field, ResourceDraft& draft,
+                                     TaskRequest& request) {
+  if (key == "gpuModel") {
+    draft.gpu_model = &v;
+    TESSERA_ASSIGN_OR_RETURN(request.gpu_models, StringList(v, field, true, true));
+    return absl::OkStatus();
+  }
+  if (key == "nvidia.com/gpu" || key == "amd.com/gpu") {
+    return Error(v, field,
+                 fmt::format("GPUs are requested with {} (4 = four whole GPUs, 0.5 = half of one)",
+                             Key("gpu")));
+  }
+  TESSERA_ASSIGN_OR_RETURN(const std::string text, Text(v, field));
+  absl::StatusOr<int64_t> quantity;
+  int64_t max = dialect_.bounds.max_count;
+  if (key == "cpu") {
+    quantity = ParseCpuMillis(text, field);
+    max = dialect_.bounds.max_cpu_millis;
+  } else if (key == "memory" || key == "gpuMemory") {
+    quantity = ParseBytes(text, field);
+    max = dialect_.bounds.max_bytes;
+  } else if (key == "gpu") {
+    quantity = ParseMilliGpu(text, field);
+    max = dialect_.bounds.max_milli_gpu;
+  } else {
+    quantity = ParseCount(text, field);
+  }
+  if (!quantity.ok()) return Wrap(v, field, quantity.status());
+  if (*quantity > max) {
+    return Error(v, field, fmt::format("must be at most {}", ShownBound(key, max)));
+  }
+  if (key == "cpu") {
+    request.cpu = *quantity;
+  } else if (key == "memory") {
+    request.memory = *quantity;
+  } else if (key == "gpuMemory") {
+    draft.gpu_memory = &v;
+    request.gpu_memory = *quantity;
+  } else if (key == "gpu") {
+    draft.gpu = &v;
+    draft.gpu_milli = *quantity;
+  } else {
+    request.extended.emplace(std::string(key), *quantity);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Decoder::FinishResources(const std::string& path, const ResourceDraft& draft,
+                                      TaskRequest& request) const {
+  const int64_t gpu_milli = draft.gpu_milli;
   if (gpu_milli > kMilliGpuPerDevice && gpu_milli % kMilliGpuPerDevice != 0) {
-    return Error(*gpu_node, Child(path, "gpu"),
+    return Error(*draft.gpu, Child(path, "gpu"),
                  fmt::format("must be a whole number of GPUs, or a share of one GPU below 1 "
                              "(0.5 = half a GPU), not {}",
                              FormatMilliGpu(gpu_milli)));
   }
   if (gpu_milli / kMilliGpuPerDevice > kInt32Max) {
-    return Error(*gpu_node, Child(path, "gpu"), fmt::format("must be <= {}", kInt32Max));
+    return Error(*draft.gpu, Child(path, "gpu"), fmt::format("must be <= {}", kInt32Max));
   }
   if (gpu_milli > 0) {
     const bool share = gpu_milli < kMilliGpuPerDevice;
     request.gpu_count = share ? 1 : static_cast<int32_t>(gpu_milli / kMilliGpuPerDevice);
     request.gpu_milli = share ? gpu_milli : kMilliGpuPerDevice;
-  } else if (gpu_memory_node != nullptr && request.gpu_memory > 0) {
-    return Error(*gpu_memory_node, Child(path, "gpuMemory"), "needs gpu > 0");
-  } else if (gpu_model_node != nullptr && !request.gpu_models.empty()) {
-    return Error(*gpu_model_node, Child(path, "gpuModel"), "needs gpu > 0");
+  } else if (draft.gpu_memory != nullptr && request.gpu_memory > 0) {
+    return Error(*draft.gpu_memory, Child(path, Key("gpuMemory")), "needs gpu > 0");
+  } else if (draft.gpu_model != nullptr && !request.gpu_models.empty()) {
+    return Error(*draft.gpu_model, Child(path, Key("gpuModel")), "needs gpu > 0");
   }
   return absl::OkStatus();
 }
@@ -205,9 +268,10 @@ absl::Status Decoder::MergeJobPlacement(const Labels& node_selector,
     for (const auto& [key, value] : draft.node_selector) {
       const auto [it, inserted] = request.node_selector.emplace(key, value);
       if (!inserted && it->second != value) {
-        return Error(*draft.node_selector_node, Child(Child(draft.path, "nodeSelector"), key),
-                     fmt::format("\"{}\" conflicts with spec.nodeSelector.{} (\"{}\")", value, key,
-                                 it->second));
+        const std::string selector = Key("nodeSelector");
+        return Error(*draft.node_selector_node, Child(Child(draft.path, selector), key),
+                     fmt::format("\"{}\" conflicts with {}.{} (\"{}\")", value,
+                                 Child(root_path_, selector), key, it->second));
       }
     }
     request.tolerations = tolerations;
