@@ -6,8 +6,10 @@
 #include <map>
 #include <set>
 
+#include "absl/strings/cord.h"
 #include "core/quantity.h"
 #include "fmt/format.h"
+#include "spec/internal/shown_bound.h"
 #include "spec/request_error.h"
 #include "yaml-cpp/yaml.h"
 
@@ -21,47 +23,41 @@ constexpr int kMaxDepth = 32;  // queue tree levels
 // brackets a level ("children": [{...}]) inside {"queues": [...]}, plus a quota map.
 constexpr int kMaxFlowDepth = 2 * (kMaxDepth + 1) + 2;
 constexpr size_t kMaxNameLength = 63;
+// The payload that remembers the line of the node at fault.
+constexpr char kLinePayload[] = "type.tessera.io/tessera.api.DocumentLine";
 
 absl::Status Error(std::string_view field, std::string_view what) {
   return spec::FieldError(field, what);
+}
+
+// The 1-based line of `node`; 0 when it has no mark.
+int LineOf(const YAML::Node& node) {
+  const YAML::Mark mark = node.Mark();
+  return mark.is_null() || mark.line < 0 ? 0 : mark.line + 1;
+}
+
+// An error of `field` at `node`, whose line QueueErrorLine reads back.
+absl::Status Error(const YAML::Node& node, std::string_view field, std::string_view what) {
+  absl::Status status = Error(field, what);
+  if (const int line = LineOf(node); line > 0) {
+    status.SetPayload(kLinePayload, absl::Cord(std::to_string(line)));
+  }
+  return status;
 }
 
 // A top-level key as a field: the empty key is shown as written, "".
 std::string KeyField(const std::string& key) { return key.empty() ? "\"\"" : key; }
 
 absl::StatusOr<std::string> Scalar(const YAML::Node& node, const std::string& field) {
-  if (!node.IsScalar()) return Error(field, "must be a single value");
+  if (!node.IsScalar()) return Error(node, field, "must be a single value");
   if (node.Tag() != "?" && node.Tag() != "!" && !node.Tag().empty()) {
-    return Error(field, fmt::format("YAML tags are not allowed ({})", node.Tag()));
+    return Error(node, field, fmt::format("YAML tags are not allowed ({})", node.Tag()));
   }
   return node.as<std::string>();
 }
 
-absl::Status CheckKeys(const YAML::Node& node, const std::string& field,
-                       std::initializer_list<std::string_view> known) {
-  if (!node.IsMap()) return Error(field, "must be a mapping");
-  for (const auto& entry : node) {
-    absl::StatusOr<std::string> key = Scalar(entry.first, field);
-    if (!key.ok()) return key.status();
-    if (std::find(known.begin(), known.end(), *key) == known.end()) {
-      return Error(fmt::format("{}.{}", field, *key), "unknown key");
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<int32_t> Int(const YAML::Node& node, const std::string& field, int32_t min) {
-  absl::StatusOr<std::string> text = Scalar(node, field);
-  if (!text.ok()) return text.status();
-  int32_t value = 0;
-  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (text->empty() || ec != std::errc() || end != text->data() + text->size() || value < min) {
-    return Error(field, fmt::format("must be an integer >= {}, not \"{}\"", min, *text));
-  }
-  return value;
-}
-
-absl::Status CheckName(std::string_view name, const std::string& field) {
+absl::Status CheckName(std::string_view name, const std::string& field,
+                       const YAML::Node& node = YAML::Node()) {
   const bool valid =
       !name.empty() && name.size() <= kMaxNameLength &&
       std::isalnum(static_cast<unsigned char>(name[0])) &&
@@ -69,9 +65,10 @@ absl::Status CheckName(std::string_view name, const std::string& field) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
       });
   if (valid) return absl::OkStatus();
-  return Error(field, fmt::format("\"{}\" is not a queue name (1 to {} letters, digits, '-', '_' "
-                                  "or '.', starting with a letter or digit)",
-                                  name, kMaxNameLength));
+  return Error(node, field,
+               fmt::format("\"{}\" is not a queue name (1 to {} letters, digits, '-', '_' "
+                           "or '.', starting with a letter or digit)",
+                           name, kMaxNameLength));
 }
 
 // Whether `text` is valid UTF-8 without control characters, so that it survives JSON (the
@@ -89,79 +86,18 @@ bool IsPrintableUtf8(const std::string& text) {
   }
 }
 
-absl::StatusOr<ResourceList> ParseResources(const YAML::Node& node, const std::string& field) {
-  if (!node.IsMap()) return Error(field, "must be a mapping of resource to quantity");
-  ResourceList out;
-  for (const auto& entry : node) {
-    absl::StatusOr<std::string> key = Scalar(entry.first, field);
-    if (!key.ok()) return key.status();
-    const std::string path = fmt::format("{}.{}", field, *key);
-    absl::StatusOr<std::string> text = Scalar(entry.second, path);
-    if (!text.ok()) return text.status();
-    absl::StatusOr<int64_t> value;
-    if (*key == "cpu") {
-      value = ParseCpuMillis(*text, path);
-    } else if (*key == "memory") {
-      value = ParseBytes(*text, path);
-    } else if (*key == "gpu" || (key->starts_with("gpu:") && key->size() > 4)) {
-      if (!IsPrintableUtf8(*key)) {
-        return Error(path, "a GPU model must be printable UTF-8 text");
-      }
-      value = ParseMilliGpu(*text, path);
-    } else {
-      return Error(path, "unknown resource (cpu, memory, gpu or gpu:<MODEL>)");
-    }
-    if (!value.ok()) return spec::WithField(value.status(), path);
-    out[*key] = *value;
-  }
-  return out;
-}
-
-absl::StatusOr<QueueOrdering> ParseOrdering(const YAML::Node& node, const std::string& field) {
-  absl::StatusOr<std::string> text = Scalar(node, field);
-  if (!text.ok()) return text.status();
-  if (*text == "bestEffortFifo") return QueueOrdering::kBestEffortFifo;
-  if (*text == "strictFifo") return QueueOrdering::kStrictFifo;
-  return Error(field, fmt::format("must be strictFifo or bestEffortFifo, not \"{}\"", *text));
-}
-
-// The keys one queue shares in a tree and alone: quotas, weight, priority, ordering.
-absl::Status ParseQueueFields(const YAML::Node& node, const std::string& field, QueueSpec& queue) {
-  for (const auto& [key, target] : std::initializer_list<std::pair<const char*, ResourceList*>>{
-           {"guaranteed", &queue.guaranteed},
-           {"borrowingLimit", &queue.borrowing_limit},
-           {"lendingLimit", &queue.lending_limit}}) {
-    if (!node[key]) continue;
-    absl::StatusOr<ResourceList> list = ParseResources(node[key], fmt::format("{}.{}", field, key));
-    if (!list.ok()) return list.status();
-    *target = *std::move(list);
-  }
-  if (node["weight"]) {
-    absl::StatusOr<int32_t> weight = Int(node["weight"], field + ".weight", 1);
-    if (!weight.ok()) return weight.status();
-    queue.weight = *weight;
-  }
-  if (node["priority"]) {
-    absl::StatusOr<int32_t> priority =
-        Int(node["priority"], field + ".priority", std::numeric_limits<int32_t>::min());
-    if (!priority.ok()) return priority.status();
-    queue.priority = *priority;
-  }
-  if (node["ordering"]) {
-    absl::StatusOr<QueueOrdering> ordering = ParseOrdering(node["ordering"], field + ".ordering");
-    if (!ordering.ok()) return ordering.status();
-    queue.ordering = *ordering;
-  }
-  return absl::OkStatus();
-}
-
-class TreeParser {
+// Reads queues with one table of keys (camelCase, spelled in the options' style), recording
+// the line where each queue starts.
+class QueueReader {
  public:
+  explicit QueueReader(const QueueTreeOptions& options) : options_(options) {}
+
   absl::Status ParseList(const YAML::Node& list, const std::string& field,
                          const std::string& parent, int depth) {
-    if (!list.IsSequence()) return Error(field, "must be a list of queues");
-    if (depth > kMaxDepth)
-      return Error(field, fmt::format("nests deeper than {} levels", kMaxDepth));
+    if (!list.IsSequence()) return Error(list, field, "must be a list of queues");
+    if (depth > kMaxDepth) {
+      return Error(list, field, fmt::format("nests deeper than {} levels", kMaxDepth));
+    }
     for (size_t i = 0; i < list.size(); ++i) {
       if (absl::Status s = ParseQueue(list[i], fmt::format("{}[{}]", field, i), parent, depth);
           !s.ok()) {
@@ -171,9 +107,61 @@ class TreeParser {
     return absl::OkStatus();
   }
 
-  std::vector<QueueSpec> Take() { return std::move(queues_); }
+  // The keys one queue shares in a tree and alone: quotas, weight, priority, ordering.
+  absl::Status ParseQueueFields(const YAML::Node& node, const std::string& field,
+                                QueueSpec& queue) const {
+    for (const auto& [key, target] : std::initializer_list<std::pair<const char*, ResourceList*>>{
+             {"guaranteed", &queue.guaranteed},
+             {"borrowingLimit", &queue.borrowing_limit},
+             {"lendingLimit", &queue.lending_limit}}) {
+      const std::string name = Key(key);
+      if (!node[name]) continue;
+      absl::StatusOr<ResourceList> list =
+          ParseResources(node[name], fmt::format("{}.{}", field, name));
+      if (!list.ok()) return list.status();
+      *target = *std::move(list);
+    }
+    if (node["weight"]) {
+      absl::StatusOr<int32_t> weight =
+          Int(node["weight"], field + ".weight", 1, options_.max_weight);
+      if (!weight.ok()) return weight.status();
+      queue.weight = *weight;
+    }
+    if (node["priority"]) {
+      absl::StatusOr<int32_t> priority =
+          Int(node["priority"], field + ".priority", std::numeric_limits<int32_t>::min(),
+              std::numeric_limits<int32_t>::max());
+      if (!priority.ok()) return priority.status();
+      queue.priority = *priority;
+    }
+    if (node["ordering"]) {
+      absl::StatusOr<QueueOrdering> ordering = ParseOrdering(node["ordering"], field + ".ordering");
+      if (!ordering.ok()) return ordering.status();
+      queue.ordering = *ordering;
+    }
+    return absl::OkStatus();
+  }
+
+  // The keys of a queue in a tree, in the document's style.
+  absl::Status CheckKeys(const YAML::Node& node, const std::string& field,
+                         std::initializer_list<std::string_view> known) const {
+    if (!node.IsMap()) return Error(node, field, "must be a mapping");
+    for (const auto& entry : node) {
+      absl::StatusOr<std::string> key = Scalar(entry.first, field);
+      if (!key.ok()) return key.status();
+      if (std::none_of(known.begin(), known.end(),
+                       [&](std::string_view k) { return Key(k) == *key; })) {
+        return Error(entry.first, fmt::format("{}.{}", field, *key), "unknown key");
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  DecodedQueueTree Take() { return std::move(tree_); }
 
  private:
+  std::string Key(std::string_view camel) const { return StyleKey(camel, options_.style); }
+
   absl::Status ParseQueue(const YAML::Node& node, const std::string& field,
                           const std::string& parent, int depth) {
     if (absl::Status s = CheckKeys(node, field,
@@ -183,23 +171,105 @@ class TreeParser {
       return s;
     }
     QueueSpec queue{.parent = parent};
-    if (!node["name"]) return Error(field + ".name", "required");
+    if (!node["name"]) return Error(node, field + ".name", "required");
     absl::StatusOr<std::string> name = Scalar(node["name"], field + ".name");
     if (!name.ok()) return name.status();
-    if (absl::Status s = CheckName(*name, field + ".name"); !s.ok()) return s;
+    if (absl::Status s = CheckName(*name, field + ".name", node["name"]); !s.ok()) return s;
     if (!names_.insert(*name).second) {
-      return Error(field + ".name", fmt::format("queue \"{}\" is given twice", *name));
+      return Error(node["name"], field + ".name",
+                   fmt::format("queue \"{}\" is given twice", *name));
     }
-    if (queues_.size() == kMaxQueues)
-      return Error(field, fmt::format("more than {} queues", kMaxQueues));
+    if (tree_.queues.size() == kMaxQueues) {
+      return Error(node, field, fmt::format("more than {} queues", kMaxQueues));
+    }
     queue.name = *name;
     if (absl::Status s = ParseQueueFields(node, field, queue); !s.ok()) return s;
-    queues_.push_back(std::move(queue));
+    tree_.queues.push_back(std::move(queue));
+    tree_.lines.push_back(LineOf(node));
     if (!node["children"]) return absl::OkStatus();
     return ParseList(node["children"], field + ".children", *name, depth + 1);
   }
 
-  std::vector<QueueSpec> queues_;
+  absl::StatusOr<int32_t> Int(const YAML::Node& node, const std::string& field, int32_t min,
+                              int32_t max) const {
+    absl::StatusOr<std::string> text = Scalar(node, field);
+    if (!text.ok()) return text.status();
+    int32_t value = 0;
+    const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+    if (text->empty() || ec != std::errc() || end != text->data() + text->size() || value < min) {
+      return Error(node, field, fmt::format("must be an integer >= {}, not \"{}\"", min, *text));
+    }
+    if (value > max) return Error(node, field, fmt::format("must be <= {}", max));
+    return value;
+  }
+
+  // A quota: resource to quantity.
+  absl::StatusOr<ResourceList> ParseResources(const YAML::Node& node,
+                                              const std::string& field) const {
+    if (!node.IsMap()) return Error(node, field, "must be a mapping of resource to quantity");
+    ResourceList out;
+    for (const auto& entry : node) {
+      absl::StatusOr<std::string> key = Scalar(entry.first, field);
+      if (!key.ok()) return key.status();
+      const std::string path = fmt::format("{}.{}", field, *key);
+      absl::StatusOr<int64_t> value = ParseQuantity(*key, entry.second, path);
+      if (!value.ok()) return value.status();
+      if (!out.emplace(*key, *value).second) return Error(entry.first, path, "given twice");
+    }
+    return out;
+  }
+
+  absl::StatusOr<int64_t> ParseQuantity(const std::string& key, const YAML::Node& node,
+                                        const std::string& path) const {
+    absl::StatusOr<std::string> text = Scalar(node, path);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<int64_t> value;
+    int64_t max = 0;
+    internal::QuantityKind kind = internal::QuantityKind::kMilliGpu;
+    if (key == "cpu") {
+      value = ParseCpuMillis(*text, path);
+      max = options_.bounds.max_cpu_millis;
+      kind = internal::QuantityKind::kCpuMillis;
+    } else if (key == "memory") {
+      value = ParseBytes(*text, path);
+      max = options_.bounds.max_bytes;
+      kind = internal::QuantityKind::kBytes;
+    } else if (key == "gpu" || (key.starts_with("gpu:") && key.size() > 4)) {
+      if (!IsPrintableUtf8(key))
+        return Error(node, path, "a GPU model must be printable UTF-8 text");
+      value = ParseMilliGpu(*text, path);
+      max = options_.bounds.max_milli_gpu;
+    } else {
+      return Error(node, path, "unknown resource (cpu, memory, gpu or gpu:<MODEL>)");
+    }
+    if (!value.ok()) return Error(node, path, StripField(value.status(), path));
+    if (*value > max) {
+      return Error(node, path, fmt::format("must be at most {}", internal::ShownBound(kind, max)));
+    }
+    return value;
+  }
+
+  // A core parser's message without its leading "FIELD: ".
+  static std::string StripField(const absl::Status& status, const std::string& field) {
+    std::string message(status.message());
+    if (message.starts_with(field + ": ")) message.erase(0, field.size() + 2);
+    return message;
+  }
+
+  absl::StatusOr<QueueOrdering> ParseOrdering(const YAML::Node& node,
+                                              const std::string& field) const {
+    absl::StatusOr<std::string> text = Scalar(node, field);
+    if (!text.ok()) return text.status();
+    const std::string best_effort = Key("bestEffortFifo");
+    const std::string strict = Key("strictFifo");
+    if (*text == best_effort) return QueueOrdering::kBestEffortFifo;
+    if (*text == strict) return QueueOrdering::kStrictFifo;
+    return Error(node, field,
+                 fmt::format("must be {} or {}, not \"{}\"", strict, best_effort, *text));
+  }
+
+  const QueueTreeOptions options_;
+  DecodedQueueTree tree_;
   std::set<std::string> names_;
 };
 
@@ -227,17 +297,34 @@ Json GpuAmount(int64_t milli) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<QueueSpec>> ParseQueueTree(const YAML::Node& list,
-                                                      const std::string& field) {
+absl::StatusOr<DecodedQueueTree> DecodeQueueTree(const YAML::Node& list, const std::string& field,
+                                                 const QueueTreeOptions& options) {
   try {
-    TreeParser parser;
-    if (absl::Status s = parser.ParseList(list, field, "", 0); !s.ok()) return s;
-    std::vector<QueueSpec> queues = parser.Take();
-    if (queues.empty()) return Error(field, "at least one queue is required");
-    return queues;
+    QueueReader reader(options);
+    if (absl::Status s = reader.ParseList(list, field, "", 0); !s.ok()) return s;
+    DecodedQueueTree tree = reader.Take();
+    if (tree.queues.empty()) return Error(list, field, "at least one queue is required");
+    return tree;
   } catch (const YAML::Exception& e) {
     return Error(field, e.msg);
   }
+}
+
+absl::StatusOr<std::vector<QueueSpec>> ParseQueueTree(const YAML::Node& list,
+                                                      const std::string& field) {
+  absl::StatusOr<DecodedQueueTree> tree = DecodeQueueTree(list, field, QueueTreeOptions{});
+  if (!tree.ok()) return tree.status();
+  return std::move(tree->queues);
+}
+
+std::optional<int> QueueErrorLine(const absl::Status& status) {
+  const auto payload = status.GetPayload(kLinePayload);  // an absl::optional<absl::Cord>
+  if (!payload.has_value()) return std::nullopt;
+  int line = 0;
+  const std::string text(*payload);
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), line);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return line;
 }
 
 absl::StatusOr<std::vector<QueueSpec>> ParseQueueDocument(std::string_view text) {
@@ -298,7 +385,8 @@ absl::StatusOr<QueueSpec> ParseQueueObject(std::string_view text, std::string_vi
       }
       queue.parent = *parent;
     }
-    if (absl::Status s = ParseQueueFields(*root, "", queue); !s.ok()) {
+    if (absl::Status s = QueueReader(QueueTreeOptions{}).ParseQueueFields(*root, "", queue);
+        !s.ok()) {
       // Fields of a lone queue have no prefix: ".weight: ..." → "weight: ...".
       std::string message(s.message());
       if (message.starts_with('.')) message.erase(0, 1);

@@ -18,14 +18,21 @@
 // milli-GPU). One queue alone (PUT /api/v1/queues/{name}) has the same keys plus `parent`
 // and no `children`.
 //
+// Scenario files write the same tree in snake_case (shared/SCENARIOS.md: borrowing_limit,
+// lending_limit, ordering: best_effort_fifo); DecodeQueueTree reads either style with one
+// table of keys and rules (spec/key_style.h).
+//
 // Parsing checks the shape: unknown keys, bad quantities and choices, a name missing, invalid
-// or given twice, weight < 1; errors are InvalidArgument "FIELD: what" with the path in the
-// document ("queues[0].children[1].guaranteed.gpu: ..."). What the tree means (limits that
-// contradict each other, jobs in a queue that would vanish) is the Scheduler's to check
+// or given twice, a resource given twice, weight < 1; errors are InvalidArgument "FIELD: what"
+// with the path in the document ("queues[0].children[1].guaranteed.gpu: ...") and, read by
+// QueueErrorLine, the line of the node at fault. What the tree means (limits that contradict
+// each other, jobs in a queue that would vanish) is the Scheduler's to check
 // (Scheduler::SetQueues). Rendering gives back a document that parses to the same specs.
 // Pure functions; thread-safe.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <span>
@@ -33,9 +40,11 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 #include "sched/queue/queue_spec.h"
+#include "spec/key_style.h"
 
 namespace YAML {
 class Node;
@@ -53,6 +62,31 @@ inline constexpr size_t kMaxQueues = 100'000;
 // A `queues:` list (YAML node) at `field` ("queues") → specs in tree order.
 absl::StatusOr<std::vector<QueueSpec>> ParseQueueTree(const YAML::Node& list,
                                                       const std::string& field);
+
+// Upper bounds on one quota entry, beyond the quantity parsers' own ("must be at most …").
+struct QuotaBounds {
+  int64_t max_cpu_millis = std::numeric_limits<int64_t>::max();
+  int64_t max_bytes = std::numeric_limits<int64_t>::max();
+  int64_t max_milli_gpu = std::numeric_limits<int64_t>::max();  // gpu and gpu:<MODEL>
+};
+
+struct QueueTreeOptions {
+  KeyStyle style = KeyStyle::kCamelCase;  // of the keys and of the ordering's values
+  QuotaBounds bounds;
+  int32_t max_weight = std::numeric_limits<int32_t>::max();
+};
+
+struct DecodedQueueTree {
+  std::vector<QueueSpec> queues;  // in tree order
+  std::vector<int> lines;         // where each queue starts, 1-based (0: unknown)
+};
+
+// ParseQueueTree in the style and bounds of `options`, with the line of each queue.
+absl::StatusOr<DecodedQueueTree> DecodeQueueTree(const YAML::Node& list, const std::string& field,
+                                                 const QueueTreeOptions& options);
+
+// The 1-based line of the node an error of DecodeQueueTree points at; nullopt when unknown.
+std::optional<int> QueueErrorLine(const absl::Status& status);
 
 // A whole document {"queues": [...]} in YAML or JSON (the body of PUT /api/v1/queues, the file
 // of `tessera queue apply`, the stored tree). Errors name the field; a text that is not YAML

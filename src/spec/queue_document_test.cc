@@ -3,6 +3,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "spec/request_error.h"
+#include "yaml-cpp/yaml.h"
 
 namespace tessera::spec {
 namespace {
@@ -282,6 +283,50 @@ TEST(QueueDocumentTest, RemoveOnlyLeaves) {
   EXPECT_EQ(RemoveQueue(tree, "nope").status().code(), absl::StatusCode::kNotFound);
   std::vector<QueueSpec> one = {{.name = "default"}};
   EXPECT_EQ(RemoveQueue(one, "default").status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// Scenario files write the same tree in snake_case; one decoder reads both.
+TEST(QueueDocumentTest, BothKeyStylesDecodeTheSameTree) {
+  const YAML::Node snake = YAML::Load(R"(
+- name: org
+  guaranteed: {cpu: "64", memory: 512Gi}
+  children:
+    - name: team-a
+      guaranteed: {gpu: 16, "gpu:H100-80GB": 0.5}
+      borrowing_limit: {gpu: 8}
+      lending_limit: {gpu: 4}
+      weight: 2
+      priority: -3
+      ordering: strict_fifo
+    - name: team-b
+- name: other
+)");
+  absl::StatusOr<DecodedQueueTree> tree =
+      DecodeQueueTree(snake, "queues", {.style = KeyStyle::kSnakeCase});
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  absl::StatusOr<std::vector<QueueSpec>> camel = ParseQueueDocument(kTree);
+  ASSERT_TRUE(camel.ok()) << camel.status();
+  EXPECT_EQ(QueueTreeToJson(tree->queues), QueueTreeToJson(*camel));
+  EXPECT_EQ(tree->lines, (std::vector<int>{2, 5, 12, 13}));
+}
+
+TEST(QueueDocumentTest, SnakeCaseErrorsNameTheKeyAsWrittenAndItsLine) {
+  const YAML::Node snake =
+      YAML::Load("- name: q\n  borrowing_limit: {cpu: 1}\n  lending_limit:\n    gpu: 2\n    gpu: 3\n");
+  absl::StatusOr<DecodedQueueTree> tree = DecodeQueueTree(
+      snake, "queues", {.style = KeyStyle::kSnakeCase, .bounds = {.max_cpu_millis = 500}});
+  ASSERT_FALSE(tree.ok());
+  EXPECT_EQ(tree.status().message(), "queues[0].borrowing_limit.cpu: must be at most 500m");
+  EXPECT_EQ(QueueErrorLine(tree.status()), 2);
+
+  tree = DecodeQueueTree(snake, "queues", {.style = KeyStyle::kSnakeCase});
+  ASSERT_FALSE(tree.ok());
+  EXPECT_EQ(tree.status().message(), "queues[0].lending_limit.gpu: given twice");
+  EXPECT_EQ(QueueErrorLine(tree.status()), 5);
+  // camelCase keys are not the snake_case style's.
+  tree = DecodeQueueTree(YAML::Load("- {name: q, borrowingLimit: {cpu: 1}}"), "queues",
+                         {.style = KeyStyle::kSnakeCase});
+  EXPECT_THAT(tree.status().message(), HasSubstr("queues[0].borrowingLimit: unknown key"));
 }
 
 }  // namespace

@@ -1,27 +1,24 @@
 #include "sim/scenario/scenario_parser.h"
-#include "sim/scenario/scenario_parser_impl.h"
 
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <optional>
-#include <set>
 #include <sstream>
 
 #include "absl/strings/match.h"
 #include "core/cluster_name.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
-#include "sched/queue/queue_tree.h"
 #include "sim/scenario/expectation_parser.h"
 #include "sim/scenario/name_range.h"
 #include "sim/scenario/scenario_index.h"
+#include "sim/scenario/scenario_parser_impl.h"
 #include "sim/scenario/yaml_reader.h"
+#include "spec/queue_document.h"
 #include "tessera/common/status_macros.h"
 #include "yaml-cpp/depthguard.h"
 
@@ -119,11 +116,7 @@ absl::StatusOr<Scenario> Parser::Parse(const YAML::Node& root) {
       *nodes, "nodes", [&](const YAML::Node& n, const std::string& p) { return ParseNode(n, p); }));
   if (scenario_.nodes.empty()) return r_.Error(*nodes, "nodes", "must list at least one node");
   if (const YAML::Node* n = section("queues")) {
-    TESSERA_RETURN_IF_ERROR(r_.ForEachItem(
-        *n, "queues",
-        [&](const YAML::Node& q, const std::string& p) { return ParseQueue(q, p, ""); }));
-    if (scenario_.queues.empty()) return r_.Error(*n, "queues", "must list at least one queue");
-    TESSERA_RETURN_IF_ERROR(CheckQueueTree());
+    TESSERA_RETURN_IF_ERROR(ParseQueues(*n));
   } else {
     scenario_.queues.push_back(ScenarioQueue{.spec = QueueSpec{.name = "default"}, .leaf = true});
     index_.queues.emplace("default", true);
@@ -252,124 +245,31 @@ absl::Status Parser::ParseProfileValue(const YAML::Node& n, const std::string& f
   return absl::OkStatus();
 }
 
-absl::Status Parser::ParseQueue(const YAML::Node& n, const std::string& path,
-                                const std::string& parent) {
-  ScenarioQueue queue;
-  queue.spec.parent = parent;
-  queue.line = YamlReader::Line(n);
-  QueueSource source{.path = path, .line = queue.line};
-  std::optional<YAML::Node> children;
-  bool named = false;
-  TESSERA_RETURN_IF_ERROR(r_.ForEach(
-      n, path,
-      {"name", "children", "guaranteed", "borrowing_limit", "lending_limit", "weight", "priority",
-       "ordering"},
-      [&](std::string_view key, const YAML::Node& v, const std::string& field) -> absl::Status {
-        source.key_lines.emplace(std::string(key), YamlReader::Line(v));
-        if (key == "name") {
-          named = true;
-          TESSERA_ASSIGN_OR_RETURN(queue.spec.name, r_.Name(v, field));
-          if (index_.queues.contains(queue.spec.name)) {
-            return r_.Error(v, field, Cat("queue '", queue.spec.name, "' given twice"));
-          }
-        } else if (key == "children") {
-          if (!v.IsSequence()) return r_.Error(v, field, "must be a list");
-          children.emplace(v);
-        } else if (key == "guaranteed") {
-          return ParseQuota(v, field, source, queue.spec.guaranteed);
-        } else if (key == "borrowing_limit") {
-          return ParseQuota(v, field, source, queue.spec.borrowing_limit);
-        } else if (key == "lending_limit") {
-          return ParseQuota(v, field, source, queue.spec.lending_limit);
-        } else if (key == "weight") {
-          // ">= 1" is the queue tree's check (CheckQueueTree).
-          TESSERA_ASSIGN_OR_RETURN(int64_t weight, r_.Int(v, field, INT32_MIN, 1000000));
-          queue.spec.weight = static_cast<int32_t>(weight);
-        } else if (key == "priority") {
-          TESSERA_ASSIGN_OR_RETURN(int64_t priority, r_.Int(v, field, INT32_MIN, INT32_MAX));
-          queue.spec.priority = static_cast<int32_t>(priority);
-        } else {
-          TESSERA_ASSIGN_OR_RETURN(std::string ordering,
-                                   r_.Choice(v, field, {"strict_fifo", "best_effort_fifo"}));
-          queue.spec.ordering = ordering == "strict_fifo" ? QueueOrdering::kStrictFifo
-                                                          : QueueOrdering::kBestEffortFifo;
-        }
-        return absl::OkStatus();
-      }));
-  if (!named) return r_.Error(n, Field(path, "name"), "required");
-  queue.leaf = !children.has_value() || children->size() == 0;
-  index_.queues.emplace(queue.spec.name, queue.leaf);
-  scenario_.queues.push_back(queue);
-  queue_sources_.push_back(std::move(source));
-  if (!children.has_value()) return absl::OkStatus();
-  return r_.ForEachItem(
-      *children, Field(path, "children"),
-      [&](const YAML::Node& c, const std::string& p) { return ParseQueue(c, p, queue.spec.name); });
-}
-
-absl::Status Parser::ParseQuota(const YAML::Node& n, const std::string& field, QueueSource& source,
-                                ResourceList& quota) {
-  if (!n.IsMap()) {
-    return r_.Error(n, field, "must be a mapping of resources (cpu, memory, gpu, gpu:<MODEL>)");
+absl::Status Parser::ParseQueues(const YAML::Node& n) {
+  // The queue documents' decoder in the scenario's snake_case, with quotas bounded so that a
+  // queue covers at most kMaxNodes nodes of the largest size. Its checks cover the queue
+  // tree's (sched/queue/queue_tree.h): names, weights, resources, and parents by nesting.
+  const int64_t scale = static_cast<int64_t>(kMaxNodes);
+  const spec::QueueTreeOptions options{.style = spec::KeyStyle::kSnakeCase,
+                                       .bounds = {.max_cpu_millis = kMaxCpuMillis * scale,
+                                                  .max_bytes = kMaxBytes * scale,
+                                                  .max_milli_gpu = kMaxMilliGpu * scale},
+                                       .max_weight = kMaxQueueWeight};
+  absl::StatusOr<spec::DecodedQueueTree> tree = spec::DecodeQueueTree(n, "queues", options);
+  if (!tree.ok()) {
+    const int line = spec::QueueErrorLine(tree.status()).value_or(YamlReader::Line(n));
+    return absl::InvalidArgumentError(
+        Cat(r_.file(), ":", line, ": ", std::string(tree.status().message())));
   }
-  const std::string_view list = std::string_view(field).substr(field.rfind('.') + 1);
-  for (const auto& entry : n) {
-    const YAML::Node& key = entry.first;
-    if (!key.IsScalar()) return r_.Error(key, field, "keys must be plain names");
-    const std::string& name = key.Scalar();
-    const std::string f = Field(field, name);
-    absl::StatusOr<int64_t> value;
-    const int64_t scale = static_cast<int64_t>(kMaxNodes);
-    if (name == "cpu") {
-      value = r_.CpuMillis(entry.second, f, scale);
-    } else if (name == "memory") {
-      value = r_.Bytes(entry.second, f, scale);
-    } else if (name == "gpu" || (name.starts_with("gpu:") && name.size() > 4)) {
-      value = r_.MilliGpu(entry.second, f, scale);
-    } else {
-      return r_.Error(key, f, "unknown resource (expected cpu, memory, gpu or gpu:<MODEL>)");
-    }
-    if (!value.ok()) return value.status();
-    if (!quota.emplace(name, *value).second) return r_.Error(key, f, "given twice");
-    source.key_lines.emplace(Cat(list, ".", name), YamlReader::Line(entry.second));
+  const spec::QueueLeafIndex leaves = spec::LeafIndex(tree->queues);
+  for (size_t i = 0; i < tree->queues.size(); ++i) {
+    QueueSpec& queue = tree->queues[i];
+    const bool leaf = leaves.at(queue.name);
+    index_.queues.emplace(queue.name, leaf);
+    scenario_.queues.push_back(
+        ScenarioQueue{.spec = std::move(queue), .leaf = leaf, .line = tree->lines[i]});
   }
   return absl::OkStatus();
-}
-
-absl::Status Parser::CheckQueueTree() const {
-  std::vector<QueueSpec> specs;
-  specs.reserve(scenario_.queues.size());
-  for (const ScenarioQueue& q : scenario_.queues) specs.push_back(q.spec);
-  absl::StatusOr<QueueTree> tree = QueueTree::Create(specs);
-  if (tree.ok()) return absl::OkStatus();
-  // "queues[I].FIELD: MESSAGE", I indexing `specs`: name the queue's path and line instead.
-  const std::string text(tree.status().message());
-  const std::string_view message = text;
-  constexpr std::string_view kPrefix = "queues[";
-  const size_t close = message.find(']');
-  size_t index = 0;
-  const bool indexed =
-      message.starts_with(kPrefix) && close != std::string_view::npos &&
-      std::from_chars(message.data() + kPrefix.size(), message.data() + close, index).ptr ==
-          message.data() + close;
-  if (!indexed || index >= queue_sources_.size()) {
-    return r_.ErrorAtLine(queue_sources_.front().line, "queues", message);
-  }
-  const QueueSource& source = queue_sources_[index];
-  const std::string_view rest = message.substr(close + 1);  // ".guaranteed.gpu: ..." or ": ..."
-  std::string key(rest.substr(0, rest.find(": ")));
-  if (key.starts_with('.')) key.erase(0, 1);
-  // The line of the key named, or of its closest enclosing key, or of the queue.
-  int line = source.line;
-  while (!key.empty()) {
-    if (auto it = source.key_lines.find(key); it != source.key_lines.end()) {
-      line = it->second;
-      break;
-    }
-    const size_t dot = key.rfind('.');
-    key.resize(dot == std::string::npos ? 0 : dot);
-  }
-  return absl::InvalidArgumentError(Cat(r_.file(), ":", line, ": ", source.path, rest));
 }
 
 }  // namespace scenario_parsing

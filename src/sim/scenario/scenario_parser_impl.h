@@ -1,5 +1,6 @@
 // The Parser behind ParseScenario (scenario_parser.h), split by concept over
-//   scenario_parser.cc        the file, the top-level sections, config and queues
+//   scenario_parser.cc        the file, the top-level sections, config, and queues (through
+//                             spec's queue decoder, spec/queue_document.h)
 //   scenario_node_parser.cc   clusters, nodes (name ranges), GPUs and taints
 //   scenario_job_parser.cc    jobs: the spec through spec's job decoder (spec/job_mapping.h),
 //                             and what only scenarios have (at, outcome, name ranges)
@@ -9,8 +10,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -26,16 +25,10 @@
 
 namespace tessera::sim::scenario_parsing {
 
-// Where a queue was given: its path ("queues[0].children[1]"), its line, and the lines of its
-// keys ("weight", "guaranteed.gpu"), so that the queue tree's errors can name the file's line.
-struct QueueSource {
-  std::string path;
-  int line = 0;
-  std::map<std::string, int, std::less<>> key_lines;
-};
-
 // The most backfill reservations a scenario may ask for.
 inline constexpr int64_t kMaxBackfillDepth = 1'000'000;
+// The largest fair-share weight of a queue.
+inline constexpr int32_t kMaxQueueWeight = 1'000'000;
 
 class Parser {
  public:
@@ -56,12 +49,8 @@ class Parser {
   absl::StatusOr<Taint> ParseTaint(const YAML::Node& n, const std::string& path,
                                    bool effect_required, bool* has_effect);
   absl::Status AddNodes(ScenarioNode proto, int name_line, const std::string& path);
-  absl::Status ParseQueue(const YAML::Node& n, const std::string& path, const std::string& parent);
-  absl::Status ParseQuota(const YAML::Node& n, const std::string& field, QueueSource& source,
-                          ResourceList& quota);
-  // Builds the QueueTree of the parsed queues, so that its checks apply; its errors name the
-  // queue's field in the file.
-  absl::Status CheckQueueTree() const;
+  // The queues section, through the queue documents' decoder (spec/queue_document.h).
+  absl::Status ParseQueues(const YAML::Node& n);
   absl::Status ParseJob(const YAML::Node& n, const std::string& path);
   // An error of the job decoder as "FILE:LINE: FIELD: MESSAGE" (the job's line when it has none).
   absl::Status JobSpecError(const YAML::Node& job, const absl::Status& status) const;
@@ -83,7 +72,6 @@ class Parser {
   Scenario scenario_;
   ScenarioIndex index_;
   int64_t total_tasks_ = 0;
-  std::vector<QueueSource> queue_sources_;  // one per scenario_.queues entry
   // `gpus.memory` is required on every node with GPUs once a task asks for gpu_memory.
   std::vector<std::pair<std::string, int>> nodes_without_gpu_memory_;  // field, line
   std::optional<std::pair<std::string, int>> gpu_memory_user_;         // the first such task

@@ -460,16 +460,15 @@ TEST(ScenarioParserTest, ErrorsNameFileLineAndField) {
        "t.yaml:3: config.preemption_rate.burst: unknown key"},
       {"nodes: [{name: n}]\nconfig:\n  backfil: easy\n", "t.yaml:3: config.backfil: unknown key"},
       // Queue keys.
-      {"nodes: [{name: n}]\nqueues: []\n", "t.yaml:2: queues: must list at least one queue"},
+      {"nodes: [{name: n}]\nqueues: []\n", "t.yaml:2: queues: at least one queue is required"},
       {"nodes: [{name: n}]\nqueues:\n  - name: q\n    guaranteed: {gpuu: 16}\n",
-       "t.yaml:4: queues[0].guaranteed.gpuu: unknown resource (expected cpu, memory, gpu or "
-       "gpu:<MODEL>)"},
+       "t.yaml:4: queues[0].guaranteed.gpuu: unknown resource (cpu, memory, gpu or gpu:<MODEL>)"},
       {"nodes: [{name: n}]\nqueues:\n  - name: q\n    guaranteed: {gpu_memory: 16Gi}\n",
        "t.yaml:4: queues[0].guaranteed.gpu_memory: unknown resource"},
       {"nodes: [{name: n}]\nqueues:\n  - name: q\n    guaranteed: {\"gpu:\": 1}\n",
        "t.yaml:4: queues[0].guaranteed.gpu:: unknown resource"},
       {"nodes: [{name: n}]\nqueues:\n  - name: q\n    guaranteed: 16\n",
-       "t.yaml:4: queues[0].guaranteed: must be a mapping of resources"},
+       "t.yaml:4: queues[0].guaranteed: must be a mapping of resource to quantity"},
       {"nodes: [{name: n}]\nqueues:\n  - name: q\n    lending_limit: {cpu: 1, cpu: 2}\n",
        "t.yaml:4: queues[0].lending_limit.cpu: given twice"},
       {"nodes: [{name: n}]\nqueues:\n  - name: q\n    children:\n      - name: r\n"
@@ -478,17 +477,17 @@ TEST(ScenarioParserTest, ErrorsNameFileLineAndField) {
       {"nodes: [{name: n}]\nqueues:\n  - name: q\n    borrowing_limit: {memory: 500000Ti}\n",
        "t.yaml:4: queues[0].borrowing_limit.memory: must be at most 400000 TiB"},
       {"nodes: [{name: n}]\nqueues:\n  - {name: q, weight: 0}\n",
-       "t.yaml:3: queues[0].weight: must be >= 1"},
-      // The queue tree's errors name the queue's path and the line of the key.
+       "t.yaml:3: queues[0].weight: must be an integer >= 1, not \"0\""},
+      // Queue errors name the queue's path and the line of the key.
       {"nodes: [{name: n}]\nqueues:\n  - name: q\n    children:\n      - name: r\n"
        "      - name: s\n\n        weight: -3\n",
-       "t.yaml:8: queues[0].children[1].weight: must be >= 1"},
+       "t.yaml:8: queues[0].children[1].weight: must be an integer >= 1, not \"-3\""},
       {"nodes: [{name: n}]\nqueues:\n  - {name: q, priority: high}\n",
        "t.yaml:3: queues[0].priority: must be an integer"},
       {"nodes: [{name: n}]\nqueues:\n  - {name: q, ordering: lifo}\n",
-       "t.yaml:3: queues[0].ordering: must be one of strict_fifo, best_effort_fifo"},
+       "t.yaml:3: queues[0].ordering: must be strict_fifo or best_effort_fifo"},
       {"nodes: [{name: n}]\nqueues:\n  - {name: q}\n  - {name: r, children: [{name: q}]}\n",
-       "t.yaml:4: queues[1].children[0].name: queue 'q' given twice"},
+       "t.yaml:4: queues[1].children[0].name: queue \"q\" is given twice"},
       {std::string(kNodes) +
            "jobs:\n  - {name: a, tasks: [{name: w}], duration: 1, min_runtime: -30s}\n",
        "t.yaml:3: jobs[0].min_runtime: must be >= 0"},

@@ -15,6 +15,7 @@
 #include "core/quantity.h"
 #include "fmt/format.h"
 #include "spec/internal/job_decoder_impl.h"
+#include "spec/internal/shown_bound.h"
 #include "tessera/common/status_macros.h"
 
 namespace tessera::spec::internal::job_decoding {
@@ -52,19 +53,6 @@ bool IsResourceKey(std::string_view key) {
   return std::find(std::begin(kResourceKeys), std::end(kResourceKeys), key) !=
              std::end(kResourceKeys) ||
          IsExtendedResourceName(key);
-}
-
-// "1000000 cores", "4 TiB", "1024 GPUs": a bound as the messages show it.
-std::string ShownBound(std::string_view key, int64_t max) {
-  if (key == "cpu") {
-    return max % 1000 == 0 ? fmt::format("{} cores", max / 1000) : FormatCpuMillis(max);
-  }
-  if (key == "memory" || key == "gpuMemory") {
-    constexpr int64_t kTi = int64_t{1} << 40;
-    return max % kTi == 0 ? fmt::format("{} TiB", max / kTi) : FormatBytes(max);
-  }
-  if (key == "gpu") return fmt::format("{} GPUs", FormatMilliGpu(max));
-  return fmt::format("{}", max);
 }
 
 }  // namespace
@@ -203,21 +191,25 @@ absl::Status Decoder::DecodeResource(std::string_view key, const DocNode& v,
   TESSERA_ASSIGN_OR_RETURN(const std::string text, Text(v, field));
   absl::StatusOr<int64_t> quantity;
   int64_t max = dialect_.bounds.max_count;
+  QuantityKind kind = QuantityKind::kCount;
   if (key == "cpu") {
     quantity = ParseCpuMillis(text, field);
     max = dialect_.bounds.max_cpu_millis;
+    kind = QuantityKind::kCpuMillis;
   } else if (key == "memory" || key == "gpuMemory") {
     quantity = ParseBytes(text, field);
     max = dialect_.bounds.max_bytes;
+    kind = QuantityKind::kBytes;
   } else if (key == "gpu") {
     quantity = ParseMilliGpu(text, field);
     max = dialect_.bounds.max_milli_gpu;
+    kind = QuantityKind::kMilliGpu;
   } else {
     quantity = ParseCount(text, field);
   }
   if (!quantity.ok()) return Wrap(v, field, quantity.status());
   if (*quantity > max) {
-    return Error(v, field, fmt::format("must be at most {}", ShownBound(key, max)));
+    return Error(v, field, fmt::format("must be at most {}", ShownBound(kind, max)));
   }
   if (key == "cpu") {
     request.cpu = *quantity;
