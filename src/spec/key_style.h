@@ -21,4 +21,8 @@ enum class KeyStyle {
 // where SCENARIOS.md names a key otherwise ("terminationGracePeriod" -> "termination_grace").
 std::string StyleKey(std::string_view camel, KeyStyle style);
 
+// Whether `written` is `camel` as `style` spells it: StyleKey(camel, style) == written, without
+// building the spelling.
+bool IsSpelledAs(std::string_view camel, std::string_view written, KeyStyle style);
+
 }  // namespace tessera::spec

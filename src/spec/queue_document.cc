@@ -150,7 +150,7 @@ class QueueReader {
       absl::StatusOr<std::string> key = Scalar(entry.first, field);
       if (!key.ok()) return key.status();
       if (std::none_of(known.begin(), known.end(),
-                       [&](std::string_view k) { return Key(k) == *key; })) {
+                       [&](std::string_view k) { return IsSpelledAs(k, *key, options_.style); })) {
         return Error(entry.first, fmt::format("{}.{}", field, *key), "unknown key");
       }
     }

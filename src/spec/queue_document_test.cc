@@ -311,8 +311,8 @@ TEST(QueueDocumentTest, BothKeyStylesDecodeTheSameTree) {
 }
 
 TEST(QueueDocumentTest, SnakeCaseErrorsNameTheKeyAsWrittenAndItsLine) {
-  const YAML::Node snake =
-      YAML::Load("- name: q\n  borrowing_limit: {cpu: 1}\n  lending_limit:\n    gpu: 2\n    gpu: 3\n");
+  const YAML::Node snake = YAML::Load(
+      "- name: q\n  borrowing_limit: {cpu: 1}\n  lending_limit:\n    gpu: 2\n    gpu: 3\n");
   absl::StatusOr<DecodedQueueTree> tree = DecodeQueueTree(
       snake, "queues", {.style = KeyStyle::kSnakeCase, .bounds = {.max_cpu_millis = 500}});
   ASSERT_FALSE(tree.ok());

@@ -124,12 +124,11 @@ absl::Status Decoder::ForEachEntry(const DocNode& map, const std::string& path, 
     if (!key_node->IsScalar()) return Error(*key_node, path, "keys must be plain names");
     const std::string& key = key_node->scalar;
     const std::string field = Child(path, key);
-    if (std::any_of(server_keys.begin(), server_keys.end(),
-                    [&](std::string_view k) { return Key(k) == key; })) {
+    const auto spelled = [&](std::string_view k) { return IsSpelledAs(k, key, dialect_.style); };
+    if (std::any_of(server_keys.begin(), server_keys.end(), spelled)) {
       return Error(*key_node, field, "set by the server");
     }
-    const auto known = std::find_if(allowed.begin(), allowed.end(),
-                                    [&](std::string_view k) { return Key(k) == key; });
+    const auto known = std::find_if(allowed.begin(), allowed.end(), spelled);
     if (known == allowed.end() && !extra(key)) {
       return Error(*key_node, field, "unknown key" + Suggestion(key, allowed, dialect_.style));
     }
