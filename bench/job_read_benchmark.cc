@@ -23,59 +23,28 @@
 
 #include "agent/local/system_clock.h"
 #include "agent/sim/sim_cluster.h"
+#include "bench/control_plane_bench.h"
 #include "fmt/format.h"
 #include "prometheus/registry.h"
 #include "sched/profile.h"
 #include "server/job_manager.h"
-#include "spec/jobspec.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace tessera {
 namespace {
 
 namespace fs = std::filesystem;
+using bench::Die;
+using bench::SubmitAll;
 using server::JobManager;
 using Steady = std::chrono::steady_clock;
 
 constexpr int64_t kGi = int64_t{1} << 30;
 const server::Caller kTenant{.tenant = "bench"};
 
-[[noreturn]] void Die(const std::string& what, const absl::Status& status) {
-  std::fprintf(stderr, "job_read_benchmark: %s: %s\n", what.c_str(), status.ToString().c_str());
-  std::exit(1);
-}
-
-// A one-task job of 100m CPU; `placeable` false adds a clusterSelector no cluster matches.
-spec::JobDocument MakeJob(bool placeable) {
-  const std::string_view selector = placeable ? "" : "clusterSelector: {region: nowhere}";
-  absl::StatusOr<spec::JobDocument> doc = spec::ParseJobDocument(fmt::format(R"(
-apiVersion: tessera/v1
-kind: Job
-metadata: {{}}
-spec:
-  queue: default
-  duration: 1s
-  {}
-  tolerations: [{{key: tessera.io/simulated, operator: Exists}}]
-  tasks: [{{name: w, replicas: 1, resources: {{cpu: 100m}}, command: [sleep, "1"]}}]
-)",
-                                                                 selector));
-  if (!doc.ok()) Die("job document", doc.status());
-  return *std::move(doc);
-}
-
-void SubmitAll(JobManager& manager, const spec::JobDocument& job, int64_t count) {
-  for (int64_t done = 0; done < count;) {
-    const int64_t n = std::min<int64_t>(count - done, server::kMaxSubmitBatchItems);
-    absl::StatusOr<server::SubmitBatchResult> result =
-        manager.SubmitBatch(kTenant, std::vector<spec::JobDocument>(n, job));
-    if (!result.ok()) Die("SubmitBatch", result.status());
-    for (const absl::StatusOr<server::SubmitResult>& item : *result) {
-      if (!item.ok()) Die("SubmitBatch item", item.status());
-    }
-    done += n;
-  }
-}
+// A one-task job of 100m CPU that runs 1 s on the simulated nodes; `placeable` false: it stays
+// pending.
+spec::JobDocument Job(bool placeable) { return bench::OneTaskJob("{cpu: 100m}", "1s", placeable); }
 
 // Wall times of one kind of read, in microseconds.
 struct Latencies {
@@ -102,7 +71,8 @@ void Read(JobManager& manager, int64_t jobs, Steady::time_point until, uint64_t 
   std::uniform_int_distribution<int64_t> id(1, jobs);
   while (Steady::now() < until) {
     Steady::time_point start = Steady::now();
-    if (!manager.Get(kTenant, std::to_string(id(rng))).ok()) Die("Get", absl::NotFoundError(""));
+    absl::StatusOr<server::JobView> job = manager.Get(kTenant, std::to_string(id(rng)));
+    if (!job.ok()) Die("Get", job.status());
     gets.micros.push_back(MicrosSince(start));
     start = Steady::now();
     absl::StatusOr<server::ListJobsResult> page =
@@ -117,14 +87,12 @@ int Run(int64_t pending, int seconds, int readers) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   {
-    absl::StatusOr<std::unique_ptr<store::SqliteStore>> store = store::SqliteStore::Open(
-        {.data_dir = dir.string(), .sync = store::SqliteStoreOptions::Sync::kNormal});
-    if (!store.ok()) Die("SqliteStore::Open", store.status());
+    std::unique_ptr<store::SqliteStore> store = bench::OpenStore(dir);
     absl::StatusOr<Profile> profile = BuiltinProfile("default");
     if (!profile.ok()) Die("profile", profile.status());
     prometheus::Registry metrics;
     absl::StatusOr<std::unique_ptr<JobManager>> manager =
-        JobManager::Create({.store = store->get(),
+        JobManager::Create({.store = store.get(),
                             .clock = &agent::SystemClock::Get(),
                             .profile = *profile,
                             .metrics = &metrics});
@@ -138,13 +106,13 @@ int Run(int64_t pending, int seconds, int readers) {
     agent::SimCluster sim({.nodes = nodes, .clock = &agent::SystemClock::Get()}, manager->get());
     if (absl::Status s = (*manager)->Start({&sim}); !s.ok()) Die("Start", s);
 
-    SubmitAll(**manager, MakeJob(false), pending);
+    SubmitAll(**manager, kTenant, Job(false), pending);
     std::atomic<bool> done{false};
     std::atomic<int64_t> submitted{0};
     std::thread submitter([&] {
-      const spec::JobDocument job = MakeJob(true);
+      const spec::JobDocument job = Job(true);
       while (!done.load()) {
-        SubmitAll(**manager, job, 10);
+        SubmitAll(**manager, kTenant, job, 10);
         submitted += 10;
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }

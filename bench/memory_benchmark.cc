@@ -25,26 +25,22 @@
 
 #include "agent/local/system_clock.h"
 #include "agent/sim/sim_cluster.h"
+#include "bench/control_plane_bench.h"
 #include "fmt/format.h"
 #include "sched/profile.h"
 #include "server/job_manager.h"
 #include "server/job_record.h"
-#include "spec/jobspec.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace tessera {
 namespace {
 
 namespace fs = std::filesystem;
+using bench::Die;
 using server::JobManager;
 using Steady = std::chrono::steady_clock;
 
 constexpr int64_t kGi = int64_t{1} << 30;
-
-[[noreturn]] void Die(const std::string& what, const absl::Status& status) {
-  std::fprintf(stderr, "memory_benchmark: %s: %s\n", what.c_str(), status.ToString().c_str());
-  std::exit(1);
-}
 
 // A line of /proc/self/status ("VmRSS", "VmHWM"), in MiB.
 double StatusMiB(const std::string& field) {
@@ -60,21 +56,6 @@ void Report(const char* step, Steady::time_point start) {
   std::printf("%-44s RSS %9.1f MiB   peak %9.1f MiB   at %6.1f s\n", step, StatusMiB("VmRSS"),
               StatusMiB("VmHWM"), std::chrono::duration<double>(Steady::now() - start).count());
   std::fflush(stdout);
-}
-
-spec::JobDocument PendingJob() {
-  absl::StatusOr<spec::JobDocument> doc = spec::ParseJobDocument(R"(
-apiVersion: tessera/v1
-kind: Job
-metadata: {}
-spec:
-  queue: default
-  clusterSelector: {region: nowhere}
-  tolerations: [{key: tessera.io/simulated, operator: Exists}]
-  tasks: [{name: w, replicas: 1, resources: {cpu: "4", memory: 32Gi, gpu: 1}, command: [train]}]
-)");
-  if (!doc.ok()) Die("job document", doc.status());
-  return *std::move(doc);
 }
 
 std::vector<Node> SimNodes(int64_t count) {
@@ -100,11 +81,10 @@ int Run(int64_t node_count, int64_t pending) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   {
-    absl::StatusOr<std::unique_ptr<store::SqliteStore>> store = store::SqliteStore::Open(
-        {.data_dir = dir.string(), .sync = store::SqliteStoreOptions::Sync::kNormal});
-    if (!store.ok()) Die("SqliteStore::Open", store.status());
+    std::unique_ptr<store::SqliteStore> store = bench::OpenStore(dir);
     std::map<int64_t, server::JobRecord> records;
-    const spec::JobDocument job = PendingJob();
+    const spec::JobDocument job =
+        bench::OneTaskJob("{cpu: \"4\", memory: 32Gi, gpu: 1}", "1h", /*placeable=*/false);
     const TimePoint now = agent::SystemClock::Get().Now();
     for (int64_t id = 1; id <= pending; ++id) {
       records.emplace_hint(records.end(), id, server::NewJobRecord(id, "bench", job, now));
@@ -114,7 +94,7 @@ int Run(int64_t node_count, int64_t pending) {
     absl::StatusOr<Profile> profile = BuiltinProfile("default");
     if (!profile.ok()) Die("profile", profile.status());
     absl::StatusOr<std::unique_ptr<JobManager>> manager =
-        JobManager::Create({.store = store->get(),
+        JobManager::Create({.store = store.get(),
                             .clock = &agent::SystemClock::Get(),
                             .profile = *profile,
                             .stored_jobs = std::move(records)});
@@ -126,13 +106,8 @@ int Run(int64_t node_count, int64_t pending) {
 
     if (pending > 0) {
       const server::Caller admin{.tenant = "bench", .admin = true};
-      const std::string newest = std::to_string(pending);
-      while (true) {
-        absl::StatusOr<server::JobView> view = (*manager)->Get(admin, newest);
-        if (!view.ok()) Die("Get", view.status());
-        if (!view->document.status->reason.empty()) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
+      bench::WaitForReason(**manager, admin, std::to_string(pending),
+                           std::chrono::milliseconds(20));
     }
     Report("first cycle done", start);
     (*manager)->Stop();

@@ -32,6 +32,7 @@
 
 #include "agent/local/system_clock.h"
 #include "agent/sim/sim_cluster.h"
+#include "bench/control_plane_bench.h"
 #include "fmt/format.h"
 #include "sched/profile.h"
 #include "server/job_manager.h"
@@ -43,6 +44,9 @@ namespace tessera {
 namespace {
 
 namespace fs = std::filesystem;
+using bench::Die;
+using bench::OpenStore;
+using bench::SubmitAll;
 using server::JobManager;
 using Steady = std::chrono::steady_clock;
 
@@ -50,33 +54,12 @@ constexpr int64_t kGi = int64_t{1} << 30;
 constexpr int64_t kTasksPerNode = 640;  // 64 cores of 100m tasks
 const server::Caller kTenant{.tenant = "bench"};
 
+// A one-task job of 100m CPU that runs 1h on the simulated nodes; `placeable` false: it stays
+// pending.
+spec::JobDocument Job(bool placeable) { return bench::OneTaskJob("{cpu: 100m}", "1h", placeable); }
+
 double SecondsSince(Steady::time_point start) {
   return std::chrono::duration<double>(Steady::now() - start).count();
-}
-
-[[noreturn]] void Die(const std::string& what, const absl::Status& status) {
-  std::fprintf(stderr, "restart_benchmark: %s: %s\n", what.c_str(), status.ToString().c_str());
-  std::exit(1);
-}
-
-// A one-task job of 100m CPU and 1h on the simulated nodes; `placeable` false adds a
-// clusterSelector that no cluster matches.
-spec::JobDocument MakeJob(bool placeable) {
-  const std::string_view selector = placeable ? "" : "clusterSelector: {region: nowhere}";
-  absl::StatusOr<spec::JobDocument> doc = spec::ParseJobDocument(fmt::format(R"(
-apiVersion: tessera/v1
-kind: Job
-metadata: {{}}
-spec:
-  queue: default
-  duration: 1h
-  {}
-  tolerations: [{{key: tessera.io/simulated, operator: Exists}}]
-  tasks: [{{name: w, replicas: 1, resources: {{cpu: 100m}}, command: [sleep, "3600"]}}]
-)",
-                                                                 selector));
-  if (!doc.ok()) Die("job document", doc.status());
-  return *std::move(doc);
 }
 
 std::vector<Node> SimNodes(int64_t running) {
@@ -117,23 +100,6 @@ void Boot(store::Store* store, const std::vector<Node>& nodes, ControlPlane& pla
   if (absl::Status s = plane.manager->Start({plane.sim.get()}); !s.ok()) Die("Start", s);
 }
 
-// Submits `count` copies of `job` in batches of kMaxSubmitBatchItems; returns the last id.
-std::string SubmitAll(JobManager& manager, const spec::JobDocument& job, int64_t count) {
-  std::string last;
-  for (int64_t done = 0; done < count;) {
-    const int64_t n = std::min<int64_t>(count - done, server::kMaxSubmitBatchItems);
-    absl::StatusOr<server::SubmitBatchResult> result =
-        manager.SubmitBatch(kTenant, std::vector<spec::JobDocument>(n, job));
-    if (!result.ok()) Die("SubmitBatch", result.status());
-    for (const absl::StatusOr<server::SubmitResult>& item : *result) {
-      if (!item.ok()) Die("SubmitBatch item", item.status());
-      last = item->job.document.metadata.id;
-    }
-    done += n;
-  }
-  return last;
-}
-
 int64_t CountRunning(JobManager& manager) {
   absl::StatusOr<server::ListJobsResult> page =
       manager.List(kTenant, {.phase = JobPhase::kRunning, .limit = 1});
@@ -147,13 +113,6 @@ int64_t DirectoryBytes(const fs::path& dir) {
     if (entry.is_regular_file()) bytes += static_cast<int64_t>(entry.file_size());
   }
   return bytes;
-}
-
-std::unique_ptr<store::SqliteStore> OpenStore(const fs::path& dir) {
-  absl::StatusOr<std::unique_ptr<store::SqliteStore>> opened = store::SqliteStore::Open(
-      {.data_dir = dir.string(), .sync = store::SqliteStoreOptions::Sync::kNormal});
-  if (!opened.ok()) Die("SqliteStore::Open", opened.status());
-  return *std::move(opened);
 }
 
 // Reads every record under `prefix` in pages of 1,000, as JobManager::Start does.
@@ -205,11 +164,11 @@ int Run(int64_t jobs, int64_t running) {
     std::unique_ptr<store::SqliteStore> store = OpenStore(dir / "store");
     ControlPlane plane;
     Boot(store.get(), nodes, plane);
-    SubmitAll(*plane.manager, MakeJob(true), running);
+    SubmitAll(*plane.manager, kTenant, Job(true), running);
     while (CountRunning(*plane.manager) < running) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    newest_pending = SubmitAll(*plane.manager, MakeJob(false), jobs - running);
+    newest_pending = SubmitAll(*plane.manager, kTenant, Job(false), jobs - running);
     std::printf("filled: %lld jobs (%lld running, %lld pending) in %.1f s\n",
                 static_cast<long long>(jobs), static_cast<long long>(running),
                 static_cast<long long>(jobs - running), SecondsSince(start));
@@ -226,12 +185,7 @@ int Run(int64_t jobs, int64_t running) {
     const double ready = SecondsSince(start);
     double first_cycle = -1;
     if (!newest_pending.empty()) {
-      while (true) {
-        absl::StatusOr<server::JobView> job = plane.manager->Get(kTenant, newest_pending);
-        if (!job.ok()) Die("Get", job.status());
-        if (job->document.status.has_value() && !job->document.status->reason.empty()) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
+      bench::WaitForReason(*plane.manager, kTenant, newest_pending, std::chrono::milliseconds(1));
       first_cycle = SecondsSince(start);
     }
     const int64_t still_running = CountRunning(*plane.manager);
