@@ -120,6 +120,11 @@ BENCHMARK_CAPTURE(BM_Placement, FGD, std::string("fgd"))
     ->Arg(10000)
     ->Arg(100000)
     ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Placement, FGD_CPU, std::string("fgdcpu"))
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace tessera

@@ -12,6 +12,7 @@ PACKAGES=(
   libcpp-httplib-dev libssl-dev prometheus-cpp-dev   # REST API, CLI client, token hashes, metrics
   libboost-dev                                       # Beast + Asio: the REST server's HTTP front end
   zlib1g-dev                                         # gzip-compressed traces (SWF)
+  libglpk-dev                                        # the simulator's packing bound (an LP)
   curl                                               # make run: waits for the server
   bc jq                                              # scripts/bench-latency.sh: rates, events
   ccache                                             # rebuilds in another clone reuse objects

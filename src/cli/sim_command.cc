@@ -25,6 +25,7 @@
 #include "sched/profile.h"
 #include "sim/alibaba/expected_results.h"
 #include "sim/alibaba/html_report.h"
+#include "sim/alibaba/packing_bound.h"
 #include "sim/alibaba/paper_runner.h"
 #include "sim/alibaba/replay_runner.h"
 #include "sim/alibaba/results_json.h"
@@ -109,7 +110,7 @@ absl::StatusOr<std::vector<std::string>> ResolvePolicies(const SimFlags& f) {
   std::vector<std::string> out;
   if (f.policies.has_value()) {
     if (*f.policies == "all" || *f.policies == "paper") {
-      out = alibaba::PaperPolicies();
+      out = *f.policies == "all" ? alibaba::AllPolicies() : alibaba::PaperPolicies();
     } else {
       std::stringstream in(*f.policies);
       for (std::string p; std::getline(in, p, ',');) out.push_back(p);
@@ -127,7 +128,7 @@ absl::StatusOr<std::vector<std::string>> ResolvePolicies(const SimFlags& f) {
     }
     if (p == "all" || p == "paper") {
       return absl::InvalidArgumentError(
-          fmt::format("{}: '{}' stands for the paper's policies and must be given alone", flag, p));
+          fmt::format("{}: '{}' stands for a list of policies and must be given alone", flag, p));
     }
     if (std::find(known.begin(), known.end(), p) == known.end()) {
       return absl::InvalidArgumentError(
@@ -236,6 +237,7 @@ std::string CommandLine(int argc, char** argv) {
 }
 
 void PrintPaperSummary(const std::vector<alibaba::PolicySummary>& summaries,
+                       const std::vector<alibaba::PackingBound>& bounds,
                        const std::string& workload, const alibaba::ExpectedResults* expected,
                        std::ostream& out) {
   out << fmt::format("{:<14} {:>6} {:>16} {:>10} {:>8} {:>12} {:>12}\n", "policy", "runs",
@@ -252,6 +254,9 @@ void PrintPaperSummary(const std::vector<alibaba::PolicySummary>& summaries,
                        alibaba::PolicyDisplayName(s.policy), s.runs, s.unallocated_median, theirs,
                        diff, s.frag_amount_median, s.frag_ratio_median);
   }
+  // No policy can go below the bound (docs/simulator.md, "Packing bound").
+  out << fmt::format("{:<14} {:>6} {:>16.2f} {:>10} {:>8} {:>12} {:>12}\n", "bound (LP)",
+                     bounds.size(), alibaba::MedianBound(bounds), "-", "-", "-", "-");
 }
 
 int RunPaperMode(const SimFlags& f, const alibaba::TraceInput& input,
@@ -282,13 +287,20 @@ int RunPaperMode(const SimFlags& f, const alibaba::TraceInput& input,
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const std::vector<alibaba::PolicySummary> summaries = alibaba::SummarizeByPolicy(*runs);
+  absl::StatusOr<std::vector<alibaba::PackingBound>> bounds =
+      alibaba::ComputePackingBounds(input, seeds, f.inflate);
+  if (!bounds.ok()) {
+    std::cerr << "tessera sim: " << bounds.status().message() << "\n";
+    return 1;
+  }
 
   const bool single = runs->size() == 1;
   std::vector<std::pair<std::string, std::pair<std::string, std::string>>> outputs;
   if (!f.summary_json.empty()) {
     const nlohmann::json j =
         single ? alibaba::RunSummaryJson(runs->front(), /*with_curves=*/true)
-               : alibaba::SweepSummaryJson(*runs, summaries, theirs, /*with_curves=*/true);
+               : alibaba::SweepSummaryJson(*runs, summaries, theirs, /*with_curves=*/true,
+                                           *bounds);
     outputs.push_back({f.summary_json, {"--summary-json", j.dump(2) + "\n"}});
   }
   if (!f.metrics_csv.empty()) {
@@ -307,7 +319,8 @@ int RunPaperMode(const SimFlags& f, const alibaba::TraceInput& input,
   }
   if (!f.report.empty()) {
     outputs.push_back(
-        {f.report, {"--report", alibaba::PaperReportHtml(context, *runs, summaries, theirs)}});
+        {f.report,
+         {"--report", alibaba::PaperReportHtml(context, *runs, summaries, theirs, *bounds)}});
   }
   for (const auto& [path, what] : outputs) {
     if (absl::Status s = WriteFile(path, what.first, what.second); !s.ok()) return BadInput(s);
@@ -319,7 +332,7 @@ int RunPaperMode(const SimFlags& f, const alibaba::TraceInput& input,
       input.workload_name, runs->size(), input.nodes.nodes.size(), input.pods.tasks.size(),
       input.target_stats.kept_classes, input.target_stats.distinct_classes,
       input.target_stats.covered_pct, wall, sweep.threads);
-  PrintPaperSummary(summaries, input.workload_name, theirs, std::cout);
+  PrintPaperSummary(summaries, *bounds, input.workload_name, theirs, std::cout);
   return kExitOk;
 }
 

@@ -32,7 +32,7 @@ struct BuiltinSpec {
   std::string_view score_and_reserve;
 };
 
-constexpr std::array<BuiltinSpec, 8> kBuiltins = {{
+constexpr std::array<BuiltinSpec, 9> kBuiltins = {{
     {"default",
      "preScore: [ClusterAffinity, ClusterScore]\n"
      "score: [{name: LeastAllocated, weight: 1}, {name: TaintToleration, weight: 1}, "
@@ -47,6 +47,7 @@ constexpr std::array<BuiltinSpec, 8> kBuiltins = {{
     {"clustering", "tieBreak: first\nscore: [GpuClustering]\nreserve: [GpuClustering]\n"},
     {"bestfit", "tieBreak: first\nscore: [BestFit]\nreserve: [BestFit]\n"},
     {"fgd", "tieBreak: first\nscore: [FGD]\nreserve: [FGD]\n"},
+    {"fgdcpu", "tieBreak: first\nscore: [FGD-CPU]\nreserve: [FGD-CPU]\n"},
 }};
 
 absl::Status FieldError(std::string_view source, const YAML::Node& node, std::string_view field,

@@ -15,6 +15,7 @@
 #include "sched/plugins/gpushare/best_fit.h"
 #include "sched/plugins/gpushare/dot_product.h"
 #include "sched/plugins/gpushare/fgd.h"
+#include "sched/plugins/gpushare/fgd_cpu.h"
 #include "sched/plugins/gpushare/gpu_clustering.h"
 #include "sched/plugins/gpushare/gpu_packing.h"
 #include "sched/plugins/gpushare/random.h"
@@ -52,6 +53,7 @@ Registry BuiltinPlugins() {
   Add<GpuClustering>(r);
   Add<BestFit>(r);
   Add<Fgd>(r);
+  Add<FgdCpu>(r);
   // Queue order, gang barrier, binding.
   Add<PrioritySort>(r);
   Add<Gang>(r);

@@ -27,6 +27,11 @@ constexpr PolicyName kPolicyNames[] = {
     {"fgd", "06-FGD", "FGD"},
 };
 
+// Tessera's policies for the same experiment; the artifact has none of them.
+constexpr PolicyName kOwnPolicyNames[] = {
+    {"fgdcpu", "", "FGD-CPU"},
+};
+
 absl::Status RowError(std::string_view source, int32_t line, std::string_view field,
                       std::string_view problem) {
   return absl::InvalidArgumentError(fmt::format("{}:{}: {}: {}", source, line, field, problem));
@@ -40,6 +45,15 @@ const std::vector<std::string>& PaperPolicies() {
   return *kPolicies;
 }
 
+const std::vector<std::string>& AllPolicies() {
+  static const auto* const kPolicies = [] {
+    auto* all = new std::vector<std::string>(PaperPolicies());
+    for (const PolicyName& p : kOwnPolicyNames) all->emplace_back(p.ours);
+    return all;
+  }();
+  return *kPolicies;
+}
+
 std::optional<std::string> PolicyFromArtifactName(std::string_view artifact_name) {
   for (const PolicyName& p : kPolicyNames) {
     if (p.artifact == artifact_name) return std::string(p.ours);
@@ -49,6 +63,9 @@ std::optional<std::string> PolicyFromArtifactName(std::string_view artifact_name
 
 std::string PolicyDisplayName(std::string_view policy) {
   for (const PolicyName& p : kPolicyNames) {
+    if (p.ours == policy) return std::string(p.display);
+  }
+  for (const PolicyName& p : kOwnPolicyNames) {
     if (p.ours == policy) return std::string(p.display);
   }
   return std::string(policy);

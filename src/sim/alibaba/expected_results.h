@@ -22,9 +22,13 @@ namespace tessera::sim::alibaba {
 
 // The six placement policies of the paper, in its plotting order.
 const std::vector<std::string>& PaperPolicies();
+// The paper's six, then Tessera's own for the same experiment (`--policies all`): fgdcpu
+// (docs/policies/fgd-cpu.md).
+const std::vector<std::string>& AllPolicies();
 // "06-FGD" -> "fgd"; nullopt for names outside the six.
 std::optional<std::string> PolicyFromArtifactName(std::string_view artifact_name);
-// "fgd" -> "FGD", "packing" -> "GpuPacking" (the paper's names); the input when unknown.
+// "fgd" -> "FGD", "packing" -> "GpuPacking" (the paper's names), "fgdcpu" -> "FGD-CPU"; the
+// input when unknown.
 std::string PolicyDisplayName(std::string_view policy);
 
 enum class ExpectedMetric { kAllocation, kFragAmount, kFragRatio };

@@ -174,6 +174,23 @@ std::string SummaryTable(const std::vector<PolicySummary>& summaries, const std:
       rows);
 }
 
+// The packing bound under the summary table: its median, range and value per seed.
+std::string BoundSection(std::span<const PackingBound> bounds) {
+  if (bounds.empty()) return "";
+  std::string seeds;
+  double low = std::numeric_limits<double>::infinity(), high = -low;
+  for (const PackingBound& b : bounds) {
+    seeds += fmt::format("<td>{}: {}</td>", b.seed, Cell(b.unallocated_pct_at_100));
+    low = std::min(low, b.unallocated_pct_at_100);
+    high = std::max(high, b.unallocated_pct_at_100);
+  }
+  return fmt::format(
+      "<p><b>Packing bound</b> (LP relaxation, docs/simulator.md): no placement of the same "
+      "arrivals leaves fewer than <b>{}</b>% of the GPUs unallocated at 100% arrived workload "
+      "(median over seeds; {}&ndash;{}). Per seed:</p>\n<table><tr>{}</tr></table>\n",
+      Cell(MedianBound(bounds)), Cell(low), Cell(high), seeds);
+}
+
 std::string RunsTable(const std::vector<PaperRunResult>& runs) {
   std::string rows;
   for (const PaperRunResult& r : runs) {
@@ -379,7 +396,7 @@ std::string RenderSvg(const Chart& chart) {
 
 std::string PaperReportHtml(const ReportContext& context, const std::vector<PaperRunResult>& runs,
                             const std::vector<PolicySummary>& summaries,
-                            const ExpectedResults* expected) {
+                            const ExpectedResults* expected, std::span<const PackingBound> bounds) {
   const std::string workload = runs.empty() ? "" : runs.front().workload;
   std::vector<uint64_t> seeds;
   for (const PaperRunResult& r : runs) {
@@ -402,6 +419,7 @@ std::string PaperReportHtml(const ReportContext& context, const std::vector<Pape
       wall);
   body += "<h2>At 100% arrived workload</h2>\n";
   body += SummaryTable(summaries, workload, expected);
+  body += BoundSection(bounds);
   body += RenderSvg(CurveChart("Unallocated GPU vs arrived workload (saturated part)",
                                "Unallocated GPU (%)", runs, summaries, expected,
                                &PaperRunResult::gpu_allocation, &PolicySummary::gpu_allocation,

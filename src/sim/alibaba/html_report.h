@@ -9,10 +9,12 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
 #include "sim/alibaba/expected_results.h"
+#include "sim/alibaba/packing_bound.h"
 #include "sim/alibaba/paper_runner.h"
 #include "sim/alibaba/replay_runner.h"
 #include "sim/alibaba/sweep.h"
@@ -52,9 +54,11 @@ struct ReportContext {
 };
 
 // `expected` may be null.
+// `bounds` (may be empty) adds the packing bound per seed and its median under the table.
 std::string PaperReportHtml(const ReportContext& context, const std::vector<PaperRunResult>& runs,
                             const std::vector<PolicySummary>& summaries,
-                            const ExpectedResults* expected);
+                            const ExpectedResults* expected,
+                            std::span<const PackingBound> bounds = {});
 
 std::string ReplayReportHtml(const ReportContext& context, const std::vector<ReplayResult>& runs);
 

@@ -104,9 +104,29 @@ json RunSummaryJson(const PaperRunResult& r, bool with_curves) {
   return j;
 }
 
+namespace {
+
+json BoundJson(std::span<const PackingBound> bounds) {
+  json per_seed = json::array();
+  for (const PackingBound& b : bounds) {
+    per_seed.push_back({{"seed", b.seed},
+                        {"unallocated_gpu_pct_at_100", Number(b.unallocated_pct_at_100)},
+                        {"max_allocated_milli", Number(b.max_allocated_milli, 0)},
+                        {"prefix_arrivals", b.prefix_arrivals},
+                        {"prefix_gpu_milli", b.prefix_gpu_milli},
+                        {"task_classes", b.task_classes},
+                        {"node_types", b.node_types}});
+  }
+  return {{"method", "LP relaxation over node types and task classes (docs/simulator.md)"},
+          {"unallocated_gpu_pct_at_100_median", Number(MedianBound(bounds))},
+          {"per_seed", per_seed}};
+}
+
+}  // namespace
+
 json SweepSummaryJson(const std::vector<PaperRunResult>& runs,
                       const std::vector<PolicySummary>& summaries, const ExpectedResults* expected,
-                      bool with_curves) {
+                      bool with_curves, std::span<const PackingBound> bounds) {
   const std::string workload = runs.empty() ? "" : runs.front().workload;
   json seeds = json::array();
   for (const PaperRunResult& r : runs) {
@@ -120,11 +140,13 @@ json SweepSummaryJson(const std::vector<PaperRunResult>& runs,
   for (const PaperRunResult& r : runs) run_list.push_back(RunSummaryJson(r, /*with_curves=*/false));
   double wall = 0;
   for (const PaperRunResult& r : runs) wall += r.wall_seconds;
-  return {
+  json out = {
       {"workload", workload}, {"inflate", runs.empty() ? 0.0 : runs.front().inflate},
       {"seeds", seeds},       {"run_seconds_total", Number(wall, 3)},
       {"policies", policies}, {"runs", run_list},
   };
+  if (!bounds.empty()) out["packing_bound"] = BoundJson(bounds);
+  return out;
 }
 
 void WriteCurvesCsv(const std::vector<PaperRunResult>& runs, std::ostream& out) {

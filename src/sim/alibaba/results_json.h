@@ -16,11 +16,13 @@
 
 #include <optional>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "nlohmann/json.hpp"
 #include "sim/alibaba/expected_results.h"
+#include "sim/alibaba/packing_bound.h"
 #include "sim/alibaba/paper_runner.h"
 #include "sim/alibaba/sweep.h"
 
@@ -31,10 +33,13 @@ nlohmann::json CurveToJson(const Curve& curve, bool as_unallocated = false);
 // `with_curves` adds the per-x curves of the run.
 nlohmann::json RunSummaryJson(const PaperRunResult& run, bool with_curves);
 
-// `expected` (may be null) adds the artifact's medians for the same workload and policy.
+// `expected` (may be null) adds the artifact's medians for the same workload and policy;
+// `bounds` (may be empty) adds "packing_bound": {"unallocated_gpu_pct_at_100_median",
+// "per_seed": [{"seed", "unallocated_gpu_pct_at_100", "max_allocated_milli", ...}]}.
 nlohmann::json SweepSummaryJson(const std::vector<PaperRunResult>& runs,
                                 const std::vector<PolicySummary>& summaries,
-                                const ExpectedResults* expected, bool with_curves);
+                                const ExpectedResults* expected, bool with_curves,
+                                std::span<const PackingBound> bounds = {});
 
 // One row per (policy, seed, x): workload,policy,seed,x,gpu_alloc_pct,unallocated_gpu_pct,
 // fragment_pct,frag_ratio_pct,cpu_alloc_pct,memory_alloc_pct (empty where missing).

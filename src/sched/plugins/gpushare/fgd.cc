@@ -7,21 +7,24 @@
 #include "sched/plugins/gpushare/policy_support.h"
 
 namespace tessera::gpushare {
-namespace {
 
-absl::Status CheckWorkload(const TargetWorkload& workload) {
-  for (size_t i = 0; i < workload.classes.size(); ++i) {
-    const double p = workload.classes[i].probability;
+absl::Status CheckTargetWorkload(std::string_view plugin, const TargetWorkload* workload) {
+  if (workload == nullptr) {
+    return absl::FailedPreconditionError(fmt::format(
+        "{}: needs a target workload (handle.target_workload is null); the wiring must derive "
+        "one from the expected task mix",
+        plugin));
+  }
+  for (size_t i = 0; i < workload->classes.size(); ++i) {
+    const double p = workload->classes[i].probability;
     if (!(p >= 0 && p <= 1)) {
       return absl::InvalidArgumentError(
           fmt::format("{}: target_workload.classes[{}].probability: must be in [0, 1], got {}",
-                      Fgd::kName, i, p));
+                      plugin, i, p));
     }
   }
   return absl::OkStatus();
 }
-
-}  // namespace
 
 int64_t FgdScoreOf(double before, double after) {
   // The artifact's float operations, in its order, so that truncation ties where it ties.
@@ -70,13 +73,9 @@ static_assert(std::derived_from<Fgd, TargetWorkloadPlugin>);
 
 absl::StatusOr<std::unique_ptr<Plugin>> Fgd::New(const PluginArgs& args, const Handle& handle) {
   if (absl::Status s = gpushare::CheckNoArgs(kName, args); !s.ok()) return s;
-  if (handle.target_workload == nullptr) {
-    return absl::FailedPreconditionError(fmt::format(
-        "{}: needs a target workload (handle.target_workload is null); the wiring must derive "
-        "one from the expected task mix",
-        kName));
+  if (absl::Status s = gpushare::CheckTargetWorkload(kName, handle.target_workload); !s.ok()) {
+    return s;
   }
-  if (absl::Status s = gpushare::CheckWorkload(*handle.target_workload); !s.ok()) return s;
   return std::make_unique<Fgd>(*handle.target_workload);
 }
 
@@ -94,7 +93,7 @@ SchedStatus Fgd::Reserve(CycleState& state, const TaskRequest& task, const Node&
 }
 
 absl::Status Fgd::SetTargetWorkload(const TargetWorkload& workload) {
-  if (absl::Status s = gpushare::CheckWorkload(workload); !s.ok()) return s;
+  if (absl::Status s = gpushare::CheckTargetWorkload(kName, &workload); !s.ok()) return s;
   workload_ = gpushare::PreparedWorkload(workload);
   return absl::OkStatus();
 }

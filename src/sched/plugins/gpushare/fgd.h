@@ -51,6 +51,10 @@ struct FgdChoice {
   DeviceList devices;
 };
 
+// FailedPrecondition when `workload` is null (the handle has none), InvalidArgument naming the
+// class when a probability is outside [0, 1]; messages start with `plugin`.
+absl::Status CheckTargetWorkload(std::string_view plugin, const TargetWorkload* workload);
+
 // The score of a fragmentation change: trunc(100 * sigmoid((before - after) / 1000)).
 int64_t FgdScoreOf(double before, double after);
 

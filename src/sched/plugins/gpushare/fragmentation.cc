@@ -142,14 +142,15 @@ FragmentBins NodeFragmentationDelta::BeforeBins() const {
   return Bins(free_cpu_, free_gpu_, states_);
 }
 
-FragmentBins NodeFragmentationDelta::AfterBins(const HypotheticalPlacement& placement) const {
+NodeFragmentationDelta::ThresholdStates NodeFragmentationDelta::StatesAfter(
+    const HypotheticalPlacement& placement, int64_t* free_gpu) const {
   const std::span<const int64_t> thresholds = workload_.thresholds();
   ThresholdStates states = states_;
-  int64_t free_gpu = free_gpu_;
+  *free_gpu = free_gpu_;
   for (int32_t index : placement.devices) {
     const int64_t was = node_.gpus[index].FreeMilli();
     const int64_t now = was - placement.gpu_milli;
-    free_gpu -= placement.gpu_milli;
+    *free_gpu -= placement.gpu_milli;
     for (size_t t = 0; t < thresholds.size(); ++t) {
       const int64_t th = thresholds[t];
       ThresholdState& s = states[t];
@@ -157,7 +158,47 @@ FragmentBins NodeFragmentationDelta::AfterBins(const HypotheticalPlacement& plac
       s.short_milli += (now < th ? now : 0) - (was < th ? was : 0);
     }
   }
+  return states;
+}
+
+FragmentBins NodeFragmentationDelta::AfterBins(const HypotheticalPlacement& placement) const {
+  int64_t free_gpu = 0;
+  const ThresholdStates states = StatesAfter(placement, &free_gpu);
   return Bins(free_cpu_ - placement.cpu, free_gpu, states);
+}
+
+double NodeFragmentationDelta::CpuAwareBefore(double stranded_weight) const {
+  return CpuAware(free_cpu_, free_gpu_, states_, stranded_weight);
+}
+
+double NodeFragmentationDelta::CpuAwareAfter(const HypotheticalPlacement& placement,
+                                             double stranded_weight) const {
+  int64_t free_gpu = 0;
+  const ThresholdStates states = StatesAfter(placement, &free_gpu);
+  return CpuAware(free_cpu_ - placement.cpu, free_gpu, states, stranded_weight);
+}
+
+double NodeFragmentationDelta::CpuAware(int64_t free_cpu, int64_t free_gpu,
+                                        const ThresholdStates& states,
+                                        double stranded_weight) const {
+  double fragment = 0;
+  const std::span<const PreparedClass> classes = workload_.classes();
+  for (size_t i = 0; i < classes.size(); ++i) {
+    const PreparedClass& c = classes[i];
+    int64_t usable = 0;
+    int64_t stranded = 0;
+    if (c.gpu_count > 0 && allowed_[i] != 0 && free_cpu >= c.cpu &&
+        states[c.threshold].fitting_devices >= c.gpu_count) {
+      usable = free_gpu - states[c.threshold].short_milli;
+      if (c.cpu > 0) {
+        const int64_t copies_take = free_cpu / c.cpu * c.gpu_count * c.gpu_milli;
+        stranded = usable - std::min(usable, copies_take);
+      }
+    }
+    fragment += c.probability * (static_cast<double>(free_gpu - usable) +
+                                 stranded_weight * static_cast<double>(stranded));
+  }
+  return fragment;
 }
 
 FragmentBins NodeFragmentationDelta::Bins(int64_t free_cpu, int64_t free_gpu,

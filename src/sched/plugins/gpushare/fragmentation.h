@@ -134,6 +134,18 @@ class NodeFragmentationDelta {
   // After(placement) - Before().
   double Delta(const HypotheticalPlacement& placement) const { return After(placement) - before_; }
 
+  // The CPU-aware measure of the FGD-CPU policy (fgd_cpu.h), as the node is and after
+  // `placement`: F_n(M) plus, weighted by `stranded_weight`, the GPU that a class m counts
+  // usable but that more copies of m than the node's free cpu admits would need,
+  //
+  //   S_n(m)  = U_n(m) - min(U_n(m), floor(free_cpu(n) / m.cpu) * m.gpu_count * m.gpu_milli)
+  //   F~_n(m) = F_n(m) + stranded_weight * S_n(m)
+  //
+  // where U_n(m) = free_gpu(n) - F_n(m) is what the paper's measure counts usable (S is 0 when
+  // m.cpu is 0). F~_n(M) = sum over classes of p_m * F~_n(m); with weight 0 it is F_n(M).
+  double CpuAwareBefore(double stranded_weight) const;
+  double CpuAwareAfter(const HypotheticalPlacement& placement, double stranded_weight) const;
+
  private:
   // Per distinct gpu_milli threshold: devices with free >= threshold, and the free milli-GPU of
   // the devices below it.
@@ -144,6 +156,10 @@ class NodeFragmentationDelta {
   using ThresholdStates = absl::InlinedVector<ThresholdState, 32>;
 
   FragmentBins Bins(int64_t free_cpu, int64_t free_gpu, const ThresholdStates& states) const;
+  // The threshold states and free milli-GPU after `placement`'s devices lose its milli-GPU.
+  ThresholdStates StatesAfter(const HypotheticalPlacement& placement, int64_t* free_gpu) const;
+  double CpuAware(int64_t free_cpu, int64_t free_gpu, const ThresholdStates& states,
+                  double stranded_weight) const;
 
   const Node& node_;
   const PreparedWorkload& workload_;

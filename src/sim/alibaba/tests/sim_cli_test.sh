@@ -107,7 +107,7 @@ expect_bad "--policies: empty policy name in ','" "${trace[@]}" --policies ,
 expect_bad "--policies: empty policy name" "${trace[@]}" --policies fgd,
 expect_bad "--policy: empty policy name" "${trace[@]}" --policy ""
 expect_bad "--policies: empty policy name" "${trace[@]}" --policies ""
-expect_bad "--policies: 'all' stands for the paper's policies and must be given alone" \
+expect_bad "--policies: 'all' stands for a list of policies and must be given alone" \
   "${trace[@]}" --policies all,fgd
 expect_bad "--policies: unknown policy 'nope'" "${trace[@]}" --policies fgd,nope
 expect_bad "--policies: policy 'fgd' given twice" "${trace[@]}" --policies fgd,fgd
