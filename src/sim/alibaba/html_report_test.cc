@@ -31,7 +31,12 @@ TEST(HtmlReportTest, SelfContainedPageWithChartsAndTheTableAt100) {
                         .command = "tessera sim --x 'a&b'",
                         .nodes_path = "n.csv",
                         .pods_path = "p.csv"};
-  const std::string html = PaperReportHtml(context, *runs, SummarizeByPolicy(*runs), &expected);
+  PackingBound bound;
+  bound.seed = 1;
+  bound.unallocated_pct_at_100 = 1.25;
+  const std::vector<PackingBound> bounds = {bound};
+  const std::string html =
+      PaperReportHtml(context, *runs, SummarizeByPolicy(*runs), &expected, bounds);
   EXPECT_THAT(html, HasSubstr("<!DOCTYPE html>"));
   EXPECT_THAT(html, HasSubstr("FGD &lt;reproduction&gt;"));
   EXPECT_THAT(html, HasSubstr("tessera sim --x &#39;a&amp;b&#39;"));
@@ -39,6 +44,8 @@ TEST(HtmlReportTest, SelfContainedPageWithChartsAndTheTableAt100) {
   EXPECT_THAT(html, HasSubstr("BestFit"));
   EXPECT_THAT(html, HasSubstr("FGD (artifact)"));  // the artifact's dashed line
   EXPECT_THAT(html, HasSubstr("<td>4.77</td>"));   // its number at x = 100
+  EXPECT_THAT(html, HasSubstr("Packing bound"));
+  EXPECT_THAT(html, HasSubstr("<td>1: 1.25</td>"));  // the bound of seed 1
   // No external assets: the only URL is the SVG namespace.
   EXPECT_THAT(html, Not(HasSubstr("<script")));
   EXPECT_THAT(html, Not(HasSubstr("href=")));

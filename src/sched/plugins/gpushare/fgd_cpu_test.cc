@@ -26,9 +26,9 @@ double CpuAwareOf(const Node& node, const PreparedWorkload& w) {
 
 TEST(FgdCpuTest, ScoreOfUsesTheWiderSigmoid) {
   EXPECT_EQ(FgdCpuScoreOf(1000, 1000), 50);
-  EXPECT_EQ(FgdCpuScoreOf(0, 4000), 26);  // 100 * sigmoid(-1) = 26.89
-  EXPECT_EQ(FgdCpuScoreOf(4000, 0), 73);  // 100 * sigmoid(1) = 73.11
-  EXPECT_EQ(FgdCpuScoreOf(0, 1000), 43);  // FGD's scale would give 26
+  EXPECT_EQ(FgdCpuScoreOf(0, 5000), 26);  // 100 * sigmoid(-1) = 26.89
+  EXPECT_EQ(FgdCpuScoreOf(5000, 0), 73);  // 100 * sigmoid(1) = 73.11
+  EXPECT_EQ(FgdCpuScoreOf(0, 1000), 45);  // FGD's scale would give 26
 }
 
 TEST(FgdCpuTest, CountsGpusThatTheFreeCpuCannotFeedAsStranded) {
@@ -72,12 +72,12 @@ TEST(FgdCpuTest, WithoutWeightTheMeasureIsThePapers) {
 
 TEST(FgdCpuTest, CpuOnlyTaskGoesWhereItStrandsNoGpu) {
   // A 40-core CPU-only task on an 8-GPU node with 96 cores leaves 56 cores: 5 copies of the
-  // 11-core class instead of 8, 3 GPUs stranded (delta 2250, score 36). On a 2-GPU node with 104
+  // 11-core class instead of 8, 3 GPUs stranded (delta 2250, score 38). On a 2-GPU node with 104
   // cores the 64 cores left still feed both GPUs (score 50). FGD scores both 50.
   const PreparedWorkload w(Workload({{GpuTask(11000, 1, 1000), 1.0}}));
   const Node eight = MakeNode(96000, std::vector<int64_t>(8, 1000));
   const Node two = MakeNode(104000, {1000, 1000});
-  EXPECT_EQ(EvaluateFgdCpu(CpuTask(40000), eight, w).score, 36);
+  EXPECT_EQ(EvaluateFgdCpu(CpuTask(40000), eight, w).score, 38);
   EXPECT_EQ(EvaluateFgdCpu(CpuTask(40000), two, w).score, 50);
   EXPECT_EQ(EvaluateFgd(CpuTask(40000), eight, w).score, 50);
   EXPECT_EQ(EvaluateFgd(CpuTask(40000), two, w).score, 50);

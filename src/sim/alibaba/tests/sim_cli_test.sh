@@ -31,6 +31,16 @@ expect_in "FGD" "$out/stdout"
 expect_in '"policies":' "$out/sweep.json"
 expect_in '"runs":' "$out/sweep.json"
 expect_in '"median":' "$out/sweep.json"
+expect_in '"packing_bound":' "$out/sweep.json"
+expect_in '"unallocated_gpu_pct_at_100_median":' "$out/sweep.json"
+
+# --policies all: the paper's six, FGD-CPU and the bound, on stdout and in the report.
+"$tessera" sim --nodes "$data/nodes.csv" --pods "$data/pods.csv" --policies all --seeds 1-2 \
+  --threads 2 --report "$out/all.html" > "$out/all.stdout" || fail "--policies all failed"
+expect_in "FGD-CPU" "$out/all.stdout"
+expect_in "bound (LP)" "$out/all.stdout"
+expect_in "FGD-CPU" "$out/all.html"
+expect_in "Packing bound" "$out/all.html"
 
 "$tessera" sim --mode replay --nodes "$data/nodes.csv" --pods "$data/pods.csv" --policy bestfit \
   --sample-interval 10s --summary-json "$out/replay.json" --metrics-csv "$out/replay.csv" \
