@@ -299,8 +299,7 @@ int RunPaperMode(const SimFlags& f, const alibaba::TraceInput& input,
   if (!f.summary_json.empty()) {
     const nlohmann::json j =
         single ? alibaba::RunSummaryJson(runs->front(), /*with_curves=*/true)
-               : alibaba::SweepSummaryJson(*runs, summaries, theirs, /*with_curves=*/true,
-                                           *bounds);
+               : alibaba::SweepSummaryJson(*runs, summaries, theirs, /*with_curves=*/true, *bounds);
     outputs.push_back({f.summary_json, {"--summary-json", j.dump(2) + "\n"}});
   }
   if (!f.metrics_csv.empty()) {

@@ -6,7 +6,6 @@
 #include <array>
 #include <cmath>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -43,8 +42,8 @@ std::vector<NodeType> GroupNodes(const std::vector<Node>& nodes) {
     if (node.removed) continue;
     int64_t device_memory = 0;
     for (const GpuDevice& d : node.gpus) device_memory += d.memory;
-    const NodeKey key{node.GpuModel(), static_cast<int64_t>(node.gpus.size()),
-                      node.allocatable.cpu, node.allocatable.memory, device_memory};
+    const NodeKey key{node.GpuModel(), static_cast<int64_t>(node.gpus.size()), node.allocatable.cpu,
+                      node.allocatable.memory, device_memory};
     NodeType& t = types[key];
     t.model = node.GpuModel();
     ++t.nodes;
@@ -114,17 +113,13 @@ Bucket BucketAt100(const std::vector<TraceTask>& tasks, const std::vector<Arriva
   for (int32_t i = 0; i < static_cast<int32_t>(arrivals.size()); ++i) {
     arrived += tasks[arrivals[i].task].request.TotalGpuMilli();
     // As the run buckets its samples (paper_runner.cc, curve.cc).
-    const double bucket = std::nearbyint(100.0 * static_cast<double>(arrived) /
-                                         static_cast<double>(capacity_milli));
+    const double bucket =
+        std::nearbyint(100.0 * static_cast<double>(arrived) / static_cast<double>(capacity_milli));
     if (bucket > 101) break;
     if (bucket < 99) continue;
     Bucket& b = bucket == 100 ? exact : around;
     b.arrived.push_back(arrived);
     b.cut = i;
-    if (bucket == 100) {
-      around.arrived.push_back(arrived);
-      around.cut = i;
-    }
   }
   return exact.cut >= 0 ? exact : around;
 }
@@ -152,7 +147,8 @@ absl::StatusOr<double> SolveLp(const std::vector<TaskClass>& classes,
   constexpr int kHalfRows = 3;  // cpu, memory, milli-GPU
   std::vector<std::array<int, kDimensions + kHalfRows>> type_rows(types.size());
   for (size_t t = 0; t < types.size(); ++t) {
-    for (int d = 0; d < kDimensions; ++d) type_rows[t][d] = add_row(types[t].nodes * types[t].capacity[d]);
+    for (int d = 0; d < kDimensions; ++d)
+      type_rows[t][d] = add_row(types[t].nodes * types[t].capacity[d]);
     for (int h = 0; h < kHalfRows; ++h) type_rows[t][kDimensions + h] = add_row(types[t].nodes);
   }
   for (size_t c = 0; c < classes.size(); ++c) {
@@ -182,9 +178,8 @@ absl::StatusOr<double> SolveLp(const std::vector<TaskClass>& classes,
   params.presolve = GLP_ON;
   const int ret = glp_simplex(p.lp, &params);
   if (ret != 0 || glp_get_status(p.lp) != GLP_OPT) {
-    return absl::InternalError(
-        fmt::format("packing bound: GLPK simplex failed (code {}, status {})", ret,
-                    glp_get_status(p.lp)));
+    return absl::InternalError(fmt::format(
+        "packing bound: GLPK simplex failed (code {}, status {})", ret, glp_get_status(p.lp)));
   }
   return glp_get_obj_val(p.lp);
 }
@@ -207,7 +202,8 @@ absl::StatusOr<PackingBound> ComputePackingBound(const TraceInput& input, uint64
   bound.unallocated_pct_at_100 = std::nan("");
   const Bucket bucket = BucketAt100(input.pods.tasks, order.arrivals, input.nodes.total_gpu_milli);
   if (bucket.cut < 0) return bound;
-  const std::vector<Arrival> prefix(order.arrivals.begin(), order.arrivals.begin() + bucket.cut + 1);
+  const std::vector<Arrival> prefix(order.arrivals.begin(),
+                                    order.arrivals.begin() + bucket.cut + 1);
   bound.prefix_arrivals = bucket.cut + 1;
   bound.prefix_gpu_milli = bucket.arrived.back();
   const std::vector<NodeType> types = GroupNodes(input.nodes.nodes);

@@ -37,8 +37,8 @@
 // and lets tasks be split, so it is weak: on the openb traces its optimum fills every GPU, and
 // what remains of the bound is the part of the bucket's samples taken before a full cluster's
 // worth of GPUs had arrived. It shows how far a policy may be from the best possible, not that
-// the best is reachable. Solved with GLPK's simplex (exact up to its tolerances; the optimum is rounded
-// up to the next milli-GPU before the bound is computed).
+// the best is reachable. Solved with GLPK's simplex (exact up to its tolerances; the optimum is
+// rounded up to the next milli-GPU before the bound is computed).
 //
 // Thread-safety: calls are serialised on a process-wide mutex (GLPK keeps global state); each
 // takes milliseconds. Errors: Internal when GLPK fails to solve.
@@ -55,12 +55,12 @@ namespace tessera::sim::alibaba {
 
 struct PackingBound {
   uint64_t seed = 0;
-  int32_t prefix_arrivals = 0;         // arrivals up to the cut
-  int64_t prefix_gpu_milli = 0;        // milli-GPU they request
-  int32_t task_classes = 0;            // LP size: classes x node types
+  int32_t prefix_arrivals = 0;   // arrivals up to the cut
+  int64_t prefix_gpu_milli = 0;  // milli-GPU they request
+  int32_t task_classes = 0;      // LP size: classes x node types
   int32_t node_types = 0;
-  double max_allocated_milli = 0;      // the LP optimum
-  double unallocated_pct_at_100 = 0;   // the bound; NaN when no arrival rounds to 99-101%
+  double max_allocated_milli = 0;     // the LP optimum
+  double unallocated_pct_at_100 = 0;  // the bound; NaN when no arrival rounds to 99-101%
 };
 
 // The bound for one seed of the paper experiment with `inflate` (as PaperRunOptions::inflate).

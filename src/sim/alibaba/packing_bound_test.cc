@@ -66,8 +66,8 @@ TEST(PackingBoundTest, IsBelowEveryPolicyForEverySeed) {
 }
 
 TEST(PackingBoundTest, IsMissingWhenTheRunNeverReachesAFullCluster) {
-  auto input = MakeInput(kTestNodes,
-                         std::string(kPodHeader) + "p0,4000,1024,1,1000,,LS,Running,0,100,0\n");
+  auto input =
+      MakeInput(kTestNodes, std::string(kPodHeader) + "p0,4000,1024,1,1000,,LS,Running,0,100,0\n");
   absl::StatusOr<PackingBound> bound = ComputePackingBound(*input, 1, /*inflate=*/0);
   ASSERT_TRUE(bound.ok()) << bound.status();
   EXPECT_TRUE(std::isnan(bound->unallocated_pct_at_100));

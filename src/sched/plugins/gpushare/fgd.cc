@@ -18,9 +18,8 @@ absl::Status CheckTargetWorkload(std::string_view plugin, const TargetWorkload* 
   for (size_t i = 0; i < workload->classes.size(); ++i) {
     const double p = workload->classes[i].probability;
     if (!(p >= 0 && p <= 1)) {
-      return absl::InvalidArgumentError(
-          fmt::format("{}: target_workload.classes[{}].probability: must be in [0, 1], got {}",
-                      plugin, i, p));
+      return absl::InvalidArgumentError(fmt::format(
+          "{}: target_workload.classes[{}].probability: must be in [0, 1], got {}", plugin, i, p));
     }
   }
   return absl::OkStatus();

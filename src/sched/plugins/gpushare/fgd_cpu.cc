@@ -18,8 +18,9 @@ FgdChoice EvaluateFgdCpu(const TaskRequest& task, const Node& node,
   const double before = eval.CpuAwareBefore(kFgdCpuStrandedWeight);
   FgdChoice choice;
   if (!UsesGpu(task)) {
-    choice.score = FgdCpuScoreOf(
-        before, eval.CpuAwareAfter({.cpu = task.cpu, .devices = {}, .gpu_milli = 0}, kFgdCpuStrandedWeight));
+    choice.score =
+        FgdCpuScoreOf(before, eval.CpuAwareAfter({.cpu = task.cpu, .devices = {}, .gpu_milli = 0},
+                                                 kFgdCpuStrandedWeight));
     return choice;
   }
   if (!task.IsSharing()) {
