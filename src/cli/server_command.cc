@@ -231,11 +231,13 @@ absl::Status StartAgentClusters(const ServerConfig& config, ControlPlane& plane,
 
 // The configured target workload: the pod list's when one is given (errors name the key), else
 // nullopt (the job manager's window of recent tasks). Says which on stderr when `profile` scores
-// with FGD.
+// with FGD or FGD-CPU.
 absl::StatusOr<std::optional<TargetWorkload>> ConfiguredTargetWorkload(
     const server::TargetWorkloadConfig& config, const Profile& profile) {
   const bool fgd = std::any_of(profile.score.begin(), profile.score.end(),
-                               [](const WeightedPlugin& p) { return p.name == "FGD"; });
+                               [](const WeightedPlugin& p) {
+                                 return p.name == "FGD" || p.name == "FGD-CPU";
+                               });
   if (config.pod_list.empty()) {
     if (fgd) {
       std::cerr << fmt::format("tessera: target workload from the last {} submitted task(s)\n",

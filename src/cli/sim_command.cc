@@ -461,11 +461,11 @@ int RunSimCommand(int argc, char** argv) {
   app.add_option("--nodes", f.nodes, "Node list CSV (sn,cpu_milli,memory_mib,gpu,model)");
   app.add_option("--pods", f.pods, "Pod list CSV of the Alibaba GPU trace");
   app.add_option("--policy", f.policy,
-                 "Placement policy: a built-in profile (fgd, bestfit, packing, clustering, "
-                 "dotprod, random, default, ...); default fgd");
+                 "Placement policy: a built-in profile (fgd, fgdcpu, bestfit, packing, "
+                 "clustering, dotprod, random, default, ...); default fgd");
   app.add_option("--policies", f.policies,
-                 "Several policies: comma-separated, or 'all' (the "
-                 "paper's six)");
+                 "Several policies: comma-separated, 'paper' (the paper's six) or 'all' (the "
+                 "paper's six and fgdcpu)");
   app.add_option("--mode", f.mode,
                  "paper (each task placed once, nothing leaves; default) or "
                  "replay (arrivals and departures on the trace's times)")
