@@ -1,7 +1,8 @@
 # Tessera — top-level entry points. See README.md.
 #
 #   make run     build, then run the control plane in dev mode with a replayed real workload
-#   make reproduce  the FGD paper reproduction (60 simulator runs; report in out/)
+#   make reproduce  the FGD paper reproduction with FGD-CPU and the packing bound (70 simulator
+#                   runs; report in out/)
 #   make test    build and run every test tier: unit, scenario, slow (trace reproduction),
 #                integration (a real server over HTTP and gRPC, crash recovery),
 #                sanitizers (ASan + UBSan), and a short fuzzing run
