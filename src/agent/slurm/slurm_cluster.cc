@@ -177,7 +177,7 @@ bool SlurmCluster::SubmitQueued() {
     SendSubmissions(batch);
     submitted = true;
     jobs_dirty_ = true;
-    for (const Submission& submission : batch) RecordSubmission(submission);
+    for (Submission& submission : batch) RecordSubmission(submission);
   }
 }
 
@@ -206,7 +206,7 @@ void SlurmCluster::SendSubmissions(std::vector<Submission>& batch) {
   for (std::thread& other : others) other.join();
 }
 
-void SlurmCluster::RecordSubmission(const Submission& submission) {
+void SlurmCluster::RecordSubmission(Submission& submission) {
   const std::string& launch_id = submission.launch_id;
   const absl::StatusOr<int64_t>& job_id = submission.job_id;
   std::vector<Event> events;
@@ -218,9 +218,11 @@ void SlurmCluster::RecordSubmission(const Submission& submission) {
     if (job_id.ok()) {
       task.job_id = *job_id;
     } else if (absl::IsUnavailable(job_id.status())) {
-      // No reply: the job may exist all the same. The next job poll looks for it by comment.
+      // No reply: the job may exist all the same. The next job poll looks for it by comment,
+      // and sends it once more when Slurm has none.
       task.adopting = true;
       task.submit_error = std::string(job_id.status().message());
+      if (!task.resubmitted) task.unanswered_body = std::move(submission.body);
     } else {
       task.ended = true;
       events.push_back({.launch_id = launch_id,
@@ -311,6 +313,16 @@ void SlurmCluster::MatchJobsLocked(const SlurmJobList& jobs, bool kill_orphans,
   for (auto& [launch_id, task] : tasks_) {
     if (!task->adopting || task->ended) continue;
     task->adopting = false;
+    if (!task->unanswered_body.empty()) {
+      // A submission that got no reply never arrived (a kept-alive connection slurmrestd had
+      // closed): sent once more.
+      task->submit_body = std::exchange(task->unanswered_body, {});
+      task->resubmitted = true;
+      task->submit_error.clear();
+      submit_queue_.push_back(launch_id);
+      work_ = true;
+      continue;
+    }
     task->ended = true;
     const bool submit_failed = !task->submit_error.empty();
     events.push_back(

@@ -205,6 +205,10 @@ class SlurmCluster final : public Cluster {
     std::optional<int64_t> job_id;  // known once submitted (or matched by Recover)
     bool adopting = false;          // the job id is to be found in Slurm's job list
     std::string submit_error;       // why an adopted task's submission may have failed
+    // A submission that got no reply, sent once more if Slurm's job list then has no job for it
+    // (it never arrived); "" once sent again, or when there is nothing to send again.
+    std::string unanswered_body;
+    bool resubmitted = false;
     bool started = false;
     bool ended = false;
     bool cancel_requested = false;
@@ -242,7 +246,7 @@ class SlurmCluster final : public Cluster {
   // Sends `batch` at once, one submission per client of submit_clients_.
   void SendSubmissions(std::vector<Submission>& batch);
   // Follows the job a submission created, or ends its task when Slurm refused it.
-  void RecordSubmission(const Submission& submission);
+  void RecordSubmission(Submission& submission);
   void SendSignals();
   Duration Poll();
   // True when the node list was read (changed, or read whole); false when Slurm answered that

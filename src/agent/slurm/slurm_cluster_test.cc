@@ -396,6 +396,28 @@ TEST_F(SlurmClusterTest, RefusedSubmissionIsStartFailed) {
   EXPECT_EQ(end->message, "Slurm refused the job: Requested node configuration is not available");
 }
 
+// A submission lost on its way (no reply, and no job in Slurm's list) is sent once more; a
+// second loss fails the task.
+TEST_F(SlurmClusterTest, ASubmissionLostOnItsWayIsSentOnceMore) {
+  std::unique_ptr<SlurmCluster> cluster = Make();
+  slurm_->LoseSubmissions(1);
+  cluster->Launch(Spec("lost-once"));
+  const int64_t job = WaitSubmitted(*cluster, "lost-once");
+  EXPECT_EQ(slurm_->Submissions().size(), 1u);
+  slurm_->SetJob(job, "COMPLETED");
+  std::optional<TaskEnd> end = recorder_.WaitEnded("lost-once");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kSucceeded) << end->reason << ": " << end->message;
+
+  slurm_->LoseSubmissions(2);
+  cluster->Launch(Spec("lost-twice"));
+  end = recorder_.WaitEnded("lost-twice");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->phase, TaskPhase::kFailed);
+  EXPECT_EQ(end->reason, "StartFailed");
+  EXPECT_EQ(slurm_->Submissions().size(), 1u);
+}
+
 TEST_F(SlurmClusterTest, UnrunnableSpecIsStartFailedAtOnce) {
   std::unique_ptr<SlurmCluster> cluster = Make();
   TaskLaunchSpec spec = Spec("bad");

@@ -95,6 +95,10 @@ class FakeSlurm final : public SlurmTransport {
       return Reply(json{{"jobs", jobs}, {"errors", json::array()}});
     }
     if (method == "POST" && resource == "/job/submit") {
+      if (lost_submissions_ > 0) {
+        --lost_submissions_;
+        return absl::UnavailableError("Read");  // lost on a connection slurmrestd had closed
+      }
       submissions_.push_back(json::parse(body));
       jobs_changed_ = Second();
       std::string refusal = refusal_;
@@ -163,6 +167,11 @@ class FakeSlurm final : public SlurmTransport {
   void Refuse(std::string error) {
     std::lock_guard<std::mutex> lock(mu_);
     refusal_ = std::move(error);
+  }
+  // The next `count` submissions never arrive: no reply, and no job.
+  void LoseSubmissions(int count) {
+    std::lock_guard<std::mutex> lock(mu_);
+    lost_submissions_ = count;
   }
   void SetJob(int64_t id, std::string state, int64_t exit_code = 0) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -288,6 +297,7 @@ class FakeSlurm final : public SlurmTransport {
   std::mutex mu_;
   bool down_ = false;
   std::string refusal_;
+  int lost_submissions_ = 0;
   json nodes_ = json::array();
   std::map<int64_t, json> jobs_;
   int64_t next_id_ = 100;
