@@ -116,7 +116,7 @@ std::string Decoder::DocumentPath(std::string_view core_path) const {
   // metadata and spec, resources on the task group, keys in snake_case.
   std::string path = root_path_;
   bool schema = true;  // false below a map whose keys the user names
-  std::string_view rest = api.substr(std::min(api.find('.'), api.size()));
+  std::string_view rest = std::string_view(api).substr(std::min(api.find('.'), api.size()));
   while (!rest.empty()) {
     rest.remove_prefix(1);  // the '.'
     const size_t dot = rest.find('.');
