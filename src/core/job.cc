@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "core/internal/decimal.h"
+#include "core/node.h"
 #include "fmt/format.h"
 
 namespace tessera {
@@ -81,6 +82,11 @@ absl::Status ValidateGpu(const TaskRequest& r, std::string_view field) {
   if (r.gpu_milli < 1 || r.gpu_milli > kMilliGpuPerDevice) {
     return FieldError(gpu(), fmt::format("milli-GPU per device must be in 1..{}, got {}",
                                          kMilliGpuPerDevice, r.gpu_milli));
+  }
+  if (r.gpu_count > kMaxGpusPerNode) {
+    return FieldError(gpu(), fmt::format("at most {} GPUs per task (a task runs on one node, "
+                                         "which has at most {}), got {}",
+                                         kMaxGpusPerNode, kMaxGpusPerNode, r.gpu_count));
   }
   if (r.gpu_milli < kMilliGpuPerDevice && r.gpu_count != 1) {
     return FieldError(gpu(), fmt::format("a share of a GPU ({} milli-GPU) is only possible for one "

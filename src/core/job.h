@@ -112,7 +112,8 @@ struct TaskRequest {
   // (the scheduler's equivalence classes).
   std::string EquivalenceKey() const;
 
-  // Checks every field; errors name the path, prefixed by `field` (e.g. "spec.tasks[1]").
+  // Checks every field; errors name the path, prefixed by `field` (e.g. "spec.tasks[1]"). A
+  // task asks for at most kMaxGpusPerNode devices (core/node.h): it runs on one node.
   absl::Status Validate(std::string_view field) const;
 };
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/node.h"
 #include "gtest/gtest.h"
 
 namespace tessera {
@@ -215,6 +216,11 @@ INSTANTIATE_TEST_SUITE_P(
         RequestCase{"share_of_two", [](TaskRequest& r) { r.gpu_milli = 500; },
                     "spec.tasks[1].resources.gpu: a share of a GPU (500 milli-GPU) is only "
                     "possible for one device, got 2 devices"},
+        RequestCase{"most_gpus_a_node_has", [](TaskRequest& r) { r.gpu_count = kMaxGpusPerNode; },
+                    ""},
+        RequestCase{"more_gpus_than_any_node", [](TaskRequest& r) { r.gpu_count = 536870912; },
+                    "spec.tasks[1].resources.gpu: at most 128 GPUs per task (a task runs on one "
+                    "node, which has at most 128), got 536870912"},
         RequestCase{"gpu_memory_without_gpu",
                     [](TaskRequest& r) {
                       r.gpu_count = 0;
