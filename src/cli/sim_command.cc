@@ -128,7 +128,11 @@ absl::StatusOr<std::vector<std::string>> ResolvePolicies(const SimFlags& f) {
     }
     if (p == "all" || p == "paper") {
       return absl::InvalidArgumentError(
-          fmt::format("{}: '{}' stands for a list of policies and must be given alone", flag, p));
+          f.policies.has_value()
+              ? fmt::format("{}: '{}' stands for a list of policies and must be given alone",
+                            flag, p)
+              : fmt::format("{}: '{}' stands for a list of policies: give it as --policies {}",
+                            flag, p, p));
     }
     if (std::find(known.begin(), known.end(), p) == known.end()) {
       return absl::InvalidArgumentError(

@@ -139,7 +139,7 @@ absl::StatusOr<std::vector<uint64_t>> ParseSeedList(const std::string& text) {
     uint64_t hi = lo;
     if (dash != std::string_view::npos) {
       TESSERA_ASSIGN_OR_RETURN(hi, ParseSeed(part.substr(dash + 1), "--seeds"));
-      if (hi < lo) return bad("not a range");
+      if (hi < lo) return bad(fmt::format("range {} ends before it starts", part));
     }
     if (hi - lo >= kMaxSeeds || seeds.size() + (hi - lo) >= kMaxSeeds) {
       return bad("too many seeds");

@@ -113,12 +113,15 @@ expect_bad "--seed: seed '99999999999999999999999' is out of range" "${trace[@]}
 expect_bad "--seeds: not a seed: '-5'" "${trace[@]}" --seeds -5
 expect_bad "--seeds: " "${trace[@]}" --seeds ""
 expect_bad "--seeds: seed 2 given twice" "${trace[@]}" --seeds 1-3,2
+expect_bad "--seeds: range 51-42 ends before it starts" "${trace[@]}" --seeds 51-42
 expect_bad "--policies: empty policy name in ','" "${trace[@]}" --policies ,
 expect_bad "--policies: empty policy name" "${trace[@]}" --policies fgd,
 expect_bad "--policy: empty policy name" "${trace[@]}" --policy ""
 expect_bad "--policies: empty policy name" "${trace[@]}" --policies ""
 expect_bad "--policies: 'all' stands for a list of policies and must be given alone" \
   "${trace[@]}" --policies all,fgd
+expect_bad "--policy: 'all' stands for a list of policies: give it as --policies all" \
+  "${trace[@]}" --policy all
 expect_bad "--policies: unknown policy 'nope'" "${trace[@]}" --policies fgd,nope
 expect_bad "--policies: policy 'fgd' given twice" "${trace[@]}" --policies fgd,fgd
 # Inputs that are not trace files.
