@@ -25,37 +25,44 @@ absl::Status CheckTargetWorkload(std::string_view plugin, const TargetWorkload* 
   return absl::OkStatus();
 }
 
-int64_t FgdScoreOf(double before, double after) {
+int64_t FgdScoreOf(double before, double after, double scale) {
   // The artifact's float operations, in its order, so that truncation ties where it ties.
-  const double x = (before - after) / 1000;
+  const double x = (before - after) / scale;
   const double sigmoid = 1.0 / (1.0 + std::exp(-x));
   return static_cast<int64_t>(sigmoid * static_cast<double>(kMaxNodeScore));
 }
 
-FgdChoice EvaluateFgd(const TaskRequest& task, const Node& node, const PreparedWorkload& workload) {
+FgdChoice EvaluateFgd(const TaskRequest& task, const Node& node, const PreparedWorkload& workload,
+                      const FgdMeasure& measure) {
   const NodeFragmentationDelta eval(node, workload);
+  // The paper's measure takes its own path, so that FGD's values are the artifact's exactly.
+  const bool papers = measure.stranded_weight == 0;
+  const double before = papers ? eval.Before() : eval.CpuAwareBefore(measure.stranded_weight);
+  const auto score = [&](std::span<const int32_t> devices, int64_t gpu_milli) {
+    const HypotheticalPlacement placement{
+        .cpu = task.cpu, .devices = devices, .gpu_milli = gpu_milli};
+    return FgdScoreOf(before,
+                      papers ? eval.After(placement)
+                             : eval.CpuAwareAfter(placement, measure.stranded_weight),
+                      measure.scale);
+  };
   FgdChoice choice;
   if (!UsesGpu(task)) {
-    choice.score =
-        FgdScoreOf(eval.Before(), eval.After({.cpu = task.cpu, .devices = {}, .gpu_milli = 0}));
+    choice.score = score({}, 0);
     return choice;
   }
   if (!task.IsSharing()) {
     choice.devices = PackedDevices(node, task);
     if (choice.devices.empty()) return choice;
-    choice.score = FgdScoreOf(
-        eval.Before(),
-        eval.After({.cpu = task.cpu, .devices = choice.devices, .gpu_milli = task.gpu_milli}));
+    choice.score = score(choice.devices, task.gpu_milli);
     return choice;
   }
   for (int32_t i = 0; i < static_cast<int32_t>(node.gpus.size()); ++i) {
     if (!DeviceFits(node.gpus[i], task)) continue;
     const int32_t device[] = {i};
-    const int64_t score =
-        FgdScoreOf(eval.Before(),
-                   eval.After({.cpu = task.cpu, .devices = device, .gpu_milli = task.gpu_milli}));
-    if (choice.devices.empty() || score > choice.score) {
-      choice.score = score;
+    const int64_t device_score = score(device, task.gpu_milli);
+    if (choice.devices.empty() || device_score > choice.score) {
+      choice.score = device_score;
       choice.devices = {i};
     }
   }
@@ -71,28 +78,35 @@ static_assert(std::derived_from<Fgd, ReservePlugin>);
 static_assert(std::derived_from<Fgd, TargetWorkloadPlugin>);
 
 absl::StatusOr<std::unique_ptr<Plugin>> Fgd::New(const PluginArgs& args, const Handle& handle) {
-  if (absl::Status s = gpushare::CheckNoArgs(kName, args); !s.ok()) return s;
-  if (absl::Status s = gpushare::CheckTargetWorkload(kName, handle.target_workload); !s.ok()) {
+  return NewVariant(kName, gpushare::FgdMeasure{}, args, handle);
+}
+
+absl::StatusOr<std::unique_ptr<Plugin>> Fgd::NewVariant(std::string_view name,
+                                                        const gpushare::FgdMeasure& measure,
+                                                        const PluginArgs& args,
+                                                        const Handle& handle) {
+  if (absl::Status s = gpushare::CheckNoArgs(name, args); !s.ok()) return s;
+  if (absl::Status s = gpushare::CheckTargetWorkload(name, handle.target_workload); !s.ok()) {
     return s;
   }
-  return std::make_unique<Fgd>(*handle.target_workload);
+  return std::make_unique<Fgd>(name, measure, *handle.target_workload);
 }
 
 SchedStatus Fgd::Score(const CycleState& state, const TaskRequest& task, const Node& node,
                        int64_t* score) const {
-  *score = gpushare::EvaluateFgd(task, node, workload_).score;
+  *score = gpushare::EvaluateFgd(task, node, workload_, measure_).score;
   return {};
 }
 
 SchedStatus Fgd::Reserve(CycleState& state, const TaskRequest& task, const Node& node,
                          Placement* placement) {
   if (!gpushare::NeedsDeviceChoice(task, *placement)) return {};
-  return gpushare::FillDevices(task, gpushare::EvaluateFgd(task, node, workload_).devices,
-                               placement);
+  return gpushare::FillDevices(
+      task, gpushare::EvaluateFgd(task, node, workload_, measure_).devices, placement);
 }
 
 absl::Status Fgd::SetTargetWorkload(const TargetWorkload& workload) {
-  if (absl::Status s = gpushare::CheckTargetWorkload(kName, &workload); !s.ok()) return s;
+  if (absl::Status s = gpushare::CheckTargetWorkload(name_, &workload); !s.ok()) return s;
   workload_ = gpushare::PreparedWorkload(workload);
   return absl::OkStatus();
 }

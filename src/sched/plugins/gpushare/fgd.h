@@ -55,16 +55,26 @@ struct FgdChoice {
 // class when a probability is outside [0, 1]; messages start with `plugin`.
 absl::Status CheckTargetWorkload(std::string_view plugin, const TargetWorkload* workload);
 
-// The score of a fragmentation change: trunc(100 * sigmoid((before - after) / 1000)).
-int64_t FgdScoreOf(double before, double after);
+// The fragmentation measure an FGD-family plugin descends, and the divisor of delta
+// (milli-GPU) in its score's sigmoid: the paper's F_n(M) with scale 1000 (FGD), or a CPU-aware
+// F~_n(M) that adds `stranded_weight` times the GPU stranded by CPU (FGD-CPU, fgd_cpu.h).
+struct FgdMeasure {
+  double stranded_weight = 0;  // 0: the paper's measure
+  double scale = 1000;
+};
 
-// Evaluates `task` on `node` against `workload` (see above).
-FgdChoice EvaluateFgd(const TaskRequest& task, const Node& node, const PreparedWorkload& workload);
+// The score of a fragmentation change: trunc(100 * sigmoid((before - after) / scale)).
+int64_t FgdScoreOf(double before, double after, double scale = 1000);
+
+// Evaluates `task` on `node` against `workload` by `measure` (see above).
+FgdChoice EvaluateFgd(const TaskRequest& task, const Node& node, const PreparedWorkload& workload,
+                      const FgdMeasure& measure = {});
 
 }  // namespace tessera::gpushare
 
 namespace tessera {
 
+// FGD, and the plugins that descend another measure the same way (FGD-CPU, fgd_cpu.h).
 class Fgd final : public ScorePlugin, public ReservePlugin, public TargetWorkloadPlugin {
  public:
   static constexpr std::string_view kName = "FGD";
@@ -72,10 +82,17 @@ class Fgd final : public ScorePlugin, public ReservePlugin, public TargetWorkloa
   // InvalidArgument on any argument or a class probability outside [0, 1]; FailedPrecondition
   // without handle.target_workload.
   static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);
+  // The plugin `name` that descends `measure`; errors as New, their messages naming `name`.
+  static absl::StatusOr<std::unique_ptr<Plugin>> NewVariant(std::string_view name,
+                                                            const gpushare::FgdMeasure& measure,
+                                                            const PluginArgs& args,
+                                                            const Handle& handle);
 
-  explicit Fgd(const TargetWorkload& workload) : workload_(workload) {}
+  explicit Fgd(const TargetWorkload& workload) : Fgd(kName, {}, workload) {}
+  Fgd(std::string_view name, const gpushare::FgdMeasure& measure, const TargetWorkload& workload)
+      : name_(name), measure_(measure), workload_(workload) {}
 
-  std::string_view name() const override { return kName; }
+  std::string_view name() const override { return name_; }
   SchedStatus Score(const CycleState& state, const TaskRequest& task, const Node& node,
                     int64_t* score) const override;
   SchedStatus Reserve(CycleState& state, const TaskRequest& task, const Node& node,
@@ -84,6 +101,8 @@ class Fgd final : public ScorePlugin, public ReservePlugin, public TargetWorkloa
   absl::Status SetTargetWorkload(const TargetWorkload& workload) override;
 
  private:
+  std::string_view name_;  // a static string: the plugin's registered name
+  gpushare::FgdMeasure measure_;
   gpushare::PreparedWorkload workload_;
 };
 

@@ -43,9 +43,6 @@
 #include "sched/plugins/gpushare/fragmentation.h"
 #include "tessera/sched/handle.h"
 #include "tessera/sched/registry.h"
-#include "tessera/sched/reserve_plugin.h"
-#include "tessera/sched/score_plugin.h"
-#include "tessera/sched/target_workload_plugin.h"
 
 namespace tessera::gpushare {
 
@@ -53,38 +50,32 @@ namespace tessera::gpushare {
 // sigmoid of its score.
 inline constexpr double kFgdCpuStrandedWeight = 0.75;
 inline constexpr double kFgdCpuScale = 5000;
+inline constexpr FgdMeasure kFgdCpuMeasure{.stranded_weight = kFgdCpuStrandedWeight,
+                                           .scale = kFgdCpuScale};
 
 // trunc(100 * sigmoid((before - after) / kFgdCpuScale)).
-int64_t FgdCpuScoreOf(double before, double after);
+inline int64_t FgdCpuScoreOf(double before, double after) {
+  return FgdScoreOf(before, after, kFgdCpuScale);
+}
 
 // Evaluates `task` on `node` against `workload` (see above).
-FgdChoice EvaluateFgdCpu(const TaskRequest& task, const Node& node,
-                         const PreparedWorkload& workload);
+inline FgdChoice EvaluateFgdCpu(const TaskRequest& task, const Node& node,
+                                const PreparedWorkload& workload) {
+  return EvaluateFgd(task, node, workload, kFgdCpuMeasure);
+}
 
 }  // namespace tessera::gpushare
 
 namespace tessera {
 
-class FgdCpu final : public ScorePlugin, public ReservePlugin, public TargetWorkloadPlugin {
- public:
+// The plugin: FGD's (class Fgd, fgd.h) descending kFgdCpuMeasure.
+struct FgdCpu {
   static constexpr std::string_view kName = "FGD-CPU";
 
-  // InvalidArgument on any argument or a class probability outside [0, 1]; FailedPrecondition
-  // without handle.target_workload.
-  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle);
-
-  explicit FgdCpu(const TargetWorkload& workload) : workload_(workload) {}
-
-  std::string_view name() const override { return kName; }
-  SchedStatus Score(const CycleState& state, const TaskRequest& task, const Node& node,
-                    int64_t* score) const override;
-  SchedStatus Reserve(CycleState& state, const TaskRequest& task, const Node& node,
-                      Placement* placement) override;
-  // InvalidArgument for a class probability outside [0, 1] (the previous workload stays).
-  absl::Status SetTargetWorkload(const TargetWorkload& workload) override;
-
- private:
-  gpushare::PreparedWorkload workload_;
+  // Errors as Fgd::New.
+  static absl::StatusOr<std::unique_ptr<Plugin>> New(const PluginArgs& args, const Handle& handle) {
+    return Fgd::NewVariant(kName, gpushare::kFgdCpuMeasure, args, handle);
+  }
 };
 
 }  // namespace tessera

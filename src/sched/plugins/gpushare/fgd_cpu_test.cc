@@ -145,7 +145,7 @@ TEST(FgdCpuTest, ReservePlacesOnTheScoredDeviceAndFollowsANewWorkload) {
   // Free [1000, 500]: for a whole-GPU workload a 500 task on device 1 leaves nothing unusable.
   const Node node = MakeNode(64000, {1000, 500});
   const TaskRequest task = GpuTask(0, 1, 500);
-  FgdCpu plugin(Workload({{GpuTask(0, 1, 1000), 1.0}}));
+  Fgd plugin(FgdCpu::kName, kFgdCpuMeasure, Workload({{GpuTask(0, 1, 1000), 1.0}}));
   CycleState state;
   Placement placement;
   ASSERT_TRUE(plugin.Reserve(state, task, node, &placement).ok());
